@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * pv-perfmon: the guest <-> host device ABI, version 1.
+ *
+ * Each vCPU owns one command block in guest RAM. To make a perfmon2 call the
+ * guest fills the block (header + the call's argument vector, as is) and
+ * rings DOORBELL: one VM exit. The host copies the block once, runs the
+ * engine on the copy, and writes the block back (status, count, and the
+ * argument vector with its per-entry out fields) before the exit completes.
+ *
+ * Everything in a command block is untrusted input to the host.
+ *
+ * Versioning rule: PVPFM_ABI_VERSION changes only for incompatible changes.
+ * Compatible additions use reserved fields (which must be zero today) and
+ * new command numbers; the host answers an unknown command with -ENOSYS.
+ *
+ * The PCI and BAR0 part of this ABI is added with the QEMU device.
+ */
+#ifndef _UAPI_PV_PERFMON_H
+#define _UAPI_PV_PERFMON_H
+
+#include <linux/types.h>
+#include "perfmon2.h"
+
+#define PVPFM_ABI_VERSION	1
+
+/* one command block per vCPU: 4 pages, physically contiguous */
+#define PVPFM_CMD_BLOCK_SIZE	16384
+
+enum pvpfm_cmd {
+	/* the twelve perfmon2 calls */
+	PVPFM_CMD_CREATE_CONTEXT = 1,	/* struct pvpfm_create_arg */
+	PVPFM_CMD_WRITE_PMCS,		/* pfarg_pmc_t[count] */
+	PVPFM_CMD_WRITE_PMDS,		/* pfarg_pmd_t[count] */
+	PVPFM_CMD_READ_PMDS,		/* pfarg_pmd_t[count] */
+	PVPFM_CMD_LOAD_CONTEXT,		/* struct pvpfm_load_arg */
+	PVPFM_CMD_START,		/* pfarg_start_t, or nothing */
+	PVPFM_CMD_STOP,			/* nothing */
+	PVPFM_CMD_RESTART,		/* nothing */
+	PVPFM_CMD_CREATE_EVTSETS,	/* pfarg_setdesc_t[count] */
+	PVPFM_CMD_GETINFO_EVTSETS,	/* pfarg_setinfo_t[count] */
+	PVPFM_CMD_DELETE_EVTSETS,	/* pfarg_setdesc_t[count] */
+	PVPFM_CMD_UNLOAD_CONTEXT,	/* struct pvpfm_unload_arg, or nothing */
+	/* the rest of the guest's perfmon2 interface */
+	PVPFM_CMD_DESTROY_CONTEXT,	/* close(fd): nothing */
+	PVPFM_CMD_SWITCH,		/* struct pvpfm_switch_arg */
+	PVPFM_CMD_SMPL_REGISTER,	/* struct pvpfm_smpl_register_arg */
+	PVPFM_CMD_READ_MSG,		/* out: pfarg_msg_t */
+	PVPFM_CMD_PMU_INFO,		/* out: struct pvpfm_pmu_info */
+	PVPFM_CMD_REG_DESC,		/* out: struct pvpfm_reg_desc[count] */
+	PVPFM_CMD_MAX
+};
+
+/*
+ * The header of a command block. @arg_size bytes of argument follow it.
+ * For vector commands @count is the number of entries and @arg_size must
+ * be exactly count * sizeof(entry).
+ */
+struct pvpfm_cmd_hdr {
+	__u16 version;		/* in: PVPFM_ABI_VERSION */
+	__u16 cmd;		/* in: enum pvpfm_cmd */
+	__u32 ctx_id;		/* in: context; out: new context (CREATE) */
+	__u32 count;		/* in: vector entries */
+	__s32 status;		/* out: 0 or -errno */
+	__u32 arg_size;		/* in: bytes of argument after the header */
+	__u32 err_index;	/* out: first failing entry, if status < 0 */
+	__u32 tid;		/* in: guest thread making the call */
+	__u32 tgid;		/* in: its thread group */
+};
+
+#define PVPFM_CMD_ARGS_MAX	(PVPFM_CMD_BLOCK_SIZE - sizeof(struct pvpfm_cmd_hdr))
+
+/* sampling format names, NUL padded */
+#define PVPFM_SMPL_NAME_LEN	16
+
+struct pvpfm_create_arg {
+	pfarg_ctx_t ctx;
+	char smpl_name[PVPFM_SMPL_NAME_LEN];	/* "" or "default" */
+	pfm_dfl_smpl_arg_t smpl_arg;		/* used with "default" */
+};
+
+/* the guest thread being loaded is the one making the call */
+#define PVPFM_LOAD_SELF		0x1
+
+struct pvpfm_load_arg {
+	pfarg_load_t load;
+	__u32 flags;		/* PVPFM_LOAD_* */
+	__u32 tgid;		/* thread group of load.load_pid */
+};
+
+/* the monitored thread exited: queue PFM_MSG_END */
+#define PVPFM_UNLOAD_TASK_EXIT	0x1
+
+struct pvpfm_unload_arg {
+	__u32 flags;		/* PVPFM_UNLOAD_* */
+	__u32 reserved;
+};
+
+/*
+ * A monitored guest thread leaves (@out_ctx) and/or enters (@in_ctx) the
+ * calling vCPU. 0 means none. Issued only when one of them is monitored.
+ */
+struct pvpfm_switch_arg {
+	__u32 out_ctx;
+	__u32 in_ctx;
+	__u32 in_tid;		/* thread entering, for samples */
+	__u32 in_tgid;
+};
+
+/*
+ * The sampling buffer lives in guest RAM; the guest registers its pages,
+ * possibly in several calls, before loading the context. Page i holds bytes
+ * [i * 4096, (i + 1) * 4096) of the buffer (header included).
+ */
+#define PVPFM_PAGE_SIZE		4096
+struct pvpfm_smpl_register_arg {
+	__u32 first_page;	/* index of gpa[0] in the buffer */
+	__u32 nr_pages;		/* entries in gpa[] */
+	__u64 gpa[];		/* guest-physical page addresses */
+};
+
+#define PVPFM_MODEL_LEN		32
+
+struct pvpfm_pmu_info {
+	char model[PVPFM_MODEL_LEN];	/* personality name, NUL padded */
+	__u32 num_pmcs;			/* implemented PMCs */
+	__u32 num_pmds;			/* implemented PMDs (virtual included) */
+	__u32 max_pmc;			/* highest PMC index + 1 */
+	__u32 max_pmd;			/* highest PMD index + 1 */
+	__u32 max_contexts;		/* per VM limits set by the host */
+	__u32 max_sets;
+	__u32 max_vector;		/* entries per call */
+	__u32 reserved;
+	__u64 max_smpl_buf;		/* bytes per sampling buffer */
+	__u64 impl_pmcs[PFM_PMC_BV];
+	__u64 impl_pmds[PFM_PMD_BV];
+};
+
+/* register types in struct pvpfm_reg_desc */
+#define PVPFM_REG_PMC		1
+#define PVPFM_REG_PMD		2
+
+/* register description flags */
+#define PVPFM_REGF_VIRTUAL	0x1	/* hypervisor event, no PMU register */
+#define PVPFM_REGF_COUNTER	0x2	/* PMD counts events */
+
+#define PVPFM_REG_NAME_LEN	24
+
+/*
+ * REG_DESC: @count entries are filled starting with the implemented
+ * register whose position in (PMCs in index order, then PMDs) is the
+ * header's @ctx_id; out: @count = entries filled.
+ */
+struct pvpfm_reg_desc {
+	__u16 type;			/* PVPFM_REG_PMC / PVPFM_REG_PMD */
+	__u16 num;			/* register index */
+	__u32 flags;			/* PVPFM_REGF_* */
+	__u64 dfl_val;			/* default value */
+	__u64 rsvd_msk;			/* reserved bits (kept at default) */
+	char name[PVPFM_REG_NAME_LEN];
+};
+
+/*
+ * Virtual PMDs: hypervisor events no PMU has, counted by the host for the
+ * calling vCPU. They need no PMC: writing the PMD enables it.
+ */
+enum pvpfm_virtual_pmd {
+	PVPFM_VPMD_VCPU_RUN_NS = PFM_FIRST_SW_PMD, /* ns the vCPU ran */
+	PVPFM_VPMD_VM_EXITS,			/* VM exits */
+	PVPFM_VPMD_HALT_EXITS,			/* HLT exits */
+	PVPFM_VPMD_HOST_PREEMPT,		/* vCPU preempted on the host */
+	PVPFM_VPMD_STEAL_NS,			/* ns runnable, not running */
+	PVPFM_VPMD_HOST_PAGE_FAULTS,		/* host faults on guest RAM */
+	PVPFM_VPMD_END
+};
+
+PFM_ABI_SIZE(struct pvpfm_cmd_hdr, 32);
+PFM_ABI_SIZE(struct pvpfm_create_arg, 144);
+PFM_ABI_SIZE(struct pvpfm_load_arg, 40);
+PFM_ABI_SIZE(struct pvpfm_unload_arg, 8);
+PFM_ABI_SIZE(struct pvpfm_switch_arg, 16);
+PFM_ABI_SIZE(struct pvpfm_smpl_register_arg, 8);
+PFM_ABI_SIZE(struct pvpfm_pmu_info, 152);
+PFM_ABI_SIZE(struct pvpfm_reg_desc, 48);
+
+#endif /* _UAPI_PV_PERFMON_H */

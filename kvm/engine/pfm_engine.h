@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The perfmon2 engine: the only place that knows perfmon2 semantics.
+ *
+ * One engine per VM. It runs the twelve perfmon2 calls (plus the guest's
+ * context switches and sampling-buffer registration) on command blocks,
+ * keeps every context's event sets and 64-bit PMDs, switches sets, handles
+ * overflows, writes samples and queues messages.
+ *
+ * It knows the world only through struct pfm_backend_ops: backing counters,
+ * a clock and one timer per vCPU, guest memory writes, notification and
+ * memory allocation. The host module (perf_events) and the unit tests
+ * (a simulated PMU) are its two backends.
+ *
+ * Locking: the engine is not reentrant. Its caller serializes every entry
+ * point of one engine (pfm_engine_exec, pfm_engine_overflow,
+ * pfm_engine_timer, pfm_engine_stats, pfm_engine_destroy) with one lock,
+ * and may hold it while the engine calls back into the backend. The engine
+ * may call ops that sleep (counter_open, zalloc), so that lock is a mutex in
+ * the host module.
+ */
+#ifndef _PFM_ENGINE_H
+#define _PFM_ENGINE_H
+
+#include "pfm_os.h"
+#include "../../include/uapi/perfmon2.h"
+#include "../../include/uapi/pv_perfmon.h"
+
+struct pfm_engine;
+
+/* PMU personalities: perfmon2's x86 register numbering */
+enum pfm_personality_id {
+	PFM_PERS_AMD64_K8,	/* amd64, K8 reserved masks */
+	PFM_PERS_AMD64_FAM10H,	/* amd64, family 10h reserved masks */
+	PFM_PERS_INTEL_ARCH,	/* Intel architectural perfmon v1-v3 */
+	PFM_PERS_COUNT
+};
+
+/* what a backing counter counts */
+enum pfm_event_kind {
+	PFM_EVK_GENERIC,	/* a PERFSEL/PERFEVTSEL programmed event */
+	PFM_EVK_FIXED,		/* Intel fixed counter @code (0, 1, 2, ...) */
+	PFM_EVK_VIRTUAL,	/* hypervisor event @code (pvpfm_virtual_pmd) */
+};
+
+struct pfm_event {
+	enum pfm_event_kind kind;
+	enum pfm_personality_id personality;
+	u16 pmd;		/* the PMD it backs */
+	u16 event_select;	/* GENERIC: 12-bit event select */
+	u8 unit_mask;		/* GENERIC */
+	u8 counter_mask;	/* GENERIC */
+	bool edge, invert;	/* GENERIC */
+	bool usr, os;		/* count user / kernel mode of the guest */
+	u64 code;		/* FIXED index or VIRTUAL event */
+	u64 pmc_value;		/* GENERIC/FIXED: the PMC as programmed */
+};
+
+/*
+ * A backing counter: @width bits (the backend's), counting up. When
+ * @want_irq is set the backend calls pfm_engine_overflow() when it wraps
+ * from all-ones to zero. The engine owns the struct; @priv is the backend's.
+ */
+struct pfm_counter {
+	struct pfm_event ev;
+	u32 vcpu;		/* vCPU whose execution it counts */
+	bool want_irq;
+	void *priv;
+};
+
+/* host contention: how long the backing counter ran vs was enabled */
+struct pfm_counter_time {
+	u64 enabled_ns;
+	u64 running_ns;
+};
+
+/* where an overflow happened, as the backend saw it */
+struct pfm_where {
+	u64 ip;			/* guest instruction pointer */
+	u32 tid, tgid;		/* guest thread; 0: the context's own */
+};
+
+struct pfm_backend_ops {
+	/* 0 if @ev can be counted, -ENOENT if not (PFM_REG_RETFL_NOTAVAIL) */
+	int (*event_check)(void *be, const struct pfm_event *ev);
+	/* set up a counter for c->ev on c->vcpu, disabled, value 0 */
+	int (*counter_open)(void *be, struct pfm_counter *c);
+	void (*counter_close)(void *be, struct pfm_counter *c);
+	/* the counter's value (low width bits); wrap raises the overflow */
+	void (*counter_write)(void *be, struct pfm_counter *c, u64 value);
+	/* current value; @t (may be NULL) gets enabled/running times */
+	u64 (*counter_read)(void *be, struct pfm_counter *c,
+			    struct pfm_counter_time *t);
+	void (*counter_enable)(void *be, struct pfm_counter *c);
+	void (*counter_disable)(void *be, struct pfm_counter *c);
+
+	/* monotonic ns */
+	u64 (*now_ns)(void *be);
+	/* one-shot per vCPU: pfm_engine_timer(@vcpu) after @delta_ns */
+	void (*timer_arm)(void *be, u32 vcpu, u64 delta_ns);
+	void (*timer_cancel)(void *be, u32 vcpu);
+
+	/* 0 if [gpa, gpa + len) is guest RAM the engine may write */
+	int (*guest_check)(void *be, u64 gpa, u64 len);
+	int (*guest_write)(void *be, u64 gpa, const void *src, u32 len);
+
+	/* a message is queued on @ctx_id: interrupt the guest */
+	void (*notify)(void *be, u32 ctx_id);
+
+	void *(*zalloc)(void *be, size_t size);
+	void (*free)(void *be, void *p);
+};
+
+/* per-VM limits, set by the host admin */
+struct pfm_limits {
+	u32 max_contexts;	/* contexts alive at once */
+	u32 max_sets;		/* event sets per context */
+	u32 max_vector;		/* entries per vector call */
+	u64 max_smpl_buf;	/* bytes per sampling buffer */
+};
+
+#define PFM_DFL_MAX_CONTEXTS	64
+#define PFM_DFL_MAX_SETS	32
+#define PFM_DFL_MAX_VECTOR	64
+#define PFM_DFL_MAX_SMPL_BUF	(4ULL << 20)
+
+/* depth of each context's message queue */
+#define PFM_MSGQ_DEPTH		32
+
+struct pfm_engine_cfg {
+	enum pfm_personality_id personality;
+	u8 gp_counters;		/* INTEL_ARCH: generic counters (<= 16) */
+	u8 fixed_counters;	/* INTEL_ARCH: fixed counters (<= 16) */
+	u8 arch_version;	/* INTEL_ARCH: perfmon version (1-3) */
+	u8 counter_width;	/* backing counter width, 8..64 bits */
+	u32 nr_vcpus;		/* vCPU indexes are 0..nr_vcpus-1 */
+	u64 timer_granularity_ns; /* set timeouts round up to this */
+	struct pfm_limits limits; /* zero fields take the defaults */
+};
+
+/* a view for host tools; see pfm_engine_stats() */
+struct pfm_engine_stats {
+	u32 contexts;
+	u32 sets;
+	u32 loaded;
+	u32 active_counters;
+	u64 commands;
+	u64 command_errors;
+	u64 overflows;
+	u64 samples;
+	u64 samples_lost;	/* buffer full or guest write failed */
+	u64 messages;
+	u64 messages_lost;	/* queue full */
+	u64 set_switches;
+};
+
+int pfm_engine_create(const struct pfm_engine_cfg *cfg,
+		      const struct pfm_backend_ops *ops, void *be,
+		      struct pfm_engine **out);
+
+/* tears down every context, closes every counter, frees everything */
+void pfm_engine_destroy(struct pfm_engine *e);
+
+/*
+ * Run the command block @block of @len bytes (the host's copy of the guest
+ * block, PVPFM_CMD_BLOCK_SIZE at most) issued by vCPU @vcpu. The result is
+ * in the block's header (status, count, err_index, ctx_id) and argument
+ * vector. Returns the number of bytes to copy back to the guest, or a
+ * negative errno when even the header is unusable.
+ */
+int pfm_engine_exec(struct pfm_engine *e, u32 vcpu, void *block, u32 len);
+
+/*
+ * The backing counters of the PMDs in @pmds (a PFM_PMD_BV bitmap) of the
+ * context active on @vcpu wrapped. One call per interrupt: PMDs that
+ * overflow together give one message and contiguous samples.
+ */
+void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
+			 const struct pfm_where *where);
+
+/* the timer armed for @vcpu expired */
+void pfm_engine_timer(struct pfm_engine *e, u32 vcpu);
+
+void pfm_engine_stats(struct pfm_engine *e, struct pfm_engine_stats *st);
+
+#endif /* _PFM_ENGINE_H */

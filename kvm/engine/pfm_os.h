@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The little the engine needs from its surroundings, for both builds: the
+ * kernel module (Kbuild) and userspace (unit tests, fuzzer). No libc calls:
+ * memory comes from the backend, and copies use compiler builtins.
+ */
+#ifndef _PFM_OS_H
+#define _PFM_OS_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/errno.h>
+#include <linux/stddef.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <linux/types.h>
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
+#endif
+
+#define pfm_memcpy(d, s, n)	__builtin_memcpy((d), (s), (n))
+#define pfm_memset(d, c, n)	__builtin_memset((d), (c), (n))
+#define pfm_memcmp(a, b, n)	__builtin_memcmp((a), (b), (n))
+
+#define PFM_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* bitmaps of registers: u64 words, bit n of word n / 64 */
+static inline bool pfm_bit_test(const u64 *bv, unsigned int n)
+{
+	return (bv[n / 64] >> (n % 64)) & 1;
+}
+
+static inline void pfm_bit_set(u64 *bv, unsigned int n)
+{
+	bv[n / 64] |= 1ULL << (n % 64);
+}
+
+static inline void pfm_bit_clear(u64 *bv, unsigned int n)
+{
+	bv[n / 64] &= ~(1ULL << (n % 64));
+}
+
+/* true if every bit of @a is also in @b */
+static inline bool pfm_bv_subset(const u64 *a, const u64 *b, unsigned int words)
+{
+	unsigned int i;
+
+	for (i = 0; i < words; i++)
+		if (a[i] & ~b[i])
+			return false;
+	return true;
+}
+
+static inline bool pfm_bv_empty(const u64 *a, unsigned int words)
+{
+	unsigned int i;
+
+	for (i = 0; i < words; i++)
+		if (a[i])
+			return false;
+	return true;
+}
+
+/* next set bit at or after @n, or @max */
+static inline unsigned int pfm_bit_next(const u64 *bv, unsigned int n,
+					unsigned int max)
+{
+	for (; n < max; n++) {
+		if (!(n % 64) && !bv[n / 64]) {
+			n += 63;
+			continue;
+		}
+		if (pfm_bit_test(bv, n))
+			return n;
+	}
+	return max;
+}
+
+#define pfm_for_each_bit(n, bv, max) \
+	for ((n) = pfm_bit_next((bv), 0, (max)); (n) < (max); \
+	     (n) = pfm_bit_next((bv), (n) + 1, (max)))
+
+#endif /* _PFM_OS_H */

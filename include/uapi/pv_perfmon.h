@@ -174,6 +174,16 @@ enum pvpfm_virtual_pmd {
 	PVPFM_VPMD_END
 };
 
+/*
+ * Host contention, made visible: pfm_getinfo_evtsets() reports in
+ * set_reserved3[] how long the set's backing host counters were enabled
+ * and how long they actually ran (host perf multiplexing, other users'
+ * pinned events). running < enabled means the host took counters away;
+ * a count scaled by enabled / running estimates the full count.
+ */
+#define PVPFM_SETINFO_HOST_ENABLED	0	/* ns, summed over PMDs */
+#define PVPFM_SETINFO_HOST_RUNNING	1	/* ns, summed over PMDs */
+
 PFM_ABI_SIZE(struct pvpfm_cmd_hdr, 32);
 PFM_ABI_SIZE(struct pvpfm_create_arg, 144);
 PFM_ABI_SIZE(struct pvpfm_load_arg, 40);

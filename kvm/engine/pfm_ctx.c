@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Contexts: creation and destruction, their states and transitions.
+ *
+ *   UNLOADED --load--> LOADED --overflow with notification--> MASKED
+ *      ^                 |  ^                                   |
+ *      +-----unload------+  +--------------restart--------------+
+ *
+ * Orthogonal to the state: started (pfm_start/pfm_stop) and where the
+ * context is in (its vCPU, or none while its thread is switched out).
+ * A context counts only when LOADED, started and in.
+ *
+ * Exclusion, as perfmon2: one context per thread; one system-wide context
+ * per vCPU; per-thread and system-wide contexts never coexist in a VM
+ * (detected at load).
+ */
+#include "pfm_priv.h"
+
+#define PFM_CTX_FLAGS_KNOWN \
+	(PFM_FL_NOTIFY_BLOCK | PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG)
+
+static bool is_system(const struct pfm_context *ctx)
+{
+	return ctx->flags & PFM_FL_SYSTEM_WIDE;
+}
+
+/* start or stop counting to match state, started and in */
+static void update_counting(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	bool should = ctx->vcpu >= 0 && ctx->started &&
+		      ctx->state == PFM_CTX_LOADED;
+
+	if (should && !ctx->counting)
+		pfm_counting_begin(e, ctx);
+	else if (!should && ctx->counting)
+		pfm_counting_end(e, ctx);
+}
+
+int pfm_ctx_in(struct pfm_engine *e, struct pfm_context *ctx, u32 vcpu)
+{
+	int ret;
+
+	ctx->vcpu = vcpu;
+	e->vcpus[vcpu].cur = ctx;
+	ret = pfm_set_load(e, ctx);
+	update_counting(e, ctx);
+	return ret;
+}
+
+void pfm_ctx_out(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	if (ctx->counting)
+		pfm_counting_end(e, ctx);
+	pfm_set_unload(e, ctx);
+	e->vcpus[ctx->vcpu].cur = NULL;
+	ctx->vcpu = -1;
+}
+
+static void ctx_unload(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	if (ctx->state == PFM_CTX_UNLOADED)
+		return;
+	if (ctx->vcpu >= 0)
+		pfm_ctx_out(e, ctx);
+	if (is_system(ctx))
+		e->nr_sys_loaded--;
+	else
+		e->nr_thread_loaded--;
+	ctx->state = PFM_CTX_UNLOADED;
+	ctx->started = false;
+	ctx->blocked = false;
+	ctx->reset_set = NULL;
+}
+
+void pfm_ctx_destroy(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	u32 i;
+
+	ctx_unload(e, ctx);
+	for (i = 0; i < e->lim.max_contexts; i++)
+		if (e->ctxs[i] == ctx)
+			e->ctxs[i] = NULL;
+	e->nr_ctxs--;
+	for (i = 0; ctx->sets && i < ctx->nr_sets; i++)
+		pfm_set_free(e, ctx->sets[i]);
+	pfm_smpl_free(e, ctx);
+	pfm_free(e, ctx->sets);
+	pfm_free(e, ctx->ctrs);
+	pfm_free(e, ctx->ctr_open);
+	pfm_free(e, ctx);
+}
+
+static int smpl_format(const char *name)
+{
+	static const char dfl[] = PFM_DFL_SMPL_NAME;
+	unsigned int i;
+
+	if (!name[0])
+		return PFM_SMPL_NONE;
+	for (i = 0; i < sizeof(dfl); i++)
+		if (name[i] != dfl[i])
+			return -EINVAL;
+	/* the rest of the field must be padding */
+	for (; i < PVPFM_SMPL_NAME_LEN; i++)
+		if (name[i])
+			return -EINVAL;
+	return PFM_SMPL_DFL;
+}
+
+static u32 new_ctx_id(struct pfm_engine *e)
+{
+	u32 id;
+
+	do {
+		id = e->next_ctx_id++;
+	} while (!id || pfm_ctx_find(e, id));
+	return id;
+}
+
+int pfm_cmd_create_context(struct pfm_cmd_args *a)
+{
+	struct pvpfm_create_arg *arg = a->arg;
+	struct pfm_engine *e = a->e;
+	struct pfm_context *ctx;
+	struct pfm_set *set0;
+	u32 flags = arg->ctx.ctx_flags;
+	int fmt, ret, slot;
+
+	if (flags & ~PFM_CTX_FLAGS_KNOWN)
+		return -EINVAL;
+	/* a system-wide context has no thread of its own to block */
+	if ((flags & PFM_FL_SYSTEM_WIDE) && (flags & PFM_FL_NOTIFY_BLOCK))
+		return -EINVAL;
+	fmt = smpl_format(arg->smpl_name);
+	if (fmt < 0)
+		return fmt;
+	if (e->nr_ctxs >= e->lim.max_contexts)
+		return -EMFILE;
+	for (slot = 0; e->ctxs[slot]; slot++)
+		;
+
+	ctx = pfm_zalloc(e, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	e->ctxs[slot] = ctx;
+	e->nr_ctxs++;
+	ctx->flags = flags;
+	ctx->vcpu = -1;
+	ret = -ENOMEM;
+	ctx->sets = pfm_zalloc(e, e->lim.max_sets * sizeof(*ctx->sets));
+	ctx->ctrs = pfm_zalloc(e, e->pmu.nr_pmds * sizeof(*ctx->ctrs));
+	ctx->ctr_open = pfm_zalloc(e, e->pmu.nr_pmds * sizeof(*ctx->ctr_open));
+	if (!ctx->sets || !ctx->ctrs || !ctx->ctr_open)
+		goto fail;
+	set0 = pfm_set_alloc(e, 0);
+	if (!set0)
+		goto fail;
+	pfm_set_insert(e, ctx, set0);
+	ctx->active = set0;
+	if (fmt == PFM_SMPL_DFL) {
+		ret = pfm_smpl_init(e, ctx, &arg->smpl_arg);
+		if (ret)
+			goto fail;
+	}
+	ctx->id = new_ctx_id(e);
+	a->hdr->ctx_id = ctx->id;
+	return 0;
+fail:
+	pfm_ctx_destroy(e, ctx);
+	return ret;
+}
+
+int pfm_cmd_destroy_context(struct pfm_cmd_args *a)
+{
+	pfm_ctx_destroy(a->e, a->ctx);
+	return 0;
+}
+
+static int load_check_system(struct pfm_engine *e, const pfarg_load_t *load,
+			     const struct pfm_caller *who)
+{
+	/* system-wide: loaded on the calling CPU, as perfmon2 requires */
+	if (load->load_pid != who->vcpu)
+		return -EINVAL;
+	if (e->nr_thread_loaded || e->vcpus[who->vcpu].cur)
+		return -EBUSY;
+	return 0;
+}
+
+static int load_check_thread(struct pfm_engine *e,
+			     const struct pvpfm_load_arg *arg,
+			     const struct pfm_caller *who)
+{
+	u32 i;
+
+	if (e->nr_sys_loaded)
+		return -EBUSY;
+	for (i = 0; i < e->lim.max_contexts; i++)
+		if (e->ctxs[i] && e->ctxs[i]->state != PFM_CTX_UNLOADED &&
+		    e->ctxs[i]->load_pid == arg->load.load_pid)
+			return -EBUSY;
+	if (arg->flags & PVPFM_LOAD_SELF) {
+		if (arg->load.load_pid != who->tid)
+			return -EINVAL;
+		/* the guest did not switch the previous thread out */
+		if (e->vcpus[who->vcpu].cur)
+			return -EBUSY;
+	}
+	return 0;
+}
+
+int pfm_cmd_load_context(struct pfm_cmd_args *a)
+{
+	struct pvpfm_load_arg *arg = a->arg;
+	struct pfm_engine *e = a->e;
+	struct pfm_context *ctx = a->ctx;
+	struct pfm_set *set;
+	int ret;
+
+	if (ctx->state != PFM_CTX_UNLOADED)
+		return -EBUSY;
+	if (arg->flags & ~PVPFM_LOAD_SELF)
+		return -EINVAL;
+	set = pfm_set_find(ctx, arg->load.load_set);
+	if (!set)
+		return -EINVAL;
+	/* samples need the whole buffer registered first */
+	if (ctx->smpl.fmt && !pfm_smpl_ready(ctx))
+		return -ENOBUFS;
+	ret = is_system(ctx) ? load_check_system(e, &arg->load, &a->who) :
+			       load_check_thread(e, arg, &a->who);
+	if (ret)
+		return ret;
+
+	ctx->load_pid = arg->load.load_pid;
+	ctx->tid = is_system(ctx) ? 0 : arg->load.load_pid;
+	ctx->tgid = is_system(ctx) ? 0 : arg->tgid;
+	ctx->state = PFM_CTX_LOADED;
+	ctx->started = false;
+	ctx->active = set;
+	set->runs++;
+	set->timeout_left = set->timeout;
+	if (is_system(ctx))
+		e->nr_sys_loaded++;
+	else
+		e->nr_thread_loaded++;
+
+	if (is_system(ctx) || (arg->flags & PVPFM_LOAD_SELF)) {
+		ret = pfm_ctx_in(e, ctx, a->who.vcpu);
+		if (ret)
+			ctx_unload(e, ctx);
+	}
+	return ret;
+}
+
+int pfm_cmd_unload_context(struct pfm_cmd_args *a)
+{
+	struct pvpfm_unload_arg *arg = a->hdr->arg_size ? a->arg : NULL;
+	struct pfm_context *ctx = a->ctx;
+	pfarg_msg_t msg;
+
+	if (ctx->state == PFM_CTX_UNLOADED)
+		return -EINVAL;
+	if (arg && (arg->flags & ~PVPFM_UNLOAD_TASK_EXIT))
+		return -EINVAL;
+	ctx_unload(a->e, ctx);
+	if (arg && (arg->flags & PVPFM_UNLOAD_TASK_EXIT)) {
+		pfm_memset(&msg, 0, sizeof(msg));
+		msg.type = PFM_MSG_END;
+		pfm_msg_post(a->e, ctx, &msg);
+	}
+	return 0;
+}
+
+int pfm_cmd_start(struct pfm_cmd_args *a)
+{
+	pfarg_start_t *start = a->hdr->arg_size ? a->arg : NULL;
+	struct pfm_context *ctx = a->ctx;
+	struct pfm_set *set;
+	int ret = 0;
+
+	if (ctx->state == PFM_CTX_UNLOADED)
+		return -EINVAL;
+	if (ctx->state == PFM_CTX_MASKED)
+		return -EBUSY;
+	if (start) {
+		set = pfm_set_find(ctx, start->start_set);
+		if (!set)
+			return -EINVAL;
+		if (set != ctx->active)
+			ret = pfm_set_activate(a->e, ctx, set);
+	}
+	ctx->started = true;
+	update_counting(a->e, ctx);
+	return ret;
+}
+
+int pfm_cmd_stop(struct pfm_cmd_args *a)
+{
+	struct pfm_context *ctx = a->ctx;
+
+	if (ctx->state == PFM_CTX_UNLOADED)
+		return -EINVAL;
+	ctx->started = false;
+	update_counting(a->e, ctx);
+	return 0;
+}
+
+int pfm_cmd_restart(struct pfm_cmd_args *a)
+{
+	struct pfm_engine *e = a->e;
+	struct pfm_context *ctx = a->ctx;
+
+	if (ctx->state == PFM_CTX_UNLOADED)
+		return -EINVAL;
+	/* nothing was notified: nothing to resume */
+	if (ctx->state != PFM_CTX_MASKED)
+		return -EBUSY;
+	if (ctx->smpl.fmt)
+		pfm_smpl_reset(e, ctx);
+	if (ctx->reset_set)
+		pfm_pmds_reset(e, ctx, ctx->reset_set, ctx->reset_pending, true);
+	pfm_memset(ctx->reset_pending, 0, sizeof(ctx->reset_pending));
+	ctx->reset_set = NULL;
+	ctx->state = PFM_CTX_LOADED;
+	ctx->blocked = false;
+	update_counting(e, ctx);
+	return 0;
+}
+
+static int switch_check(struct pfm_engine *e, u32 vcpu,
+			struct pfm_context *out, struct pfm_context *in)
+{
+	if (out && (is_system(out) || out->state == PFM_CTX_UNLOADED ||
+		    e->vcpus[vcpu].cur != out))
+		return -EINVAL;
+	if (in && (is_system(in) || in->state == PFM_CTX_UNLOADED))
+		return -EINVAL;
+	if (in && e->vcpus[vcpu].cur && e->vcpus[vcpu].cur != out)
+		return -EBUSY;
+	return 0;
+}
+
+int pfm_cmd_switch(struct pfm_cmd_args *a)
+{
+	struct pvpfm_switch_arg *arg = a->arg;
+	struct pfm_engine *e = a->e;
+	struct pfm_context *out = NULL, *in = NULL;
+	u32 vcpu = a->who.vcpu;
+	int ret;
+
+	if (arg->out_ctx) {
+		out = pfm_ctx_find(e, arg->out_ctx);
+		if (!out)
+			return -EBADF;
+	}
+	if (arg->in_ctx) {
+		in = pfm_ctx_find(e, arg->in_ctx);
+		if (!in)
+			return -EBADF;
+	}
+	ret = switch_check(e, vcpu, out, in);
+	if (ret)
+		return ret;
+
+	if (out)
+		pfm_ctx_out(e, out);
+	if (!in)
+		return 0;
+	/* it moved here from another vCPU without being switched out there */
+	if (in->vcpu >= 0)
+		pfm_ctx_out(e, in);
+	in->tid = arg->in_tid;
+	in->tgid = arg->in_tgid;
+	return pfm_ctx_in(e, in, vcpu);
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Engine life cycle: one per VM, created by the host with the personality,
+ * vCPU count and limits the admin chose; destroyed with the VM.
+ */
+#include "pfm_priv.h"
+
+/* the most vCPUs one engine serves (KVM's own bound is lower) */
+#define PFM_MAX_VCPUS		4096
+
+void *pfm_zalloc(struct pfm_engine *e, size_t size)
+{
+	return e->ops->zalloc(e->be, size);
+}
+
+void pfm_free(struct pfm_engine *e, void *p)
+{
+	if (p)
+		e->ops->free(e->be, p);
+}
+
+struct pfm_context *pfm_ctx_find(struct pfm_engine *e, u32 id)
+{
+	u32 i;
+
+	if (!id)
+		return NULL;
+	for (i = 0; i < e->lim.max_contexts; i++)
+		if (e->ctxs[i] && e->ctxs[i]->id == id)
+			return e->ctxs[i];
+	return NULL;
+}
+
+static void limits_resolve(struct pfm_limits *lim, const struct pfm_limits *in)
+{
+	*lim = *in;
+	if (!lim->max_contexts)
+		lim->max_contexts = PFM_DFL_MAX_CONTEXTS;
+	if (!lim->max_sets)
+		lim->max_sets = PFM_DFL_MAX_SETS;
+	if (!lim->max_vector)
+		lim->max_vector = PFM_DFL_MAX_VECTOR;
+	if (!lim->max_smpl_buf)
+		lim->max_smpl_buf = PFM_DFL_MAX_SMPL_BUF;
+}
+
+static bool ops_complete(const struct pfm_backend_ops *ops)
+{
+	return ops->event_check && ops->counter_open && ops->counter_close &&
+	       ops->counter_write && ops->counter_read &&
+	       ops->counter_enable && ops->counter_disable && ops->now_ns &&
+	       ops->timer_arm && ops->timer_cancel && ops->guest_check &&
+	       ops->guest_write && ops->notify && ops->zalloc && ops->free;
+}
+
+int pfm_engine_create(const struct pfm_engine_cfg *cfg,
+		      const struct pfm_backend_ops *ops, void *be,
+		      struct pfm_engine **out)
+{
+	struct pfm_engine *e;
+	int ret;
+
+	*out = NULL;
+	if (!ops || !ops_complete(ops) || !cfg->nr_vcpus ||
+	    cfg->nr_vcpus > PFM_MAX_VCPUS ||
+	    cfg->counter_width < 8 || cfg->counter_width > 64)
+		return -EINVAL;
+
+	e = ops->zalloc(be, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->ops = ops;
+	e->be = be;
+	e->cfg = *cfg;
+	if (!e->cfg.timer_granularity_ns)
+		e->cfg.timer_granularity_ns = 1;
+	limits_resolve(&e->lim, &cfg->limits);
+	/* a vector never outgrows the command block */
+	if (e->lim.max_vector > PVPFM_CMD_ARGS_MAX / sizeof(pfarg_pmc_t))
+		e->lim.max_vector = PVPFM_CMD_ARGS_MAX / sizeof(pfarg_pmc_t);
+	e->wmask = cfg->counter_width == 64 ? ~0ULL :
+		   (1ULL << cfg->counter_width) - 1;
+	e->next_ctx_id = 1;
+
+	ret = pfm_pmu_init(&e->pmu, cfg);
+	if (ret)
+		goto fail;
+	ret = -ENOMEM;
+	e->ctxs = pfm_zalloc(e, e->lim.max_contexts * sizeof(*e->ctxs));
+	e->vcpus = pfm_zalloc(e, cfg->nr_vcpus * sizeof(*e->vcpus));
+	if (!e->ctxs || !e->vcpus)
+		goto fail;
+	*out = e;
+	return 0;
+fail:
+	pfm_free(e, e->ctxs);
+	pfm_free(e, e->vcpus);
+	ops->free(be, e);
+	return ret;
+}
+
+void pfm_engine_destroy(struct pfm_engine *e)
+{
+	u32 i;
+
+	if (!e)
+		return;
+	for (i = 0; i < e->lim.max_contexts; i++)
+		if (e->ctxs[i])
+			pfm_ctx_destroy(e, e->ctxs[i]);
+	pfm_free(e, e->ctxs);
+	pfm_free(e, e->vcpus);
+	e->ops->free(e->be, e);
+}
+
+void pfm_engine_stats(struct pfm_engine *e, struct pfm_engine_stats *st)
+{
+	struct pfm_context *ctx;
+	u32 i, s;
+
+	*st = e->stats;
+	st->contexts = 0;
+	st->sets = 0;
+	st->loaded = 0;
+	st->active_counters = 0;
+	for (i = 0; i < e->lim.max_contexts; i++) {
+		ctx = e->ctxs[i];
+		if (!ctx)
+			continue;
+		st->contexts++;
+		st->sets += ctx->nr_sets;
+		if (ctx->state != PFM_CTX_UNLOADED)
+			st->loaded++;
+		for (s = 0; ctx->ctr_open && s < e->pmu.nr_pmds; s++)
+			st->active_counters += ctx->ctr_open[s];
+	}
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Overflow handling: the carry of narrow backing counters into 64-bit
+ * PMDs, 64-bit overflows (samples, notification and masking, short and
+ * long resets, randomized periods) and overflow-triggered set switching.
+ *
+ * A PMD programmed to -p overflows after p events: its 64-bit value wraps
+ * to zero. Without a notification it restarts from its short reset value;
+ * with one, monitoring is masked and the long reset value is applied on
+ * pfm_restart.
+ */
+#include "pfm_priv.h"
+
+/*
+ * Carta's implementation of the Park-Miller minimal standard generator:
+ * period 2^31 - 2, no division. A zero state would stay zero: use 1.
+ */
+u32 pfm_random_next(u32 seed)
+{
+	u32 lo, hi;
+
+	if (!seed)
+		seed = 1;
+	lo = 16807 * (seed & 0xffff);
+	hi = 16807 * (seed >> 16);
+	lo += (hi & 0x7fff) << 16;
+	lo += hi >> 15;
+	return (lo & 0x7fffffff) + (lo >> 31);
+}
+
+/* one PMD to its reset value; a random period adds up to random_mask */
+static void pmd_reset_one(struct pfm_engine *e, struct pfm_context *ctx,
+			  struct pfm_set *set, u16 num, bool long_reset)
+{
+	struct pfm_pmd *p = &set->pmds[e->pmu.pmd_slot[num]];
+	u64 val = long_reset ? p->long_reset : p->short_reset;
+
+	if (p->flags & PFM_REGFL_RANDOM) {
+		p->seed = pfm_random_next(p->seed);
+		val -= p->seed & p->random_mask;
+	}
+	p->lval = val;
+	pfm_pmd_write(e, ctx, set, num, val);
+}
+
+/* reset the PMDs of @ovfl and every PMD in their reset_pmds, once each */
+void pfm_pmds_reset(struct pfm_engine *e, struct pfm_context *ctx,
+		    struct pfm_set *set, const u64 *ovfl, bool long_reset)
+{
+	u64 mask[PFM_PMD_BV];
+	unsigned int n, w;
+
+	pfm_memcpy(mask, ovfl, sizeof(mask));
+	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS)
+		for (w = 0; w < PFM_PMD_BV; w++)
+			mask[w] |= set->pmds[e->pmu.pmd_slot[n]].reset_pmds[w];
+	pfm_for_each_bit(n, mask, PFM_MAX_PMDS)
+		pmd_reset_one(e, ctx, set, n, long_reset);
+}
+
+/*
+ * Carry the backing counters' wraps into the PMDs of @hw; the PMDs whose
+ * 64-bit value wrapped go to @ovfl.
+ */
+static bool carry_wraps(struct pfm_engine *e, struct pfm_context *ctx,
+			const u64 *hw, u64 *ovfl)
+{
+	struct pfm_set *set = ctx->active;
+	struct pfm_pmd *p;
+	unsigned int n;
+	u64 upper;
+	u16 slot;
+
+	pfm_memset(ovfl, 0, PFM_PMD_BV * sizeof(u64));
+	pfm_for_each_bit(n, hw, PFM_MAX_PMDS) {
+		slot = e->pmu.pmd_slot[n];
+		if (slot == PFM_NO_SLOT || !ctx->ctr_open[slot])
+			continue;
+		p = &set->pmds[slot];
+		if (e->wmask != ~0ULL) {
+			upper = (p->value & ~e->wmask) + e->wmask + 1;
+			p->value = upper | (p->value & e->wmask);
+			if (upper)
+				continue;
+		}
+		pfm_bit_set(ovfl, n);
+	}
+	return !pfm_bv_empty(ovfl, PFM_PMD_BV);
+}
+
+/* count down overflow-switch thresholds; true when the set must switch */
+static bool ovfl_switch_due(struct pfm_engine *e, struct pfm_set *set,
+			    const u64 *ovfl)
+{
+	struct pfm_pmd *p;
+	bool due = false;
+	unsigned int n;
+	u16 s;
+
+	if (!(set->flags & PFM_SETFL_OVFL_SWITCH))
+		return false;
+	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS) {
+		p = &set->pmds[e->pmu.pmd_slot[n]];
+		if (p->ovflsw_ref && p->ovflsw_thres && !--p->ovflsw_thres)
+			due = true;
+	}
+	if (due)
+		for (s = 0; s < e->pmu.nr_pmds; s++)
+			set->pmds[s].ovflsw_thres = set->pmds[s].ovflsw_ref;
+	return due;
+}
+
+static bool notify_due(struct pfm_engine *e, struct pfm_context *ctx,
+		       const u64 *ovfl, const struct pfm_where *where, u32 vcpu)
+{
+	struct pfm_set *set = ctx->active;
+	unsigned int n;
+	bool full = false;
+
+	if (ctx->smpl.fmt) {
+		/* samples of one interrupt are contiguous; a full buffer stops */
+		pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS)
+			if (!full && !pfm_smpl_record(e, ctx, n, where, vcpu))
+				full = true;
+		pfm_smpl_flush_hdr(e, ctx);
+		return full;
+	}
+	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS)
+		if (set->pmds[e->pmu.pmd_slot[n]].flags & PFM_REGFL_OVFL_NOTIFY)
+			return true;
+	return false;
+}
+
+static void post_ovfl_msg(struct pfm_engine *e, struct pfm_context *ctx,
+			  const u64 *ovfl, const struct pfm_where *where,
+			  u32 vcpu)
+{
+	pfarg_msg_t msg;
+
+	pfm_memset(&msg, 0, sizeof(msg));
+	msg.pfm_ovfl_msg.msg_type = PFM_MSG_OVFL;
+	msg.pfm_ovfl_msg.msg_ovfl_tid = where->tid ? where->tid : ctx->tid;
+	msg.pfm_ovfl_msg.msg_ovfl_pid = where->tid ? where->tgid : ctx->tgid;
+	msg.pfm_ovfl_msg.msg_active_set = ctx->active->id;
+	msg.pfm_ovfl_msg.msg_ovfl_cpu = vcpu;
+	msg.pfm_ovfl_msg.msg_ovfl_ip = where->ip;
+	pfm_memcpy(msg.pfm_ovfl_msg.msg_ovfl_pmds, ovfl,
+		   sizeof(msg.pfm_ovfl_msg.msg_ovfl_pmds));
+	pfm_msg_post(e, ctx, &msg);
+}
+
+/* mask monitoring until pfm_restart, which applies the long resets */
+static void mask_and_notify(struct pfm_engine *e, struct pfm_context *ctx,
+			    const u64 *ovfl, const struct pfm_where *where,
+			    u32 vcpu)
+{
+	ctx->state = PFM_CTX_MASKED;
+	pfm_counting_end(e, ctx);
+	ctx->reset_set = ctx->active;
+	pfm_memcpy(ctx->reset_pending, ovfl, sizeof(ctx->reset_pending));
+	ctx->blocked = ctx->flags & PFM_FL_NOTIFY_BLOCK;
+	if (!(ctx->flags & PFM_FL_OVFL_NO_MSG))
+		post_ovfl_msg(e, ctx, ovfl, where, vcpu);
+}
+
+void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
+			 const struct pfm_where *where)
+{
+	u64 ovfl[PFM_PMD_BV];
+	struct pfm_context *ctx;
+	struct pfm_set *set;
+	bool switch_due;
+
+	if (vcpu >= e->cfg.nr_vcpus)
+		return;
+	ctx = e->vcpus[vcpu].cur;
+	/* late interrupts after a stop, mask or switch-out are dropped */
+	if (!ctx || !ctx->counting)
+		return;
+	set = ctx->active;
+	if (!carry_wraps(e, ctx, pmds, ovfl))
+		return;
+
+	e->stats.overflows++;
+	pfm_memcpy(set->ovfl_pmds, ovfl, sizeof(set->ovfl_pmds));
+	if (notify_due(e, ctx, ovfl, where, vcpu))
+		mask_and_notify(e, ctx, ovfl, where, vcpu);
+	else
+		pfm_pmds_reset(e, ctx, set, ovfl, false);
+
+	switch_due = ovfl_switch_due(e, set, ovfl);
+	if (switch_due)
+		pfm_set_switch_next(e, ctx);
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pfm_write_pmcs, pfm_write_pmds, pfm_read_pmds.
+ *
+ * Vectors are processed in order; the first bad entry stops the call with
+ * EINVAL, gets PFM_REG_RETFL_EINVAL (or PFM_REG_RETFL_NOTAVAIL for an
+ * event the host cannot count) in its reg_flags and its index in the
+ * header's err_index. Entries before it stay applied, as in perfmon2.
+ *
+ * Reserved PMC bits must hold their default value: a value that changes
+ * them is refused rather than silently corrected, so a guest never counts
+ * something other than what it asked for.
+ */
+#include "pfm_priv.h"
+
+#define PFM_REGFL_PMD_KNOWN	(PFM_REGFL_OVFL_NOTIFY | PFM_REGFL_RANDOM)
+
+/*
+ * Changing registers of the active set of a context that is in: fold its
+ * counters back, apply the changes, then open them again with the new
+ * configuration. Active time and timeouts are not lost on the way.
+ */
+struct pfm_live_edit {
+	bool live;
+	bool was_counting;
+};
+
+static void edit_begin(struct pfm_engine *e, struct pfm_context *ctx,
+		       struct pfm_set *set, struct pfm_live_edit *ed)
+{
+	if (ed->live || set != ctx->active || ctx->vcpu < 0)
+		return;
+	ed->live = true;
+	ed->was_counting = ctx->counting;
+	if (ctx->counting)
+		pfm_counting_end(e, ctx);
+	pfm_set_unload(e, ctx);
+}
+
+static int edit_end(struct pfm_engine *e, struct pfm_context *ctx,
+		    struct pfm_live_edit *ed)
+{
+	int ret;
+
+	if (!ed->live)
+		return 0;
+	ret = pfm_set_load(e, ctx);
+	if (ed->was_counting)
+		pfm_counting_begin(e, ctx);
+	return ret;
+}
+
+static int entry_error(u32 *reg_flags, u32 retfl)
+{
+	*reg_flags |= retfl;
+	return -EINVAL;
+}
+
+/* every event @value would make PMC @pmc count is one the host can back */
+static int pmc_events_available(struct pfm_engine *e, u16 pmc, u64 value)
+{
+	u64 pmds[PFM_PMD_BV];
+	struct pfm_event ev;
+	unsigned int n;
+
+	pfm_pmc_pmds(&e->pmu, pmc, pmds);
+	pfm_for_each_bit(n, pmds, PFM_MAX_PMDS)
+		if (pfm_pmd_event_for(e, n, value, &ev) &&
+		    e->ops->event_check(e->be, &ev))
+			return -ENOENT;
+	return 0;
+}
+
+static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
+		     pfarg_pmc_t *req, struct pfm_live_edit *ed)
+{
+	const struct pfm_reg_desc *d;
+	struct pfm_set *set;
+	u16 num = req->reg_num;
+
+	if (num >= PFM_MAX_PMCS || !pfm_bit_test(e->pmu.impl_pmcs, num))
+		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
+	/* NO_EMUL64 is refused: every PMD is 64-bit, see the README */
+	if (req->reg_flags)
+		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
+	set = pfm_set_find(ctx, req->reg_set);
+	if (!set)
+		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
+	d = &e->pmu.pmc[e->pmu.pmc_slot[num]];
+	if ((req->reg_value ^ d->dfl_val) & d->rsvd_msk)
+		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
+	if (pmc_events_available(e, num, req->reg_value))
+		return entry_error(&req->reg_flags, PFM_REG_RETFL_NOTAVAIL);
+
+	edit_begin(e, ctx, set, ed);
+	set->pmcs[e->pmu.pmc_slot[num]] = req->reg_value;
+	pfm_bit_set(set->used_pmcs, num);
+	return 0;
+}
+
+int pfm_cmd_write_pmcs(struct pfm_cmd_args *a)
+{
+	struct pfm_live_edit ed = { false, false };
+	pfarg_pmc_t *req = a->arg;
+	int ret = 0, ret2;
+	u32 i;
+
+	for (i = 0; i < a->hdr->count; i++)
+		req[i].reg_flags &= ~PFM_REG_RETFL_MASK;
+	for (i = 0; i < a->hdr->count && !ret; i++) {
+		a->hdr->err_index = i;
+		ret = write_pmc(a->e, a->ctx, &req[i], &ed);
+	}
+	if (!ret)
+		a->hdr->err_index = 0;
+	ret2 = edit_end(a->e, a->ctx, &ed);
+	return ret ? ret : ret2;
+}
+
+static bool pmd_valid(const struct pfm_engine *e, u16 num)
+{
+	return num < PFM_MAX_PMDS && pfm_bit_test(e->pmu.impl_pmds, num);
+}
+
+/* virtual PMDs count as soon as they are written: check them now */
+static int pmd_event_available(struct pfm_engine *e, u16 num)
+{
+	struct pfm_event ev;
+
+	if (e->pmu.pmd[e->pmu.pmd_slot[num]].type != PFM_RT_PMD_VIRTUAL)
+		return 0;
+	pfm_pmd_event_for(e, num, 0, &ev);
+	return e->ops->event_check(e->be, &ev);
+}
+
+static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,
+		     pfarg_pmd_t *req, struct pfm_live_edit *ed)
+{
+	struct pfm_set *set;
+	struct pfm_pmd *p;
+	u16 num = req->reg_num;
+	unsigned int w;
+
+	if (!pmd_valid(e, num) || (req->reg_flags & ~PFM_REGFL_PMD_KNOWN) ||
+	    !pfm_bv_subset(req->reg_smpl_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
+	    !pfm_bv_subset(req->reg_reset_pmds, e->pmu.impl_pmds, PFM_PMD_BV))
+		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
+	set = pfm_set_find(ctx, req->reg_set);
+	if (!set)
+		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
+	if (pmd_event_available(e, num))
+		return entry_error(&req->reg_flags, PFM_REG_RETFL_NOTAVAIL);
+
+	edit_begin(e, ctx, set, ed);
+	p = &set->pmds[e->pmu.pmd_slot[num]];
+	p->value = req->reg_value;
+	p->lval = req->reg_value;
+	p->long_reset = req->reg_long_reset;
+	p->short_reset = req->reg_short_reset;
+	pfm_memcpy(p->reset_pmds, req->reg_reset_pmds, sizeof(p->reset_pmds));
+	pfm_memcpy(p->smpl_pmds, req->reg_smpl_pmds, sizeof(p->smpl_pmds));
+	p->eventid = req->reg_smpl_eventid;
+	p->random_mask = req->reg_random_mask;
+	p->seed = req->reg_random_seed;
+	p->flags = req->reg_flags;
+	p->ovflsw_thres = req->reg_ovfl_switch_cnt;
+	p->ovflsw_ref = req->reg_ovfl_switch_cnt;
+	pfm_bit_set(set->used_pmds, num);
+	pfm_bit_clear(set->ovfl_pmds, num);
+	/* PMDs recorded or reset on its overflow are in use too */
+	for (w = 0; w < PFM_PMD_BV; w++)
+		set->used_pmds[w] |= p->smpl_pmds[w] | p->reset_pmds[w];
+	return 0;
+}
+
+int pfm_cmd_write_pmds(struct pfm_cmd_args *a)
+{
+	struct pfm_live_edit ed = { false, false };
+	pfarg_pmd_t *req = a->arg;
+	int ret = 0, ret2;
+	u32 i;
+
+	for (i = 0; i < a->hdr->count; i++)
+		req[i].reg_flags &= ~PFM_REG_RETFL_MASK;
+	for (i = 0; i < a->hdr->count && !ret; i++) {
+		a->hdr->err_index = i;
+		ret = write_pmd(a->e, a->ctx, &req[i], &ed);
+	}
+	if (!ret)
+		a->hdr->err_index = 0;
+	ret2 = edit_end(a->e, a->ctx, &ed);
+	return ret ? ret : ret2;
+}
+
+int pfm_cmd_read_pmds(struct pfm_cmd_args *a)
+{
+	struct pfm_engine *e = a->e;
+	pfarg_pmd_t *req = a->arg;
+	struct pfm_set *set;
+	u32 i;
+
+	for (i = 0; i < a->hdr->count; i++)
+		req[i].reg_flags &= ~PFM_REG_RETFL_MASK;
+	for (i = 0; i < a->hdr->count; i++) {
+		set = pmd_valid(e, req[i].reg_num) ?
+		      pfm_set_find(a->ctx, req[i].reg_set) : NULL;
+		if (!set) {
+			a->hdr->err_index = i;
+			return entry_error(&req[i].reg_flags,
+					   PFM_REG_RETFL_EINVAL);
+		}
+		req[i].reg_value = pfm_pmd_read(e, a->ctx, set, req[i].reg_num);
+		req[i].reg_last_reset_val =
+			set->pmds[e->pmu.pmd_slot[req[i].reg_num]].lval;
+	}
+	return 0;
+}

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Event sets: their list (kept in id order, set 0 always present), the
+ * backing counters of the active set, 64-bit PMD values over narrower
+ * counters, active time, time-based switching, and the three set calls.
+ *
+ * 64-bit PMDs: while a set is live, the low counter_width bits of a PMD
+ * are in its backing counter and the upper bits in pfm_pmd.value; each
+ * wrap of the backing counter carries one into the upper bits (pfm_ovfl.c).
+ */
+#include "pfm_priv.h"
+
+struct pfm_set *pfm_set_find(struct pfm_context *ctx, u16 id)
+{
+	u32 i;
+
+	for (i = 0; i < ctx->nr_sets; i++)
+		if (ctx->sets[i]->id == id)
+			return ctx->sets[i];
+	return NULL;
+}
+
+struct pfm_set *pfm_set_alloc(struct pfm_engine *e, u16 id)
+{
+	size_t pmcs = e->pmu.nr_pmcs * sizeof(u64);
+	size_t pmds = e->pmu.nr_pmds * sizeof(struct pfm_pmd);
+	struct pfm_set *set;
+	u16 s;
+
+	set = pfm_zalloc(e, sizeof(*set) + pmcs + pmds);
+	if (!set)
+		return NULL;
+	set->id = id;
+	set->pmcs = (u64 *)(set + 1);
+	set->pmds = (struct pfm_pmd *)((char *)set->pmcs + pmcs);
+	for (s = 0; s < e->pmu.nr_pmcs; s++)
+		set->pmcs[s] = e->pmu.pmc[s].dfl_val;
+	return set;
+}
+
+void pfm_set_free(struct pfm_engine *e, struct pfm_set *set)
+{
+	pfm_free(e, set);
+}
+
+int pfm_set_insert(struct pfm_engine *e, struct pfm_context *ctx,
+		   struct pfm_set *set)
+{
+	u32 i;
+
+	if (ctx->nr_sets >= e->lim.max_sets)
+		return -ENOSPC;
+	for (i = ctx->nr_sets; i > 0 && ctx->sets[i - 1]->id > set->id; i--)
+		ctx->sets[i] = ctx->sets[i - 1];
+	ctx->sets[i] = set;
+	ctx->nr_sets++;
+	return 0;
+}
+
+static void set_remove(struct pfm_context *ctx, struct pfm_set *set)
+{
+	u32 i;
+
+	for (i = 0; i < ctx->nr_sets && ctx->sets[i] != set; i++)
+		;
+	for (; i + 1 < ctx->nr_sets; i++)
+		ctx->sets[i] = ctx->sets[i + 1];
+	ctx->nr_sets--;
+}
+
+static struct pfm_pmd *pmd_of(struct pfm_engine *e, struct pfm_set *set,
+			      u16 pmd)
+{
+	return &set->pmds[e->pmu.pmd_slot[pmd]];
+}
+
+static bool pmd_live(struct pfm_engine *e, struct pfm_context *ctx,
+		     struct pfm_set *set, u16 pmd)
+{
+	return set == ctx->active && ctx->ctr_open &&
+	       ctx->ctr_open[e->pmu.pmd_slot[pmd]];
+}
+
+static u64 live_value(struct pfm_engine *e, u64 upper, u64 raw)
+{
+	return (upper & ~e->wmask) | (raw & e->wmask);
+}
+
+u64 pfm_pmd_read(struct pfm_engine *e, struct pfm_context *ctx,
+		 struct pfm_set *set, u16 pmd)
+{
+	struct pfm_pmd *p = pmd_of(e, set, pmd);
+	struct pfm_counter *c;
+
+	if (!pmd_live(e, ctx, set, pmd))
+		return p->value;
+	c = &ctx->ctrs[e->pmu.pmd_slot[pmd]];
+	return live_value(e, p->value, e->ops->counter_read(e->be, c, NULL));
+}
+
+void pfm_pmd_write(struct pfm_engine *e, struct pfm_context *ctx,
+		   struct pfm_set *set, u16 pmd, u64 value)
+{
+	pmd_of(e, set, pmd)->value = value;
+	if (pmd_live(e, ctx, set, pmd))
+		e->ops->counter_write(e->be, &ctx->ctrs[e->pmu.pmd_slot[pmd]],
+				      value & e->wmask);
+}
+
+/*
+ * Open the backing counters of the active set's counting PMDs on the
+ * vCPU the context is in. A counter the backend fails to open leaves its
+ * PMD frozen at its value; the first error is returned.
+ */
+int pfm_set_load(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	struct pfm_set *set = ctx->active;
+	struct pfm_counter *c;
+	int ret, err = 0;
+	u16 s;
+
+	for (s = 0; s < e->pmu.nr_pmds; s++) {
+		c = &ctx->ctrs[s];
+		pfm_memset(c, 0, sizeof(*c));
+		if (!pfm_pmd_event(e, set, e->pmu.pmd[s].num, &c->ev))
+			continue;
+		c->vcpu = ctx->vcpu;
+		c->want_irq = true;
+		ret = e->ops->counter_open(e->be, c);
+		if (ret) {
+			err = err ? err : ret;
+			continue;
+		}
+		ctx->ctr_open[s] = true;
+		e->ops->counter_write(e->be, c, set->pmds[s].value & e->wmask);
+	}
+	return err;
+}
+
+/* fold the counters back into the set's PMDs and close them */
+void pfm_set_unload(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	struct pfm_set *set = ctx->active;
+	struct pfm_counter_time t;
+	struct pfm_counter *c;
+	u64 raw;
+	u16 s;
+
+	for (s = 0; s < e->pmu.nr_pmds; s++) {
+		if (!ctx->ctr_open[s])
+			continue;
+		c = &ctx->ctrs[s];
+		pfm_memset(&t, 0, sizeof(t));
+		raw = e->ops->counter_read(e->be, c, &t);
+		set->pmds[s].value = live_value(e, set->pmds[s].value, raw);
+		set->host_enabled_ns += t.enabled_ns;
+		set->host_running_ns += t.running_ns;
+		e->ops->counter_close(e->be, c);
+		ctx->ctr_open[s] = false;
+	}
+}
+
+void pfm_counting_begin(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	struct pfm_set *set = ctx->active;
+	u16 s;
+
+	for (s = 0; s < e->pmu.nr_pmds; s++)
+		if (ctx->ctr_open[s])
+			e->ops->counter_enable(e->be, &ctx->ctrs[s]);
+	ctx->act_start = pfm_now(e);
+	ctx->counting = true;
+	if (set->flags & PFM_SETFL_TIME_SWITCH)
+		e->ops->timer_arm(e->be, ctx->vcpu, set->timeout_left);
+}
+
+void pfm_counting_end(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	struct pfm_set *set = ctx->active;
+	u64 elapsed = pfm_now(e) - ctx->act_start;
+	u16 s;
+
+	for (s = 0; s < e->pmu.nr_pmds; s++)
+		if (ctx->ctr_open[s])
+			e->ops->counter_disable(e->be, &ctx->ctrs[s]);
+	set->act_duration += elapsed;
+	if (set->flags & PFM_SETFL_TIME_SWITCH) {
+		e->ops->timer_cancel(e->be, ctx->vcpu);
+		set->timeout_left -= elapsed < set->timeout_left ?
+				     elapsed : set->timeout_left;
+	}
+	ctx->counting = false;
+}
+
+/* make @set the active set: a new activation, with a fresh timeout */
+int pfm_set_activate(struct pfm_engine *e, struct pfm_context *ctx,
+		     struct pfm_set *set)
+{
+	bool was_counting = ctx->counting;
+	bool in = ctx->vcpu >= 0;
+	int ret = 0;
+
+	if (was_counting)
+		pfm_counting_end(e, ctx);
+	if (in && set != ctx->active)
+		pfm_set_unload(e, ctx);
+	if (set != ctx->active) {
+		ctx->active = set;
+		if (in)
+			ret = pfm_set_load(e, ctx);
+	}
+	set->runs++;
+	set->timeout_left = set->timeout;
+	if (was_counting)
+		pfm_counting_begin(e, ctx);
+	return ret;
+}
+
+/* round-robin in id order; after the last comes the first (set 0) */
+int pfm_set_switch_next(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	u32 i;
+
+	for (i = 0; i < ctx->nr_sets && ctx->sets[i] != ctx->active; i++)
+		;
+	e->stats.set_switches++;
+	return pfm_set_activate(e, ctx, ctx->sets[(i + 1) % ctx->nr_sets]);
+}
+
+u64 pfm_set_timeout_left(struct pfm_engine *e, struct pfm_context *ctx,
+			 struct pfm_set *set)
+{
+	u64 elapsed;
+
+	if (!ctx->counting || set != ctx->active)
+		return set->timeout_left;
+	elapsed = pfm_now(e) - ctx->act_start;
+	return elapsed < set->timeout_left ? set->timeout_left - elapsed : 0;
+}
+
+u64 pfm_set_act_duration(struct pfm_engine *e, struct pfm_context *ctx,
+			 struct pfm_set *set)
+{
+	if (!ctx->counting || set != ctx->active)
+		return set->act_duration;
+	return set->act_duration + pfm_now(e) - ctx->act_start;
+}
+
+void pfm_engine_timer(struct pfm_engine *e, u32 vcpu)
+{
+	struct pfm_context *ctx;
+	u64 left;
+
+	if (vcpu >= e->cfg.nr_vcpus)
+		return;
+	ctx = e->vcpus[vcpu].cur;
+	/* a timer that raced with a stop or a switch-out finds nothing */
+	if (!ctx || !ctx->counting ||
+	    !(ctx->active->flags & PFM_SETFL_TIME_SWITCH))
+		return;
+	left = pfm_set_timeout_left(e, ctx, ctx->active);
+	if (left) {
+		e->ops->timer_arm(e->be, vcpu, left);
+		return;
+	}
+	pfm_set_switch_next(e, ctx);
+}
+
+/* the set calls: sets change only while the context is unloaded */
+
+int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
+{
+	const u32 known = PFM_SETFL_OVFL_SWITCH | PFM_SETFL_TIME_SWITCH;
+	struct pfm_engine *e = a->e;
+	u64 gran = e->cfg.timer_granularity_ns;
+	pfarg_setdesc_t *d = a->arg;
+	struct pfm_set *set;
+	u64 timeout = 0;
+	u32 i;
+	int ret;
+
+	if (a->ctx->state != PFM_CTX_UNLOADED)
+		return -EBUSY;
+	for (i = 0; i < a->hdr->count; i++, d++) {
+		a->hdr->err_index = i;
+		if (d->set_flags & ~known)
+			return -EINVAL;
+		if (d->set_flags & PFM_SETFL_TIME_SWITCH) {
+			if (!d->set_timeout || d->set_timeout > ~0ULL - gran)
+				return -EINVAL;
+			timeout = (d->set_timeout + gran - 1) / gran * gran;
+		}
+		set = pfm_set_find(a->ctx, d->set_id);
+		if (!set) {
+			set = pfm_set_alloc(e, d->set_id);
+			if (!set)
+				return -ENOMEM;
+			ret = pfm_set_insert(e, a->ctx, set);
+			if (ret) {
+				pfm_set_free(e, set);
+				return ret;
+			}
+		}
+		set->flags = d->set_flags;
+		set->timeout = d->set_flags & PFM_SETFL_TIME_SWITCH ? timeout : 0;
+		set->timeout_left = set->timeout;
+		if (d->set_flags & PFM_SETFL_TIME_SWITCH)
+			d->set_timeout = timeout;
+	}
+	a->hdr->err_index = 0;
+	return 0;
+}
+
+int pfm_cmd_delete_evtsets(struct pfm_cmd_args *a)
+{
+	struct pfm_context *ctx = a->ctx;
+	pfarg_setdesc_t *d = a->arg;
+	struct pfm_set *set;
+	u32 i;
+
+	if (ctx->state != PFM_CTX_UNLOADED)
+		return -EBUSY;
+	for (i = 0; i < a->hdr->count; i++, d++) {
+		a->hdr->err_index = i;
+		set = d->set_id ? pfm_set_find(ctx, d->set_id) : NULL;
+		if (!set)
+			return -EINVAL;
+		set_remove(ctx, set);
+		if (ctx->active == set)
+			ctx->active = ctx->sets[0];
+		if (ctx->reset_set == set)
+			ctx->reset_set = NULL;
+		pfm_set_free(a->e, set);
+	}
+	a->hdr->err_index = 0;
+	return 0;
+}
+
+/* backing counter times of the live set, not yet folded into it */
+static void live_host_times(struct pfm_engine *e, struct pfm_context *ctx,
+			    u64 *enabled, u64 *running)
+{
+	struct pfm_counter_time t;
+	u16 s;
+
+	for (s = 0; ctx->ctr_open && s < e->pmu.nr_pmds; s++) {
+		if (!ctx->ctr_open[s])
+			continue;
+		pfm_memset(&t, 0, sizeof(t));
+		e->ops->counter_read(e->be, &ctx->ctrs[s], &t);
+		*enabled += t.enabled_ns;
+		*running += t.running_ns;
+	}
+}
+
+int pfm_cmd_getinfo_evtsets(struct pfm_cmd_args *a)
+{
+	struct pfm_engine *e = a->e;
+	struct pfm_context *ctx = a->ctx;
+	pfarg_setinfo_t *info = a->arg;
+	struct pfm_set *set;
+	u64 enabled, running;
+	u32 i;
+
+	for (i = 0; i < a->hdr->count; i++, info++) {
+		set = pfm_set_find(ctx, info->set_id);
+		if (!set) {
+			a->hdr->err_index = i;
+			info->set_flags |= PFM_REG_RETFL_EINVAL;
+			return -EINVAL;
+		}
+		info->set_flags = set->flags;
+		pfm_memcpy(info->set_ovfl_pmds, set->ovfl_pmds,
+			   sizeof(set->ovfl_pmds));
+		info->set_runs = set->runs;
+		info->set_timeout = pfm_set_timeout_left(e, ctx, set);
+		info->set_act_duration = pfm_set_act_duration(e, ctx, set);
+		pfm_memcpy(info->set_avail_pmcs, e->pmu.impl_pmcs,
+			   sizeof(info->set_avail_pmcs));
+		pfm_memcpy(info->set_avail_pmds, e->pmu.impl_pmds,
+			   sizeof(info->set_avail_pmds));
+		enabled = set->host_enabled_ns;
+		running = set->host_running_ns;
+		if (set == ctx->active)
+			live_host_times(e, ctx, &enabled, &running);
+		info->set_reserved3[PVPFM_SETINFO_HOST_ENABLED] = enabled;
+		info->set_reserved3[PVPFM_SETINFO_HOST_RUNNING] = running;
+	}
+	return 0;
+}

@@ -100,8 +100,13 @@ struct pfm_backend_ops {
 	void (*timer_arm)(void *be, u32 vcpu, u64 delta_ns);
 	void (*timer_cancel)(void *be, u32 vcpu);
 
-	/* 0 if [gpa, gpa + len) is guest RAM the engine may write */
+	/*
+	 * 0 if [gpa, gpa + len) is guest RAM the engine may write from now
+	 * on, from any context the overflow path runs in (the host pins it);
+	 * guest_release (may be NULL if guest_check takes nothing) ends that.
+	 */
 	int (*guest_check)(void *be, u64 gpa, u64 len);
+	void (*guest_release)(void *be, u64 gpa, u64 len);
 	int (*guest_write)(void *be, u64 gpa, const void *src, u32 len);
 
 	/* a message is queued on @ctx_id: interrupt the guest */

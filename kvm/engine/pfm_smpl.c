@@ -50,8 +50,19 @@ int pfm_smpl_init(struct pfm_engine *e, struct pfm_context *ctx,
 	return 0;
 }
 
+static void page_release(struct pfm_engine *e, u64 page)
+{
+	if ((page & PFM_SMPL_PAGE_PRESENT) && e->ops->guest_release)
+		e->ops->guest_release(e->be, page & ~PFM_SMPL_PAGE_PRESENT,
+				      PVPFM_PAGE_SIZE);
+}
+
 void pfm_smpl_free(struct pfm_engine *e, struct pfm_context *ctx)
 {
+	u32 i;
+
+	for (i = 0; ctx->smpl.pages && i < ctx->smpl.nr_pages; i++)
+		page_release(e, ctx->smpl.pages[i]);
 	pfm_free(e, ctx->smpl.pages);
 	ctx->smpl.pages = NULL;
 }
@@ -152,7 +163,7 @@ int pfm_cmd_smpl_register(struct pfm_cmd_args *a)
 	struct pvpfm_smpl_register_arg *arg = a->arg;
 	struct pfm_engine *e = a->e;
 	struct pfm_smpl *smpl = &a->ctx->smpl;
-	u64 gpa;
+	u64 gpa, *page;
 	u32 i;
 
 	if (!smpl->fmt)
@@ -165,17 +176,22 @@ int pfm_cmd_smpl_register(struct pfm_cmd_args *a)
 	for (i = 0; i < arg->nr_pages; i++) {
 		a->hdr->err_index = i;
 		gpa = arg->gpa[i];
-		if (gpa % PVPFM_PAGE_SIZE ||
-		    e->ops->guest_check(e->be, gpa, PVPFM_PAGE_SIZE))
+		if (gpa % PVPFM_PAGE_SIZE)
 			return -EFAULT;
 	}
-	a->hdr->err_index = 0;
 	for (i = 0; i < arg->nr_pages; i++) {
-		if (!(smpl->pages[arg->first_page + i] & PFM_SMPL_PAGE_PRESENT))
+		a->hdr->err_index = i;
+		page = &smpl->pages[arg->first_page + i];
+		if (e->ops->guest_check(e->be, arg->gpa[i], PVPFM_PAGE_SIZE))
+			return -EFAULT;
+		/* the pages before this one stay registered */
+		if (*page & PFM_SMPL_PAGE_PRESENT)
+			page_release(e, *page);
+		else
 			smpl->nr_registered++;
-		smpl->pages[arg->first_page + i] = arg->gpa[i] |
-						   PFM_SMPL_PAGE_PRESENT;
+		*page = arg->gpa[i] | PFM_SMPL_PAGE_PRESENT;
 	}
+	a->hdr->err_index = 0;
 	pfm_smpl_flush_hdr(e, a->ctx);
 	return 0;
 }

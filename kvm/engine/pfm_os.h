@@ -31,6 +31,15 @@ typedef __s64 s64;
 
 #define PFM_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/* bits set in @v (no libgcc helper: the kernel has none) */
+static inline unsigned int pfm_popcount64(u64 v)
+{
+	v = v - ((v >> 1) & 0x5555555555555555ULL);
+	v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
+	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (v * 0x0101010101010101ULL) >> 56;
+}
+
 /* bitmaps of registers: u64 words, bit n of word n / 64 */
 static inline bool pfm_bit_test(const u64 *bv, unsigned int n)
 {

@@ -18,7 +18,7 @@ static u32 entry_size(const struct pfm_pmd *p)
 	u32 n = 0, w;
 
 	for (w = 0; w < PFM_PMD_BV; w++)
-		n += __builtin_popcountll(p->smpl_pmds[w]);
+		n += pfm_popcount64(p->smpl_pmds[w]);
 	return sizeof(pfm_dfl_smpl_entry_t) + n * sizeof(u64);
 }
 

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kvm-perfmon host module: private data structures.
+ *
+ * One struct kvmpfm_vm per open /dev/kvm-perfmon file bound to a KVM VM.
+ * It owns the VM's perfmon2 engine and, per vCPU, the thread the vCPU runs
+ * on (perf events are bound to it), the guest's command block, a buffer
+ * for its copy, the notification eventfd and the set-switch timer.
+ *
+ * Locking:
+ *   vm->lock (mutex) serializes every call into the engine: DOORBELL from
+ *   the vCPU threads, deferred overflow and timer work, stats, teardown.
+ *   The engine calls back into the backend (kvmpfm_perf.c, kvmpfm_guest.c)
+ *   with vm->lock held; backend ops may sleep.
+ *
+ *   Perf overflow handlers (NMI or IRQ context) and the hrtimer callbacks
+ *   never take vm->lock: they record what happened in the vCPU's atomic
+ *   pending state and queue vcpu->work through an irq_work, which takes
+ *   vm->lock in process context and calls the engine.
+ *
+ *   The binding ioctls take vm->lock too: the vCPU fields they set are
+ *   what DOORBELL and the deferred work read. Binding the VM itself is
+ *   ordered by the open file's own mutex (kvmpfm_main.c).
+ */
+#ifndef _KVMPFM_H
+#define _KVMPFM_H
+
+#include <linux/kvm_host.h>
+#include <linux/mutex.h>
+#include <linux/perf_event.h>
+#include <linux/irq_work.h>
+#include <linux/workqueue.h>
+#include <linux/hrtimer.h>
+#include <linux/xarray.h>
+#include <linux/eventfd.h>
+
+#include "engine/pfm_engine.h"
+#include "../include/uapi/kvm_perfmon.h"
+
+/* backing counters: 48-bit, the width of AMD and Intel counters */
+#define KVMPFM_COUNTER_WIDTH	48
+/* set-switch timers: hrtimers, ns resolution; 10 us floor for sanity */
+#define KVMPFM_TIMER_GRANULARITY_NS	10000ULL
+
+struct kvmpfm_vm;
+
+struct kvmpfm_vcpu {
+	struct kvmpfm_vm *vm;
+	u32 index;
+	struct task_struct *task;	/* bound vCPU thread, referenced */
+	struct kvm_vcpu *kvm_vcpu;
+	u64 cmd_gpa;
+	bool has_cmd_block;
+	void *cmd_buf;			/* PVPFM_CMD_BLOCK_SIZE host copy */
+	struct eventfd_ctx *eventfd;
+	/* open counters of the context in on this vCPU, by PMD */
+	struct kvmpfm_counter *ctr_by_pmd[PFM_MAX_PMDS];
+
+	/* written in NMI/IRQ context, consumed by @work */
+	unsigned long pending_pmds[PFM_PMD_BV];
+	atomic_t pending_timer;
+	u64 pending_ip;
+	struct irq_work irq_work;
+	struct work_struct work;
+	struct hrtimer timer;
+};
+
+struct kvmpfm_vm {
+	struct mutex lock;		/* the engine's lock, see above */
+	struct kvm *kvm;		/* referenced */
+	struct pfm_engine *engine;
+	u32 nr_vcpus;
+	struct kvmpfm_vcpu *vcpus;	/* [nr_vcpus] */
+	bool dying;
+
+	/* host tracepoints backing virtual PMDs, looked up at bind */
+	struct trace_event_file *tp_exit;
+	struct trace_event_file *tp_wakeup;
+	struct trace_event_file *tp_page_fault;
+
+	/* sampling-buffer pages pinned for the engine: gfn -> kvmpfm_pin */
+	struct xarray pinned;
+
+	u32 nr_aliases;
+	struct kvmpfm_event_map_entry *aliases;
+
+	u64 doorbells;
+	u64 notifications;
+	u32 notify_vcpu;		/* vCPU being served: whom to notify */
+};
+
+struct kvmpfm_pin {
+	struct page *page;
+	u32 refs;			/* registrations of this page */
+};
+
+/* backend state of one engine counter (struct pfm_counter.priv) */
+struct kvmpfm_counter {
+	struct kvmpfm_vcpu *vcpu;
+	struct pfm_counter *c;
+	struct perf_event *event;	/* perf-backed counters */
+	int poll;			/* KVMPFM_POLL_* for polled ones */
+	bool poll_enabled;
+	u64 poll_acc;			/* polled: counted while enabled */
+	u64 poll_start;			/* polled: source value at enable */
+	u64 written;			/* counter value at the last write */
+	u64 base;			/* raw count at the last write */
+	u64 next_wrap;			/* raw count at which it wraps */
+};
+
+#define KVMPFM_POLL_NONE	0
+#define KVMPFM_POLL_PREEMPT	1	/* vCPU preemptions (KVM's stats) */
+#define KVMPFM_POLL_STEAL	2	/* ns runnable, not running */
+
+/* kvmpfm_main.c: accounting of everything the module holds */
+void *kvmpfm_zalloc(size_t size);
+void kvmpfm_free(const void *p);
+void kvmpfm_account(atomic64_t *counter, long delta);
+extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned,
+	kvmpfm_nr_vms;
+
+/* kvmpfm_vm.c */
+struct kvmpfm_vm *kvmpfm_vm_bind(void __user *argp);
+long kvmpfm_vm_ioctl(struct kvmpfm_vm *vm, unsigned int cmd, unsigned long arg);
+void kvmpfm_vm_release(struct kvmpfm_vm *vm);
+
+/* kvmpfm_perf.c: the perf_event backend */
+extern const struct pfm_backend_ops kvmpfm_backend_ops;
+int kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
+void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm);
+void kvmpfm_vcpu_work(struct work_struct *work);
+void kvmpfm_vcpu_irq_work(struct irq_work *work);
+
+/* kvmpfm_guest.c: guest memory, time and timers */
+int kvmpfm_guest_pin(void *be, u64 gpa, u64 len);
+void kvmpfm_guest_unpin(void *be, u64 gpa, u64 len);
+int kvmpfm_guest_write(void *be, u64 gpa, const void *src, u32 len);
+void kvmpfm_guest_unpin_all(struct kvmpfm_vm *vm);
+u64 kvmpfm_now_ns(void *be);
+void kvmpfm_timer_arm(void *be, u32 vcpu, u64 delta_ns);
+void kvmpfm_timer_cancel(void *be, u32 vcpu);
+enum hrtimer_restart kvmpfm_timer_fn(struct hrtimer *t);
+
+#endif /* _KVMPFM_H */

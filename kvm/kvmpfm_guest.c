@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Guest memory, time and timers for the engine.
+ *
+ * Sampling buffers: the engine writes samples from the deferred overflow
+ * work, which may run on any host thread, so kvm_write_guest() (which
+ * needs the VM process's mm) cannot be used. Instead each registered page
+ * is pinned when the guest registers it (DOORBELL runs in the vCPU
+ * thread, in the VM's mm) and written through the kernel mapping.
+ */
+#include <linux/mm.h>
+#include <linux/highmem.h>
+#include <linux/ktime.h>
+#include "kvmpfm.h"
+
+static struct kvmpfm_vm *to_vm(void *be)
+{
+	return be;
+}
+
+int kvmpfm_guest_pin(void *be, u64 gpa, u64 len)
+{
+	struct kvmpfm_vm *vm = to_vm(be);
+	gfn_t gfn = gpa_to_gfn(gpa);
+	struct kvmpfm_pin *pin;
+	unsigned long hva;
+	struct page *page;
+	int ret;
+
+	/* the engine registers one page at a time */
+	if (len != PAGE_SIZE || offset_in_page(gpa) || current->mm != vm->kvm->mm)
+		return -EFAULT;
+	pin = xa_load(&vm->pinned, gfn);
+	if (pin) {
+		pin->refs++;
+		return 0;
+	}
+	hva = gfn_to_hva(vm->kvm, gfn);
+	if (kvm_is_error_hva(hva))
+		return -EFAULT;
+	ret = pin_user_pages_fast(hva, 1, FOLL_WRITE | FOLL_LONGTERM, &page);
+	if (ret != 1)
+		return ret < 0 ? ret : -EFAULT;
+	pin = kvmpfm_zalloc(sizeof(*pin));
+	if (!pin)
+		goto unpin;
+	pin->page = page;
+	pin->refs = 1;
+	if (xa_err(xa_store(&vm->pinned, gfn, pin, GFP_KERNEL)))
+		goto free;
+	kvmpfm_account(&kvmpfm_nr_pinned, 1);
+	return 0;
+free:
+	kvmpfm_free(pin);
+unpin:
+	unpin_user_page(page);
+	return -ENOMEM;
+}
+
+static void pin_drop(struct kvmpfm_vm *vm, unsigned long gfn,
+		     struct kvmpfm_pin *pin)
+{
+	xa_erase(&vm->pinned, gfn);
+	unpin_user_pages_dirty_lock(&pin->page, 1, true);
+	kvmpfm_free(pin);
+	kvmpfm_account(&kvmpfm_nr_pinned, -1);
+}
+
+void kvmpfm_guest_unpin(void *be, u64 gpa, u64 len)
+{
+	struct kvmpfm_vm *vm = to_vm(be);
+	struct kvmpfm_pin *pin = xa_load(&vm->pinned, gpa_to_gfn(gpa));
+
+	if (pin && !--pin->refs)
+		pin_drop(vm, gpa_to_gfn(gpa), pin);
+}
+
+/* teardown: the engine released its pages already; this is the backstop */
+void kvmpfm_guest_unpin_all(struct kvmpfm_vm *vm)
+{
+	struct kvmpfm_pin *pin;
+	unsigned long gfn;
+
+	xa_for_each(&vm->pinned, gfn, pin)
+		pin_drop(vm, gfn, pin);
+}
+
+int kvmpfm_guest_write(void *be, u64 gpa, const void *src, u32 len)
+{
+	struct kvmpfm_vm *vm = to_vm(be);
+	struct kvmpfm_pin *pin = xa_load(&vm->pinned, gpa_to_gfn(gpa));
+	void *kaddr;
+
+	if (!pin || offset_in_page(gpa) + len > PAGE_SIZE)
+		return -EFAULT;
+	kaddr = kmap_local_page(pin->page);
+	memcpy(kaddr + offset_in_page(gpa), src, len);
+	kunmap_local(kaddr);
+	return 0;
+}
+
+u64 kvmpfm_now_ns(void *be)
+{
+	return ktime_get_ns();
+}
+
+void kvmpfm_timer_arm(void *be, u32 vcpu, u64 delta_ns)
+{
+	struct kvmpfm_vm *vm = to_vm(be);
+
+	hrtimer_start(&vm->vcpus[vcpu].timer, ns_to_ktime(delta_ns),
+		      HRTIMER_MODE_REL);
+}
+
+void kvmpfm_timer_cancel(void *be, u32 vcpu)
+{
+	struct kvmpfm_vm *vm = to_vm(be);
+
+	/* a callback already running only queues work, which rechecks */
+	hrtimer_try_to_cancel(&vm->vcpus[vcpu].timer);
+}
+
+enum hrtimer_restart kvmpfm_timer_fn(struct hrtimer *t)
+{
+	struct kvmpfm_vcpu *vcpu = container_of(t, struct kvmpfm_vcpu, timer);
+
+	atomic_set(&vcpu->pending_timer, 1);
+	irq_work_queue(&vcpu->irq_work);
+	return HRTIMER_NORESTART;
+}

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The perf_event backend of the engine.
+ *
+ * Each open engine counter is one host perf event bound to the vCPU
+ * thread (or, for two hypervisor events KVM already counts, a polled
+ * value). The engine sees a KVMPFM_COUNTER_WIDTH-bit counter:
+ *
+ *   value = written + (raw - base)   (mod 2^width)
+ *
+ * where raw is perf's 64-bit count and (written, base) the last write.
+ * The perf sample period is set so that perf interrupts when value wraps;
+ * perf may interrupt earlier (hardware periods are clamped), so the
+ * deferred work checks raw against next_wrap before reporting a wrap.
+ * Until a wrap is reported the value holds at all-ones: the engine never
+ * sees a counter wrap without its overflow.
+ *
+ * Overflow path: perf handler (NMI/IRQ) -> pending bit + irq_work ->
+ * vcpu->work (process context, vm->lock) -> pfm_engine_overflow().
+ */
+#include <linux/trace_events.h>
+#include <linux/math64.h>
+#include <linux/sched.h>
+#include "kvmpfm.h"
+
+#define WRAP		(1ULL << KVMPFM_COUNTER_WIDTH)
+#define WMASK		(WRAP - 1)
+/* x86 hardware counters take at most 47-bit periods */
+#define MAX_HW_PERIOD	((1ULL << 47) - 1)
+
+enum kvmpfm_vendor { VENDOR_AMD, VENDOR_INTEL };
+
+/* architectural events the guest can program, as perf generic events */
+static const struct {
+	enum kvmpfm_vendor vendor;
+	u16 event_select;
+	u8 unit_mask;
+	u32 hw_id;
+} arch_events[] = {
+	{ VENDOR_AMD, 0x76, 0x00, PERF_COUNT_HW_CPU_CYCLES },
+	{ VENDOR_AMD, 0xc0, 0x00, PERF_COUNT_HW_INSTRUCTIONS },
+	{ VENDOR_AMD, 0xc2, 0x00, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ VENDOR_AMD, 0xc3, 0x00, PERF_COUNT_HW_BRANCH_MISSES },
+	{ VENDOR_INTEL, 0x3c, 0x00, PERF_COUNT_HW_CPU_CYCLES },
+	{ VENDOR_INTEL, 0xc0, 0x00, PERF_COUNT_HW_INSTRUCTIONS },
+	{ VENDOR_INTEL, 0x3c, 0x01, PERF_COUNT_HW_BUS_CYCLES },
+	{ VENDOR_INTEL, 0x2e, 0x4f, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ VENDOR_INTEL, 0x2e, 0x41, PERF_COUNT_HW_CACHE_MISSES },
+	{ VENDOR_INTEL, 0xc4, 0x00, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ VENDOR_INTEL, 0xc5, 0x00, PERF_COUNT_HW_BRANCH_MISSES },
+};
+
+/* Intel fixed counters 0, 1, 2 */
+static const u32 fixed_events[] = {
+	PERF_COUNT_HW_INSTRUCTIONS,
+	PERF_COUNT_HW_CPU_CYCLES,
+	PERF_COUNT_HW_REF_CPU_CYCLES,
+};
+
+/* how each virtual PMD is backed */
+enum kvmpfm_vsrc { VSRC_SOFTWARE, VSRC_TP_EXIT, VSRC_TP_WAKEUP,
+		   VSRC_TP_PAGE_FAULT, VSRC_POLL };
+
+static const struct {
+	u16 pmd;
+	enum kvmpfm_vsrc src;
+	u64 config;		/* SOFTWARE: event; POLL: KVMPFM_POLL_* */
+} virtual_events[] = {
+	{ PVPFM_VPMD_VCPU_RUN_NS, VSRC_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ PVPFM_VPMD_VM_EXITS, VSRC_TP_EXIT, 0 },
+	{ PVPFM_VPMD_HALT_EXITS, VSRC_TP_WAKEUP, 0 },
+	{ PVPFM_VPMD_HOST_PREEMPT, VSRC_POLL, KVMPFM_POLL_PREEMPT },
+	{ PVPFM_VPMD_STEAL_NS, VSRC_POLL, KVMPFM_POLL_STEAL },
+	{ PVPFM_VPMD_HOST_PAGE_FAULTS, VSRC_TP_PAGE_FAULT, 0 },
+};
+
+static struct kvmpfm_vm *to_vm(void *be)
+{
+	return be;
+}
+
+int kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
+{
+	/* missing tracepoints only make their virtual PMDs unavailable */
+	vm->tp_exit = trace_get_event_file(NULL, "kvm", "kvm_exit");
+	vm->tp_wakeup = trace_get_event_file(NULL, "kvm", "kvm_vcpu_wakeup");
+	vm->tp_page_fault = trace_get_event_file(NULL, "kvm", "kvm_page_fault");
+	return 0;
+}
+
+static void tracepoint_put(struct trace_event_file **file)
+{
+	if (!IS_ERR_OR_NULL(*file))
+		trace_put_event_file(*file);
+	*file = NULL;
+}
+
+void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm)
+{
+	tracepoint_put(&vm->tp_exit);
+	tracepoint_put(&vm->tp_wakeup);
+	tracepoint_put(&vm->tp_page_fault);
+}
+
+static enum kvmpfm_vendor host_vendor(void)
+{
+	return boot_cpu_data.x86_vendor == X86_VENDOR_INTEL ? VENDOR_INTEL :
+								VENDOR_AMD;
+}
+
+static enum kvmpfm_vendor guest_vendor(const struct pfm_event *ev)
+{
+	return ev->personality == PFM_PERS_INTEL_ARCH ? VENDOR_INTEL :
+							VENDOR_AMD;
+}
+
+/* the admin's alias for @ev, if any */
+static const struct kvmpfm_event_map_entry *
+alias_find(struct kvmpfm_vm *vm, const struct pfm_event *ev)
+{
+	u32 kind = ev->kind == PFM_EVK_FIXED ? KVMPFM_EVK_FIXED :
+					       KVMPFM_EVK_GENERIC;
+	u16 event = ev->kind == PFM_EVK_FIXED ? ev->code : ev->event_select;
+	u8 umask = ev->kind == PFM_EVK_FIXED ? 0 : ev->unit_mask;
+	u32 i;
+
+	for (i = 0; i < vm->nr_aliases; i++)
+		if (vm->aliases[i].guest_kind == kind &&
+		    vm->aliases[i].guest_event == event &&
+		    vm->aliases[i].guest_umask == umask)
+			return &vm->aliases[i];
+	return NULL;
+}
+
+static int translate_hw(struct kvmpfm_vm *vm, const struct pfm_event *ev,
+			struct perf_event_attr *attr)
+{
+	const struct kvmpfm_event_map_entry *alias = alias_find(vm, ev);
+	unsigned int i;
+
+	if (alias) {
+		attr->type = alias->host_type;
+		attr->config = alias->host_config;
+		/* an alias may be a software event: no host/guest split */
+		attr->exclude_host = alias->host_type == PERF_TYPE_HARDWARE ||
+				     alias->host_type == PERF_TYPE_RAW;
+		return 0;
+	}
+	attr->exclude_host = 1;		/* count the guest only */
+	attr->exclude_user = !ev->usr;
+	attr->exclude_kernel = !ev->os;
+	if (ev->kind == PFM_EVK_FIXED) {
+		if (ev->code >= ARRAY_SIZE(fixed_events))
+			return -ENOENT;
+		attr->type = PERF_TYPE_HARDWARE;
+		attr->config = fixed_events[ev->code];
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(arch_events); i++) {
+		if (arch_events[i].vendor == guest_vendor(ev) &&
+		    arch_events[i].event_select == ev->event_select &&
+		    arch_events[i].unit_mask == ev->unit_mask &&
+		    !ev->edge && !ev->invert && !ev->counter_mask) {
+			attr->type = PERF_TYPE_HARDWARE;
+			attr->config = arch_events[i].hw_id;
+			return 0;
+		}
+	}
+	/* raw encodings only mean the same thing on the same vendor */
+	if (guest_vendor(ev) != host_vendor())
+		return -ENOENT;
+	attr->type = PERF_TYPE_RAW;
+	attr->config = ev->pmc_value & (0xffffULL | BIT_ULL(18) | BIT_ULL(23) |
+					(0xffULL << 24) | (0xfULL << 32));
+	return 0;
+}
+
+static int tracepoint_attr(struct trace_event_file *file,
+			   struct perf_event_attr *attr)
+{
+	if (IS_ERR_OR_NULL(file))
+		return -ENOENT;
+	attr->type = PERF_TYPE_TRACEPOINT;
+	attr->config = file->event_call->event.type;
+	return 0;
+}
+
+/* perf attributes for @ev, or a polled source in *@poll */
+static int translate(struct kvmpfm_vm *vm, const struct pfm_event *ev,
+		     struct perf_event_attr *attr, int *poll)
+{
+	unsigned int i;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	*poll = KVMPFM_POLL_NONE;
+	if (ev->kind != PFM_EVK_VIRTUAL)
+		return translate_hw(vm, ev, attr);
+
+	for (i = 0; i < ARRAY_SIZE(virtual_events); i++) {
+		if (virtual_events[i].pmd != ev->code)
+			continue;
+		switch (virtual_events[i].src) {
+		case VSRC_SOFTWARE:
+			attr->type = PERF_TYPE_SOFTWARE;
+			attr->config = virtual_events[i].config;
+			return 0;
+		case VSRC_TP_EXIT:
+			return tracepoint_attr(vm->tp_exit, attr);
+		case VSRC_TP_WAKEUP:
+			return tracepoint_attr(vm->tp_wakeup, attr);
+		case VSRC_TP_PAGE_FAULT:
+			return tracepoint_attr(vm->tp_page_fault, attr);
+		case VSRC_POLL:
+			*poll = virtual_events[i].config;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static bool is_hw(const struct perf_event_attr *attr)
+{
+	return attr->type == PERF_TYPE_HARDWARE || attr->type == PERF_TYPE_RAW;
+}
+
+/*
+ * Whether the host can count @ev: translated, and for hardware events
+ * accepted by the host PMU (probed on the calling thread, never counted).
+ * Returns 1 for an event the admin aliased (emulated).
+ */
+static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
+{
+	struct kvmpfm_vm *vm = to_vm(be);
+	struct perf_event_attr attr;
+	struct perf_event *probe;
+	int poll, ret;
+
+	ret = translate(vm, ev, &attr, &poll);
+	if (ret)
+		return ret;
+	if (poll || !is_hw(&attr))
+		goto out;
+	attr.disabled = 1;
+	probe = perf_event_create_kernel_counter(&attr, -1, current, NULL, NULL);
+	if (IS_ERR(probe))
+		return -ENOENT;
+	perf_event_release_kernel(probe);
+out:
+	return ev->kind != PFM_EVK_VIRTUAL && alias_find(vm, ev) ? 1 : 0;
+}
+
+static u64 poll_read(struct kvmpfm_counter *kc)
+{
+	struct kvmpfm_vcpu *vcpu = kc->vcpu;
+
+	switch (kc->poll) {
+	case KVMPFM_POLL_PREEMPT:
+		return vcpu->kvm_vcpu->stat.preemption_reported +
+		       vcpu->kvm_vcpu->stat.preemption_other;
+	case KVMPFM_POLL_STEAL:
+		return vcpu->task->sched_info.run_delay;
+	}
+	return 0;
+}
+
+/* perf's 64-bit count (or the polled value) and its times */
+static u64 raw_read(struct kvmpfm_counter *kc, u64 *enabled, u64 *running)
+{
+	u64 en = 0, run = 0, raw;
+
+	if (kc->event) {
+		raw = perf_event_read_value(kc->event, &en, &run);
+	} else {
+		raw = kc->poll_acc;
+		if (kc->poll_enabled)
+			raw += poll_read(kc) - kc->poll_start;
+	}
+	if (enabled)
+		*enabled = en;
+	if (running)
+		*running = run;
+	return raw;
+}
+
+static void period_arm(struct kvmpfm_counter *kc, u64 raw)
+{
+	u64 period = kc->next_wrap - raw;
+
+	if (!kc->event)
+		return;
+	if (is_hw(&kc->event->attr) && period > MAX_HW_PERIOD)
+		period = MAX_HW_PERIOD;
+	perf_event_period(kc->event, period ? period : 1);
+}
+
+static void kvmpfm_overflow(struct perf_event *event,
+			    struct perf_sample_data *data, struct pt_regs *regs)
+{
+	struct kvmpfm_counter *kc = event->overflow_handler_context;
+	struct kvmpfm_vcpu *vcpu = kc->vcpu;
+
+	/* the guest's IP: KVM caches RIP on every exit (SVM) */
+	WRITE_ONCE(vcpu->pending_ip, vcpu->kvm_vcpu->arch.regs[VCPU_REGS_RIP]);
+	set_bit(kc->c->ev.pmd, vcpu->pending_pmds);
+	irq_work_queue(&vcpu->irq_work);
+}
+
+static int kvmpfm_counter_open(void *be, struct pfm_counter *c)
+{
+	struct kvmpfm_vm *vm = to_vm(be);
+	struct kvmpfm_vcpu *vcpu = &vm->vcpus[c->vcpu];
+	struct perf_event_attr attr;
+	struct kvmpfm_counter *kc;
+	int ret;
+
+	if (!vcpu->task)
+		return -ENODEV;
+	kc = kvmpfm_zalloc(sizeof(*kc));
+	if (!kc)
+		return -ENOMEM;
+	kc->vcpu = vcpu;
+	kc->c = c;
+	ret = translate(vm, &c->ev, &attr, &kc->poll);
+	if (ret)
+		goto fail;
+	if (!kc->poll) {
+		attr.disabled = 1;
+		attr.sample_period = is_hw(&attr) ? MAX_HW_PERIOD : WRAP;
+		kc->event = perf_event_create_kernel_counter(&attr, -1,
+					vcpu->task, kvmpfm_overflow, kc);
+		if (IS_ERR(kc->event)) {
+			ret = PTR_ERR(kc->event);
+			goto fail;
+		}
+		kvmpfm_account(&kvmpfm_nr_events, 1);
+	}
+	kc->next_wrap = kc->base + WRAP;
+	c->priv = kc;
+	vcpu->ctr_by_pmd[c->ev.pmd] = kc;
+	return 0;
+fail:
+	kvmpfm_free(kc);
+	return ret;
+}
+
+static void kvmpfm_counter_close(void *be, struct pfm_counter *c)
+{
+	struct kvmpfm_counter *kc = c->priv;
+
+	if (kc->event) {
+		perf_event_release_kernel(kc->event);
+		kvmpfm_account(&kvmpfm_nr_events, -1);
+	}
+	/* an overflow of this counter still pending finds no counter */
+	kc->vcpu->ctr_by_pmd[c->ev.pmd] = NULL;
+	clear_bit(c->ev.pmd, kc->vcpu->pending_pmds);
+	kvmpfm_free(kc);
+	c->priv = NULL;
+}
+
+static void kvmpfm_counter_write(void *be, struct pfm_counter *c, u64 value)
+{
+	struct kvmpfm_counter *kc = c->priv;
+	u64 raw = raw_read(kc, NULL, NULL);
+
+	kc->written = value & WMASK;
+	kc->base = raw;
+	kc->next_wrap = raw + (WRAP - kc->written);
+	period_arm(kc, raw);
+}
+
+/*
+ * When the host ran the event only part of the time it was enabled (perf
+ * multiplexing, other users' pinned events), the count is scaled up by
+ * enabled/running, and the times go to the engine (getinfo shows them).
+ */
+static u64 kvmpfm_counter_read(void *be, struct pfm_counter *c,
+			       struct pfm_counter_time *t)
+{
+	struct kvmpfm_counter *kc = c->priv;
+	u64 enabled, running, raw, delta;
+
+	raw = raw_read(kc, &enabled, &running);
+	if (raw >= kc->next_wrap)
+		return WMASK;	/* the wrap is being delivered */
+	delta = raw - kc->base;
+	if (running && running < enabled)
+		delta = mul_u64_u64_div_u64(delta, enabled, running);
+	if (t) {
+		t->enabled_ns = enabled;
+		t->running_ns = running;
+	}
+	return min(kc->written + delta, WMASK);
+}
+
+static void kvmpfm_counter_enable(void *be, struct pfm_counter *c)
+{
+	struct kvmpfm_counter *kc = c->priv;
+
+	if (kc->event) {
+		perf_event_enable(kc->event);
+	} else if (!kc->poll_enabled) {
+		kc->poll_start = poll_read(kc);
+		kc->poll_enabled = true;
+	}
+}
+
+static void kvmpfm_counter_disable(void *be, struct pfm_counter *c)
+{
+	struct kvmpfm_counter *kc = c->priv;
+
+	if (kc->event) {
+		perf_event_disable(kc->event);
+	} else if (kc->poll_enabled) {
+		kc->poll_acc += poll_read(kc) - kc->poll_start;
+		kc->poll_enabled = false;
+	}
+}
+
+static void kvmpfm_notify(void *be, u32 ctx_id)
+{
+	struct kvmpfm_vm *vm = to_vm(be);
+	struct kvmpfm_vcpu *vcpu = &vm->vcpus[vm->notify_vcpu];
+
+	if (vcpu->eventfd) {
+		eventfd_signal(vcpu->eventfd, 1);
+		vm->notifications++;
+	}
+}
+
+static void *kvmpfm_engine_zalloc(void *be, size_t size)
+{
+	return kvmpfm_zalloc(size);
+}
+
+static void kvmpfm_engine_free(void *be, void *p)
+{
+	kvmpfm_free(p);
+}
+
+const struct pfm_backend_ops kvmpfm_backend_ops = {
+	.event_check = kvmpfm_event_check,
+	.counter_open = kvmpfm_counter_open,
+	.counter_close = kvmpfm_counter_close,
+	.counter_write = kvmpfm_counter_write,
+	.counter_read = kvmpfm_counter_read,
+	.counter_enable = kvmpfm_counter_enable,
+	.counter_disable = kvmpfm_counter_disable,
+	.now_ns = kvmpfm_now_ns,
+	.timer_arm = kvmpfm_timer_arm,
+	.timer_cancel = kvmpfm_timer_cancel,
+	.guest_check = kvmpfm_guest_pin,
+	.guest_release = kvmpfm_guest_unpin,
+	.guest_write = kvmpfm_guest_write,
+	.notify = kvmpfm_notify,
+	.zalloc = kvmpfm_engine_zalloc,
+	.free = kvmpfm_engine_free,
+};
+
+/* which pending PMDs really wrapped; re-arm the others' early periods */
+static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps)
+{
+	struct kvmpfm_counter *kc;
+	unsigned int pmd;
+	u64 raw;
+
+	memset(wraps, 0, PFM_PMD_BV * sizeof(u64));
+	for_each_set_bit(pmd, vcpu->pending_pmds, PFM_MAX_PMDS) {
+		clear_bit(pmd, vcpu->pending_pmds);
+		kc = vcpu->ctr_by_pmd[pmd];
+		if (!kc)
+			continue;
+		raw = raw_read(kc, NULL, NULL);
+		if (raw >= kc->next_wrap) {
+			kc->next_wrap += WRAP;
+			wraps[pmd / 64] |= BIT_ULL(pmd % 64);
+		}
+		period_arm(kc, raw);
+	}
+	return memchr_inv(wraps, 0, PFM_PMD_BV * sizeof(u64));
+}
+
+void kvmpfm_vcpu_work(struct work_struct *work)
+{
+	struct kvmpfm_vcpu *vcpu = container_of(work, struct kvmpfm_vcpu, work);
+	struct kvmpfm_vm *vm = vcpu->vm;
+	struct pfm_where where = { 0 };
+	u64 wraps[PFM_PMD_BV];
+
+	mutex_lock(&vm->lock);
+	if (vm->dying || !vm->engine)
+		goto out;
+	vm->notify_vcpu = vcpu->index;
+	if (collect_wraps(vcpu, wraps)) {
+		where.ip = READ_ONCE(vcpu->pending_ip);
+		pfm_engine_overflow(vm->engine, vcpu->index, wraps, &where);
+	}
+	if (atomic_xchg(&vcpu->pending_timer, 0))
+		pfm_engine_timer(vm->engine, vcpu->index);
+out:
+	mutex_unlock(&vm->lock);
+}
+
+/* from NMI or IRQ context: get to process context, where the engine runs */
+void kvmpfm_vcpu_irq_work(struct irq_work *work)
+{
+	struct kvmpfm_vcpu *vcpu = container_of(work, struct kvmpfm_vcpu,
+						irq_work);
+
+	queue_work(system_unbound_wq, &vcpu->work);
+}

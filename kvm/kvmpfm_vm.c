@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VM and vCPU binding, DOORBELL, and teardown.
+ *
+ * Everything a binding ioctl receives comes from host userspace (QEMU),
+ * everything in a command block from the guest: both are checked here or
+ * in the engine before use, and neither can make the module allocate
+ * without bound (vCPUs <= KVM_MAX_VCPUS, event map <= 64 entries, the
+ * engine's own limits).
+ */
+#include <linux/file.h>
+#include <linux/uaccess.h>
+#include <linux/sched/task.h>
+#include "kvmpfm.h"
+
+static struct kvmpfm_vcpu *vcpu_get(struct kvmpfm_vm *vm, unsigned long index)
+{
+	return index < vm->nr_vcpus ? &vm->vcpus[index] : NULL;
+}
+
+static int engine_cfg(const struct kvmpfm_bind_vm *b, struct pfm_engine_cfg *cfg)
+{
+	u32 pers = b->personality;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (pers == KVMPFM_PERS_AUTO)
+		pers = boot_cpu_data.x86_vendor == X86_VENDOR_INTEL ?
+		       KVMPFM_PERS_INTEL_ARCH : KVMPFM_PERS_AMD64;
+	switch (pers) {
+	case KVMPFM_PERS_AMD64:
+		cfg->personality = PFM_PERS_AMD64_FAM10H;
+		break;
+	case KVMPFM_PERS_AMD64_K8:
+		cfg->personality = PFM_PERS_AMD64_K8;
+		break;
+	case KVMPFM_PERS_INTEL_ARCH:
+		cfg->personality = PFM_PERS_INTEL_ARCH;
+		cfg->gp_counters = b->counters ? b->counters : 4;
+		cfg->fixed_counters = 3;
+		cfg->arch_version = 2;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (b->counters > 16 || (b->counters && pers != KVMPFM_PERS_INTEL_ARCH))
+		return -EINVAL;
+	cfg->counter_width = KVMPFM_COUNTER_WIDTH;
+	cfg->nr_vcpus = b->nr_vcpus;
+	cfg->timer_granularity_ns = KVMPFM_TIMER_GRANULARITY_NS;
+	cfg->limits.max_contexts = b->max_contexts;
+	cfg->limits.max_sets = b->max_sets;
+	cfg->limits.max_vector = b->max_vector;
+	cfg->limits.max_smpl_buf = b->max_smpl_buf;
+	return 0;
+}
+
+/* the struct kvm behind a VM fd of the calling process, referenced */
+static struct kvm *kvm_from_fd(int fd)
+{
+	struct kvm *kvm = ERR_PTR(-EBADF);
+	struct fd f = fdget(fd);
+
+	if (!f.file)
+		return kvm;
+	kvm = ERR_PTR(-EINVAL);
+	if (file_is_kvm(f.file)) {
+		kvm = f.file->private_data;
+		if (kvm->mm == current->mm)
+			kvm_get_kvm(kvm);
+		else
+			kvm = ERR_PTR(-EPERM);
+	}
+	fdput(f);
+	return kvm;
+}
+
+static void vcpu_init(struct kvmpfm_vm *vm, u32 index)
+{
+	struct kvmpfm_vcpu *vcpu = &vm->vcpus[index];
+
+	vcpu->vm = vm;
+	vcpu->index = index;
+	init_irq_work(&vcpu->irq_work, kvmpfm_vcpu_irq_work);
+	INIT_WORK(&vcpu->work, kvmpfm_vcpu_work);
+	hrtimer_init(&vcpu->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	vcpu->timer.function = kvmpfm_timer_fn;
+}
+
+static void vcpu_destroy(struct kvmpfm_vcpu *vcpu)
+{
+	hrtimer_cancel(&vcpu->timer);
+	irq_work_sync(&vcpu->irq_work);
+	cancel_work_sync(&vcpu->work);
+	if (vcpu->eventfd)
+		eventfd_ctx_put(vcpu->eventfd);
+	if (vcpu->task)
+		put_task_struct(vcpu->task);
+	kvmpfm_free(vcpu->cmd_buf);
+}
+
+void kvmpfm_vm_release(struct kvmpfm_vm *vm)
+{
+	u32 i;
+
+	mutex_lock(&vm->lock);
+	vm->dying = true;
+	pfm_engine_destroy(vm->engine);
+	vm->engine = NULL;
+	mutex_unlock(&vm->lock);
+
+	for (i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
+		vcpu_destroy(&vm->vcpus[i]);
+	kvmpfm_guest_unpin_all(vm);
+	xa_destroy(&vm->pinned);
+	kvmpfm_tracepoints_put(vm);
+	if (vm->kvm)
+		kvm_put_kvm(vm->kvm);
+	kvmpfm_free(vm->aliases);
+	kvmpfm_free(vm->vcpus);
+	kvmpfm_free(vm);
+	kvmpfm_account(&kvmpfm_nr_vms, -1);
+}
+
+struct kvmpfm_vm *kvmpfm_vm_bind(void __user *argp)
+{
+	struct pfm_engine_cfg cfg;
+	struct kvmpfm_bind_vm b;
+	struct kvmpfm_vm *vm;
+	struct kvm *kvm;
+	int ret;
+	u32 i;
+
+	if (copy_from_user(&b, argp, sizeof(b)))
+		return ERR_PTR(-EFAULT);
+	if (b.reserved1 || memchr_inv(b.reserved, 0, sizeof(b.reserved)) ||
+	    !b.nr_vcpus || b.nr_vcpus > KVM_MAX_VCPUS)
+		return ERR_PTR(-EINVAL);
+	ret = engine_cfg(&b, &cfg);
+	if (ret)
+		return ERR_PTR(ret);
+	kvm = kvm_from_fd(b.vm_fd);
+	if (IS_ERR(kvm))
+		return ERR_CAST(kvm);
+
+	vm = kvmpfm_zalloc(sizeof(*vm));
+	if (!vm) {
+		kvm_put_kvm(kvm);
+		return ERR_PTR(-ENOMEM);
+	}
+	kvmpfm_account(&kvmpfm_nr_vms, 1);
+	mutex_init(&vm->lock);
+	xa_init(&vm->pinned);
+	vm->kvm = kvm;
+	vm->nr_vcpus = b.nr_vcpus;
+	ret = -ENOMEM;
+	vm->vcpus = kvmpfm_zalloc(b.nr_vcpus * sizeof(*vm->vcpus));
+	if (!vm->vcpus)
+		goto fail;
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vcpu_init(vm, i);
+	kvmpfm_tracepoints_get(vm);
+	ret = pfm_engine_create(&cfg, &kvmpfm_backend_ops, vm, &vm->engine);
+	if (ret)
+		goto fail;
+	return vm;
+fail:
+	kvmpfm_vm_release(vm);
+	return ERR_PTR(ret);
+}
+
+static bool map_entry_valid(const struct kvmpfm_event_map_entry *m)
+{
+	return m->guest_kind <= KVMPFM_EVK_FIXED &&
+	       !(m->flags & ~KVMPFM_MAP_EMULATED) && !m->reserved &&
+	       (m->host_type == PERF_TYPE_HARDWARE ||
+		m->host_type == PERF_TYPE_SOFTWARE ||
+		m->host_type == PERF_TYPE_RAW ||
+		m->host_type == PERF_TYPE_HW_CACHE);
+}
+
+static int set_event_map(struct kvmpfm_vm *vm, void __user *argp)
+{
+	struct kvmpfm_event_map_entry *entries;
+	struct pfm_engine_stats st;
+	struct kvmpfm_event_map map;
+	u32 i;
+
+	if (copy_from_user(&map, argp, sizeof(map)))
+		return -EFAULT;
+	if (map.nr > KVMPFM_MAX_EVENT_MAP || map.reserved)
+		return -EINVAL;
+	entries = kvmpfm_zalloc(map.nr * sizeof(*entries) + 1);
+	if (!entries)
+		return -ENOMEM;
+	if (copy_from_user(entries, argp + sizeof(map),
+			   map.nr * sizeof(*entries))) {
+		kvmpfm_free(entries);
+		return -EFAULT;
+	}
+	for (i = 0; i < map.nr; i++) {
+		if (!map_entry_valid(&entries[i])) {
+			kvmpfm_free(entries);
+			return -EINVAL;
+		}
+	}
+	/* contexts already programmed would mix old and new meanings */
+	pfm_engine_stats(vm->engine, &st);
+	if (st.contexts) {
+		kvmpfm_free(entries);
+		return -EBUSY;
+	}
+	kvmpfm_free(vm->aliases);
+	vm->aliases = entries;
+	vm->nr_aliases = map.nr;
+	return 0;
+}
+
+/* from the vCPU's own thread: its perf events will be bound to it */
+static int bind_vcpu(struct kvmpfm_vm *vm, unsigned long index)
+{
+	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, index);
+	struct kvm_vcpu *kvm_vcpu;
+
+	if (!vcpu || current->mm != vm->kvm->mm)
+		return -EINVAL;
+	if (vcpu->task)
+		return vcpu->task == current ? 0 : -EBUSY;
+	kvm_vcpu = kvm_get_vcpu(vm->kvm, index);
+	if (!kvm_vcpu)
+		return -ENOENT;
+	vcpu->cmd_buf = kvmpfm_zalloc(PVPFM_CMD_BLOCK_SIZE);
+	if (!vcpu->cmd_buf)
+		return -ENOMEM;
+	vcpu->kvm_vcpu = kvm_vcpu;
+	get_task_struct(current);
+	vcpu->task = current;
+	return 0;
+}
+
+static int set_cmd_block(struct kvmpfm_vm *vm, void __user *argp)
+{
+	struct kvmpfm_cmd_block cb;
+	struct kvmpfm_vcpu *vcpu;
+	bool visible = true;
+	int idx;
+	u64 off;
+
+	if (copy_from_user(&cb, argp, sizeof(cb)))
+		return -EFAULT;
+	vcpu = vcpu_get(vm, cb.vcpu);
+	if (!vcpu || !vcpu->task || cb.reserved || offset_in_page(cb.gpa))
+		return -EINVAL;
+	idx = srcu_read_lock(&vm->kvm->srcu);
+	for (off = 0; off < PVPFM_CMD_BLOCK_SIZE; off += PAGE_SIZE)
+		visible &= kvm_is_visible_gfn(vm->kvm, gpa_to_gfn(cb.gpa + off));
+	srcu_read_unlock(&vm->kvm->srcu, idx);
+	if (!visible)
+		return -EFAULT;
+	vcpu->cmd_gpa = cb.gpa;
+	vcpu->has_cmd_block = true;
+	return 0;
+}
+
+static int set_eventfd(struct kvmpfm_vm *vm, void __user *argp)
+{
+	struct eventfd_ctx *ctx = NULL;
+	struct kvmpfm_eventfd ef;
+	struct kvmpfm_vcpu *vcpu;
+
+	if (copy_from_user(&ef, argp, sizeof(ef)))
+		return -EFAULT;
+	vcpu = vcpu_get(vm, ef.vcpu);
+	if (!vcpu)
+		return -EINVAL;
+	if (ef.fd >= 0) {
+		ctx = eventfd_ctx_fdget(ef.fd);
+		if (IS_ERR(ctx))
+			return PTR_ERR(ctx);
+	}
+	if (vcpu->eventfd)
+		eventfd_ctx_put(vcpu->eventfd);
+	vcpu->eventfd = ctx;
+	return 0;
+}
+
+/*
+ * One guest call: copy the command block in once, run the engine on the
+ * copy, copy the results out. The exit completes when this returns.
+ */
+static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
+{
+	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, index);
+	struct pvpfm_cmd_hdr *hdr;
+	int idx, ret, len;
+	u32 arg_size;
+
+	if (!vcpu || vcpu->task != current)
+		return -EPERM;
+	if (!vcpu->has_cmd_block)
+		return -ENXIO;
+	hdr = vcpu->cmd_buf;
+	idx = srcu_read_lock(&vm->kvm->srcu);
+	ret = kvm_read_guest(vm->kvm, vcpu->cmd_gpa, hdr, sizeof(*hdr));
+	if (ret)
+		goto out;
+	/* an oversized arg_size is the engine's to refuse, from the header */
+	arg_size = min_t(u32, hdr->arg_size, PVPFM_CMD_ARGS_MAX);
+	ret = kvm_read_guest(vm->kvm, vcpu->cmd_gpa + sizeof(*hdr), hdr + 1,
+			     arg_size);
+	if (ret)
+		goto out;
+	vm->notify_vcpu = vcpu->index;
+	vm->doorbells++;
+	len = pfm_engine_exec(vm->engine, vcpu->index, hdr,
+			      sizeof(*hdr) + arg_size);
+	ret = len < 0 ? len :
+	      kvm_write_guest(vm->kvm, vcpu->cmd_gpa, hdr, len);
+out:
+	srcu_read_unlock(&vm->kvm->srcu, idx);
+	return ret ? -EFAULT : 0;
+}
+
+static int get_stats(struct kvmpfm_vm *vm, void __user *argp)
+{
+	struct kvmpfm_vm_stats out = { 0 };
+	struct pfm_engine_stats st;
+
+	pfm_engine_stats(vm->engine, &st);
+	out.contexts = st.contexts;
+	out.sets = st.sets;
+	out.loaded = st.loaded;
+	out.active_counters = st.active_counters;
+	out.commands = st.commands;
+	out.command_errors = st.command_errors;
+	out.overflows = st.overflows;
+	out.samples = st.samples;
+	out.samples_lost = st.samples_lost;
+	out.messages = st.messages;
+	out.messages_lost = st.messages_lost;
+	out.set_switches = st.set_switches;
+	out.doorbells = vm->doorbells;
+	out.notifications = vm->notifications;
+	return copy_to_user(argp, &out, sizeof(out)) ? -EFAULT : 0;
+}
+
+long kvmpfm_vm_ioctl(struct kvmpfm_vm *vm, unsigned int cmd, unsigned long arg)
+{
+	void __user *argp = (void __user *)arg;
+	long ret;
+
+	mutex_lock(&vm->lock);
+	switch (cmd) {
+	case KVMPFM_SET_EVENT_MAP:
+		ret = set_event_map(vm, argp);
+		break;
+	case KVMPFM_BIND_VCPU:
+		ret = bind_vcpu(vm, arg);
+		break;
+	case KVMPFM_SET_CMD_BLOCK:
+		ret = set_cmd_block(vm, argp);
+		break;
+	case KVMPFM_SET_EVENTFD:
+		ret = set_eventfd(vm, argp);
+		break;
+	case KVMPFM_DOORBELL:
+		ret = doorbell(vm, arg);
+		break;
+	case KVMPFM_GET_VM_STATS:
+		ret = get_stats(vm, argp);
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+	mutex_unlock(&vm->lock);
+	return ret;
+}

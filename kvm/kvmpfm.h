@@ -106,6 +106,7 @@ struct kvmpfm_counter {
 	u64 written;			/* counter value at the last write */
 	u64 base;			/* raw count at the last write */
 	u64 next_wrap;			/* raw count at which it wraps */
+	u64 wraps;			/* wraps delivered since the write */
 };
 
 #define KVMPFM_POLL_NONE	0

@@ -91,7 +91,7 @@ static long bind_vm(struct kvmpfm_file *f, void __user *argp)
 	vm = kvmpfm_vm_bind(argp);
 	if (IS_ERR(vm))
 		ret = PTR_ERR(vm);
-	else
+	else	/* publish a fully built VM to lock-free readers below */
 		smp_store_release(&f->vm, vm);
 out:
 	mutex_unlock(&f->bind_lock);
@@ -111,6 +111,7 @@ static long kvmpfm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KVMPFM_BIND_VM:
 		return bind_vm(f, (void __user *)arg);
 	}
+	/* pairs with bind_vm(): a non-NULL vm is fully built */
 	vm = smp_load_acquire(&f->vm);
 	if (!vm)
 		return -ENOTCONN;

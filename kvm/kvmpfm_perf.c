@@ -6,9 +6,10 @@
  * thread (or, for two hypervisor events KVM already counts, a polled
  * value). The engine sees a KVMPFM_COUNTER_WIDTH-bit counter:
  *
- *   value = written + (raw - base)   (mod 2^width)
+ *   value = written + (raw - base) - wraps * 2^width
  *
- * where raw is perf's 64-bit count and (written, base) the last write.
+ * where raw is perf's 64-bit count, (written, base) the last write and
+ * wraps the wraps delivered to the engine since.
  * The perf sample period is set so that perf interrupts when value wraps;
  * perf may interrupt earlier (hardware periods are clamped), so the
  * deferred work checks raw against next_wrap before reporting a wrap.
@@ -366,6 +367,7 @@ static void kvmpfm_counter_write(void *be, struct pfm_counter *c, u64 value)
 
 	kc->written = value & WMASK;
 	kc->base = raw;
+	kc->wraps = 0;
 	kc->next_wrap = raw + (WRAP - kc->written);
 	period_arm(kc, raw);
 }
@@ -379,19 +381,21 @@ static u64 kvmpfm_counter_read(void *be, struct pfm_counter *c,
 			       struct pfm_counter_time *t)
 {
 	struct kvmpfm_counter *kc = c->priv;
-	u64 enabled, running, raw, delta;
+	u64 enabled, running, raw, delta, value;
 
 	raw = raw_read(kc, &enabled, &running);
+	if (t) {
+		t->enabled_ns = enabled;
+		t->running_ns = running;
+	}
 	if (raw >= kc->next_wrap)
 		return WMASK;	/* the wrap is being delivered */
 	delta = raw - kc->base;
 	if (running && running < enabled)
 		delta = mul_u64_u64_div_u64(delta, enabled, running);
-	if (t) {
-		t->enabled_ns = enabled;
-		t->running_ns = running;
-	}
-	return min(kc->written + delta, WMASK);
+	value = kc->written + delta - kc->wraps * WRAP;
+	/* scaling must not run ahead of a wrap not yet delivered */
+	return min(value, WMASK);
 }
 
 static void kvmpfm_counter_enable(void *be, struct pfm_counter *c)
@@ -466,14 +470,16 @@ static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps)
 	u64 raw;
 
 	memset(wraps, 0, PFM_PMD_BV * sizeof(u64));
-	for_each_set_bit(pmd, vcpu->pending_pmds, PFM_MAX_PMDS) {
-		clear_bit(pmd, vcpu->pending_pmds);
+	for (pmd = 0; pmd < PFM_MAX_PMDS; pmd++) {
+		if (!test_and_clear_bit(pmd, vcpu->pending_pmds))
+			continue;
 		kc = vcpu->ctr_by_pmd[pmd];
 		if (!kc)
 			continue;
 		raw = raw_read(kc, NULL, NULL);
 		if (raw >= kc->next_wrap) {
 			kc->next_wrap += WRAP;
+			kc->wraps++;
 			wraps[pmd / 64] |= BIT_ULL(pmd % 64);
 		}
 		period_arm(kc, raw);

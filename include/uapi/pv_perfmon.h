@@ -14,7 +14,12 @@
  * Compatible additions use reserved fields (which must be zero today) and
  * new command numbers; the host answers an unknown command with -ENOSYS.
  *
- * The PCI and BAR0 part of this ABI is added with the QEMU device.
+ * The device: a PCI function with two BARs.
+ *   BAR0  registers (4 KiB MMIO, little endian), see PVPFM_REG_*.
+ *   BAR1  MSI-X table and PBA: vector i belongs to vCPU i and fires when
+ *         a notification is due for a context served on vCPU i (a message
+ *         was queued: the guest reads it with PVPFM_CMD_READ_MSG).
+ * Writes to CMD_BLOCK and DOORBELL act for the vCPU that makes them.
  */
 #ifndef _UAPI_PV_PERFMON_H
 #define _UAPI_PV_PERFMON_H
@@ -23,6 +28,35 @@
 #include "perfmon2.h"
 
 #define PVPFM_ABI_VERSION	1
+
+/*
+ * PCI ids: QEMU's vendor (Red Hat's donated range); 0x00f0 is this
+ * project's device id, unused by QEMU 7.2.
+ */
+#define PVPFM_PCI_VENDOR_ID	0x1b36
+#define PVPFM_PCI_DEVICE_ID	0x00f0
+#define PVPFM_PCI_REVISION	PVPFM_ABI_VERSION
+
+/* BAR0 registers */
+#define PVPFM_REG_VERSION	0x00	/* RO u32: PVPFM_ABI_VERSION */
+#define PVPFM_REG_FEATURES	0x04	/* RO u32: PVPFM_F_* */
+#define PVPFM_REG_NR_VCPUS	0x08	/* RO u32: vCPUs = MSI-X vectors */
+#define PVPFM_REG_PERSONALITY	0x0c	/* RO u32: PVPFM_PERS_* */
+#define PVPFM_REG_COUNTERS	0x10	/* RO u32: generic counters */
+#define PVPFM_REG_STATUS	0x14	/* RO u32: last CMD_BLOCK: 0 or errno */
+#define PVPFM_REG_CMD_BLOCK	0x18	/* WO u64: this vCPU's block gpa */
+#define PVPFM_REG_DOORBELL	0x20	/* WO u32: run this vCPU's block */
+#define PVPFM_BAR0_SIZE		0x1000
+
+/* features */
+#define PVPFM_F_SAMPLING	0x1	/* default sampling format */
+#define PVPFM_F_VIRTUAL_PMDS	0x2	/* hypervisor events 256.. */
+#define PVPFM_F_EVENT_MAP	0x4	/* the host aliases some events */
+
+/* personalities, as PVPFM_REG_PERSONALITY reads */
+#define PVPFM_PERS_AMD64	1	/* family 10h reserved masks */
+#define PVPFM_PERS_AMD64_K8	2
+#define PVPFM_PERS_INTEL_ARCH	3
 
 /* one command block per vCPU: 4 pages, physically contiguous */
 #define PVPFM_CMD_BLOCK_SIZE	16384

@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install Debian packages, idempotently: scripts/deps.sh PKG...
+# (the list lives in the top-level Makefile, variable DEPS_PKGS).
+#
+# Packages already installed are not touched and apt is not even asked;
+# `apt-get update` runs only when something must be installed. Needs root
+# (or sudo) only in that case. Debian bookworm.
+set -euo pipefail
+
+[ "$#" -gt 0 ] || { echo "usage: $0 PKG..." >&2; exit 2; }
+
+missing=()
+for p in "$@"; do
+	# dpkg-query prints "install ok installed" only for fully installed
+	# (configured) packages; "unpacked" or "half-configured" is missing.
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "install ok installed" ] || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "deps: all $# packages installed"
+	exit 0
+fi
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null ||
+		{ echo "deps: must run as root to install: ${missing[*]}" >&2; exit 1; }
+	SUDO=sudo
+fi
+
+echo "deps: installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Wait for a dpkg lock held by another apt run (e.g. another engineer's or
+# tests/rig/deps.sh) instead of failing at once.
+APT_OPTS=(-q -o DPkg::Lock::Timeout=900)
+$SUDO apt-get "${APT_OPTS[@]}" update
+# --no-install-recommends: linux-source alone would recommend a whole kernel
+# build environment; everything we need is named in DEPS_PKGS.
+$SUDO apt-get "${APT_OPTS[@]}" install -y --no-install-recommends "${missing[@]}" \
+	</dev/null
+
+for p in "${missing[@]}"; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "install ok installed" ] ||
+		{ echo "deps: $p is not installed after apt-get ($st)" >&2; exit 1; }
+done
+echo "deps: done"

@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# One stage of `make test`, timed and logged.
+#
+#   scripts/stage.sh NAME CMD...   run CMD, output to the terminal and to
+#                                  build/logs/NAME.log; record its time
+#   scripts/stage.sh --reset       forget the recorded times
+#   scripts/stage.sh --summary     print the recorded times
+#
+# A stage fails when CMD fails, and also when CMD's output has a compiler
+# warning about project code ("FILE:LINE[:COL]: warning:" with FILE not under
+# /usr), or a modpost WARNING: warnings are errors in this project even where
+# a sub-Makefile forgot -Werror.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+LOGS=$TOP/build/logs
+TIMES=$LOGS/times.tsv
+mkdir -p "$LOGS"
+
+case "${1:-}" in
+--reset)
+	rm -f "$TIMES"
+	exit 0
+	;;
+--summary)
+	echo "== stage times"
+	total=0
+	while IFS=$'\t' read -r name secs status; do
+		printf '   %-12s %6ss  %s\n' "$name" "$secs" "$status"
+		total=$((total + secs))
+	done < "$TIMES"
+	printf '   %-12s %6ss\n' total "$total"
+	exit 0
+	;;
+"")
+	echo "usage: $0 NAME CMD... | --reset | --summary" >&2
+	exit 2
+	;;
+esac
+
+name=$1
+shift
+log=$LOGS/$name.log
+echo "== stage $name: $*"
+start=$(date +%s)
+"$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+secs=$(($(date +%s) - start))
+
+warn_re='^([^/ :][^ :]*|/[^u][^ :]*|/u[^s][^ :]*)\.(c|h|S|cc|cpp):[0-9]+(:[0-9]+)?: warning:|^WARNING: modpost:'
+if [ "$rc" -eq 0 ] && grep -Eq "$warn_re" "$log"; then
+	echo "== stage $name: warnings in project code (warnings are errors):"
+	grep -E "$warn_re" "$log"
+	rc=1
+fi
+
+status=ok
+[ "$rc" -eq 0 ] || status="FAILED (exit $rc)"
+printf '%s\t%s\t%s\n' "$name" "$secs" "$status" >> "$TIMES"
+echo "== stage $name: $status in ${secs}s"
+exit "$rc"

@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kvm-perfmon: perfmon2 for KVM guests. Top-level build; see README.md.
+#
+#   make deps    install the Debian packages the project needs (root)
+#   make         build everything that exists
+#   make test    deps, then build and run every test; fails on any failure
+#                or compiler warning in project code (this is what CI runs)
+#   make clean
+
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+include $(TOP)/scripts/flags.mk
+export TOP
+
+# ---------------------------------------------------------------------------
+# Debian bookworm packages, one list. `make deps` installs what is missing.
+#
+# C toolchain (gcc, make, libc6-dev; linux-libc-dev gives <linux/types.h>
+# to the userspace engine build)
+DEPS_PKGS := build-essential
+# unit tests
+DEPS_PKGS += libcmocka-dev
+# fuzzing: clang, and compiler-rt: libFuzzer, ASan and UBSan runtimes
+# (libclang_rt.fuzzer-x86_64.a is in libclang-rt-14-dev)
+DEPS_PKGS += clang-14 libclang-rt-14-dev
+# kernel module: Debian's headers (the running kernel may have none; the
+# meta-package follows Debian's current kernel) and the tools Kbuild may call
+DEPS_PKGS += linux-headers-amd64 kmod bc flex bison libelf-dev
+# checkpatch: bookworm has no checkpatch package; the kernel source tarball
+# (package linux-source) carries scripts/checkpatch.pl, which needs perl
+DEPS_PKGS += linux-source xz-utils perl
+
+# ---------------------------------------------------------------------------
+B := $(TOP)/build
+STAGE := $(TOP)/scripts/stage.sh
+SUBMAKE := $(MAKE) --no-print-directory
+
+UNIT_DIR := $(TOP)/tests/unit
+FUZZ_DIR := $(TOP)/tests/fuzz
+have = $(wildcard $(1)/Makefile)
+missing = { echo "make: $(1)/Makefile is missing: $(2) cannot run yet" >&2; exit 1; }
+
+ENGINE_OBJS := $(patsubst $(TOP)/kvm/engine/%.c,$(B)/engine/%.o,$(ENGINE_SRCS))
+ENGINE_LIB := $(B)/engine/libpfm_engine.a
+
+.PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
+	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
+	run clean
+
+# Everything that exists: the engine as userspace C, the unit and fuzz
+# programs (once their directories have a Makefile), the kernel module.
+all: engine $(if $(call have,$(UNIT_DIR)),unit) $(if $(call have,$(FUZZ_DIR)),fuzz) kmod
+
+deps:
+	@$(TOP)/scripts/deps.sh $(DEPS_PKGS)
+
+# The engine compiled as userspace C: a build check (the unit tests and
+# fuzzers compile it their own way) and a library for later userspace users.
+engine: $(ENGINE_LIB)
+
+$(ENGINE_LIB): $(ENGINE_OBJS)
+	@test -n "$^" || { echo "make: no kvm/engine/*.c" >&2; exit 1; }
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/engine/%.o: $(TOP)/kvm/engine/%.c $(ENGINE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_PROJECT) $(CFLAGS_PROJECT) -c -o $@ $<
+
+# The kernel module, kvm/kvm-perfmon.ko, against the newest installed Debian
+# headers (scripts/kver.sh); KDIR=... picks another tree.
+kmod:
+	$(SUBMAKE) -C $(TOP)/kvm
+
+unit:
+	@$(if $(call have,$(UNIT_DIR)),,$(call missing,tests/unit,unit tests))
+	$(SUBMAKE) -C $(UNIT_DIR) all
+
+unit-run:
+	@$(if $(call have,$(UNIT_DIR)),,$(call missing,tests/unit,unit tests))
+	$(SUBMAKE) -C $(UNIT_DIR) run
+
+fuzz:
+	@$(if $(call have,$(FUZZ_DIR)),,$(call missing,tests/fuzz,fuzzing))
+	$(SUBMAKE) -C $(FUZZ_DIR) all
+
+fuzz-run:
+	@$(if $(call have,$(FUZZ_DIR)),,$(call missing,tests/fuzz,fuzzing))
+	$(SUBMAKE) -C $(FUZZ_DIR) run
+
+checkpatch:
+	@$(TOP)/scripts/checkpatch.sh
+
+# ---------------------------------------------------------------------------
+# make test: the stages in order, each timed and logged to build/logs/ by
+# scripts/stage.sh, which also fails a stage on a compiler warning in
+# project code. Stops at the first failing stage; prints the times.
+TEST_STAGES := deps build unit kbuild checkpatch fuzz
+
+test:
+	@$(STAGE) --reset; \
+	for s in $(TEST_STAGES); do \
+		$(STAGE) $$s $(SUBMAKE) -C $(TOP) test-$$s || \
+			{ $(STAGE) --summary; echo "make test: FAILED at stage $$s"; exit 1; }; \
+	done; \
+	$(STAGE) --summary; echo "make test: all stages passed"
+
+test-deps: deps
+test-build: engine unit fuzz
+test-unit: unit-run
+test-kbuild: kmod
+test-checkpatch: checkpatch
+test-fuzz: fuzz-run
+
+run:
+	@echo "make run: arrives with the guest side (guest/, qemu-patches/)" >&2; exit 1
+
+clean:
+	-$(SUBMAKE) -C $(TOP)/kvm clean
+	$(if $(call have,$(UNIT_DIR)),-$(SUBMAKE) -C $(UNIT_DIR) clean)
+	$(if $(call have,$(FUZZ_DIR)),-$(SUBMAKE) -C $(FUZZ_DIR) clean)
+	rm -rf $(B)

@@ -1,0 +1,103 @@
+#!/bin/sh
+# shellcheck shell=sh
+# /init of the rig's initramfs (busybox ash), for L1 and L2 alike.
+# Installed by mkinitramfs.sh; reads its settings from the kernel command line:
+#   rig.level=N      1 (default): load kvm, kvm-amd nested=1, require /dev/kvm
+#                    2: a guest of L1; no kvm
+#   rig.timeout=S    time limit for /payload/run in seconds (default 600)
+# Everything goes to /dev/console (ttyS0), so L0 (or L1, for an L2) sees it
+# all. The markers below are parsed by boot-l1.sh: keep them in sync.
+# No `set -e`: whatever fails, we still want the log dump and the poweroff.
+set -u
+
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+# The dynamic loader's default search path covers /lib/x86_64-linux-gnu, where
+# mkinitramfs.sh puts the payload's shared libraries.
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+# Reopen stdio on the console: the initial one may be missing if the
+# archive's /dev/console node could not be created (non-root build).
+exec </dev/console >/dev/console 2>&1
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+# debugfs/tracefs: for kvm tracepoints and kmemleak, when the kernel has them.
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+if [ -d /sys/kernel/tracing ]; then
+	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+fi
+
+level=1
+ptimeout=600
+read -r cmdline </proc/cmdline
+# Unquoted: split the command line into its words.
+for arg in $cmdline; do
+	case "$arg" in
+	rig.level=*) level=${arg#rig.level=} ;;
+	rig.timeout=*) ptimeout=${arg#rig.timeout=} ;;
+	esac
+done
+L="L$level"
+read -r up _ </proc/uptime
+echo "===$L-INIT uptime=$up==="
+
+# Modules listed by mkinitramfs.sh, in dependency order, with parameters:
+# "path [param=value ...]" per line.
+if [ -f /etc/rig-modules ]; then
+	while read -r ko params; do
+		[ -n "$ko" ] || continue
+		# $params unquoted on purpose: one word per module parameter.
+		# shellcheck disable=SC2086
+		if insmod "$ko" $params; then
+			echo "$L: insmod ${ko##*/}${params:+ $params}: ok"
+		else
+			echo "$L: insmod ${ko##*/}${params:+ $params}: FAILED"
+		fi
+	done </etc/rig-modules
+fi
+
+kvm_ok=1
+if [ "$level" = 1 ]; then
+	if [ -c /dev/kvm ]; then
+		echo "===$L-KVM ok==="
+	else
+		kvm_ok=0
+		echo "===$L-KVM missing==="
+	fi
+fi
+
+rc=0
+if [ "$kvm_ok" = 0 ]; then
+	echo "$L: /dev/kvm missing: /payload/run not started"
+	rc=255
+elif [ -x /payload/run ]; then
+	echo "===$L-PAYLOAD-BEGIN timeout=${ptimeout}s==="
+	# busybox timeout sends SIGTERM at the limit (rc 143) and has no -k: the
+	# outer one SIGKILLs (rc 137) a run that ignores SIGTERM, 5 s later.
+	(cd /payload &&
+		timeout -s KILL $((ptimeout + 5)) timeout "$ptimeout" ./run </dev/null)
+	rc=$?
+	echo "===$L-PAYLOAD-END==="
+	case "$rc" in
+	143 | 137) echo "$L: /payload/run killed at its time limit, ${ptimeout}s (rc=$rc)" ;;
+	esac
+else
+	echo "$L: no /payload/run: nothing to run"
+fi
+
+# kmemleak (only if the kernel has it: Debian's does not) reports leaks in
+# its debugfs file, not in dmesg: scan, then append the report to the dump.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+fi
+echo "===$L-DMESG-BEGIN==="
+dmesg
+[ -r /sys/kernel/debug/kmemleak ] && cat /sys/kernel/debug/kmemleak
+echo "===$L-DMESG-END==="
+echo "===$L-RESULT rc=$rc==="
+sync
+poweroff -f

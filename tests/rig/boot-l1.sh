@@ -1,0 +1,215 @@
+#!/bin/bash
+# Boot the rig's L1 (Debian kernel + kvm-amd nested=1) under QEMU/TCG on this
+# machine (L0), run PAYLOAD_DIR/run in it, and judge the run.
+#
+#   boot-l1.sh [--timeout S] PAYLOAD_DIR LOGDIR
+#
+# LOGDIR gets console.log (the whole serial output), payload.log (what
+# /payload/run printed), dmesg.log (L1's kernel log at the end) and result.
+# Exits 0 only if L1 booted and powered off in time, /dev/kvm was there, the
+# payload's exit code was 0 and L1's kernel log has none of BAD_PATTERNS.
+# Needs the packages of deps.sh (it does not install them).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# Kernel log lines that fail a run, whatever caused them (our module, KVM,
+# anything else): extended regexps, one per line, matched case-sensitively.
+BAD_PATTERNS=(
+	'WARNING:'                  # WARN_ON()/WARN(): "WARNING: CPU: 0 PID: 1 at ..."
+	'BUG:'                      # "BUG: kernel NULL pointer dereference", sleeping in atomic, soft lockup...
+	'kernel BUG'                # BUG_ON(): "kernel BUG at file.c:123!"
+	'Oops'                      # "Oops: 0000 [#1] SMP": any oops
+	'general protection fault'  # GP fault in the kernel
+	'unreferenced object'       # kmemleak report (only if the kernel has kmemleak: Debian's has not)
+	'[Cc]all [Tt]race'          # any stack dump: lockdep, hung task, dump_stack(), ...
+	'Kernel panic'              # panic (then the dump is missing too)
+	'UBSAN:'                    # undefined behaviour sanitizer, if enabled
+)
+
+die() {
+	echo "boot-l1.sh: $*" >&2
+	exit 2
+}
+
+usage() {
+	echo "usage: boot-l1.sh [--timeout SECONDS] PAYLOAD_DIR LOGDIR" >&2
+	exit 2
+}
+
+timeout_s=600
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--timeout)
+		[ $# -ge 2 ] || usage
+		timeout_s=$2
+		shift 2
+		;;
+	--timeout=*)
+		timeout_s=${1#--timeout=}
+		shift
+		;;
+	-h | --help) usage ;;
+	-*) die "unknown option $1" ;;
+	*) break ;;
+	esac
+done
+[ $# -eq 2 ] || usage
+payload=$1
+logdir=$2
+if ! [[ "$timeout_s" =~ ^[0-9]+$ ]] || [ "$timeout_s" -lt 60 ]; then
+	die "--timeout must be a whole number of seconds, at least 60"
+fi
+[ -d "$payload" ] || die "payload directory $payload does not exist"
+
+QEMU=qemu-system-x86_64
+command -v "$QEMU" >/dev/null || die "$QEMU missing: run tests/rig/deps.sh"
+kver=$("$here/kver.sh") || die "no usable kernel (see above)"
+kernel=/boot/vmlinuz-$kver
+[ -r "$kernel" ] || die "$kernel is not readable"
+
+# Wall-clock microseconds (bash 5).
+now_us() { echo "${EPOCHREALTIME/./}"; }
+secs() { awk -v us="$1" 'BEGIN { printf "%.1f", us / 1e6 }'; }
+t0=$(now_us)
+
+mkdir -p "$logdir"
+work=$(mktemp -d "${TMPDIR:-/tmp}/rig-boot.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# The base initramfs (busybox, /init, modules) depends only on files outside
+# the payload: cache it under a hash of them, outside the repository.
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/kvm-perfmon/rig
+mkdir -p "$cache"
+key=$("$here/mkinitramfs.sh" --base-key)
+base=$cache/l1-base-$kver-$key.cpio.gz
+# gzip -t: a truncated or corrupt cache entry is rebuilt, not booted.
+if [ -s "$base" ] && gzip -t "$base" 2>/dev/null; then
+	echo "boot-l1.sh: base initramfs from cache: $base"
+else
+	echo "boot-l1.sh: building base initramfs: $base"
+	tmp=$(mktemp "$cache/.l1-base.XXXXXX")
+	"$here/mkinitramfs.sh" --base-only "$tmp"
+	mv "$tmp" "$base" # atomic: a concurrent run sees all or nothing
+fi
+"$here/mkinitramfs.sh" --payload-only "$work/payload.cpio.gz" "$payload"
+# The kernel unpacks concatenated archives one after the other.
+cat "$base" "$work/payload.cpio.gz" >"$work/initrd.cpio.gz"
+
+# The payload's own limit (+5 s for a run that ignores SIGTERM, see init.sh)
+# leaves time for boot (~8 s here, more on a loaded machine), the log dump and
+# the poweroff, so that a hung payload still gives us L1's kernel log.
+ptimeout=$((timeout_s - 40))
+
+# Kernel command line:
+#   console=ttyS0   all kernel and /init output on the serial port = our stdout
+#   loglevel=5      warnings and worse go live to the console (seen even if L1
+#                   dies); the full log comes from the dmesg dump at the end
+#   panic=-1        reboot at once on a panic; with -no-reboot QEMU then exits,
+#                   so a panic costs no time-out
+#   rig.level=1     /init loads kvm, kvm-amd nested=1 and requires /dev/kvm
+#   rig.timeout=S   /init's time limit for /payload/run
+# Deliberately absent: panic_on_warn and oops=panic. A WARN or an oops must
+# not stop the run: we want the payload's results and the whole log, and
+# BAD_PATTERNS then fails the run.
+append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
+
+# QEMU options:
+#   -accel tcg -cpu max   TCG's "max" CPU is an AMD one with SVM (nested
+#                         virtualization) already on: no extra flag needed
+#   -smp 2 -m 4G          L1 runs a QEMU for L2 beside its own work
+#   -nographic            serial on stdio, no display
+#   -no-reboot            L1's poweroff/panic ends QEMU
+#   -nic none             no NIC: skips the iPXE option ROM (faster boot)
+qemu_cmd=("$QEMU" -accel tcg -cpu max -smp 2 -m 4G -nographic -no-reboot
+	-nic none -kernel "$kernel" -initrd "$work/initrd.cpio.gz"
+	-append "$append")
+printf '%q ' "${qemu_cmd[@]}" >"$logdir/qemu-cmdline"
+echo >>"$logdir/qemu-cmdline"
+echo "boot-l1.sh: booting L1 ($kver), timeout ${timeout_s}s"
+t_qemu=$(now_us)
+
+# Read the serial output line by line: keep it all in console.log, stamp the
+# moment /init starts, show everything but the dmesg dump live.
+reader() {
+	local line indump=0
+	: >"$logdir/console.log"
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%$'\r'}
+		printf '%s\n' "$line" >>"$logdir/console.log"
+		case "$line" in
+		*===L1-INIT*) now_us >"$work/init.stamp" ;;
+		*===L1-DMESG-BEGIN===*) indump=1 ;;
+		*===L1-DMESG-END===*) indump=0 ;;
+		esac
+		[ "$indump" = 1 ] || printf '%s\n' "$line"
+	done
+}
+
+set +e
+# stdin from /dev/null: QEMU must not read (or put in raw mode) our terminal.
+timeout -k 10 "$timeout_s" "${qemu_cmd[@]}" </dev/null 2>&1 | reader
+qemu_rc=${PIPESTATUS[0]}
+set -e
+t_end=$(now_us)
+
+# Judge the run. Every reason to fail is collected, not just the first.
+fail=()
+case "$qemu_rc" in
+0) ;;
+124 | 137) fail+=("timed out after ${timeout_s}s") ;; # timeout(1): TERM, KILL
+*) fail+=("QEMU exited with $qemu_rc") ;;
+esac
+con=$logdir/console.log
+
+if [ -f "$work/init.stamp" ]; then
+	t_init=$(cat "$work/init.stamp")
+	uptime=$(sed -n 's/.*===L1-INIT uptime=\([0-9.]*\)===.*/\1/p' "$con" | head -n1)
+	boot_msg="L1 /init ran $(secs $((t_init - t_qemu)))s after QEMU started (L1 uptime ${uptime}s)"
+else
+	boot_msg="L1 never ran /init"
+	fail+=("L1 never ran /init")
+fi
+grep -q '===L1-KVM missing===' "$con" && fail+=("/dev/kvm missing in L1")
+
+sed -n '/===L1-PAYLOAD-BEGIN/,/===L1-PAYLOAD-END===/p' "$con" |
+	sed '1d;$d' >"$logdir/payload.log"
+if grep -q '===L1-DMESG-END===' "$con"; then
+	sed -n '/===L1-DMESG-BEGIN===/,/===L1-DMESG-END===/p' "$con" |
+		sed '1d;$d' >"$logdir/dmesg.log"
+	scan=$logdir/dmesg.log
+else
+	# No dump (L1 died): what reached the console is all the log there is.
+	: >"$logdir/dmesg.log"
+	scan=$con
+	[ -f "$work/init.stamp" ] && fail+=("no dmesg dump from L1")
+fi
+
+rc=$(sed -n 's/.*===L1-RESULT rc=\([0-9]*\)===.*/\1/p' "$con" | tail -n1)
+if [ -z "$rc" ]; then
+	fail+=("no result line from L1")
+elif [ "$rc" != 0 ]; then
+	fail+=("payload exited with rc=$rc")
+fi
+
+if grep -E -f <(printf '%s\n' "${BAD_PATTERNS[@]}") "$scan" >"$work/bad"; then
+	fail+=("kernel log has $(wc -l <"$work/bad") bad line(s)")
+	echo "boot-l1.sh: bad kernel log lines (from $scan):"
+	sed 's/^/  /' "$work/bad" | head -n 40
+fi
+
+echo "boot-l1.sh: $boot_msg"
+echo "boot-l1.sh: total $(secs $((t_end - t0)))s (QEMU $(secs $((t_end - t_qemu)))s)"
+{
+	echo "rc=${rc:-none}"
+	echo "qemu_rc=$qemu_rc"
+	echo "boot: $boot_msg"
+	echo "total_s=$(secs $((t_end - t0)))"
+	for f in "${fail[@]}"; do echo "fail: $f"; done
+} >"$logdir/result"
+if [ "${#fail[@]}" -gt 0 ]; then
+	for f in "${fail[@]}"; do echo "boot-l1.sh: FAIL: $f"; done
+	echo "boot-l1.sh: logs in $logdir"
+	exit 1
+fi
+echo "boot-l1.sh: OK (logs in $logdir)"

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Unit test environment: one engine on one simulated PMU, and helpers that
+ * build command blocks and run them through pfm_engine_exec(), the single
+ * entry point the guest uses. Nothing here calls engine internals.
+ */
+#ifndef _T_ENV_H
+#define _T_ENV_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tests/sim/pfm_sim.h"
+
+/* guest RAM of every test VM */
+#define T_GUEST_BASE		0x100000000ULL
+#define T_GUEST_SIZE		(1u << 20)
+/* where tests put sampling buffers (page aligned) */
+#define T_SMPL_GPA		(T_GUEST_BASE + 0x10000)
+
+/* AMD PERFSEL fields (PERFMON2-ABI.md) */
+#define T_USR			(1ULL << 16)
+#define T_OS			(1ULL << 17)
+#define T_EDGE			(1ULL << 18)
+#define T_INT			(1ULL << 20)
+#define T_EN			(1ULL << 22)
+/* a PERFSEL value counting event @ev (12 bits) in user and kernel mode */
+#define T_EVTSEL(ev)		(T_EN | T_INT | T_USR | T_OS | ((ev) & 0xffULL) | \
+				 ((((ev) >> 8) & 0xfULL) << 32))
+
+/* events the tests count */
+#define EV_A			0x076	/* cycles */
+#define EV_B			0x0c0	/* retired instructions */
+#define EV_C			0x0c2	/* retired branches */
+#define EV_D			0x02e	/* something else */
+#define EV_REFUSED		0x0ff	/* the sim's event_check refuses it */
+#define KEY_A			SIM_EV_GENERIC(EV_A)
+#define KEY_B			SIM_EV_GENERIC(EV_B)
+#define KEY_C			SIM_EV_GENERIC(EV_C)
+#define KEY_D			SIM_EV_GENERIC(EV_D)
+
+struct t_opts {
+	enum pfm_personality_id personality;
+	u8 counter_width;
+	u32 nr_vcpus;
+	u64 timer_granularity_ns;
+	struct pfm_limits limits;
+	u8 gp_counters, fixed_counters, arch_version;	/* intel_arch */
+};
+
+struct t_env {
+	struct sim *sim;
+	struct pfm_engine *e;
+	struct pfm_engine_cfg cfg;
+	u32 vcpu;			/* the vCPU issuing commands */
+	u32 tid[SIM_MAX_VCPUS];		/* guest thread running on each vCPU */
+	u32 tgid[SIM_MAX_VCPUS];
+	struct pvpfm_cmd_hdr hdr;	/* header of the last command, after */
+	int exec_ret;			/* pfm_engine_exec's return */
+	u64 block[PVPFM_CMD_BLOCK_SIZE / 8];
+};
+
+/* defaults: amd64 fam10h, 32-bit counters, 2 vCPUs, 1 us timer granularity */
+void t_opts_default(struct t_opts *o);
+struct t_env *t_env_new(const struct t_opts *o);
+/* destroys the engine and fails the test on any leak or violation */
+void t_env_free(struct t_env *t);
+
+/* cmocka fixtures: *state = a default environment */
+int t_setup(void **state);
+int t_teardown(void **state);
+
+/*
+ * Run one command from t->vcpu with t->tid/tgid of that vCPU: header +
+ * @arg_size bytes of @arg; the argument comes back into @arg. Returns the
+ * header's status; t->hdr holds the whole header.
+ */
+int t_cmd(struct t_env *t, u16 cmd, u32 ctx_id, u32 count, void *arg,
+	  u32 arg_size);
+
+/* the calls */
+int t_create(struct t_env *t, u32 flags);	/* ctx id, or -errno */
+int t_create_smpl(struct t_env *t, u32 flags, u64 buf_size);
+int t_write_pmcs(struct t_env *t, u32 ctx, pfarg_pmc_t *v, u32 n);
+int t_write_pmds(struct t_env *t, u32 ctx, pfarg_pmd_t *v, u32 n);
+int t_read_pmds(struct t_env *t, u32 ctx, pfarg_pmd_t *v, u32 n);
+int t_load(struct t_env *t, u32 ctx, u32 pid, u16 set, u32 flags, u32 tgid);
+int t_start(struct t_env *t, u32 ctx);			/* no argument */
+int t_start_set(struct t_env *t, u32 ctx, u16 set);
+int t_stop(struct t_env *t, u32 ctx);
+int t_restart(struct t_env *t, u32 ctx);
+int t_create_sets(struct t_env *t, u32 ctx, pfarg_setdesc_t *v, u32 n);
+int t_getinfo(struct t_env *t, u32 ctx, pfarg_setinfo_t *v, u32 n);
+int t_delete_sets(struct t_env *t, u32 ctx, pfarg_setdesc_t *v, u32 n);
+int t_unload(struct t_env *t, u32 ctx);			/* no argument */
+int t_unload_flags(struct t_env *t, u32 ctx, u32 flags);
+int t_destroy(struct t_env *t, u32 ctx);
+int t_switch(struct t_env *t, u32 out, u32 in, u32 in_tid, u32 in_tgid);
+int t_smpl_register(struct t_env *t, u32 ctx, u32 first, u32 n,
+		    const u64 *gpa);
+int t_read_msg(struct t_env *t, u32 ctx, pfarg_msg_t *msg);
+int t_pmu_info(struct t_env *t, struct pvpfm_pmu_info *info);
+
+/* shorthands that assert success */
+u32 t_ctx(struct t_env *t, u32 flags);		/* create */
+void t_pmc(struct t_env *t, u32 ctx, u16 set, u16 num, u64 value);
+void t_pmd(struct t_env *t, u32 ctx, u16 set, u16 num, u64 value);
+/* PMD @num = -@period, short = long reset = -@period, @flags */
+void t_pmd_period(struct t_env *t, u32 ctx, u16 set, u16 num, u64 period,
+		  u32 flags);
+u64 t_read(struct t_env *t, u32 ctx, u16 set, u16 num);
+void t_load_self(struct t_env *t, u32 ctx);	/* the thread on t->vcpu */
+void t_load_sys(struct t_env *t, u32 ctx);	/* system-wide on t->vcpu */
+/* create set @id with @flags and @timeout; returns the effective timeout */
+u64 t_set(struct t_env *t, u32 ctx, u16 id, u32 flags, u64 timeout);
+void t_info(struct t_env *t, u32 ctx, u16 id, pfarg_setinfo_t *info);
+/* messages waiting on @ctx (reads them all; up to @max into @out) */
+u32 t_drain_msgs(struct t_env *t, u32 ctx, pfarg_msg_t *out, u32 max);
+
+struct pfm_engine_stats t_stats(struct t_env *t);
+
+/* a cmocka test with the default fixture */
+#define T_TEST(f)	cmocka_unit_test_setup_teardown(f, t_setup, t_teardown)
+#define T_ENV(state)	((struct t_env *)*(state))
+
+#endif /* _T_ENV_H */

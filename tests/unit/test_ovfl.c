@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Overflows without a sampling buffer: periods (-p), notification and
+ * masking, short/long reset, reset_pmds, randomized periods, and the
+ * message queue (PFM_MSG_OVFL, PFM_MSG_END, depth, PFM_FL_OVFL_NO_MSG).
+ */
+#include "t_env.h"
+
+static void pmd_prog(struct t_env *t, u32 ctx, u16 num, u64 value,
+		     u64 short_reset, u64 long_reset, u32 flags)
+{
+	pfarg_pmd_t d;
+
+	memset(&d, 0, sizeof(d));
+	d.reg_num = num;
+	d.reg_flags = flags;
+	d.reg_value = value;
+	d.reg_short_reset = short_reset;
+	d.reg_long_reset = long_reset;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+}
+
+static u64 last_reset(struct t_env *t, u32 ctx, u16 num)
+{
+	pfarg_pmd_t d;
+
+	memset(&d, 0, sizeof(d));
+	d.reg_num = num;
+	assert_int_equal(t_read_pmds(t, ctx, &d, 1), 0);
+	return d.reg_last_reset_val;
+}
+
+static void go(struct t_env *t, u32 ctx)
+{
+	t->vcpu = 0;
+	t_load_self(t, ctx);
+	assert_int_equal(t_start(t, ctx), 0);
+}
+
+static void test_notify_msg_and_mask(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_msg_t m;
+	u64 v0;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	pmd_prog(t, ctx, 0, -100, -100, -200, PFM_REGFL_OVFL_NOTIFY);
+	go(t, ctx);
+	t->sim->where[0].ip = 0x401234;
+
+	sim_events(t->sim, 0, KEY_A, 99);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(t->sim->notifies, 0);
+	sim_events(t->sim, 0, KEY_B, 5);
+	sim_events(t->sim, 0, KEY_A, 1);
+
+	assert_int_equal(t->sim->notifies, 1);
+	assert_int_equal(t->sim->notify_log[0], ctx);
+	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(m.type, PFM_MSG_OVFL);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[0], 1);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[1] |
+			 m.pfm_ovfl_msg.msg_ovfl_pmds[4], 0);
+	assert_int_equal(m.pfm_ovfl_msg.msg_active_set, 0);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_cpu, 0);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_tid, t->tid[0]);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pid, t->tgid[0]);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_ip, 0x401234);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+
+	/* masked: the whole context stops counting until restart */
+	v0 = t_read(t, ctx, 0, 0);
+	sim_events(t->sim, 0, KEY_A, 500);
+	sim_events(t->sim, 0, KEY_B, 500);
+	assert_int_equal(t_read(t, ctx, 0, 0), v0);
+	assert_int_equal(t_read(t, ctx, 0, 1), 5);
+	assert_int_equal(t->sim->notifies, 1);
+
+	/* restart: long reset, counting again */
+	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-200);
+	assert_int_equal(last_reset(t, ctx, 0), (u64)-200);
+	sim_events(t->sim, 0, KEY_B, 3);
+	assert_int_equal(t_read(t, ctx, 0, 1), 8);
+	sim_events(t->sim, 0, KEY_A, 199);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	sim_events(t->sim, 0, KEY_A, 1);
+	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(m.type, PFM_MSG_OVFL);
+	assert_int_equal(t->sim->notifies, 2);
+}
+
+/* no notification: short reset at once, counting goes on */
+static void test_short_reset(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_msg_t m;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	pmd_prog(t, ctx, 0, -100, -50, -70, 0);
+	go(t, ctx);
+	assert_int_equal(last_reset(t, ctx, 0), (u64)-100);
+	sim_events(t->sim, 0, KEY_A, 100);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-50);
+	assert_int_equal(last_reset(t, ctx, 0), (u64)-50);
+	sim_events(t->sim, 0, KEY_A, 49);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-1);
+	sim_events(t->sim, 0, KEY_A, 1);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-50);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-40);
+	assert_int_equal(t_stats(t).overflows, 2);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(t->sim->notifies, 0);
+	/* a period of 1 with short reset -1: every event overflows */
+	pmd_prog(t, ctx, 0, -1, -1, -1, 0);
+	sim_events(t->sim, 0, KEY_A, 1000);
+	assert_int_equal(t_stats(t).overflows, 1002);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-1);
+}
+
+/* several PMDs overflowing at once: one message naming all of them */
+static void test_simultaneous_one_msg(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_msg_t m;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_A));
+	pmd_prog(t, ctx, 0, -100, -100, -100, PFM_REGFL_OVFL_NOTIFY);
+	pmd_prog(t, ctx, 3, -100, -100, -100, PFM_REGFL_OVFL_NOTIFY);
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 100);
+	assert_int_equal(t->sim->overflow_calls, 1);
+	assert_int_equal(t->sim->notifies, 1);
+	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[0], 0x9);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(t_stats(t).overflows, 1);
+}
+
+/* reg_reset_pmds: the PMDs reset on this PMD's overflow */
+static void test_reset_pmds(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmd_t d;
+	pfarg_msg_t m;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_C));
+	memset(&d, 0, sizeof(d));
+	d.reg_num = 0;
+	d.reg_value = d.reg_short_reset = -100;
+	d.reg_long_reset = -300;
+	d.reg_reset_pmds[0] = 1ULL << 1;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	pmd_prog(t, ctx, 1, 0, 7, 9, 0);
+	pmd_prog(t, ctx, 2, 0, 11, 13, 0);
+	go(t, ctx);
+
+	sim_events(t->sim, 0, KEY_B, 50);
+	sim_events(t->sim, 0, KEY_C, 50);
+	sim_events(t->sim, 0, KEY_A, 100);
+	assert_int_equal(t_read(t, ctx, 0, 1), 7);
+	assert_int_equal(t_read(t, ctx, 0, 2), 50);	/* not in reset_pmds */
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-100);
+	assert_int_equal(last_reset(t, ctx, 1), 7);
+	sim_events(t->sim, 0, KEY_B, 3);
+	assert_int_equal(t_read(t, ctx, 0, 1), 10);
+
+	/* with a notification the resets wait for restart, then are long */
+	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	sim_events(t->sim, 0, KEY_A, 100);
+	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(t_read(t, ctx, 0, 1), 10);
+	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(t_read(t, ctx, 0, 1), 9);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-300);
+	assert_int_equal(t_read(t, ctx, 0, 2), 50);
+}
+
+/* perfmon2: restart with nothing notified (no sampling buffer): EBUSY */
+static void test_restart_not_masked(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	go(t, ctx);
+	assert_int_equal(t_restart(t, ctx), -EBUSY);
+	sim_events(t->sim, 0, KEY_A, 4);
+	assert_int_equal(t_read(t, ctx, 0, 0), 4);
+}
+
+/*
+ * Randomized periods: after each overflow the PMD restarts at its reset
+ * value minus a pseudo-random number masked by reg_random_mask, i.e. the
+ * period p becomes p + r, 0 <= r <= mask (perfmon2: counter values are
+ * negative). Returns the periods seen after @n overflows.
+ */
+static void random_periods(u32 seed, u64 mask, u64 p, u64 *periods,
+			   unsigned int n)
+{
+	struct t_env *t = t_env_new(NULL);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmd_t d;
+	u64 ovfl, lval, period = p;
+	unsigned int i;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	memset(&d, 0, sizeof(d));
+	d.reg_flags = PFM_REGFL_RANDOM;
+	d.reg_value = d.reg_short_reset = d.reg_long_reset = -p;
+	d.reg_random_mask = mask;
+	d.reg_random_seed = seed;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	go(t, ctx);
+	/* the first period is the programmed one */
+	for (i = 0; i < n; i++) {
+		ovfl = t_stats(t).overflows;
+		sim_events(t->sim, 0, KEY_A, period - 1);
+		assert_int_equal(t_stats(t).overflows, ovfl);
+		sim_events(t->sim, 0, KEY_A, 1);
+		assert_int_equal(t_stats(t).overflows, ovfl + 1);
+		lval = last_reset(t, ctx, 0);
+		assert_int_equal(t_read(t, ctx, 0, 0), lval);
+		period = -lval;
+		assert_true(period >= p && period <= p + mask);
+		assert_int_equal((period - p) & ~mask, 0);
+		periods[i] = period;
+	}
+	t_env_free(t);
+}
+
+static unsigned int distinct(const u64 *v, unsigned int n)
+{
+	unsigned int i, j, d = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && v[j] != v[i]; j++)
+			;
+		d += j == i;
+	}
+	return d;
+}
+
+static void test_random_within_mask(void **state)
+{
+	u64 a[64], b[64], c[64], h[32];
+
+	(void)state;
+	random_periods(42, 0xff, 1000, a, 64);
+	assert_true(distinct(a, 64) >= 16);
+	/* deterministic for a seed */
+	random_periods(42, 0xff, 1000, b, 64);
+	assert_memory_equal(a, b, sizeof(a));
+	/* another seed, another sequence */
+	random_periods(4242, 0xff, 1000, c, 64);
+	assert_memory_not_equal(a, c, sizeof(a));
+	/* a mask with holes: only its bits vary */
+	random_periods(7, 0xf0, 5000, h, 32);
+	assert_true(distinct(h, 32) >= 4);
+}
+
+/* the long reset after a notification is randomized too */
+static void test_random_long_reset(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	u64 seen[16], lval;
+	pfarg_pmd_t d;
+	pfarg_msg_t m;
+	unsigned int i;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	memset(&d, 0, sizeof(d));
+	d.reg_flags = PFM_REGFL_RANDOM | PFM_REGFL_OVFL_NOTIFY;
+	d.reg_value = -10;
+	d.reg_short_reset = -10;
+	d.reg_long_reset = -100000;
+	d.reg_random_mask = 0x3ff;
+	d.reg_random_seed = 99;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 10);
+	for (i = 0; i < 16; i++) {
+		assert_int_equal(t_read_msg(t, ctx, &m), 0);
+		assert_int_equal(t_restart(t, ctx), 0);
+		lval = last_reset(t, ctx, 0);
+		assert_true(-lval >= 100000 && -lval <= 100000 + 0x3ff);
+		seen[i] = lval;
+		sim_events(t->sim, 0, KEY_A, -lval);
+	}
+	assert_true(distinct(seen, 16) >= 8);
+}
+
+/* the queue: FIFO, PFM_MSGQ_DEPTH deep; when full new ones are dropped */
+static void test_msgq_fifo_depth(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_msg_t m[64];
+	u32 i, n;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	go(t, ctx);
+	for (i = 0; i < PFM_MSGQ_DEPTH + 8; i++) {
+		t->sim->where[0].ip = 0x1000 + i;
+		sim_events(t->sim, 0, KEY_A, 10);
+		assert_int_equal(t_restart(t, ctx), 0);
+	}
+	assert_int_equal(t_stats(t).messages, PFM_MSGQ_DEPTH);
+	assert_int_equal(t_stats(t).messages_lost, 8);
+	n = t_drain_msgs(t, ctx, m, 64);
+	assert_int_equal(n, PFM_MSGQ_DEPTH);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(m[i].type, PFM_MSG_OVFL);
+		assert_int_equal(m[i].pfm_ovfl_msg.msg_ovfl_ip, 0x1000 + i);
+	}
+	/* room again */
+	t->sim->where[0].ip = 0x2000;
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(t_read_msg(t, ctx, &m[0]), 0);
+	assert_int_equal(m[0].pfm_ovfl_msg.msg_ovfl_ip, 0x2000);
+	assert_int_equal(t_stats(t).messages_lost, 8);
+}
+
+/* PFM_FL_OVFL_NO_MSG: no message, no interrupt; still masked */
+static void test_no_msg_flag(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, PFM_FL_OVFL_NO_MSG);
+	pfarg_msg_t m;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	pmd_prog(t, ctx, 0, -10, -10, -20, PFM_REGFL_OVFL_NOTIFY);
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(t_stats(t).overflows, 1);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(t->sim->notifies, 0);
+	sim_events(t->sim, 0, KEY_B, 10);
+	assert_int_equal(t_read(t, ctx, 0, 1), 0);
+	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-20);
+	sim_events(t->sim, 0, KEY_B, 10);
+	assert_int_equal(t_read(t, ctx, 0, 1), 10);
+}
+
+/* the monitored thread exited: PFM_MSG_END, after what was queued */
+static void test_end_msg(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_msg_t m;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(t_unload_flags(t, ctx, PVPFM_UNLOAD_TASK_EXIT), 0);
+	assert_int_equal(t->sim->notifies, 2);
+	assert_int_equal(t->sim->notify_log[1], ctx);
+	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(m.type, PFM_MSG_OVFL);
+	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(m.type, PFM_MSG_END);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	/* the context is unloaded */
+	assert_int_equal(t_start(t, ctx), -EINVAL);
+	assert_int_equal(t_stats(t).loaded, 0);
+	assert_int_equal(t->sim->nr_open, 0);
+}
+
+static void test_plain_unload_no_end(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_msg_t m;
+
+	t_load_self(t, ctx);
+	assert_int_equal(t_unload(t, ctx), 0);
+	t_load_self(t, ctx);
+	assert_int_equal(t_unload_flags(t, ctx, 0), 0);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(t->sim->notifies, 0);
+	/* unknown unload flags: refused, still loaded */
+	t_load_self(t, ctx);
+	assert_int_equal(t_unload_flags(t, ctx, 0x2), -EINVAL);
+	assert_int_equal(t_stats(t).loaded, 1);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+}
+
+/* system-wide: the thread and CPU of the overflow, the active set */
+static void test_msg_syswide_fields(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, PFM_FL_SYSTEM_WIDE);
+	pfarg_msg_t m;
+
+	t_set(t, ctx, 3, 0, 0);
+	t_pmc(t, ctx, 3, 2, T_EVTSEL(EV_C));
+	memset(&m, 0, sizeof(m));
+	{
+		pfarg_pmd_t d;
+
+		memset(&d, 0, sizeof(d));
+		d.reg_num = 2;
+		d.reg_set = 3;
+		d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
+		d.reg_value = d.reg_short_reset = d.reg_long_reset = -5;
+		assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	}
+	t->vcpu = 1;
+	assert_int_equal(t_load(t, ctx, 1, 3, 0, 0), 0);
+	assert_int_equal(t_start(t, ctx), 0);
+	t->sim->where[1].ip = 0xffffffff81000000ULL;
+	t->sim->where[1].tid = 77;
+	t->sim->where[1].tgid = 70;
+	sim_events(t->sim, 1, KEY_C, 5);
+	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(m.type, PFM_MSG_OVFL);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[0], 1ULL << 2);
+	assert_int_equal(m.pfm_ovfl_msg.msg_active_set, 3);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_cpu, 1);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_tid, 77);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pid, 70);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_ip, 0xffffffff81000000ULL);
+}
+
+/* a read of an empty queue; a read with a malformed argument */
+static void test_read_msg_empty(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_msg_t m;
+
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(t_read_msg(t, ctx + 1, &m), -EBADF);
+}
+
+/* interrupts for a vCPU where nothing is loaded change nothing */
+static void test_stray_overflow(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	u64 bv[PFM_PMD_BV] = { 0xf, 0, 0, 0, 0x3f };
+	pfarg_msg_t m;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	go(t, ctx);
+	sim_raise_overflow(t->sim, 1, bv);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-10);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(t_stats(t).overflows, 0);
+	/* a vCPU the engine does not have */
+	pfm_engine_overflow(t->e, 1000, bv, &t->sim->where[0]);
+	pfm_engine_timer(t->e, 1000);
+	assert_int_equal(t_stats(t).overflows, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T_TEST(test_notify_msg_and_mask),
+		T_TEST(test_short_reset),
+		T_TEST(test_simultaneous_one_msg),
+		T_TEST(test_reset_pmds),
+		T_TEST(test_restart_not_masked),
+		cmocka_unit_test(test_random_within_mask),
+		T_TEST(test_random_long_reset),
+		T_TEST(test_msgq_fifo_depth),
+		T_TEST(test_no_msg_flag),
+		T_TEST(test_end_msg),
+		T_TEST(test_plain_unload_no_end),
+		T_TEST(test_msg_syswide_fields),
+		T_TEST(test_read_msg_empty),
+		T_TEST(test_stray_overflow),
+	};
+
+	return cmocka_run_group_tests_name("overflows", tests, NULL, NULL);
+}

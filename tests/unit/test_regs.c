@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PMC/PMD writes and reads: per-entry PFM_REG_RETFL_* marking and
+ * err_index, reserved bits of the personality tables, unimplemented
+ * registers, events the host refuses, the EN bit, virtual PMDs, vector
+ * limits, and 64-bit PMDs over narrower backing counters.
+ */
+#include "t_env.h"
+
+static void pmc_init(pfarg_pmc_t *p, u16 num, u64 value)
+{
+	memset(p, 0, sizeof(*p));
+	p->reg_num = num;
+	p->reg_value = value;
+}
+
+static void pmd_init(pfarg_pmd_t *p, u16 num, u64 value)
+{
+	memset(p, 0, sizeof(*p));
+	p->reg_num = num;
+	p->reg_value = value;
+}
+
+/* load @ctx for the thread on vCPU 0 and start it */
+static void go(struct t_env *t, u32 ctx)
+{
+	t->vcpu = 0;
+	t_load_self(t, ctx);
+	assert_int_equal(t_start(t, ctx), 0);
+}
+
+/*
+ * The bad entry is marked and named by err_index; the call fails with
+ * EINVAL; the entries before it are applied (perfmon2 processes vectors
+ * in order), the ones after it are not.
+ */
+static void test_pmcs_bad_entry_marked(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmc_t v[3];
+
+	pmc_init(&v[0], 0, T_EVTSEL(EV_A));
+	pmc_init(&v[1], 1, T_EVTSEL(EV_B) | (1ULL << 21));
+	pmc_init(&v[2], 2, T_EVTSEL(EV_C));
+	assert_int_equal(t_write_pmcs(t, ctx, v, 3), -EINVAL);
+	assert_int_equal(t->hdr.err_index, 1);
+	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
+			 PFM_REG_RETFL_EINVAL);
+	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
+	assert_int_equal(v[2].reg_flags & PFM_REG_RETFL_MASK, 0);
+	/* the other fields come back unchanged */
+	assert_int_equal(v[1].reg_num, 1);
+	assert_int_equal(v[1].reg_value, T_EVTSEL(EV_B) | (1ULL << 21));
+
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 5);
+	sim_events(t->sim, 0, KEY_B, 6);
+	sim_events(t->sim, 0, KEY_C, 7);
+	assert_int_equal(t_read(t, ctx, 0, 0), 5);
+	assert_int_equal(t_read(t, ctx, 0, 1), 0);
+	assert_int_equal(t_read(t, ctx, 0, 2), 0);
+}
+
+/* a successful call: err_index 0, no RETFL bits */
+static void test_pmcs_success_clean(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmc_t v[4];
+	u32 i;
+
+	for (i = 0; i < 4; i++)
+		pmc_init(&v[i], i, T_EVTSEL(EV_A + i));
+	assert_int_equal(t_write_pmcs(t, ctx, v, 4), 0);
+	assert_int_equal(t->hdr.err_index, 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(v[i].reg_flags, 0);
+	/* an empty vector is fine too */
+	assert_int_equal(t_write_pmcs(t, ctx, v, 0), 0);
+}
+
+struct rsvd_case {
+	u64 value;
+	bool ok;
+};
+
+static void check_rsvd(enum pfm_personality_id pers,
+		       const struct rsvd_case *c, unsigned int n)
+{
+	struct t_opts o;
+	struct t_env *t;
+	pfarg_pmc_t v[2];
+	unsigned int i;
+	u32 ctx;
+	int ret;
+
+	t_opts_default(&o);
+	o.personality = pers;
+	t = t_env_new(&o);
+	ctx = t_ctx(t, 0);
+	for (i = 0; i < n; i++) {
+		/* the case in second position: err_index must say 1 */
+		pmc_init(&v[0], 0, T_EVTSEL(EV_A));
+		pmc_init(&v[1], 3, c[i].value);
+		ret = t_write_pmcs(t, ctx, v, 2);
+		if (c[i].ok) {
+			assert_int_equal(ret, 0);
+			assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK, 0);
+			continue;
+		}
+		assert_int_equal(ret, -EINVAL);
+		assert_int_equal(t->hdr.err_index, 1);
+		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
+				 PFM_REG_RETFL_EINVAL);
+	}
+	t_env_free(t);
+}
+
+/* fam10h: reserved bits 20, 21, 36-39, 42-63 must keep the default (INT=1) */
+static void test_pmc_reserved_fam10h(void **state)
+{
+	const struct rsvd_case c[] = {
+		{ T_EVTSEL(EV_A), true },
+		{ 1ULL << 20, true },			/* the default value */
+		{ T_EVTSEL(EV_A) | (1ULL << 21), false },
+		{ T_EVTSEL(EV_A) & ~T_INT, false },	/* INT is reserved, =1 */
+		{ T_EVTSEL(0x1d6), true },		/* event bits 35:32 */
+		{ T_EVTSEL(EV_A) | (3ULL << 40), true },	/* guest/host only */
+		{ T_EVTSEL(EV_A) | (1ULL << 36), false },
+		{ T_EVTSEL(EV_A) | (1ULL << 39), false },
+		{ T_EVTSEL(EV_A) | (1ULL << 42), false },
+		{ T_EVTSEL(EV_A) | (1ULL << 63), false },
+	};
+
+	(void)state;
+	check_rsvd(PFM_PERS_AMD64_FAM10H, c, sizeof(c) / sizeof(c[0]));
+}
+
+/* K8: the upper 32 bits are reserved too */
+static void test_pmc_reserved_k8(void **state)
+{
+	const struct rsvd_case c[] = {
+		{ T_EVTSEL(EV_A), true },
+		{ T_EVTSEL(EV_A) | T_EDGE | (0xffULL << 24), true },
+		{ T_EVTSEL(0x1d6), false },		/* bit 32 */
+		{ T_EVTSEL(EV_A) | (1ULL << 40), false },
+		{ T_EVTSEL(EV_A) | (1ULL << 21), false },
+		{ T_EVTSEL(EV_A) & ~T_INT, false },
+	};
+
+	(void)state;
+	check_rsvd(PFM_PERS_AMD64_K8, c, sizeof(c) / sizeof(c[0]));
+}
+
+static void test_pmc_unimplemented(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	const u16 bad[] = { 4, 16, 255, 256, 300, 319, 320, 0xffff };
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmc_t v[2];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pmc_init(&v[0], 1, T_EVTSEL(EV_A));
+		pmc_init(&v[1], bad[i], 1ULL << 20);
+		assert_int_equal(t_write_pmcs(t, ctx, v, 2), -EINVAL);
+		assert_int_equal(t->hdr.err_index, 1);
+		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
+				 PFM_REG_RETFL_EINVAL);
+	}
+}
+
+/* an event the host cannot count: NOTAVAIL on the entry, EINVAL the call */
+static void test_pmc_event_refused(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmc_t v[3];
+
+	pmc_init(&v[0], 0, T_EVTSEL(EV_A));
+	pmc_init(&v[1], 1, T_EVTSEL(EV_B));
+	pmc_init(&v[2], 2, T_EVTSEL(EV_REFUSED));
+	assert_int_equal(t_write_pmcs(t, ctx, v, 3), -EINVAL);
+	assert_int_equal(t->hdr.err_index, 2);
+	assert_int_equal(v[2].reg_flags & PFM_REG_RETFL_MASK,
+			 PFM_REG_RETFL_NOTAVAIL);
+	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
+	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK, 0);
+	/* never counted as zero: nothing was opened for it */
+	go(t, ctx);
+	assert_null(sim_counter_find(t->sim, 0, 2));
+	assert_non_null(sim_counter_find(t->sim, 0, 0));
+	assert_int_equal(t->sim->bad_opens, 0);
+}
+
+static void test_pmc_unknown_set(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmc_t v;
+
+	pmc_init(&v, 0, T_EVTSEL(EV_A));
+	v.reg_set = 4;
+	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), -EINVAL);
+	assert_int_equal(t->hdr.err_index, 0);
+	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
+	t_set(t, ctx, 4, 0, 0);
+	v.reg_flags = 0;
+	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), 0);
+}
+
+/* EN (bit 22) clear: the counter is not enabled */
+static void test_pmc_en_clear(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A) & ~T_EN);
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_A));
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 25);
+	assert_int_equal(t_read(t, ctx, 0, 0), 0);
+	assert_int_equal(t_read(t, ctx, 0, 1), 25);
+	/* setting EN live enables it */
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	sim_events(t->sim, 0, KEY_A, 5);
+	assert_int_equal(t_read(t, ctx, 0, 0), 5);
+	assert_int_equal(t_read(t, ctx, 0, 1), 30);
+	/* and clearing it stops it, keeping the value */
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A) & ~T_EN);
+	sim_events(t->sim, 0, KEY_A, 5);
+	assert_int_equal(t_read(t, ctx, 0, 0), 5);
+}
+
+static void test_pmd_unimplemented(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	const u16 bad[] = { 4, 16, 255, PVPFM_VPMD_END, 319, 320, 0xffff };
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmd_t v[2];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pmd_init(&v[0], 0, 1);
+		pmd_init(&v[1], bad[i], 1);
+		assert_int_equal(t_write_pmds(t, ctx, v, 2), -EINVAL);
+		assert_int_equal(t->hdr.err_index, 1);
+		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
+				 PFM_REG_RETFL_EINVAL);
+		assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
+
+		pmd_init(&v[0], 0, 0);
+		pmd_init(&v[1], bad[i], 0);
+		assert_int_equal(t_read_pmds(t, ctx, v, 2), -EINVAL);
+		assert_int_equal(t->hdr.err_index, 1);
+		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
+				 PFM_REG_RETFL_EINVAL);
+	}
+	/* a PMD on a set that does not exist */
+	pmd_init(&v[0], 0, 0);
+	v[0].reg_set = 9;
+	assert_int_equal(t_write_pmds(t, ctx, v, 1), -EINVAL);
+	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK,
+			 PFM_REG_RETFL_EINVAL);
+	v[0].reg_flags = 0;
+	assert_int_equal(t_read_pmds(t, ctx, v, 1), -EINVAL);
+	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK,
+			 PFM_REG_RETFL_EINVAL);
+}
+
+/* reg_smpl_pmds / reg_reset_pmds may only name implemented PMDs */
+static void test_pmd_bitmasks_checked(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmd_t v;
+
+	pmd_init(&v, 0, 0);
+	v.reg_smpl_pmds[0] = 1ULL << 5;
+	assert_int_equal(t_write_pmds(t, ctx, &v, 1), -EINVAL);
+	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
+	pmd_init(&v, 0, 0);
+	v.reg_reset_pmds[2] = 1;
+	assert_int_equal(t_write_pmds(t, ctx, &v, 1), -EINVAL);
+	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
+	pmd_init(&v, 0, 0);
+	v.reg_smpl_pmds[0] = 0xe;
+	v.reg_reset_pmds[4] = 1ULL << (PVPFM_VPMD_VM_EXITS - 256);
+	assert_int_equal(t_write_pmds(t, ctx, &v, 1), 0);
+}
+
+/* virtual PMDs need no PMC: writing them enables them */
+static void test_virtual_pmd_counts(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+
+	t_pmd(t, ctx, 0, PVPFM_VPMD_VM_EXITS, 1000);
+	go(t, ctx);
+	sim_events(t->sim, 0, SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS), 42);
+	sim_events(t->sim, 0, SIM_EV_VIRTUAL(PVPFM_VPMD_HALT_EXITS), 9);
+	sim_events(t->sim, 1, SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS), 100);
+	assert_int_equal(t_read(t, ctx, 0, PVPFM_VPMD_VM_EXITS), 1042);
+	assert_int_equal(t_read(t, ctx, 0, PVPFM_VPMD_HALT_EXITS), 0);
+	assert_null(sim_counter_find(t->sim, 0, PVPFM_VPMD_HALT_EXITS));
+	/* written while counting: it starts counting at once */
+	t_pmd(t, ctx, 0, PVPFM_VPMD_HALT_EXITS, 0);
+	sim_events(t->sim, 0, SIM_EV_VIRTUAL(PVPFM_VPMD_HALT_EXITS), 9);
+	assert_int_equal(t_read(t, ctx, 0, PVPFM_VPMD_HALT_EXITS), 9);
+	/* time-based virtual PMD under the clock */
+	t_pmd(t, ctx, 0, PVPFM_VPMD_VCPU_RUN_NS, 0);
+	sim_set_rate(t->sim, SIM_EV_VIRTUAL(PVPFM_VPMD_VCPU_RUN_NS), 1000);
+	sim_run(t->sim, 12345);
+	assert_int_equal(t_read(t, ctx, 0, PVPFM_VPMD_VCPU_RUN_NS), 12345);
+}
+
+static void test_virtual_pmd_refused(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmd_t v[2];
+
+	sim_refuse(t->sim, SIM_EV_VIRTUAL(PVPFM_VPMD_STEAL_NS));
+	pmd_init(&v[0], PVPFM_VPMD_VM_EXITS, 0);
+	pmd_init(&v[1], PVPFM_VPMD_STEAL_NS, 0);
+	assert_int_equal(t_write_pmds(t, ctx, v, 2), -EINVAL);
+	assert_int_equal(t->hdr.err_index, 1);
+	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
+			 PFM_REG_RETFL_NOTAVAIL);
+	go(t, ctx);
+	assert_null(sim_counter_find(t->sim, 0, PVPFM_VPMD_STEAL_NS));
+	assert_int_equal(t->sim->bad_opens, 0);
+}
+
+/* intel_arch: fixed counters through FIXED_CTR_CTRL (PMC16, PMD16..) */
+static void test_intel_fixed_counters(void **state)
+{
+	struct t_opts o;
+	struct t_env *t;
+	pfarg_pmc_t v;
+	u32 ctx;
+
+	(void)state;
+	t_opts_default(&o);
+	o.personality = PFM_PERS_INTEL_ARCH;
+	o.gp_counters = 4;
+	o.fixed_counters = 3;
+	o.arch_version = 3;
+	t = t_env_new(&o);
+	ctx = t_ctx(t, 0);
+	/* fixed counter 1 counts usr+os, PMI bits at their default */
+	t_pmc(t, ctx, 0, 16, 0x8b8);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_B) & 0xffffffffULL);
+	t_load_self(t, ctx);
+	assert_int_equal(t_start(t, ctx), 0);
+	sim_events(t->sim, 0, SIM_EV_FIXED(0), 10);
+	sim_events(t->sim, 0, SIM_EV_FIXED(1), 11);
+	sim_events(t->sim, 0, KEY_B, 12);
+	assert_int_equal(t_read(t, ctx, 0, 16), 0);
+	assert_int_equal(t_read(t, ctx, 0, 17), 11);
+	assert_int_equal(t_read(t, ctx, 0, 0), 12);
+	/* a field of a counter that does not exist is reserved */
+	pmc_init(&v, 16, 0x3888);
+	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), -EINVAL);
+	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
+	t_env_free(t);
+
+	/* a host that cannot back fixed counters: NOTAVAIL */
+	t = t_env_new(&o);
+	sim_refuse(t->sim, SIM_EV_KIND_ANY(PFM_EVK_FIXED));
+	ctx = t_ctx(t, 0);
+	pmc_init(&v, 16, 0x88b);
+	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), -EINVAL);
+	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_NOTAVAIL);
+	/* all fields off: nothing to back, accepted */
+	pmc_init(&v, 16, 0x888);
+	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), 0);
+	t_env_free(t);
+}
+
+/* more entries than limits.max_vector: E2BIG and nothing applied */
+static void test_vector_over_limit(void **state)
+{
+	struct t_opts o;
+	struct t_env *t;
+	pfarg_pmc_t v[5];
+	pfarg_pmd_t d[5];
+	pfarg_setinfo_t si[5];
+	u32 ctx, i;
+
+	(void)state;
+	t_opts_default(&o);
+	o.limits.max_vector = 4;
+	t = t_env_new(&o);
+	ctx = t_ctx(t, 0);
+	for (i = 0; i < 5; i++) {
+		pmc_init(&v[i], i % 4, T_EVTSEL(EV_A));
+		pmd_init(&d[i], i % 4, 1000);
+		memset(&si[i], 0, sizeof(si[i]));
+	}
+	assert_int_equal(t_write_pmcs(t, ctx, v, 5), -E2BIG);
+	assert_int_equal(t_write_pmds(t, ctx, d, 5), -E2BIG);
+	assert_int_equal(t_read_pmds(t, ctx, d, 5), -E2BIG);
+	assert_int_equal(t_getinfo(t, ctx, si, 5), -E2BIG);
+	assert_int_equal(d[0].reg_value, 1000);
+	assert_int_equal(si[0].set_runs, 0);
+	assert_int_equal(t_read(t, ctx, 0, 0), 0);
+	t_load_self(t, ctx);
+	assert_int_equal(t_start(t, ctx), 0);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(t_read(t, ctx, 0, 0), 0);
+	assert_null(sim_counter_find(t->sim, 0, 0));
+	/* exactly the limit is fine */
+	assert_int_equal(t_write_pmcs(t, ctx, v, 4), 0);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(t_read(t, ctx, 0, 0), 10);
+	t_env_free(t);
+}
+
+/* 64-bit PMDs over 32-bit counters: a carry is not an overflow */
+static void test_pmd_64bit_carry(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmd_t d;
+	pfarg_msg_t m;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	pmd_init(&d, 0, 0xfffffff0ULL);
+	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 0x20);
+	assert_int_equal(t_read(t, ctx, 0, 0), 0x100000010ULL);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(t->sim->notifies, 0);
+	assert_int_equal(t_stats(t).overflows, 0);
+	/* the backing counter did wrap: the engine absorbed it */
+	assert_int_equal(sim_counter_find(t->sim, 0, 0)->wraps, 1);
+	sim_events(t->sim, 0, KEY_A, 3ULL << 32);
+	assert_int_equal(t_read(t, ctx, 0, 0), 0x400000010ULL);
+	assert_int_equal(t_stop(t, ctx), 0);
+	assert_int_equal(t_unload(t, ctx), 0);
+	assert_int_equal(t_read(t, ctx, 0, 0), 0x400000010ULL);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+}
+
+/*
+ * Overflow is the wrap of the 64-bit value, whatever the backing width:
+ * a period longer than the backing counter overflows exactly once, after
+ * exactly that many events.
+ */
+static void test_pmd_64bit_overflow_any_width(void **state)
+{
+	const u8 widths[] = { 16, 32, 47, 48, 64 };
+	const u64 period = (1ULL << 32) + 100;
+	struct t_opts o;
+	struct t_env *t;
+	pfarg_msg_t m;
+	unsigned int i;
+	u32 ctx;
+
+	(void)state;
+	for (i = 0; i < sizeof(widths); i++) {
+		t_opts_default(&o);
+		o.counter_width = widths[i];
+		t = t_env_new(&o);
+		ctx = t_ctx(t, 0);
+		t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+		t_pmd_period(t, ctx, 0, 0, period, PFM_REGFL_OVFL_NOTIFY);
+		go(t, ctx);
+		sim_events(t->sim, 0, KEY_A, period - 1);
+		assert_int_equal(t_read(t, ctx, 0, 0), ~0ULL);
+		assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+		assert_int_equal(t_stats(t).overflows, 0);
+		sim_events(t->sim, 0, KEY_A, 1);
+		assert_int_equal(t_read_msg(t, ctx, &m), 0);
+		assert_int_equal(m.type, PFM_MSG_OVFL);
+		assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[0], 1);
+		assert_int_equal(t_stats(t).overflows, 1);
+		t_env_free(t);
+	}
+}
+
+/* large counts are exact at every width */
+static void test_pmd_64bit_large_counts(void **state)
+{
+	const u8 widths[] = { 8, 32, 48, 64 };
+	const u64 n = 5 * (1ULL << 32) + 7;
+	struct t_opts o;
+	struct t_env *t;
+	unsigned int i;
+	u32 ctx;
+
+	(void)state;
+	for (i = 0; i < sizeof(widths); i++) {
+		t_opts_default(&o);
+		o.counter_width = widths[i];
+		t = t_env_new(&o);
+		ctx = t_ctx(t, 0);
+		t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+		t_pmd(t, ctx, 0, 0, 3);
+		go(t, ctx);
+		if (widths[i] == 8) {
+			/* every 256 events is an interrupt: keep it small */
+			sim_events(t->sim, 0, KEY_A, 100000);
+			assert_int_equal(t_read(t, ctx, 0, 0), 100003);
+		} else {
+			sim_events(t->sim, 0, KEY_A, n);
+			assert_int_equal(t_read(t, ctx, 0, 0), n + 3);
+		}
+		t_env_free(t);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T_TEST(test_pmcs_bad_entry_marked),
+		T_TEST(test_pmcs_success_clean),
+		cmocka_unit_test(test_pmc_reserved_fam10h),
+		cmocka_unit_test(test_pmc_reserved_k8),
+		T_TEST(test_pmc_unimplemented),
+		T_TEST(test_pmc_event_refused),
+		T_TEST(test_pmc_unknown_set),
+		T_TEST(test_pmc_en_clear),
+		T_TEST(test_pmd_unimplemented),
+		T_TEST(test_pmd_bitmasks_checked),
+		T_TEST(test_virtual_pmd_counts),
+		T_TEST(test_virtual_pmd_refused),
+		cmocka_unit_test(test_intel_fixed_counters),
+		cmocka_unit_test(test_vector_over_limit),
+		T_TEST(test_pmd_64bit_carry),
+		cmocka_unit_test(test_pmd_64bit_overflow_any_width),
+		cmocka_unit_test(test_pmd_64bit_large_counts),
+	};
+
+	return cmocka_run_group_tests_name("registers", tests, NULL, NULL);
+}

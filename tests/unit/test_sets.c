@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Event sets: create/delete/getinfo, time-based switching (effective
+ * timeout, leftover timeout, active time only), round-robin in id order,
+ * overflow-based switching and counter cascading, scaled estimates from
+ * runs and set_act_duration, host contention in getinfo.
+ */
+#include "t_env.h"
+
+#define MS			1000000ULL
+#define US			1000ULL
+
+static void desc_init(pfarg_setdesc_t *d, u16 id, u32 flags, u64 timeout)
+{
+	memset(d, 0, sizeof(*d));
+	d->set_id = id;
+	d->set_flags = flags;
+	d->set_timeout = timeout;
+}
+
+static void go(struct t_env *t, u32 ctx)
+{
+	t->vcpu = 0;
+	t_load_self(t, ctx);
+	assert_int_equal(t_start(t, ctx), 0);
+}
+
+static struct t_env *env_gran(u64 gran)
+{
+	struct t_opts o;
+
+	t_opts_default(&o);
+	o.timer_granularity_ns = gran;
+	return t_env_new(&o);
+}
+
+static void test_sets_create_getinfo(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setdesc_t d[2];
+	pfarg_setinfo_t si[3];
+
+	desc_init(&d[0], 5, PFM_SETFL_OVFL_SWITCH, 0);
+	desc_init(&d[1], 1, PFM_SETFL_TIME_SWITCH, 20 * US);
+	assert_int_equal(t_create_sets(t, ctx, d, 2), 0);
+	assert_int_equal(t_stats(t).sets, 3);
+	memset(si, 0, sizeof(si));
+	si[0].set_id = 5;
+	si[1].set_id = 0;
+	si[2].set_id = 1;
+	assert_int_equal(t_getinfo(t, ctx, si, 3), 0);
+	assert_int_equal(si[0].set_id, 5);
+	assert_int_equal(si[0].set_flags, PFM_SETFL_OVFL_SWITCH);
+	assert_int_equal(si[1].set_flags, 0);
+	assert_int_equal(si[2].set_flags, PFM_SETFL_TIME_SWITCH);
+	assert_int_equal(si[2].set_timeout, 20 * US);
+	assert_int_equal(si[1].set_runs, 0);
+	assert_int_equal(si[1].set_act_duration, 0);
+	/* available registers: what the PMU implements */
+	assert_int_equal(si[1].set_avail_pmcs[0], 0xf);
+	assert_int_equal(si[1].set_avail_pmcs[4], 0);
+	assert_int_equal(si[1].set_avail_pmds[0], 0xf);
+	assert_int_equal(si[1].set_avail_pmds[4],
+			 (1ULL << (PVPFM_VPMD_END - 256)) - 1);
+}
+
+/* getinfo on an unknown set: EINVAL, the entry's set_flags marked */
+static void test_getinfo_unknown_set(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si[2];
+
+	memset(si, 0, sizeof(si));
+	si[0].set_id = 0;
+	si[1].set_id = 3;
+	assert_int_equal(t_getinfo(t, ctx, si, 2), -EINVAL);
+	assert_int_equal(t->hdr.err_index, 1);
+	assert_true(si[1].set_flags & PFM_REG_RETFL_EINVAL);
+	assert_false(si[0].set_flags & PFM_REG_RETFL_MASK);
+}
+
+/* sets are created and deleted only while the context is unloaded */
+static void test_sets_busy_while_loaded(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setdesc_t d;
+	pfarg_setinfo_t si;
+
+	t_set(t, ctx, 1, 0, 0);
+	t_load_self(t, ctx);
+	desc_init(&d, 2, 0, 0);
+	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EBUSY);
+	desc_init(&d, 1, PFM_SETFL_TIME_SWITCH, 1000);
+	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EBUSY);
+	desc_init(&d, 1, 0, 0);
+	assert_int_equal(t_delete_sets(t, ctx, &d, 1), -EBUSY);
+	assert_int_equal(t_stats(t).sets, 2);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_flags, 0);
+	memset(&si, 0, sizeof(si));
+	si.set_id = 2;
+	assert_int_equal(t_getinfo(t, ctx, &si, 1), -EINVAL);
+	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EBUSY);
+	assert_int_equal(t_unload(t, ctx), 0);
+	assert_int_equal(t_delete_sets(t, ctx, &d, 1), 0);
+	desc_init(&d, 2, 0, 0);
+	assert_int_equal(t_create_sets(t, ctx, &d, 1), 0);
+}
+
+static void test_delete_sets(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setdesc_t d[2];
+	pfarg_setinfo_t si;
+	pfarg_pmc_t pmc;
+
+	t_set(t, ctx, 1, 0, 0);
+	t_set(t, ctx, 2, 0, 0);
+	desc_init(&d[0], 0, 0, 0);
+	assert_int_equal(t_delete_sets(t, ctx, d, 1), -EINVAL);
+	assert_int_equal(t->hdr.err_index, 0);
+	desc_init(&d[0], 7, 0, 0);
+	assert_int_equal(t_delete_sets(t, ctx, d, 1), -EINVAL);
+	assert_int_equal(t_stats(t).sets, 3);
+
+	desc_init(&d[0], 2, 0, 0);
+	desc_init(&d[1], 0, 0, 0);
+	assert_int_equal(t_delete_sets(t, ctx, d, 2), -EINVAL);
+	assert_int_equal(t->hdr.err_index, 1);
+	t_info(t, ctx, 0, &si);
+
+	desc_init(&d[0], 1, 0, 0);
+	assert_int_equal(t_delete_sets(t, ctx, d, 1), 0);
+	memset(&si, 0, sizeof(si));
+	si.set_id = 1;
+	assert_int_equal(t_getinfo(t, ctx, &si, 1), -EINVAL);
+	memset(&pmc, 0, sizeof(pmc));
+	pmc.reg_set = 1;
+	pmc.reg_value = T_EVTSEL(EV_A);
+	assert_int_equal(t_write_pmcs(t, ctx, &pmc, 1), -EINVAL);
+	assert_int_equal(pmc.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
+	/* loading on a deleted set is refused */
+	assert_int_equal(t_load(t, ctx, t->tid[0], 1, PVPFM_LOAD_SELF,
+				t->tgid[0]), -EINVAL);
+}
+
+/* create on an existing set modifies it */
+static void test_create_modifies(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setdesc_t d;
+	pfarg_setinfo_t si;
+
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 7 * US);
+	t_pmc(t, ctx, 1, 0, T_EVTSEL(EV_A));
+	t_set(t, ctx, 1, PFM_SETFL_OVFL_SWITCH, 0);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_flags, PFM_SETFL_OVFL_SWITCH);
+	assert_int_equal(t_stats(t).sets, 2);
+	/* set 0 can be modified too */
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 3 * US);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_flags, PFM_SETFL_TIME_SWITCH);
+	assert_int_equal(si.set_timeout, 3 * US);
+	/* unknown set flags */
+	desc_init(&d, 1, 0x100, 0);
+	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EINVAL);
+	/* perfmon2: a time switch needs a timeout */
+	desc_init(&d, 1, PFM_SETFL_TIME_SWITCH, 0);
+	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EINVAL);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_flags, PFM_SETFL_OVFL_SWITCH);
+}
+
+/* no more than limits.max_sets sets; nothing allocated beyond */
+static void test_max_sets(void **state)
+{
+	struct t_opts o;
+	struct t_env *t;
+	pfarg_setdesc_t d;
+	pfarg_setinfo_t si;
+	u32 ctx, i;
+
+	(void)state;
+	t_opts_default(&o);
+	o.limits.max_sets = 4;
+	t = t_env_new(&o);
+	ctx = t_ctx(t, 0);
+	for (i = 1; i < 4; i++)
+		t_set(t, ctx, i * 10, 0, 0);
+	desc_init(&d, 99, 0, 0);
+	assert_true(t_create_sets(t, ctx, &d, 1) < 0);
+	assert_int_equal(t_stats(t).sets, 4);
+	memset(&si, 0, sizeof(si));
+	si.set_id = 99;
+	assert_int_equal(t_getinfo(t, ctx, &si, 1), -EINVAL);
+	/* modifying an existing set at the limit is fine */
+	t_set(t, ctx, 20, PFM_SETFL_OVFL_SWITCH, 0);
+	/* a second context has its own budget */
+	i = t_ctx(t, 0);
+	t_set(t, i, 1, 0, 0);
+	t_env_free(t);
+}
+
+/* the effective timeout is rounded up to the timer granularity */
+static void test_timeout_rounding(void **state)
+{
+	struct t_env *t = env_gran(1 * MS);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setdesc_t d[3];
+	pfarg_setinfo_t si;
+
+	(void)state;
+	desc_init(&d[0], 1, PFM_SETFL_TIME_SWITCH, 1500 * US);
+	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 2 * MS);
+	desc_init(&d[2], 3, PFM_SETFL_TIME_SWITCH, 1);
+	assert_int_equal(t_create_sets(t, ctx, d, 3), 0);
+	assert_int_equal(d[0].set_timeout, 2 * MS);
+	assert_int_equal(d[1].set_timeout, 2 * MS);
+	assert_int_equal(d[2].set_timeout, 1 * MS);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_timeout, 2 * MS);
+	t_info(t, ctx, 3, &si);
+	assert_int_equal(si.set_timeout, 1 * MS);
+
+	/* and the switch happens after the effective timeout */
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1500 * US);
+	go(t, ctx);
+	sim_run(t->sim, 2 * MS - 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 0);
+	sim_run(t->sim, 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 1);
+	t_env_free(t);
+}
+
+/*
+ * Round-robin in id order (created out of order), after the last comes
+ * set 0; every set counts only while active; runs and active time.
+ */
+static void test_time_switch_round_robin(void **state)
+{
+	struct t_env *t = env_gran(1 * US);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si;
+	const u64 runs[3] = { 4, 3, 3 };
+	const u64 act[3] = { 3500 * US, 3 * MS, 3 * MS };
+	u16 s;
+
+	(void)state;
+	t_set(t, ctx, 2, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	for (s = 0; s < 3; s++)
+		t_pmc(t, ctx, s, 0, T_EVTSEL(EV_A));
+	sim_set_rate(t->sim, KEY_A, 1000);	/* 1 per ns */
+	go(t, ctx);
+	sim_run(t->sim, 9500 * US);
+	/* 0:[0,1) 1:[1,2) 2:[2,3) 0:[3,4) ... 0:[9,9.5) */
+	for (s = 0; s < 3; s++) {
+		t_info(t, ctx, s, &si);
+		assert_int_equal(si.set_runs, runs[s]);
+		assert_int_equal(si.set_act_duration, act[s]);
+		assert_int_equal(t_read(t, ctx, s, 0), act[s]);
+	}
+	/* the active set's leftover timeout */
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_timeout, 500 * US);
+	assert_int_equal(t_stats(t).set_switches, 9);
+	t_env_free(t);
+}
+
+/* timeouts run only while the context counts: stop keeps the leftover */
+static void test_time_switch_leftover_stop(void **state)
+{
+	struct t_env *t = env_gran(1 * US);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si;
+
+	(void)state;
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	go(t, ctx);
+	sim_run(t->sim, 400 * US);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_timeout, 600 * US);
+	assert_int_equal(si.set_act_duration, 400 * US);
+	assert_int_equal(t_stop(t, ctx), 0);
+	sim_run(t->sim, 5 * MS);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_timeout, 600 * US);
+	assert_int_equal(si.set_act_duration, 400 * US);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_start(t, ctx), 0);
+	sim_run(t->sim, 600 * US - 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 0);
+	sim_run(t->sim, 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(si.set_timeout, 1 * MS);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_act_duration, 1 * MS);
+	t_env_free(t);
+}
+
+/* a switched-out thread's context does not age */
+static void test_time_switch_thread_out(void **state)
+{
+	struct t_env *t = env_gran(1 * US);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si;
+
+	(void)state;
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	assert_int_equal(t_load(t, ctx, 500, 0, 0, 50), 0);
+	assert_int_equal(t_start(t, ctx), 0);
+	sim_run(t->sim, 3 * MS);	/* never switched in yet */
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_act_duration, 0);
+	t->vcpu = 1;
+	assert_int_equal(t_switch(t, 0, ctx, 500, 50), 0);
+	sim_run(t->sim, 700 * US);
+	assert_int_equal(t_switch(t, ctx, 0, 0, 0), 0);
+	sim_run(t->sim, 10 * MS);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 0);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_act_duration, 700 * US);
+	assert_int_equal(si.set_timeout, 300 * US);
+	/* in again, on the other vCPU: 300 us more */
+	t->vcpu = 0;
+	assert_int_equal(t_switch(t, 0, ctx, 500, 50), 0);
+	sim_run(t->sim, 300 * US);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 1);
+	t_env_free(t);
+}
+
+/*
+ * Scaled estimates: two time-switched sets of unequal timeouts, each
+ * counting one constant-rate event; count * total_time / act_duration
+ * recovers each event's true count over the whole run within 0.5 %.
+ */
+static void test_scaled_estimates(void **state)
+{
+	struct t_env *t = env_gran(1 * US);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si[2];
+	const u64 rate_a = 2500, rate_b = 700;	/* per us */
+	const u64 total = 101300 * US;
+	double est_a, est_b, true_a, true_b;
+	u64 cnt_a, cnt_b;
+
+	(void)state;
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 3 * MS);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 1, 0, T_EVTSEL(EV_B));
+	sim_set_rate(t->sim, KEY_A, rate_a);
+	sim_set_rate(t->sim, KEY_B, rate_b);
+	go(t, ctx);
+	sim_run(t->sim, total);
+	assert_int_equal(t_stop(t, ctx), 0);
+
+	memset(si, 0, sizeof(si));
+	si[1].set_id = 1;
+	assert_int_equal(t_getinfo(t, ctx, si, 2), 0);
+	/* the time is shared, none lost, none counted twice */
+	assert_int_equal(si[0].set_act_duration + si[1].set_act_duration, total);
+	assert_true(si[0].set_act_duration > 0);
+	assert_true(si[1].set_act_duration > 0);
+	/* 4 ms per round: 25 rounds + 1.3 ms */
+	assert_int_equal(si[0].set_runs, 26);
+	assert_int_equal(si[1].set_runs, 26);
+	assert_int_equal(si[0].set_act_duration, 26 * MS);
+	cnt_a = t_read(t, ctx, 0, 0);
+	cnt_b = t_read(t, ctx, 1, 0);
+	est_a = (double)cnt_a * total / si[0].set_act_duration;
+	est_b = (double)cnt_b * total / si[1].set_act_duration;
+	true_a = (double)rate_a * total / 1000;
+	true_b = (double)rate_b * total / 1000;
+	assert_true(est_a > true_a * 0.995 && est_a < true_a * 1.005);
+	assert_true(est_b > true_b * 0.995 && est_b < true_b * 1.005);
+	/* the raw counts alone are far off: scaling mattered */
+	assert_true((double)cnt_a < true_a * 0.5);
+	assert_true((double)cnt_b < true_b * 0.8);
+	t_env_free(t);
+}
+
+/*
+ * Cascading: set 0 counts EV_A from -n with switch count 1; set 1 is
+ * activated once EV_A occurred n times, and only then counts EV_B.
+ */
+static void test_ovfl_switch_cascade(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	const u64 n = 1000;
+	pfarg_setinfo_t si;
+	pfarg_pmd_t d;
+	pfarg_msg_t m;
+
+	t_set(t, ctx, 0, PFM_SETFL_OVFL_SWITCH, 0);
+	t_set(t, ctx, 1, 0, 0);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	memset(&d, 0, sizeof(d));
+	d.reg_num = 0;
+	d.reg_value = -n;
+	d.reg_short_reset = -n;
+	d.reg_long_reset = -n;
+	d.reg_ovfl_switch_cnt = 1;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	t_pmc(t, ctx, 1, 1, T_EVTSEL(EV_B));
+	go(t, ctx);
+
+	sim_events(t->sim, 0, KEY_B, 50);
+	sim_events(t->sim, 0, KEY_A, n - 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_read(t, ctx, 1, 1), 0);
+	sim_events(t->sim, 0, KEY_A, 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 1);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_ovfl_pmds[0], 1);
+	sim_events(t->sim, 0, KEY_B, 70);
+	sim_events(t->sim, 0, KEY_A, 5 * n);	/* set 0 is not active */
+	assert_int_equal(t_read(t, ctx, 1, 1), 70);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_runs, 1);
+	/* no notification was asked for */
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+}
+
+/* switch count 3: the set switches on the third overflow */
+static void test_ovfl_switch_count(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	const u64 n = 100;
+	pfarg_setinfo_t si;
+	pfarg_pmd_t d;
+
+	t_set(t, ctx, 0, PFM_SETFL_OVFL_SWITCH, 0);
+	t_set(t, ctx, 1, PFM_SETFL_OVFL_SWITCH, 0);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 1, 0, T_EVTSEL(EV_A));
+	memset(&d, 0, sizeof(d));
+	d.reg_value = -n;
+	d.reg_short_reset = -n;
+	d.reg_ovfl_switch_cnt = 3;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	d.reg_set = 1;
+	d.reg_ovfl_switch_cnt = 1;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	go(t, ctx);
+
+	sim_events(t->sim, 0, KEY_A, 3 * n - 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 0);
+	sim_events(t->sim, 0, KEY_A, 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 1);
+	/* set 1 switches back after one overflow: round-robin to set 0 */
+	sim_events(t->sim, 0, KEY_A, n);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_runs, 2);
+	/* and set 0 needs three overflows again */
+	sim_events(t->sim, 0, KEY_A, 3 * n - 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 1);
+	sim_events(t->sim, 0, KEY_A, 1);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 2);
+}
+
+/* without PFM_SETFL_OVFL_SWITCH the switch count does nothing */
+static void test_ovfl_switch_needs_flag(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si;
+	pfarg_pmd_t d;
+
+	t_set(t, ctx, 1, 0, 0);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	memset(&d, 0, sizeof(d));
+	d.reg_value = -10;
+	d.reg_short_reset = -10;
+	d.reg_ovfl_switch_cnt = 1;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 35);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-5);
+	/* the overflows are recorded all the same */
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_ovfl_pmds[0], 1);
+}
+
+/* host contention is visible: running < enabled in getinfo */
+static void test_host_contention(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	sim_set_contention(t->sim, 0, 0, 50);
+	go(t, ctx);
+	sim_run(t->sim, 1 * MS);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED], 2 * MS);
+	assert_int_equal(si.set_reserved3[PVPFM_SETINFO_HOST_RUNNING],
+			 1 * MS + 500 * US);
+	/* still there once the counters are folded back and closed */
+	assert_int_equal(t_unload(t, ctx), 0);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED], 2 * MS);
+	assert_int_equal(si.set_reserved3[PVPFM_SETINFO_HOST_RUNNING],
+			 1 * MS + 500 * US);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T_TEST(test_sets_create_getinfo),
+		T_TEST(test_getinfo_unknown_set),
+		T_TEST(test_sets_busy_while_loaded),
+		T_TEST(test_delete_sets),
+		T_TEST(test_create_modifies),
+		cmocka_unit_test(test_max_sets),
+		cmocka_unit_test(test_timeout_rounding),
+		cmocka_unit_test(test_time_switch_round_robin),
+		cmocka_unit_test(test_time_switch_leftover_stop),
+		cmocka_unit_test(test_time_switch_thread_out),
+		cmocka_unit_test(test_scaled_estimates),
+		T_TEST(test_ovfl_switch_cascade),
+		T_TEST(test_ovfl_switch_count),
+		T_TEST(test_ovfl_switch_needs_flag),
+		T_TEST(test_host_contention),
+	};
+
+	return cmocka_run_group_tests_name("sets", tests, NULL, NULL);
+}

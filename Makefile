@@ -13,24 +13,6 @@ include $(TOP)/scripts/flags.mk
 export TOP
 
 # ---------------------------------------------------------------------------
-# Debian bookworm packages, one list. `make deps` installs what is missing.
-#
-# C toolchain (gcc, make, libc6-dev; linux-libc-dev gives <linux/types.h>
-# to the userspace engine build)
-DEPS_PKGS := build-essential
-# unit tests
-DEPS_PKGS += libcmocka-dev
-# fuzzing: clang, and compiler-rt: libFuzzer, ASan and UBSan runtimes
-# (libclang_rt.fuzzer-x86_64.a is in libclang-rt-14-dev)
-DEPS_PKGS += clang-14 libclang-rt-14-dev
-# kernel module: Debian's headers (the running kernel may have none; the
-# meta-package follows Debian's current kernel) and the tools Kbuild may call
-DEPS_PKGS += linux-headers-amd64 kmod bc flex bison libelf-dev
-# checkpatch: bookworm has no checkpatch package; the kernel source tarball
-# (package linux-source) carries scripts/checkpatch.pl, which needs perl
-DEPS_PKGS += linux-source xz-utils perl
-
-# ---------------------------------------------------------------------------
 B := $(TOP)/build
 STAGE := $(TOP)/scripts/stage.sh
 SUBMAKE := $(MAKE) --no-print-directory
@@ -51,8 +33,9 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 # programs (once their directories have a Makefile), the kernel module.
 all: engine $(if $(call have,$(UNIT_DIR)),unit) $(if $(call have,$(FUZZ_DIR)),fuzz) kmod
 
+# The package list is in scripts/deps.sh, which also runs without make.
 deps:
-	@$(TOP)/scripts/deps.sh $(DEPS_PKGS)
+	@$(TOP)/scripts/deps.sh
 
 # The engine compiled as userspace C: a build check (the unit tests and
 # fuzzers compile it their own way) and a library for later userspace users.

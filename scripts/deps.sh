@@ -1,15 +1,34 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install Debian packages, idempotently: scripts/deps.sh PKG...
-# (the list lives in the top-level Makefile, variable DEPS_PKGS).
+# Install every Debian (bookworm) package the project needs, idempotently.
+# `make deps` runs this; on a machine without make, run it directly.
 #
 # Packages already installed are not touched and apt is not even asked;
 # `apt-get update` runs only when something must be installed. Needs root
-# (or sudo) only in that case. Debian bookworm.
+# (or sudo) only in that case. Extra package names may be given as arguments.
 set -euo pipefail
 
-[ "$#" -gt 0 ] || { echo "usage: $0 PKG..." >&2; exit 2; }
+# The one list. Why each group is here:
+PKGS=(
+	# C toolchain: gcc, make, libc6-dev (its linux-libc-dev gives
+	# <linux/types.h> to the engine built as userspace C)
+	build-essential
+	# unit tests
+	libcmocka-dev
+	# fuzzing: clang and compiler-rt, which holds the libFuzzer, ASan and
+	# UBSan runtimes (libclang_rt.fuzzer-x86_64.a is in libclang-rt-14-dev;
+	# no separate libfuzzer package is needed)
+	clang-14 libclang-rt-14-dev
+	# kernel module: Debian's kernel headers (the machine's running kernel
+	# may have none; the meta-package follows Debian's current kernel) and
+	# the tools Kbuild may call
+	linux-headers-amd64 kmod bc flex bison libelf-dev
+	# checkpatch: bookworm has no checkpatch package; the kernel source
+	# tarball in linux-source carries scripts/checkpatch.pl (perl)
+	linux-source xz-utils perl
+)
+set -- "${PKGS[@]}" "$@"
 
 missing=()
 for p in "$@"; do

@@ -249,6 +249,23 @@ static void test_arg_size_beyond_block(void **state)
 		assert_int_equal(h->status, -EINVAL);
 		snap_same(t, &s);
 	}
+	/* arg_size right for the command, but more than the block holds */
+	h = raw_hdr(t, PVPFM_ABI_VERSION, PVPFM_CMD_CREATE_CONTEXT, 0, 0,
+		    sizeof(struct pvpfm_create_arg));
+	ret = pfm_engine_exec(t->e, 0, t->block, len);
+	assert_true(ret >= (int)sizeof(*h) && ret <= (int)len);
+	assert_int_equal(h->status, -EINVAL);
+	h = raw_hdr(t, PVPFM_ABI_VERSION, PVPFM_CMD_WRITE_PMCS, ctx, 2,
+		    2 * sizeof(pfarg_pmc_t));
+	ret = pfm_engine_exec(t->e, 0, t->block, len);
+	assert_true(ret >= (int)sizeof(*h) && ret <= (int)len);
+	assert_int_equal(h->status, -EINVAL);
+	h = raw_hdr(t, PVPFM_ABI_VERSION, PVPFM_CMD_PMU_INFO, 0, 0,
+		    sizeof(struct pvpfm_pmu_info));
+	ret = pfm_engine_exec(t->e, 0, t->block, len);
+	assert_true(ret >= (int)sizeof(*h) && ret <= (int)len);
+	assert_int_equal(h->status, -EINVAL);
+	snap_same(t, &s);
 }
 
 /* the host's copy itself is unusable: a negative return, block untouched */

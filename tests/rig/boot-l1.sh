@@ -7,25 +7,14 @@
 # LOGDIR gets console.log (the whole serial output), payload.log (what
 # /payload/run printed), dmesg.log (L1's kernel log at the end) and result.
 # Exits 0 only if L1 booted and powered off in time, /dev/kvm was there, the
-# payload's exit code was 0 and L1's kernel log has none of BAD_PATTERNS.
+# payload's exit code was 0 and L1's kernel log matches none of bad-patterns.
 # Needs the packages of deps.sh (it does not install them).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-# Kernel log lines that fail a run, whatever caused them (our module, KVM,
-# anything else): extended regexps, one per line, matched case-sensitively.
-BAD_PATTERNS=(
-	'WARNING:'                  # WARN_ON()/WARN(): "WARNING: CPU: 0 PID: 1 at ..."
-	'BUG:'                      # "BUG: kernel NULL pointer dereference", sleeping in atomic, soft lockup...
-	'kernel BUG'                # BUG_ON(): "kernel BUG at file.c:123!"
-	'Oops'                      # "Oops: 0000 [#1] SMP": any oops
-	'general protection fault'  # GP fault in the kernel
-	'unreferenced object'       # kmemleak report (only if the kernel has kmemleak: Debian's has not)
-	'[Cc]all [Tt]race'          # any stack dump: lockdep, hung task, dump_stack(), ...
-	'Kernel panic'              # panic (then the dump is missing too)
-	'UBSAN:'                    # undefined behaviour sanitizer, if enabled
-)
+# Kernel log lines that fail a run: one commented list, shared with run-l2.
+BAD_PATTERNS=$here/bad-patterns
 
 die() {
 	echo "boot-l1.sh: $*" >&2
@@ -79,7 +68,7 @@ trap 'rm -rf "$work"' EXIT
 
 # The base initramfs (busybox, /init, modules) depends only on files outside
 # the payload: cache it under a hash of them, outside the repository.
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/kvm-perfmon/rig
+cache=${XDG_CACHE_HOME:-${HOME:?boot-l1.sh: set HOME or XDG_CACHE_HOME for the cache}/.cache}/kvm-perfmon/rig
 mkdir -p "$cache"
 key=$("$here/mkinitramfs.sh" --base-key)
 base=$cache/l1-base-$kver-$key.cpio.gz
@@ -92,9 +81,15 @@ else
 	"$here/mkinitramfs.sh" --base-only "$tmp"
 	mv "$tmp" "$base" # atomic: a concurrent run sees all or nothing
 fi
-"$here/mkinitramfs.sh" --payload-only "$work/payload.cpio.gz" "$payload"
-# The kernel unpacks concatenated archives one after the other.
-cat "$base" "$work/payload.cpio.gz" >"$work/initrd.cpio.gz"
+"$here/mkinitramfs.sh" --payload-only --no-gzip "$work/payload.cpio" "$payload"
+# The kernel unpacks concatenated archives one after the other, but takes an
+# uncompressed one only at a 4-byte aligned offset ("invalid magic" and the
+# payload silently missing otherwise): pad the base with NULs, which it skips.
+{
+	cat "$base"
+	head -c $(((4 - $(stat -c %s "$base") % 4) % 4)) /dev/zero
+	cat "$work/payload.cpio"
+} >"$work/initrd.cpio"
 
 # The payload's own limit (+5 s for a run that ignores SIGTERM, see init.sh)
 # leaves time for boot (~8 s here, more on a loaded machine), the log dump and
@@ -111,7 +106,7 @@ ptimeout=$((timeout_s - 40))
 #   rig.timeout=S   /init's time limit for /payload/run
 # Deliberately absent: panic_on_warn and oops=panic. A WARN or an oops must
 # not stop the run: we want the payload's results and the whole log, and
-# BAD_PATTERNS then fails the run.
+# bad-patterns then fails the run.
 append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
 
 # QEMU options:
@@ -122,7 +117,7 @@ append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
 #   -no-reboot            L1's poweroff/panic ends QEMU
 #   -nic none             no NIC: skips the iPXE option ROM (faster boot)
 qemu_cmd=("$QEMU" -accel tcg -cpu max -smp 2 -m 4G -nographic -no-reboot
-	-nic none -kernel "$kernel" -initrd "$work/initrd.cpio.gz"
+	-nic none -kernel "$kernel" -initrd "$work/initrd.cpio"
 	-append "$append")
 printf '%q ' "${qemu_cmd[@]}" >"$logdir/qemu-cmdline"
 echo >>"$logdir/qemu-cmdline"
@@ -171,6 +166,9 @@ else
 	fail+=("L1 never ran /init")
 fi
 grep -q '===L1-KVM missing===' "$con" && fail+=("/dev/kvm missing in L1")
+if [ -e "$payload/run" ] && grep -q 'L1: no /payload/run' "$con"; then
+	fail+=("the payload did not reach L1 (initramfs unpacking?)")
+fi
 
 sed -n '/===L1-PAYLOAD-BEGIN/,/===L1-PAYLOAD-END===/p' "$con" |
 	sed '1d;$d' >"$logdir/payload.log"
@@ -192,7 +190,7 @@ elif [ "$rc" != 0 ]; then
 	fail+=("payload exited with rc=$rc")
 fi
 
-if grep -E -f <(printf '%s\n' "${BAD_PATTERNS[@]}") "$scan" >"$work/bad"; then
+if grep -E -f <(grep -v -e '^#' -e '^$' "$BAD_PATTERNS") "$scan" >"$work/bad"; then
 	fail+=("kernel log has $(wc -l <"$work/bad") bad line(s)")
 	echo "boot-l1.sh: bad kernel log lines (from $scan):"
 	sed 's/^/  /' "$work/bad" | head -n 40

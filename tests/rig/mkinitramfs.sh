@@ -6,6 +6,8 @@
 #   mkinitramfs.sh --payload-only OUT.cpio.gz PAYLOAD_DIR
 #                                                   /payload + its shared libs
 #   mkinitramfs.sh [--l2] --base-key                print the base's cache key
+#   --no-gzip: write a plain cpio. The kernel takes it as well, and unpacks
+#   it much faster under TCG: boot-l1.sh uses it for big payloads (QEMU).
 #
 # The kernel unpacks concatenated cpio archives in order, so a base and a
 # payload archive can be built apart and joined with cat: boot-l1.sh caches
@@ -37,12 +39,14 @@ usage() {
 
 level=1
 mode=full
+compress="gzip -6 -n" # -n: no name or mtime in the header: reproducible
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--l2) level=2 ;;
 	--base-only) mode=base ;;
 	--payload-only) mode=payload ;;
 	--base-key) mode=key ;;
+	--no-gzip) compress="cat" ;;
 	-h | --help) usage ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
@@ -117,9 +121,11 @@ base_key() {
 # Pack directory $1 into gzip'd newc cpio $2 (written atomically).
 pack() {
 	local dir=$1 dst=$2
-	# Owner root, sorted names, no mtimes in gzip: same input, same bytes.
+	# Owner root, sorted names: same input, same bytes.
+	# $compress unquoted: a command and its options.
+	# shellcheck disable=SC2086
 	(cd "$dir" && find . -mindepth 1 | LC_ALL=C sort |
-		cpio -o -H newc -R 0:0 --reproducible --quiet) | gzip -6 -n >"$dst.tmp"
+		cpio -o -H newc -R 0:0 --reproducible --quiet) | $compress >"$dst.tmp"
 	mv "$dst.tmp" "$dst"
 }
 
@@ -225,6 +231,7 @@ full)
 	build_payload "$work/pl" "$payload"
 	pack "$work/base" "$work/base.cpio.gz"
 	pack "$work/pl" "$work/pl.cpio.gz"
+	# Both gzip'd: no alignment needed between them (see boot-l1.sh).
 	cat "$work/base.cpio.gz" "$work/pl.cpio.gz" >"$out.tmp"
 	mv "$out.tmp" "$out"
 	;;

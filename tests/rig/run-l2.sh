@@ -1,0 +1,78 @@
+#!/bin/sh
+# shellcheck shell=sh
+# Runs inside L1 (busybox sh), installed by add-qemu.sh as
+# /payload/qemu/run-l2: boot an L2 guest with KVM, show its serial output
+# live, and judge it like boot-l1.sh judges L1.
+#
+#   /payload/qemu/run-l2 [SECONDS [EXTRA_QEMU_ARGS...]]
+#
+# Exit 0 only if L2 powered off in time, its payload's rc was 0 and its
+# kernel log matches none of bad-patterns. Logs: /tmp/l2/console.log,
+# dmesg.log. L2's own markers are ===L2-...===, so they never clash with L1's.
+set -u
+# busybox ash has pipefail: QEMU's exit status must not be lost in the pipe.
+# shellcheck disable=SC3040
+set -o pipefail
+
+q=$(cd "$(dirname "$0")" && pwd)
+limit=${1:-300}
+[ $# -gt 0 ] && shift
+log=/tmp/l2
+mkdir -p "$log"
+
+up() { cut -d' ' -f1 /proc/uptime; }
+t0=$(up)
+cr=$(printf '\r')
+
+# -enable-kvm -cpu host: L2 runs on L1's KVM (nested SVM), the point of the rig
+# -M q35 -nodefaults: a modern machine with no default devices (no NIC, no
+#                     VGA: no option ROMs beyond those add-qemu.sh copies)
+# -display none -serial stdio: L2's console is our stdout, hence L1's console
+# -L share: the firmware add-qemu.sh copied (bios-256k.bin, linuxboot_dma.bin,
+#           kvmvapic.bin); L1 has no /usr/share/qemu
+# Kernel command line: as for L1 (see boot-l1.sh), with rig.level=2.
+timeout -s KILL "$limit" "$q/bin/qemu-system-x86_64" \
+	-enable-kvm -cpu host,-xsave -M q35 -nodefaults -display none -serial stdio \
+	-no-reboot -smp 1 -m 512M -L "$q/share" \
+	-kernel "$q/vmlinuz" -initrd "$q/l2-initramfs.cpio.gz" \
+	-append "console=ttyS0 loglevel=5 panic=-1 rig.level=2 rig.timeout=$((limit - 30))" \
+	"$@" </dev/null 2>&1 |
+	while IFS= read -r line; do
+		line=${line%"$cr"} # serial lines end in CR LF; no fork per line
+		case "$line" in
+		*===L2-INIT*) up >"$log/init.stamp" ;;
+		esac
+		printf '%s\n' "$line"
+	done | tee "$log/console.log"
+qrc=$?
+t_end=$(up)
+
+fails=0
+fail() {
+	echo "run-l2: FAIL: $*"
+	fails=$((fails + 1))
+}
+[ "$qrc" = 0 ] || fail "QEMU exited with $qrc (137: killed after ${limit}s)"
+con=$log/console.log
+if [ -f "$log/init.stamp" ]; then
+	echo "run-l2: L2 /init ran $(awk -v a="$t0" -v b="$(cat "$log/init.stamp")" \
+		'BEGIN { printf "%.1f", b - a }')s after QEMU started"
+else
+	fail "L2 never ran /init"
+fi
+sed -n '/===L2-DMESG-BEGIN===/,/===L2-DMESG-END===/p' "$con" | sed '1d;$d' \
+	>"$log/dmesg.log"
+grep -q '===L2-DMESG-END===' "$con" || fail "no dmesg dump from L2"
+rc=$(sed -n 's/.*===L2-RESULT rc=\([0-9]*\)===.*/\1/p' "$con" | tail -n1)
+if [ -z "$rc" ]; then
+	fail "no result line from L2"
+elif [ "$rc" != 0 ]; then
+	fail "L2 payload exited with rc=$rc"
+fi
+grep -v -e '^#' -e '^$' "$q/bad-patterns" >"$log/patterns"
+if grep -E -f "$log/patterns" "$log/dmesg.log" >"$log/bad"; then
+	fail "L2 kernel log has $(wc -l <"$log/bad") bad line(s):"
+	sed 's/^/  /' "$log/bad" | head -n 40
+fi
+echo "run-l2: total $(awk -v a="$t0" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }')s"
+[ "$fails" = 0 ]

@@ -484,6 +484,14 @@ static void deliver_overflows(struct sim *s)
 	}
 }
 
+static bool over_budget(struct sim *s)
+{
+	if (!s->budget || s->overflow_calls + s->timer_calls < s->budget)
+		return false;
+	s->budget_hit = true;
+	return true;
+}
+
 void sim_raise_overflow(struct sim *s, u32 vcpu, const u64 *pmds)
 {
 	s->overflow_calls++;
@@ -499,6 +507,8 @@ void sim_events(struct sim *s, u32 vcpu, u32 key, u64 n)
 	u32 guard = 0;
 
 	while (n && guard++ < SIM_MAX_STEPS) {
+		if (over_budget(s))
+			return;
 		step = n;
 		for (sc = s->counters; sc; sc = sc->next)
 			if (sc->enabled && sc->c->vcpu == vcpu &&
@@ -552,6 +562,8 @@ void sim_run(struct sim *s, u64 ns)
 			s->runaway = true;
 			return;
 		}
+		if (over_budget(s))
+			return;
 		target = end;
 		for (v = 0; v < s->cfg.nr_vcpus; v++)
 			if (s->timers[v].armed && s->timers[v].deadline < target)

@@ -124,6 +124,12 @@ struct sim {
 	/* overflow interrupts delivered */
 	u64 overflow_calls;
 	u64 timer_calls;
+	/*
+	 * 0: unbounded; else sim_run/sim_events stop early once
+	 * overflow_calls + timer_calls reach it (the fuzzer's time bound)
+	 */
+	u64 budget;
+	bool budget_hit;
 
 	/* the engine misbehaved (see sim_violations) */
 	u64 bad_opens;		/* opened an event event_check refuses */

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hostlib: a real KVM VM driven from host userspace, bound to
+ * /dev/kvm-perfmon, for the host tests (tests/host/). Runs inside the rig's
+ * L1 (tests/rig/boot-l1.sh), which has /dev/kvm and kvm-perfmon.ko loaded.
+ *
+ * A test VM has guest RAM at gpa 0 (HL_MEM_SIZE bytes), up to HL_MAX_VCPUS
+ * vCPUs and one thread per vCPU. Each vCPU thread binds itself
+ * (KVMPFM_BIND_VCPU, SET_CMD_BLOCK, SET_EVENTFD) and then serves calls
+ * from the test's main thread (hl_call): the module requires DOORBELL from
+ * the bound vCPU thread, and counts virtual PMDs on that thread. hl_cmd()
+ * writes a command block (header + argument, pv_perfmon.h) into the vCPU's
+ * block in guest RAM and rings DOORBELL from the right thread.
+ *
+ * Guest RAM layout (real mode, no guest OS: tiny code snippets only):
+ *   0x01000  code: HL_CODE_IO, HL_CODE_TOUCH, HL_CODE_SPIN, HL_CODE_HLT
+ *   0x10000  command blocks, PVPFM_CMD_BLOCK_SIZE per vCPU
+ *   0x80000  HL_TOUCH_PAGES pages never touched by the host (page faults)
+ *   0x100000 a page allocator for sampling buffers (hl_gpa_alloc)
+ */
+#ifndef HOSTLIB_H
+#define HOSTLIB_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <sys/types.h>
+#include <linux/kvm.h>
+
+#include "include/uapi/kvm_perfmon.h"
+#include "include/uapi/pv_perfmon.h"
+#include "include/uapi/perfmon2.h"
+
+#define HL_MAX_VCPUS		8
+#define HL_MEM_SIZE		(8UL << 20)
+#define HL_PAGE			4096UL
+
+/* guest code, real mode; every snippet ends with an OUT to HL_PORT_DONE */
+#define HL_CODE_IO		0x1000	/* CX times OUT HL_PORT_IO, then done */
+#define HL_CODE_TOUCH		0x1100	/* CX pages written from segment DX */
+#define HL_CODE_SPIN		0x1200	/* jmp $: runs until kicked */
+#define HL_CODE_HLT		0x1300	/* hlt; jmp back: halts until kicked */
+#define HL_PORT_IO		0x10
+#define HL_PORT_DONE		0x11
+
+#define HL_CMD_GPA(i)		(0x10000UL + (i) * PVPFM_CMD_BLOCK_SIZE)
+#define HL_TOUCH_GPA		0x80000UL
+#define HL_TOUCH_PAGES		64
+#define HL_HEAP_GPA		0x100000UL
+
+/* hl_cmd() result when the DOORBELL ioctl itself failed with errno @e */
+#define HL_IOCTL_ERR(e)		(-10000 - (e))
+#define HL_IS_IOCTL_ERR(r)	((r) <= -10000)
+
+struct hl_vm;
+
+struct hl_vcpu {
+	struct hl_vm *vm;
+	int index;
+	int fd;				/* KVM vCPU fd */
+	struct kvm_run *run;
+	size_t run_size;
+	pthread_t thread;
+	pid_t tid;			/* host thread id */
+	uint64_t cmd_gpa;
+	void *cmd;			/* the command block, host view */
+	int efd;			/* notification eventfd */
+	int bind_err;			/* 0 or -errno of the binding */
+	uint32_t guest_tid, guest_tgid;	/* hdr.tid/tgid of its commands */
+	struct pvpfm_cmd_hdr hdr;	/* header of the last hl_cmd() */
+
+	/* calls from other threads */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int (*fn)(struct hl_vcpu *v, void *arg);
+	void *arg;
+	int ret;
+	int state;			/* 0 idle, 1 requested, 2 done */
+	bool quit;
+
+	/* hl_run_until_kicked() */
+	volatile int stop;
+	/* exits userspace saw in the last hl_run_*() */
+	uint64_t exits_io, exits_hlt, exits_intr, exits_other;
+};
+
+struct hl_vm_opts {
+	int nr_vcpus;			/* 1..HL_MAX_VCPUS */
+	bool irqchip;			/* KVM_CREATE_IRQCHIP (in-kernel HLT) */
+	bool no_pfm;			/* no /dev/kvm-perfmon at all */
+	bool no_bind_vcpus;		/* threads do not bind themselves */
+	bool no_threads;		/* no vCPU threads */
+	/* BIND_VM limits and personality (vm_fd, nr_vcpus set by hostlib) */
+	struct kvmpfm_bind_vm bind;
+	/* optional event map, set right after BIND_VM */
+	const struct kvmpfm_event_map_entry *map;
+	uint32_t map_nr;
+};
+
+struct hl_vm {
+	int kvm_fd, vm_fd, pfm_fd;
+	uint8_t *mem;			/* guest RAM, gpa 0 */
+	uint64_t heap_next;		/* hl_gpa_alloc */
+	int nr_vcpus;
+	struct hl_vcpu vcpus[HL_MAX_VCPUS];
+	struct hl_vm_opts opts;
+};
+
+/* ---- results ---------------------------------------------------------- */
+extern int hl_passed, hl_failed;
+/* PASS/FAIL line; returns @ok */
+bool hl_check(bool ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void hl_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* prints "N passed, N failed", returns the exit code */
+int hl_summary(void);
+/* PASS if @expr (an int: 0, -errno or HL_IOCTL_ERR) equals @want */
+#define HL_EXPECT(name, expr, want) do {				\
+	int hl_r_ = (expr), hl_w_ = (want);				\
+	hl_check(hl_r_ == hl_w_, (name), "got %s, want %s",		\
+		 hl_status_str(hl_r_), hl_status_str2(hl_w_));	\
+} while (0)
+/* an ioctl as 0 or -errno */
+#define HL_IOCTL(fd, req, arg)	(ioctl((fd), (req), (arg)) ? -errno : 0)
+const char *hl_status_str2(int status);	/* a second buffer */
+const char *hl_errname(int err);	/* "EINVAL" for 22 or -22 */
+const char *hl_status_str(int status);	/* 0, -EINVAL, ioctl:EPERM ... */
+
+/* ---- set up / tear down ---------------------------------------------- */
+void hl_init(void);			/* once per program: signals, stdout */
+/* 0 or -errno; on failure everything built so far is torn down */
+int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts);
+/* threads stopped, perfmon fd closed, vCPU and VM fds closed, RAM unmapped */
+void hl_vm_destroy(struct hl_vm *vm);
+void hl_vm_close_pfm(struct hl_vm *vm);
+void hl_vm_stop_threads(struct hl_vm *vm);
+/* a VM with @nr vCPUs, amd64 personality, default limits, all bound */
+int hl_vm_simple(struct hl_vm *vm, int nr_vcpus);
+/* open /dev/kvm-perfmon and BIND_VM, as hl_vm_create does */
+int hl_vm_bind(struct hl_vm *vm);
+int hl_vcpu_bind(struct hl_vcpu *v);	/* on the vCPU's thread */
+
+uint64_t hl_gpa_alloc(struct hl_vm *vm, uint64_t bytes);
+static inline void *hl_hva(struct hl_vm *vm, uint64_t gpa)
+{
+	return vm->mem + gpa;
+}
+
+/* ---- calls on vCPU threads ------------------------------------------- */
+bool hl_on_vcpu(const struct hl_vcpu *v);
+int hl_call(struct hl_vcpu *v, int (*fn)(struct hl_vcpu *, void *), void *arg);
+void hl_call_async(struct hl_vcpu *v, int (*fn)(struct hl_vcpu *, void *),
+		   void *arg);
+int hl_call_wait(struct hl_vcpu *v);
+/* stop a hl_run_until_kicked() on @v: sets v->stop and signals until done */
+int hl_kick_and_wait(struct hl_vcpu *v);
+
+/* ---- commands --------------------------------------------------------- */
+/*
+ * One command: header + @arg_size bytes of @arg into the block, DOORBELL,
+ * results back into v->hdr and @arg. Returns hdr.status (0 or -errno), or
+ * HL_IOCTL_ERR(errno) when the ioctl failed. Any thread may call it.
+ */
+int hl_cmd(struct hl_vcpu *v, uint16_t cmd, uint32_t ctx_id, uint32_t count,
+	   void *arg, uint32_t arg_size);
+/* @len raw bytes as the whole block (header included); 0 or -errno */
+int hl_doorbell_raw(struct hl_vcpu *v, const void *block, size_t len);
+int hl_doorbell(struct hl_vcpu *v);	/* ring only; 0 or -errno */
+
+/* the calls, as guests make them */
+int hl_create_ctx(struct hl_vcpu *v, uint32_t flags, uint64_t smpl_buf_size,
+		  uint32_t *ctx_id);
+int hl_write_pmcs(struct hl_vcpu *v, uint32_t ctx, pfarg_pmc_t *pmcs, uint32_t n);
+int hl_write_pmds(struct hl_vcpu *v, uint32_t ctx, pfarg_pmd_t *pmds, uint32_t n);
+int hl_read_pmds(struct hl_vcpu *v, uint32_t ctx, pfarg_pmd_t *pmds, uint32_t n);
+/* @flags PVPFM_LOAD_*; system-wide: pid = the calling vCPU index */
+int hl_load(struct hl_vcpu *v, uint32_t ctx, uint32_t pid, uint16_t set,
+	    uint32_t flags);
+int hl_start(struct hl_vcpu *v, uint32_t ctx);
+int hl_start_set(struct hl_vcpu *v, uint32_t ctx, uint16_t set);
+int hl_stop(struct hl_vcpu *v, uint32_t ctx);
+int hl_restart(struct hl_vcpu *v, uint32_t ctx);
+int hl_create_sets(struct hl_vcpu *v, uint32_t ctx, pfarg_setdesc_t *d, uint32_t n);
+int hl_getinfo_sets(struct hl_vcpu *v, uint32_t ctx, pfarg_setinfo_t *d, uint32_t n);
+int hl_delete_sets(struct hl_vcpu *v, uint32_t ctx, pfarg_setdesc_t *d, uint32_t n);
+int hl_unload(struct hl_vcpu *v, uint32_t ctx, uint32_t flags);
+int hl_destroy_ctx(struct hl_vcpu *v, uint32_t ctx);
+int hl_switch(struct hl_vcpu *v, uint32_t out_ctx, uint32_t in_ctx,
+	      uint32_t in_tid);
+/* register pages [first, first + n) of the buffer at gpas @gpa */
+int hl_smpl_register(struct hl_vcpu *v, uint32_t ctx, uint32_t first,
+		     uint32_t n, const uint64_t *gpa);
+int hl_read_msg(struct hl_vcpu *v, uint32_t ctx, pfarg_msg_t *msg);
+int hl_pmu_info(struct hl_vcpu *v, struct pvpfm_pmu_info *info);
+
+/* one PMD/PMC entry */
+void hl_pmd_init(pfarg_pmd_t *p, uint16_t num, uint16_t set, uint64_t value);
+void hl_pmc_init(pfarg_pmc_t *p, uint16_t num, uint16_t set, uint64_t value);
+/* read one PMD of one set; *val set, returns status */
+int hl_read_pmd(struct hl_vcpu *v, uint32_t ctx, uint16_t set, uint16_t num,
+		uint64_t *val);
+
+/* ---- the guest running (on the vCPU thread) ---------------------------- */
+int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx,
+		  uint64_t rdx);
+/* KVM_RUN until the OUT to HL_PORT_DONE; counts exits; 0 or -errno */
+int hl_run_to_done(struct hl_vcpu *v);
+/* @n (1..65535) OUTs to HL_PORT_IO; returns 0, exits in v->exits_* */
+int hl_run_io(struct hl_vcpu *v, unsigned int n);
+/* KVM_RUN again and again until v->stop (hl_kick_and_wait) */
+int hl_run_until_kicked(struct hl_vcpu *v);
+
+/*
+ * On @v's thread: START @ctx, burn @ns of the thread's CPU, STOP. *cpu_ns
+ * gets the thread's CPU time from just before START to just after STOP
+ * (what a task clock of the thread can have counted), *busy_ns the part
+ * spent burning. Returns the first failing status, or 0.
+ */
+int hl_start_busy_stop(struct hl_vcpu *v, uint32_t ctx, uint64_t ns,
+		       uint64_t *cpu_ns, uint64_t *busy_ns);
+/* |got - want| <= rel * want + abs */
+bool hl_within(uint64_t got, uint64_t want, double rel, uint64_t abs);
+
+/* ---- eventfd, time ------------------------------------------------------ */
+uint64_t hl_eventfd_read(struct hl_vcpu *v);	/* 0 if nothing */
+uint64_t hl_thread_ns(void);		/* CLOCK_THREAD_CPUTIME_ID */
+uint64_t hl_mono_ns(void);
+/* burn this thread's CPU for @ns of its own CPU time */
+void hl_busy_ns(uint64_t ns);
+/* run_delay of host thread @tid (/proc/self/task/TID/schedstat), ns */
+int hl_run_delay_ns(pid_t tid, uint64_t *ns);
+int hl_pin_cpu(int cpu);		/* this thread to one CPU */
+
+/* ---- module stats ------------------------------------------------------- */
+int hl_module_stats(struct kvmpfm_module_stats *st);
+int hl_vm_stats(struct hl_vm *vm, struct kvmpfm_vm_stats *st);
+/*
+ * The module holds nothing: allocations, perf_events, pinned_pages, vms all
+ * zero (the stats reader's own open file excepted, see hostlib.c). Waits up
+ * to @wait_ms for deferred teardown. Returns true and prints nothing if so;
+ * else writes what is left to @why.
+ */
+bool hl_module_idle(int wait_ms, char *why, size_t why_len);
+/* hl_check(hl_module_idle(...)) with @name */
+bool hl_check_module_idle(const char *name);
+
+#endif /* HOSTLIB_H */

@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_calls: the twelve perfmon2 calls and the rest of the command set
+ * (DESTROY, READ_MSG, PMU_INFO, REG_DESC), each as a guest makes it through
+ * its vCPU's command block and DOORBELL: what succeeds, what each error
+ * path answers (status, err_index, PFM_REG_RETFL_* in the failing entry).
+ *
+ * Events the host cannot back: the rig has no hardware PMU at any level,
+ * so a PMC programmed with an architectural hardware event (amd64
+ * PERFSEL0 = 0x76 | USR | OS | INT | EN, cycles) must be refused with
+ * PFM_REG_RETFL_NOTAVAIL; with an admin event map aliasing it to the host's
+ * PERF_TYPE_SOFTWARE / PERF_COUNT_SW_TASK_CLOCK it must be accepted and
+ * count the vCPU thread's CPU time.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/perf_event.h>
+
+#include "hostlib.h"
+
+/* amd64 PERFSEL fields */
+#define SEL_USR		(1ULL << 16)
+#define SEL_OS		(1ULL << 17)
+#define SEL_INT		(1ULL << 20)	/* reserved, default 1 */
+#define SEL_EN		(1ULL << 22)
+#define SEL(ev)		((uint64_t)(ev) | SEL_USR | SEL_OS | SEL_INT | SEL_EN)
+
+#define MS		1000000ULL
+
+static struct hl_vm vm;
+static struct hl_vcpu *v0, *v1;
+
+static bool vm_up(const char *name, const struct hl_vm_opts *o)
+{
+	int ret = o ? hl_vm_create(&vm, o) : hl_vm_simple(&vm, 2);
+
+	v0 = &vm.vcpus[0];
+	v1 = &vm.vcpus[1];
+	return hl_check(!ret, name, "VM: %s", hl_errname(ret));
+}
+
+static uint32_t ctx_new(uint32_t flags)
+{
+	uint32_t id = 0;
+	int ret = hl_create_ctx(v0, flags, 0, &id);
+
+	if (ret)
+		hl_note("create_context: %s", hl_status_str(ret));
+	return id;
+}
+
+static void t_pmu_info(void)
+{
+	struct pvpfm_pmu_info info;
+	struct pvpfm_reg_desc d[16];
+	int ret, i;
+	bool ok;
+
+	ret = hl_pmu_info(v0, &info);
+	HL_EXPECT("pmu_info_ok", ret, 0);
+	hl_check(!strcmp(info.model, "amd64") && info.num_pmcs == 4 &&
+		 info.num_pmds == 10 && info.max_pmc == 4 &&
+		 info.max_pmd == PVPFM_VPMD_END,
+		 "pmu_info_amd64", "model %.32s pmcs %u pmds %u max_pmc %u max_pmd %u",
+		 info.model, info.num_pmcs, info.num_pmds, info.max_pmc,
+		 info.max_pmd);
+	hl_check(info.impl_pmcs[0] == 0xf && info.impl_pmds[0] == 0xf &&
+		 info.impl_pmds[4] == 0x3f && !info.impl_pmds[1],
+		 "pmu_info_impl_bitmaps", "pmcs %#llx pmds[0] %#llx pmds[4] %#llx",
+		 (unsigned long long)info.impl_pmcs[0],
+		 (unsigned long long)info.impl_pmds[0],
+		 (unsigned long long)info.impl_pmds[4]);
+	hl_check(info.max_contexts == 64 && info.max_sets == 32 &&
+		 info.max_vector == 64 && info.max_smpl_buf == (4ULL << 20),
+		 "pmu_info_default_limits", "contexts %u sets %u vector %u buf %llu",
+		 info.max_contexts, info.max_sets, info.max_vector,
+		 (unsigned long long)info.max_smpl_buf);
+
+	memset(d, 0, sizeof(d));
+	ret = hl_cmd(v0, PVPFM_CMD_REG_DESC, 0, 16, d, sizeof(d));
+	HL_EXPECT("reg_desc_ok", ret, 0);
+	hl_check(v0->hdr.count == 14, "reg_desc_count",
+		 "%u registers, want 14 (4 PMCs, 4 PMDs, 6 virtual)",
+		 v0->hdr.count);
+	ok = true;
+	for (i = 0; i < 4; i++)
+		ok &= d[i].type == PVPFM_REG_PMC && d[i].num == i &&
+		      d[i].dfl_val == SEL_INT && (d[i].rsvd_msk & SEL_INT);
+	hl_check(ok && !strcmp(d[0].name, "PERFSEL0"), "reg_desc_pmcs",
+		 "PMC0 %s type %u dfl %#llx rsvd %#llx", d[0].name, d[0].type,
+		 (unsigned long long)d[0].dfl_val,
+		 (unsigned long long)d[0].rsvd_msk);
+	ok = true;
+	for (i = 0; i < 6; i++)
+		ok &= d[8 + i].type == PVPFM_REG_PMD &&
+		      d[8 + i].num == PVPFM_VPMD_VCPU_RUN_NS + i &&
+		      (d[8 + i].flags & PVPFM_REGF_VIRTUAL);
+	hl_check(ok && !strcmp(d[8].name, "VCPU_RUN_NS") &&
+		 !(d[4].flags & PVPFM_REGF_VIRTUAL) &&
+		 (d[4].flags & PVPFM_REGF_COUNTER),
+		 "reg_desc_virtual_pmds", "PMD entry 8: %s num %u flags %#x",
+		 d[8].name, d[8].num, d[8].flags);
+	memset(d, 0, sizeof(d));
+	ret = hl_cmd(v0, PVPFM_CMD_REG_DESC, 10, 8, d, 8 * sizeof(d[0]));
+	hl_check(!ret && v0->hdr.count == 4 && d[3].num == PVPFM_VPMD_END - 1,
+		 "reg_desc_from_position", "status %s count %u last %u",
+		 hl_status_str(ret), v0->hdr.count, d[3].num);
+	ret = hl_cmd(v0, PVPFM_CMD_REG_DESC, 1000, 1, d, sizeof(d[0]));
+	hl_check(!ret && v0->hdr.count == 0, "reg_desc_past_end_empty",
+		 "status %s count %u", hl_status_str(ret), v0->hdr.count);
+}
+
+static void t_create(void)
+{
+	struct pvpfm_create_arg a;
+	struct hl_vm_opts o;
+	uint32_t ids[5], id1, id2;
+	int ret, i;
+
+	id1 = ctx_new(0);
+	id2 = ctx_new(PFM_FL_SYSTEM_WIDE);
+	hl_check(id1 && id2 && id1 != id2, "create_context_ids",
+		 "ids %u %u", id1, id2);
+	HL_EXPECT("create_context_bad_flags_einval",
+		  hl_create_ctx(v0, 0x100, 0, NULL), -EINVAL);
+	HL_EXPECT("create_context_sys_block_einval",
+		  hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE | PFM_FL_NOTIFY_BLOCK, 0,
+				NULL), -EINVAL);
+	HL_EXPECT("create_context_flags_ok",
+		  hl_create_ctx(v0, PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG, 0,
+				&ids[0]), 0);
+	hl_destroy_ctx(v0, ids[0]);
+
+	memset(&a, 0, sizeof(a));
+	strcpy(a.smpl_name, "defaulx");
+	HL_EXPECT("create_context_bad_format_einval",
+		  hl_cmd(v0, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a)),
+		  -EINVAL);
+	strcpy(a.smpl_name, "default");
+	a.smpl_name[12] = 'x';	/* padding must be zero */
+	a.smpl_arg.buf_size = 8192;
+	HL_EXPECT("create_context_format_padding_einval",
+		  hl_cmd(v0, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a)),
+		  -EINVAL);
+	HL_EXPECT("create_context_small_buffer_einval",
+		  hl_create_ctx(v0, 0, 64, NULL), -EINVAL);
+	HL_EXPECT("create_context_buffer_over_limit_enomem",
+		  hl_create_ctx(v0, 0, (4ULL << 20) + 1, NULL), -ENOMEM);
+	memset(&a, 0, sizeof(a));
+	strcpy(a.smpl_name, "default");
+	a.smpl_arg.buf_size = 8192;
+	a.smpl_arg.buf_flags = 1;
+	HL_EXPECT("create_context_buf_flags_einval",
+		  hl_cmd(v0, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a)),
+		  -EINVAL);
+	HL_EXPECT("create_context_short_arg_einval",
+		  hl_cmd(v0, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a) - 8),
+		  -EINVAL);
+	HL_EXPECT("create_context_smpl_ok", hl_create_ctx(v0, 0, 8192, &ids[0]),
+		  0);
+	hl_destroy_ctx(v0, ids[0]);
+	hl_destroy_ctx(v0, id1);
+	hl_destroy_ctx(v0, id2);
+
+	/* the admin's limit: 4 contexts */
+	hl_vm_destroy(&vm);
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 2;
+	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.max_contexts = 4;
+	if (!vm_up("create_context_limit_setup", &o))
+		return;
+	for (i = 0; i < 4; i++)
+		ret = hl_create_ctx(v0, 0, 0, &ids[i]);
+	HL_EXPECT("create_context_4_of_4_ok", ret, 0);
+	HL_EXPECT("create_context_over_limit_emfile",
+		  hl_create_ctx(v1, 0, 0, &ids[4]), -EMFILE);
+	hl_destroy_ctx(v0, ids[2]);
+	HL_EXPECT("create_context_after_destroy_ok",
+		  hl_create_ctx(v1, 0, 0, &ids[2]), 0);
+	hl_vm_destroy(&vm);
+	vm_up("calls_vm_setup", NULL);
+}
+
+static void t_write_pmcs(void)
+{
+	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
+	pfarg_pmc_t p[3];
+	int ret;
+
+	hl_pmc_init(&p[0], 0, 0, SEL_INT | 0x76 | SEL_USR);	/* EN clear */
+	HL_EXPECT("write_pmcs_disabled_event_ok", hl_write_pmcs(v0, id, p, 1), 0);
+	hl_pmc_init(&p[0], 0, 0, SEL_INT);
+	hl_pmc_init(&p[1], 1, 0, SEL_INT);
+	hl_pmc_init(&p[2], 3, 0, SEL_INT);
+	HL_EXPECT("write_pmcs_vector_ok", hl_write_pmcs(v0, id, p, 3), 0);
+
+	hl_pmc_init(&p[0], 1, 0, SEL_INT);
+	hl_pmc_init(&p[1], 2, 0, SEL_INT | (1ULL << 21));	/* reserved */
+	hl_pmc_init(&p[2], 3, 0, SEL_INT);
+	ret = hl_write_pmcs(v0, id, p, 3);
+	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL) &&
+		 !(p[0].reg_flags & PFM_REG_RETFL_MASK),
+		 "write_pmcs_reserved_bit_einval",
+		 "status %s err_index %u flags %#x/%#x", hl_status_str(ret),
+		 v0->hdr.err_index, p[0].reg_flags, p[1].reg_flags);
+	hl_pmc_init(&p[0], 0, 0, 0x76 | SEL_USR | SEL_OS | SEL_EN);	/* INT 0 */
+	ret = hl_write_pmcs(v0, id, p, 1);
+	hl_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
+		 "write_pmcs_reserved_default_einval", "status %s flags %#x",
+		 hl_status_str(ret), p[0].reg_flags);
+	hl_pmc_init(&p[0], 0, 0, SEL_INT | (1ULL << 50));
+	HL_EXPECT("write_pmcs_reserved_high_einval", hl_write_pmcs(v0, id, p, 1),
+		  -EINVAL);
+	hl_pmc_init(&p[0], 4, 0, SEL_INT);
+	ret = hl_write_pmcs(v0, id, p, 1);
+	hl_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
+		 "write_pmcs_unimplemented_einval", "status %s flags %#x",
+		 hl_status_str(ret), p[0].reg_flags);
+	hl_pmc_init(&p[0], 300, 0, SEL_INT);
+	HL_EXPECT("write_pmcs_pmc300_einval", hl_write_pmcs(v0, id, p, 1),
+		  -EINVAL);
+	hl_pmc_init(&p[0], 0, 0, SEL_INT);
+	p[0].reg_flags = PFM_REGFL_NO_EMUL64;
+	HL_EXPECT("write_pmcs_no_emul64_einval", hl_write_pmcs(v0, id, p, 1),
+		  -EINVAL);
+	hl_pmc_init(&p[0], 0, 7, SEL_INT);
+	HL_EXPECT("write_pmcs_no_such_set_einval", hl_write_pmcs(v0, id, p, 1),
+		  -EINVAL);
+	/* retfl bits the guest left in an entry are cleared, not refused */
+	hl_pmc_init(&p[0], 0, 0, SEL_INT);
+	p[0].reg_flags = PFM_REG_RETFL_EINVAL;
+	ret = hl_write_pmcs(v0, id, p, 1);
+	hl_check(!ret && !p[0].reg_flags, "write_pmcs_stale_retfl_cleared",
+		 "status %s flags %#x", hl_status_str(ret), p[0].reg_flags);
+	hl_destroy_ctx(v0, id);
+}
+
+static void expect_notavail(uint32_t id, const char *name, uint64_t value)
+{
+	pfarg_pmc_t p[2];
+	int ret;
+
+	hl_pmc_init(&p[0], 1, 0, SEL_INT);
+	hl_pmc_init(&p[1], 0, 0, value);
+	ret = hl_write_pmcs(v0, id, p, 2);
+	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+		 (p[1].reg_flags & PFM_REG_RETFL_NOTAVAIL) &&
+		 !(p[1].reg_flags & PFM_REG_RETFL_EINVAL),
+		 name, "PMC0=%#llx: status %s err_index %u reg_flags %#x",
+		 (unsigned long long)value, hl_status_str(ret),
+		 v0->hdr.err_index, p[1].reg_flags);
+}
+
+static void t_notavail(void)
+{
+	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
+
+	expect_notavail(id, "notavail_cycles_0x76", SEL(0x76));
+	expect_notavail(id, "notavail_instructions_0xc0", SEL(0xc0));
+	expect_notavail(id, "notavail_branches_0xc2", SEL(0xc2));
+	expect_notavail(id, "notavail_user_only_cycles", 0x76 | SEL_USR |
+			SEL_INT | SEL_EN);
+	expect_notavail(id, "notavail_raw_dc_access_0x40", SEL(0x40));
+	expect_notavail(id, "notavail_raw_extended_0x1c0", SEL(0xc0) |
+			(1ULL << 32));
+	hl_destroy_ctx(v0, id);
+}
+
+/* the admin aliases cycles to the host's task clock */
+static void t_alias(void)
+{
+	struct kvmpfm_event_map_entry map[1];
+	uint64_t val = 0, cpu = 0, busy = 0;
+	struct hl_vm_opts o;
+	pfarg_pmc_t pmc;
+	pfarg_pmd_t pmd;
+	uint32_t id;
+	int ret;
+
+	hl_vm_destroy(&vm);
+	memset(map, 0, sizeof(map));
+	map[0].guest_kind = KVMPFM_EVK_GENERIC;
+	map[0].guest_event = 0x76;
+	map[0].flags = KVMPFM_MAP_EMULATED;
+	map[0].host_type = PERF_TYPE_SOFTWARE;
+	map[0].host_config = PERF_COUNT_SW_TASK_CLOCK;
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 2;
+	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.map = map;
+	o.map_nr = 1;
+	if (!vm_up("alias_setup", &o))
+		return;
+	id = ctx_new(PFM_FL_SYSTEM_WIDE);
+	hl_pmc_init(&pmc, 0, 0, SEL(0x76));
+	ret = hl_write_pmcs(v0, id, &pmc, 1);
+	hl_check(!ret && !pmc.reg_flags, "alias_cycles_accepted",
+		 "PMC0=%#llx with cycles aliased to task-clock: status %s "
+		 "err_index %u reg_flags %#x", (unsigned long long)SEL(0x76),
+		 hl_status_str(ret), v0->hdr.err_index, pmc.reg_flags);
+	expect_notavail(id, "alias_other_event_still_notavail", SEL(0xc0));
+	if (ret)
+		goto out;
+	hl_pmd_init(&pmd, 0, 0, 0);
+	HL_EXPECT("alias_write_pmd0", hl_write_pmds(v0, id, &pmd, 1), 0);
+	HL_EXPECT("alias_load", hl_load(v0, id, 0, 0, 0), 0);
+	ret = hl_start_busy_stop(v0, id, 50 * MS, &cpu, &busy);
+	HL_EXPECT("alias_start_stop", ret, 0);
+	hl_read_pmd(v0, id, 0, 0, &val);
+	/* task clock of the vCPU thread: within 10% + 2 ms of its CPU time */
+	hl_check(hl_within(val, cpu, 0.10, 2 * MS) && val >= busy / 2,
+		 "alias_counts_task_clock",
+		 "PMD0 %" PRIu64 " ns, thread CPU %" PRIu64 " ns (busy %" PRIu64
+		 "), tolerance 10%% + 2 ms", val, cpu, busy);
+	HL_EXPECT("alias_unload", hl_unload(v0, id, 0), 0);
+out:
+	hl_destroy_ctx(v0, id);
+	hl_vm_destroy(&vm);
+	vm_up("calls_vm_setup", NULL);
+}
+
+static void t_write_read_pmds(void)
+{
+	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
+	pfarg_pmd_t p[8];
+	int ret, i;
+	bool ok;
+
+	for (i = 0; i < 6; i++)
+		hl_pmd_init(&p[i], PVPFM_VPMD_VCPU_RUN_NS + i, 0, 1000 * i);
+	ret = hl_write_pmds(v0, id, p, 6);
+	hl_check(!ret, "write_pmds_virtual_all_available",
+		 "status %s err_index %u reg_flags %#x", hl_status_str(ret),
+		 v0->hdr.err_index, ret ? p[v0->hdr.err_index % 6].reg_flags : 0);
+	hl_pmd_init(&p[6], 0, 0, 0x123456789abcdef0ULL);
+	hl_pmd_init(&p[7], 3, 0, ~0ULL);
+	HL_EXPECT("write_pmds_generic_ok", hl_write_pmds(v0, id, &p[6], 2), 0);
+
+	for (i = 0; i < 8; i++)
+		p[i].reg_value = 0;
+	ret = hl_read_pmds(v0, id, p, 8);
+	ok = !ret && p[6].reg_value == 0x123456789abcdef0ULL &&
+	     p[7].reg_value == ~0ULL &&
+	     p[6].reg_last_reset_val == 0x123456789abcdef0ULL;
+	for (i = 0; i < 6; i++)
+		ok &= p[i].reg_value == 1000ULL * i;
+	hl_check(ok, "read_pmds_values_back", "status %s PMD0 %#llx PMD3 %#llx "
+		 "PMD257 %llu", hl_status_str(ret),
+		 (unsigned long long)p[6].reg_value,
+		 (unsigned long long)p[7].reg_value,
+		 (unsigned long long)p[1].reg_value);
+
+	hl_pmd_init(&p[0], 0, 0, 0);
+	hl_pmd_init(&p[1], PVPFM_VPMD_END, 0, 0);
+	ret = hl_write_pmds(v0, id, p, 2);
+	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
+		 "write_pmds_pmd262_einval", "status %s err_index %u flags %#x",
+		 hl_status_str(ret), v0->hdr.err_index, p[1].reg_flags);
+	hl_pmd_init(&p[0], 4, 0, 0);
+	HL_EXPECT("write_pmds_pmd4_einval", hl_write_pmds(v0, id, p, 1), -EINVAL);
+	hl_pmd_init(&p[0], 0, 0, 0);
+	p[0].reg_flags = 0x10;
+	HL_EXPECT("write_pmds_unknown_flag_einval", hl_write_pmds(v0, id, p, 1),
+		  -EINVAL);
+	hl_pmd_init(&p[0], 0, 0, 0);
+	p[0].reg_smpl_pmds[0] = 1ULL << 5;
+	HL_EXPECT("write_pmds_smpl_pmds_unimpl_einval",
+		  hl_write_pmds(v0, id, p, 1), -EINVAL);
+	hl_pmd_init(&p[0], 0, 0, 0);
+	p[0].reg_reset_pmds[2] = 1;
+	HL_EXPECT("write_pmds_reset_pmds_unimpl_einval",
+		  hl_write_pmds(v0, id, p, 1), -EINVAL);
+	hl_pmd_init(&p[0], 0, 3, 0);
+	HL_EXPECT("write_pmds_no_such_set_einval", hl_write_pmds(v0, id, p, 1),
+		  -EINVAL);
+
+	hl_pmd_init(&p[0], 0, 0, 0);
+	hl_pmd_init(&p[1], 9, 0, 0);
+	ret = hl_read_pmds(v0, id, p, 2);
+	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
+		 "read_pmds_bad_pmd_einval", "status %s err_index %u flags %#x",
+		 hl_status_str(ret), v0->hdr.err_index, p[1].reg_flags);
+	hl_pmd_init(&p[0], 0, 5, 0);
+	HL_EXPECT("read_pmds_no_such_set_einval", hl_read_pmds(v0, id, p, 1),
+		  -EINVAL);
+	hl_destroy_ctx(v0, id);
+}
+
+static void t_load(void)
+{
+	uint32_t sys = ctx_new(PFM_FL_SYSTEM_WIDE);
+	uint32_t sys2 = ctx_new(PFM_FL_SYSTEM_WIDE);
+	uint32_t thr = ctx_new(0), thr2 = ctx_new(0), smpl = 0;
+	struct pvpfm_load_arg a;
+
+	HL_EXPECT("load_sys_wrong_vcpu_einval", hl_load(v0, sys, 1, 0, 0),
+		  -EINVAL);
+	HL_EXPECT("load_bad_set_einval", hl_load(v0, sys, 0, 3, 0), -EINVAL);
+	HL_EXPECT("load_bad_flags_einval", hl_load(v0, sys, 0, 0, 0x10),
+		  -EINVAL);
+	memset(&a, 0, sizeof(a));
+	HL_EXPECT("load_short_arg_einval",
+		  hl_cmd(v0, PVPFM_CMD_LOAD_CONTEXT, sys, 0, &a, 32), -EINVAL);
+	HL_EXPECT("load_sys_ok", hl_load(v0, sys, 0, 0, 0), 0);
+	HL_EXPECT("load_twice_ebusy", hl_load(v0, sys, 0, 0, 0), -EBUSY);
+	HL_EXPECT("load_second_sys_same_vcpu_ebusy", hl_load(v0, sys2, 0, 0, 0),
+		  -EBUSY);
+	HL_EXPECT("load_sys_other_vcpu_ok", hl_load(v1, sys2, 1, 0, 0), 0);
+	HL_EXPECT("load_thread_beside_sys_ebusy", hl_load(v0, thr, 77, 0, 0),
+		  -EBUSY);
+	HL_EXPECT("unload_sys", hl_unload(v0, sys, 0), 0);
+	HL_EXPECT("unload_sys2", hl_unload(v1, sys2, 0), 0);
+
+	HL_EXPECT("load_thread_self_wrong_tid_einval",
+		  hl_load(v0, thr, 77, 0, PVPFM_LOAD_SELF), -EINVAL);
+	HL_EXPECT("load_thread_self_ok",
+		  hl_load(v0, thr, v0->guest_tid, 0, PVPFM_LOAD_SELF), 0);
+	HL_EXPECT("load_same_thread_twice_ebusy",
+		  hl_load(v1, thr2, v0->guest_tid, 0, 0), -EBUSY);
+	/* the thread in on vCPU 0 was not switched out */
+	v0->guest_tid += 100;
+	HL_EXPECT("load_self_vcpu_busy_ebusy",
+		  hl_load(v0, thr2, v0->guest_tid, 0, PVPFM_LOAD_SELF), -EBUSY);
+	v0->guest_tid -= 100;
+	HL_EXPECT("load_thread_not_running_ok", hl_load(v1, thr2, 555, 0, 0), 0);
+	HL_EXPECT("load_sys_beside_threads_ebusy", hl_load(v1, sys2, 1, 0, 0),
+		  -EBUSY);
+	hl_unload(v0, thr, 0);
+	hl_unload(v0, thr2, 0);
+
+	HL_EXPECT("create_smpl_ctx", hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE,
+						   3 * HL_PAGE, &smpl), 0);
+	HL_EXPECT("load_smpl_unregistered_enobufs", hl_load(v0, smpl, 0, 0, 0),
+		  -ENOBUFS);
+	hl_destroy_ctx(v0, smpl);
+	hl_destroy_ctx(v0, sys);
+	hl_destroy_ctx(v0, sys2);
+	hl_destroy_ctx(v0, thr);
+	hl_destroy_ctx(v0, thr2);
+}
+
+static void t_start_stop_restart(void)
+{
+	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
+	pfarg_start_t s;
+
+	HL_EXPECT("start_unloaded_einval", hl_start(v0, id), -EINVAL);
+	HL_EXPECT("stop_unloaded_einval", hl_stop(v0, id), -EINVAL);
+	HL_EXPECT("restart_unloaded_einval", hl_restart(v0, id), -EINVAL);
+	hl_load(v0, id, 0, 0, 0);
+	HL_EXPECT("start_ok", hl_start(v0, id), 0);
+	HL_EXPECT("start_again_ok", hl_start(v0, id), 0);
+	HL_EXPECT("start_no_such_set_einval", hl_start_set(v0, id, 4), -EINVAL);
+	HL_EXPECT("start_set0_ok", hl_start_set(v0, id, 0), 0);
+	memset(&s, 0, sizeof(s));
+	HL_EXPECT("start_short_arg_einval",
+		  hl_cmd(v0, PVPFM_CMD_START, id, 0, &s, 16), -EINVAL);
+	HL_EXPECT("restart_not_masked_ebusy", hl_restart(v0, id), -EBUSY);
+	HL_EXPECT("stop_ok", hl_stop(v0, id), 0);
+	HL_EXPECT("stop_again_ok", hl_stop(v0, id), 0);
+	HL_EXPECT("restart_arg_einval",
+		  hl_cmd(v0, PVPFM_CMD_RESTART, id, 0, &s, 8), -EINVAL);
+	hl_unload(v0, id, 0);
+	hl_destroy_ctx(v0, id);
+}
+
+static void t_sets_calls(void)
+{
+	pfarg_setdesc_t d[4];
+	pfarg_setinfo_t in[3];
+	struct hl_vm_opts o;
+	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
+	int ret, i;
+
+	memset(d, 0, sizeof(d));
+	d[0].set_id = 5;
+	d[1].set_id = 1;
+	d[1].set_flags = PFM_SETFL_TIME_SWITCH;
+	d[1].set_timeout = 15001;	/* ns: rounds up to the 10 us timer */
+	d[2].set_id = 3;
+	d[2].set_flags = PFM_SETFL_OVFL_SWITCH;
+	ret = hl_create_sets(v0, id, d, 3);
+	HL_EXPECT("create_evtsets_ok", ret, 0);
+	hl_check(d[1].set_timeout == 20000, "create_evtsets_timeout_rounded",
+		 "15001 ns became %llu, want 20000 (10 us granularity)",
+		 (unsigned long long)d[1].set_timeout);
+
+	memset(in, 0, sizeof(in));
+	in[0].set_id = 1;
+	in[1].set_id = 3;
+	in[2].set_id = 0;
+	ret = hl_getinfo_sets(v0, id, in, 3);
+	hl_check(!ret && in[0].set_flags == PFM_SETFL_TIME_SWITCH &&
+		 in[0].set_timeout == 20000 &&
+		 in[1].set_flags == PFM_SETFL_OVFL_SWITCH && !in[2].set_flags &&
+		 !in[0].set_runs && in[2].set_avail_pmcs[0] == 0xf &&
+		 in[2].set_avail_pmds[4] == 0x3f,
+		 "getinfo_evtsets_ok", "status %s flags %#x/%#x/%#x timeout %llu",
+		 hl_status_str(ret), in[0].set_flags, in[1].set_flags,
+		 in[2].set_flags, (unsigned long long)in[0].set_timeout);
+	memset(in, 0, sizeof(in));
+	in[0].set_id = 0;
+	in[1].set_id = 2;
+	ret = hl_getinfo_sets(v0, id, in, 2);
+	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+		 (in[1].set_flags & PFM_REG_RETFL_EINVAL),
+		 "getinfo_evtsets_no_such_set_einval",
+		 "status %s err_index %u flags %#x", hl_status_str(ret),
+		 v0->hdr.err_index, in[1].set_flags);
+
+	memset(d, 0, sizeof(d));
+	d[0].set_id = 7;
+	d[0].set_flags = 0x4;
+	HL_EXPECT("create_evtsets_bad_flags_einval", hl_create_sets(v0, id, d, 1),
+		  -EINVAL);
+	d[0].set_flags = PFM_SETFL_TIME_SWITCH;
+	d[0].set_timeout = 0;
+	HL_EXPECT("create_evtsets_zero_timeout_einval",
+		  hl_create_sets(v0, id, d, 1), -EINVAL);
+	d[0].set_timeout = ~0ULL;
+	HL_EXPECT("create_evtsets_huge_timeout_einval",
+		  hl_create_sets(v0, id, d, 1), -EINVAL);
+
+	memset(d, 0, sizeof(d));
+	d[0].set_id = 0;
+	ret = hl_delete_sets(v0, id, d, 1);
+	HL_EXPECT("delete_evtsets_set0_einval", ret, -EINVAL);
+	d[0].set_id = 9;
+	HL_EXPECT("delete_evtsets_no_such_einval", hl_delete_sets(v0, id, d, 1),
+		  -EINVAL);
+
+	HL_EXPECT("load_with_sets", hl_load(v0, id, 0, 3, 0), 0);
+	memset(in, 0, sizeof(in));
+	in[0].set_id = 3;
+	ret = hl_getinfo_sets(v0, id, in, 1);
+	hl_check(!ret && in[0].set_runs == 1, "getinfo_evtsets_load_set_runs",
+		 "status %s runs %llu, want 1 (load activates set 3)",
+		 hl_status_str(ret), (unsigned long long)in[0].set_runs);
+	d[0].set_id = 5;
+	HL_EXPECT("delete_evtsets_loaded_ebusy", hl_delete_sets(v0, id, d, 1),
+		  -EBUSY);
+	d[0].set_id = 8;
+	HL_EXPECT("create_evtsets_loaded_ebusy", hl_create_sets(v0, id, d, 1),
+		  -EBUSY);
+	hl_unload(v0, id, 0);
+	d[0].set_id = 5;
+	d[1].set_id = 1;
+	HL_EXPECT("delete_evtsets_ok", hl_delete_sets(v0, id, d, 2), 0);
+	memset(in, 0, sizeof(in));
+	in[0].set_id = 5;
+	HL_EXPECT("getinfo_evtsets_deleted_einval", hl_getinfo_sets(v0, id, in, 1),
+		  -EINVAL);
+	hl_destroy_ctx(v0, id);
+
+	/* the admin's limit: 4 sets per context, set 0 included */
+	hl_vm_destroy(&vm);
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 2;
+	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.max_sets = 4;
+	if (!vm_up("create_evtsets_limit_setup", &o))
+		return;
+	id = ctx_new(0);
+	memset(d, 0, sizeof(d));
+	for (i = 0; i < 4; i++)
+		d[i].set_id = 10 + i;
+	ret = hl_create_sets(v0, id, d, 4);
+	hl_check(ret == -ENOSPC && v0->hdr.err_index == 3,
+		 "create_evtsets_over_limit_enospc", "status %s err_index %u",
+		 hl_status_str(ret), v0->hdr.err_index);
+	memset(in, 0, sizeof(in));
+	in[0].set_id = 12;
+	HL_EXPECT("create_evtsets_partial_kept", hl_getinfo_sets(v0, id, in, 1), 0);
+	hl_vm_destroy(&vm);
+	vm_up("calls_vm_setup", NULL);
+}
+
+static void t_unload_msgs(void)
+{
+	uint32_t id = ctx_new(0);
+	pfarg_msg_t m;
+	int ret;
+
+	HL_EXPECT("unload_unloaded_einval", hl_unload(v0, id, 0), -EINVAL);
+	HL_EXPECT("read_msg_empty_eagain", hl_read_msg(v0, id, &m), -EAGAIN);
+	HL_EXPECT("read_msg_short_arg_einval",
+		  hl_cmd(v0, PVPFM_CMD_READ_MSG, id, 0, &m, 32), -EINVAL);
+	hl_load(v0, id, v0->guest_tid, 0, PVPFM_LOAD_SELF);
+	HL_EXPECT("unload_bad_flags_einval", hl_unload(v0, id, 0x2), -EINVAL);
+	HL_EXPECT("unload_task_exit_ok", hl_unload(v0, id, PVPFM_UNLOAD_TASK_EXIT),
+		  0);
+	ret = hl_read_msg(v0, id, &m);
+	hl_check(!ret && m.type == PFM_MSG_END, "read_msg_end_after_task_exit",
+		 "status %s type %u", hl_status_str(ret), m.type);
+	HL_EXPECT("read_msg_then_empty_eagain", hl_read_msg(v0, id, &m), -EAGAIN);
+	hl_check(hl_eventfd_read(v0) >= 1, "task_exit_notifies_eventfd",
+		 "no eventfd signal for PFM_MSG_END");
+	HL_EXPECT("destroy_ok", hl_destroy_ctx(v0, id), 0);
+	HL_EXPECT("destroy_again_ebadf", hl_destroy_ctx(v0, id), -EBADF);
+	HL_EXPECT("stop_destroyed_ebadf", hl_stop(v0, id), -EBADF);
+	HL_EXPECT("destroy_arg_einval",
+		  hl_cmd(v0, PVPFM_CMD_DESTROY_CONTEXT, ctx_new(0), 0, &m, 8),
+		  -EINVAL);
+}
+
+/* counts survive unload and continue after the next load */
+static void t_values_persist(void)
+{
+	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
+	uint64_t a = 0, b = 0, c = 0, cpu1 = 0, cpu2 = 0;
+	pfarg_pmd_t p;
+
+	hl_pmd_init(&p, PVPFM_VPMD_VCPU_RUN_NS, 0, 0);
+	hl_write_pmds(v0, id, &p, 1);
+	hl_load(v0, id, 0, 0, 0);
+	hl_start_busy_stop(v0, id, 20 * MS, &cpu1, NULL);
+	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &a);
+	HL_EXPECT("persist_unload", hl_unload(v0, id, 0), 0);
+	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &b);
+	hl_check(a > 0 && a == b, "persist_value_after_unload",
+		 "before unload %" PRIu64 ", after %" PRIu64, a, b);
+	hl_load(v0, id, 0, 0, 0);
+	hl_start_busy_stop(v0, id, 20 * MS, &cpu2, NULL);
+	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &c);
+	hl_check(c > b && hl_within(c, cpu1 + cpu2, 0.10, 4 * MS),
+		 "persist_continues_after_reload",
+		 "after reload %" PRIu64 " ns, threads' CPU %" PRIu64
+		 " ns (10%% + 4 ms)", c, cpu1 + cpu2);
+	hl_unload(v0, id, 0);
+	hl_destroy_ctx(v0, id);
+}
+
+int main(void)
+{
+	hl_init();
+	if (!vm_up("calls_vm_setup", NULL))
+		return hl_summary();
+	t_pmu_info();
+	t_create();
+	t_write_pmcs();
+	t_notavail();
+	t_alias();
+	t_write_read_pmds();
+	t_load();
+	t_start_stop_restart();
+	t_sets_calls();
+	t_unload_msgs();
+	t_values_persist();
+	hl_vm_destroy(&vm);
+	hl_check_module_idle("calls_module_idle");
+	return hl_summary();
+}

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_count: counting on the virtual PMDs (256..261) against truths the test
+ * measures itself, with the vCPU really running guest code where the event
+ * needs it.
+ *
+ *   VCPU_RUN_NS      task clock of the vCPU thread: equals the thread's own
+ *                    CLOCK_THREAD_CPUTIME_ID between START and STOP,
+ *                    within 10% + 2 ms; other vCPUs' threads do not count
+ *   VM_EXITS         >= the KVM_EXIT_IO exits userspace saw (each OUT is
+ *                    one), and not wildly more (<= 2 x + 1000)
+ *   HALT_EXITS       >= the in-kernel halts the vCPU made (irqchip VM, HLT
+ *                    with interrupts off, woken by a signal each time)
+ *   HOST_PAGE_FAULTS >= the fresh guest pages the guest touched
+ *   HOST_PREEMPT     >= 1 while a hog on the same host CPU competes
+ *   STEAL_NS         the thread's run_delay (schedstat), measured by the
+ *                    thread itself around START/STOP: never above it (+1
+ *                    ms), and within 10% + 10 ms of it
+ * Also: no counting while stopped; 64-bit PMDs across the 48-bit backing
+ * counter's wrap; a 64-bit overflow without notification restarts from
+ * the short reset value.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+
+#include "hostlib.h"
+
+#define MS		1000000ULL
+
+static struct hl_vm vm;
+
+static uint32_t sys_ctx(struct hl_vcpu *v, uint16_t pmd, uint64_t value)
+{
+	pfarg_pmd_t p;
+	uint32_t id = 0;
+	int ret;
+
+	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &id);
+	if (!ret) {
+		hl_pmd_init(&p, pmd, 0, value);
+		ret = hl_write_pmds(v, id, &p, 1);
+	}
+	if (!ret)
+		ret = hl_load(v, id, v->index, 0, 0);
+	if (ret) {
+		hl_note("sys_ctx(vCPU %d, PMD %u): %s", v->index, pmd,
+			hl_status_str(ret));
+		return 0;
+	}
+	return id;
+}
+
+static int busy_fn(struct hl_vcpu *v, void *p)
+{
+	(void)v;
+	hl_busy_ns(*(uint64_t *)p);
+	return 0;
+}
+
+static void ctx_done(struct hl_vcpu *v, uint32_t id)
+{
+	hl_unload(v, id, 0);
+	hl_destroy_ctx(v, id);
+}
+
+static void t_run_ns(void)
+{
+	struct hl_vcpu *v0 = &vm.vcpus[0], *v1 = &vm.vcpus[1];
+	uint64_t val = 0, val2 = 0, cpu = 0, busy = 0, other = 0;
+	uint32_t id = sys_ctx(v0, PVPFM_VPMD_VCPU_RUN_NS, 0);
+	uint32_t id1 = sys_ctx(v1, PVPFM_VPMD_VCPU_RUN_NS, 0);
+	int ret;
+
+	if (!hl_check(id && id1, "run_ns_setup", "no context"))
+		return;
+	HL_EXPECT("run_ns_start_other_vcpu", hl_start(v1, id1), 0);
+	ret = hl_start_busy_stop(v0, id, 100 * MS, &cpu, &busy);
+	HL_EXPECT("run_ns_start_busy_stop", ret, 0);
+	HL_EXPECT("run_ns_stop_other_vcpu", hl_stop(v1, id1), 0);
+	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
+	hl_check(hl_within(val, cpu, 0.10, 2 * MS) && val + 2 * MS >= busy,
+		 "run_ns_equals_thread_cpu_time",
+		 "VCPU_RUN_NS %" PRIu64 " ns, thread CPU %" PRIu64
+		 " ns (busy %" PRIu64 "), tolerance 10%% + 2 ms", val, cpu, busy);
+	hl_note("VCPU_RUN_NS %" PRIu64 " ns vs thread CPU time %" PRIu64 " ns",
+		val, cpu);
+	hl_read_pmd(v1, id1, 0, PVPFM_VPMD_VCPU_RUN_NS, &other);
+	hl_check(other < 2 * MS, "run_ns_idle_vcpu_counts_little",
+		 "idle vCPU 1 counted %" PRIu64 " ns while vCPU 0 burnt %" PRIu64
+		 " ns (want < 2 ms)", other, busy);
+
+	/* stopped: nothing counts, however much the thread runs */
+	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
+	hl_call(v0, busy_fn, &(uint64_t){ 30 * MS });
+	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val2);
+	hl_check(val == val2, "run_ns_stopped_does_not_count",
+		 "%" PRIu64 " then %" PRIu64 " after 30 ms of CPU", val, val2);
+	ctx_done(v0, id);
+	ctx_done(v1, id1);
+}
+
+struct run_req {
+	uint32_t ctx;
+	unsigned int n;
+	uint64_t io;
+	int run_ret;
+};
+
+static int io_fn(struct hl_vcpu *v, void *p)
+{
+	struct run_req *r = p;
+	int ret = hl_start(v, r->ctx), ret2;
+
+	if (ret)
+		return ret;
+	r->run_ret = hl_run_io(v, r->n);
+	r->io = v->exits_io;
+	ret2 = hl_stop(v, r->ctx);
+	return ret2;
+}
+
+static int io_stopped_fn(struct hl_vcpu *v, void *p)
+{
+	(void)p;
+	return hl_run_io(v, 500);
+}
+
+static void t_vm_exits(void)
+{
+	struct hl_vcpu *v = &vm.vcpus[0];
+	struct run_req r = { .n = 3000 };
+	uint64_t val = 0;
+	int ret;
+
+	r.ctx = sys_ctx(v, PVPFM_VPMD_VM_EXITS, 0);
+	if (!hl_check(r.ctx, "vm_exits_setup", "no context"))
+		return;
+	ret = hl_call(v, io_fn, &r);
+	hl_check(!ret && !r.run_ret && r.io == r.n, "vm_exits_guest_ran",
+		 "start/stop %s, KVM_RUN %s, %" PRIu64 " IO exits of %u",
+		 hl_status_str(ret), hl_errname(r.run_ret), r.io, r.n);
+	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val);
+	hl_check(val >= r.io && val <= 2 * r.io + 1000, "vm_exits_vs_io_exits",
+		 "VM_EXITS %" PRIu64 ", userspace saw %" PRIu64
+		 " IO exits (want io <= VM_EXITS <= 2 io + 1000)", val, r.io);
+	hl_note("VM_EXITS %" PRIu64 " for %" PRIu64 " KVM_EXIT_IO", val, r.io);
+
+	/* a second run adds to it; stopped runs do not */
+	r.n = 500;
+	hl_call(v, io_fn, &r);
+	{
+		uint64_t val2 = 0, val3 = 0;
+
+		hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val2);
+		hl_check(val2 - val >= 500, "vm_exits_accumulate",
+			 "%" PRIu64 " then %" PRIu64 " after 500 more OUTs",
+			 val, val2);
+		hl_call(v, io_stopped_fn, NULL);
+		hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val3);
+		hl_check(val3 == val2, "vm_exits_stopped_not_counted",
+			 "%" PRIu64 " then %" PRIu64 " after 500 OUTs while "
+			 "stopped", val2, val3);
+	}
+	ctx_done(v, r.ctx);
+}
+
+struct halt_req {
+	uint32_t ctx;
+	bool setup;
+	int ret;
+};
+
+static int halt_fn(struct hl_vcpu *v, void *p)
+{
+	struct halt_req *r = p;
+
+	if (r->setup) {
+		r->ret = hl_vcpu_setup(v, HL_CODE_HLT, 0, 0);
+		if (r->ret)
+			return r->ret;
+	}
+	return hl_run_until_kicked(v);
+}
+
+static void t_halt_exits(void)
+{
+	struct timespec ts = { 0, 50 * MS };
+	struct kvm_mp_state mp;
+	struct hl_vm_opts o;
+	struct hl_vm hvm;
+	struct hl_vcpu *v;
+	struct halt_req r = { 0 };
+	uint64_t val = 0;
+	int ret, i, halted = 0, runs = 5;
+
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 1;
+	o.irqchip = true;
+	o.bind.personality = KVMPFM_PERS_AMD64;
+	ret = hl_vm_create(&hvm, &o);
+	if (!hl_check(!ret, "halt_exits_setup", "irqchip VM: %s",
+		      hl_errname(ret)))
+		return;
+	v = &hvm.vcpus[0];
+	r.ctx = sys_ctx(v, PVPFM_VPMD_HALT_EXITS, 0);
+	HL_EXPECT("halt_exits_start", hl_start(v, r.ctx), 0);
+	for (i = 0; i < runs; i++) {
+		r.setup = i == 0;
+		hl_call_async(v, halt_fn, &r);
+		nanosleep(&ts, NULL);
+		ret = hl_kick_and_wait(v);
+		if (ret)
+			break;
+		memset(&mp, 0, sizeof(mp));
+		if (!ioctl(v->fd, KVM_GET_MP_STATE, &mp) &&
+		    mp.mp_state == KVM_MP_STATE_HALTED)
+			halted++;
+	}
+	HL_EXPECT("halt_exits_guest_ran", ret, 0);
+	HL_EXPECT("halt_exits_stop", hl_stop(v, r.ctx), 0);
+	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_HALT_EXITS, &val);
+	hl_check(halted >= 1 && val >= (uint64_t)halted && val <= 10ULL * runs,
+		 "halt_exits_vs_halts",
+		 "HALT_EXITS %" PRIu64 ", the vCPU halted in the kernel in %d "
+		 "of %d runs (want halts <= HALT_EXITS <= %d)", val, halted,
+		 runs, 10 * runs);
+	hl_note("HALT_EXITS %" PRIu64 " for %d in-kernel halts", val, halted);
+	ctx_done(v, r.ctx);
+	hl_vm_destroy(&hvm);
+}
+
+struct touch_req {
+	uint32_t ctx;
+	int run_ret;
+};
+
+static int touch_fn(struct hl_vcpu *v, void *p)
+{
+	struct touch_req *r = p;
+	int ret = hl_start(v, r->ctx);
+
+	if (ret)
+		return ret;
+	r->run_ret = hl_vcpu_setup(v, HL_CODE_TOUCH, HL_TOUCH_PAGES,
+				   HL_TOUCH_GPA >> 4);
+	if (!r->run_ret)
+		r->run_ret = hl_run_to_done(v);
+	return hl_stop(v, r->ctx);
+}
+
+static void t_page_faults(void)
+{
+	struct touch_req r = { 0 };
+	struct hl_vm fvm;
+	struct hl_vcpu *v;
+	uint64_t val = 0;
+	uint8_t *page;
+	int ret, i, touched = 0;
+
+	/* a fresh VM: none of its touch pages is mapped yet */
+	ret = hl_vm_simple(&fvm, 1);
+	if (!hl_check(!ret, "page_faults_setup", "VM: %s", hl_errname(ret)))
+		return;
+	v = &fvm.vcpus[0];
+	r.ctx = sys_ctx(v, PVPFM_VPMD_HOST_PAGE_FAULTS, 0);
+	ret = hl_call(v, touch_fn, &r);
+	for (i = 0; i < HL_TOUCH_PAGES; i++) {
+		page = hl_hva(&fvm, HL_TOUCH_GPA + i * HL_PAGE);
+		touched += page[0] == 1;
+	}
+	hl_check(!ret && !r.run_ret && touched == HL_TOUCH_PAGES,
+		 "page_faults_guest_ran", "start/stop %s, run %s, %d pages written",
+		 hl_status_str(ret), hl_errname(r.run_ret), touched);
+	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_HOST_PAGE_FAULTS, &val);
+	hl_check(val >= HL_TOUCH_PAGES && val <= 4 * HL_TOUCH_PAGES + 100,
+		 "page_faults_vs_fresh_pages",
+		 "HOST_PAGE_FAULTS %" PRIu64 " for %d fresh guest pages "
+		 "(want pages <= faults <= 4 pages + 100)", val, HL_TOUCH_PAGES);
+	hl_note("HOST_PAGE_FAULTS %" PRIu64 " for %d fresh pages", val,
+		HL_TOUCH_PAGES);
+	ctx_done(v, r.ctx);
+	hl_vm_destroy(&fvm);
+}
+
+static volatile int hog_stop;
+
+static void *hog(void *p)
+{
+	(void)p;
+	hl_pin_cpu(0);
+	while (!hog_stop)
+		hl_busy_ns(1 * MS);
+	return NULL;
+}
+
+struct steal_req {
+	uint32_t ctx;
+	uint64_t d0, d1;
+	int ret, run_ret;
+};
+
+static int steal_fn(struct hl_vcpu *v, void *p)
+{
+	struct steal_req *r = p;
+	int ret;
+
+	hl_pin_cpu(0);
+	r->run_ret = hl_vcpu_setup(v, HL_CODE_SPIN, 0, 0);
+	hl_run_delay_ns(v->tid, &r->d0);
+	ret = hl_start(v, r->ctx);
+	if (!ret && !r->run_ret)
+		r->run_ret = hl_run_until_kicked(v);
+	ret = ret ? ret : hl_stop(v, r->ctx);
+	hl_run_delay_ns(v->tid, &r->d1);
+	return ret;
+}
+
+static void t_preempt_steal(void)
+{
+	struct timespec ts = { 0, 300 * MS };
+	struct hl_vcpu *v = &vm.vcpus[0];
+	struct steal_req r = { 0 };
+	uint64_t preempt = 0, steal = 0, delay;
+	pfarg_pmd_t p[2];
+	pthread_t h;
+	int ret;
+
+	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &r.ctx);
+	hl_pmd_init(&p[0], PVPFM_VPMD_HOST_PREEMPT, 0, 0);
+	hl_pmd_init(&p[1], PVPFM_VPMD_STEAL_NS, 0, 0);
+	ret = ret ? ret : hl_write_pmds(v, r.ctx, p, 2);
+	ret = ret ? ret : hl_load(v, r.ctx, 0, 0, 0);
+	if (!hl_check(!ret, "preempt_steal_setup", "%s", hl_status_str(ret)))
+		return;
+	hl_pin_cpu(1);
+	hog_stop = 0;
+	pthread_create(&h, NULL, hog, NULL);
+	hl_call_async(v, steal_fn, &r);
+	nanosleep(&ts, NULL);
+	ret = hl_kick_and_wait(v);
+	hog_stop = 1;
+	pthread_join(h, NULL);
+	hl_check(!ret && !r.run_ret, "preempt_steal_guest_ran",
+		 "start/stop %s, run %s", hl_status_str(ret),
+		 hl_errname(r.run_ret));
+	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_HOST_PREEMPT, &preempt);
+	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_STEAL_NS, &steal);
+	delay = r.d1 - r.d0;
+	hl_check(preempt >= 1, "host_preempt_counts",
+		 "HOST_PREEMPT %" PRIu64 " with a hog on the vCPU's host CPU "
+		 "for 300 ms (run_delay grew %" PRIu64 " ns)", preempt, delay);
+	hl_check(steal > 0 && steal <= delay + 1 * MS &&
+		 hl_within(steal, delay, 0.10, 10 * MS), "steal_ns_vs_run_delay",
+		 "STEAL_NS %" PRIu64 " ns, schedstat run_delay %" PRIu64
+		 " ns (want <= run_delay + 1 ms, within 10%% + 10 ms)",
+		 steal, delay);
+	hl_note("HOST_PREEMPT %" PRIu64 ", STEAL_NS %" PRIu64
+		" ns, run_delay %" PRIu64 " ns", preempt, steal, delay);
+	ctx_done(v, r.ctx);
+	{
+		cpu_set_t all;
+
+		CPU_ZERO(&all);
+		CPU_SET(0, &all);
+		CPU_SET(1, &all);
+		sched_setaffinity(0, sizeof(all), &all);
+	}
+}
+
+/* 64-bit PMDs over the 48-bit backing counter */
+static void t_wide(void)
+{
+	const uint64_t start = 0x5a5a000000000000ULL + (1ULL << 48) - 2 * MS;
+	struct hl_vcpu *v = &vm.vcpus[0];
+	struct kvmpfm_vm_stats s0, s1;
+	uint64_t val = 0, cpu = 0, busy = 0;
+	uint32_t id = sys_ctx(v, PVPFM_VPMD_VCPU_RUN_NS, start);
+	pfarg_pmd_t p;
+	pfarg_msg_t m;
+	int ret;
+
+	hl_vm_stats(&vm, &s0);
+	ret = hl_start_busy_stop(v, id, 10 * MS, &cpu, &busy);
+	hl_read_pmd(v, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
+	hl_vm_stats(&vm, &s1);
+	hl_check(!ret && (val >> 48) == 0x5a5b &&
+		 hl_within(val - start, cpu, 0.10, 2 * MS) &&
+		 s1.overflows == s0.overflows,
+		 "pmd_64bit_carry_across_48bit_wrap",
+		 "start %#" PRIx64 " now %#" PRIx64 " (+%" PRIu64 " ns, CPU %"
+		 PRIu64 " ns), overflows +%" PRIu64, start, val, val - start,
+		 cpu, (uint64_t)(s1.overflows - s0.overflows));
+	ctx_done(v, id);
+
+	/* -5 ms, no notification: after the overflow, short reset (0) on */
+	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &id);
+	hl_pmd_init(&p, PVPFM_VPMD_VCPU_RUN_NS, 0, -(5 * MS));
+	p.reg_short_reset = 0;
+	p.reg_long_reset = 12345;
+	ret = ret ? ret : hl_write_pmds(v, id, &p, 1);
+	ret = ret ? ret : hl_load(v, id, 0, 0, 0);
+	hl_vm_stats(&vm, &s0);
+	ret = ret ? ret : hl_start_busy_stop(v, id, 20 * MS, &cpu, &busy);
+	memset(&p, 0, sizeof(p));
+	p.reg_num = PVPFM_VPMD_VCPU_RUN_NS;
+	hl_read_pmds(v, id, &p, 1);
+	hl_vm_stats(&vm, &s1);
+	hl_check(!ret && s1.overflows - s0.overflows == 1 &&
+		 p.reg_last_reset_val == 0 &&
+		 hl_within(p.reg_value, cpu - 5 * MS, 0.10, 2 * MS),
+		 "overflow_short_reset_continues",
+		 "status %s overflows +%" PRIu64 " value %" PRIu64
+		 " ns (want CPU %" PRIu64 " - 5 ms, 10%% + 2 ms) last reset %#"
+		 PRIx64, hl_status_str(ret),
+		 (uint64_t)(s1.overflows - s0.overflows), (uint64_t)p.reg_value,
+		 cpu, (uint64_t)p.reg_last_reset_val);
+	HL_EXPECT("overflow_without_notify_no_message",
+		  hl_read_msg(v, id, &m), -EAGAIN);
+	ctx_done(v, id);
+}
+
+int main(void)
+{
+	int ret;
+
+	hl_init();
+	ret = hl_vm_simple(&vm, 2);
+	if (!hl_check(!ret, "count_vm_setup", "VM: %s", hl_errname(ret)))
+		return hl_summary();
+	t_run_ns();
+	t_vm_exits();
+	t_halt_exits();
+	t_page_faults();
+	t_preempt_steal();
+	t_wide();
+	hl_vm_destroy(&vm);
+	hl_check_module_idle("count_module_idle");
+	return hl_summary();
+}

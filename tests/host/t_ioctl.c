@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_ioctl: /dev/kvm-perfmon's host ioctls (kvm_perfmon.h) and the command
+ * block header checks, with a real KVM VM.
+ *
+ * Binding: BIND_VM refuses what is not a VM fd of the calling process, bad
+ * reserved fields and personalities, a second binding; BIND_VCPU,
+ * SET_CMD_BLOCK, SET_EVENTFD refuse bad indexes, gpas and fds; DOORBELL
+ * comes only from the bound vCPU thread, after its command block is set.
+ * Command blocks: bad version, command, argument sizes, vector lengths and
+ * context ids answer in the block's status, the ioctl succeeding.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <sys/eventfd.h>
+
+#include "hostlib.h"
+
+static void t_unbound(void)
+{
+	struct kvmpfm_vm_stats vs;
+	int fd = open(KVMPFM_DEVICE, O_RDWR);
+
+	if (!hl_check(fd >= 0, "open_dev", "open %s: %s", KVMPFM_DEVICE,
+		      hl_errname(errno)))
+		return;
+	hl_check(ioctl(fd, KVMPFM_GET_API_VERSION, 0) == KVMPFM_API_VERSION,
+		 "api_version", "GET_API_VERSION != %d", KVMPFM_API_VERSION);
+	HL_EXPECT("unbound_doorbell_enotconn",
+		  HL_IOCTL(fd, KVMPFM_DOORBELL, 0UL), -ENOTCONN);
+	HL_EXPECT("unbound_vm_stats_enotconn",
+		  HL_IOCTL(fd, KVMPFM_GET_VM_STATS, &vs), -ENOTCONN);
+	HL_EXPECT("unbound_bind_vcpu_enotconn",
+		  HL_IOCTL(fd, KVMPFM_BIND_VCPU, 0UL), -ENOTCONN);
+	HL_EXPECT("unknown_ioctl_unbound",
+		  HL_IOCTL(fd, _IO(KVMPFM_IO, 0x7f), 0UL), -ENOTCONN);
+	close(fd);
+}
+
+static int bind_with(int vm_fd, const struct kvmpfm_bind_vm *in)
+{
+	struct kvmpfm_bind_vm b = *in;
+	int fd = open(KVMPFM_DEVICE, O_RDWR), ret;
+
+	if (fd < 0)
+		return HL_IOCTL_ERR(errno);
+	b.vm_fd = vm_fd;
+	ret = HL_IOCTL(fd, KVMPFM_BIND_VM, &b);
+	close(fd);
+	return ret;
+}
+
+static void t_bind_vm(void)
+{
+	struct kvmpfm_bind_vm b, ok;
+	struct hl_vm_opts o;
+	struct hl_vm vm;
+	int null_fd, fd, ret, st;
+	pid_t pid;
+
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 2;
+	o.no_pfm = true;
+	o.no_threads = true;
+	ret = hl_vm_create(&vm, &o);
+	if (!hl_check(!ret, "bind_vm_setup", "VM: %s", hl_errname(ret)))
+		return;
+
+	memset(&ok, 0, sizeof(ok));
+	ok.nr_vcpus = 2;
+	ok.personality = KVMPFM_PERS_AMD64;
+
+	HL_EXPECT("bind_vm_fd_minus1_ebadf", bind_with(-1, &ok), -EBADF);
+	null_fd = open("/dev/null", O_RDWR);
+	HL_EXPECT("bind_vm_devnull_einval", bind_with(null_fd, &ok), -EINVAL);
+	close(null_fd);
+	HL_EXPECT("bind_vm_kvm_system_fd_einval", bind_with(vm.kvm_fd, &ok),
+		  -EINVAL);
+	/* a vCPU fd is a KVM fd too, but not a VM */
+	HL_EXPECT("bind_vm_vcpu_fd_einval", bind_with(vm.vcpus[0].fd, &ok),
+		  -EINVAL);
+
+	b = ok;
+	b.reserved[3] = 1;
+	HL_EXPECT("bind_vm_reserved_einval", bind_with(vm.vm_fd, &b), -EINVAL);
+	b = ok;
+	b.reserved1 = 1;
+	HL_EXPECT("bind_vm_reserved1_einval", bind_with(vm.vm_fd, &b), -EINVAL);
+	b = ok;
+	b.nr_vcpus = 0;
+	HL_EXPECT("bind_vm_zero_vcpus_einval", bind_with(vm.vm_fd, &b), -EINVAL);
+	b = ok;
+	b.nr_vcpus = 100000;
+	HL_EXPECT("bind_vm_huge_vcpus_einval", bind_with(vm.vm_fd, &b), -EINVAL);
+	b = ok;
+	b.personality = 99;
+	HL_EXPECT("bind_vm_bad_personality_einval", bind_with(vm.vm_fd, &b),
+		  -EINVAL);
+	b = ok;
+	b.counters = 4;	/* counters are for intel_arch only */
+	HL_EXPECT("bind_vm_amd_counters_einval", bind_with(vm.vm_fd, &b),
+		  -EINVAL);
+	b = ok;
+	b.personality = KVMPFM_PERS_INTEL_ARCH;
+	b.counters = 17;
+	HL_EXPECT("bind_vm_intel_17_counters_einval", bind_with(vm.vm_fd, &b),
+		  -EINVAL);
+	b.counters = 8;
+	HL_EXPECT("bind_vm_intel_8_counters_ok", bind_with(vm.vm_fd, &b), 0);
+	b = ok;
+	b.personality = KVMPFM_PERS_AMD64_K8;
+	HL_EXPECT("bind_vm_k8_ok", bind_with(vm.vm_fd, &b), 0);
+	b.personality = KVMPFM_PERS_AUTO;
+	HL_EXPECT("bind_vm_auto_ok", bind_with(vm.vm_fd, &b), 0);
+
+	/* the same file twice */
+	fd = open(KVMPFM_DEVICE, O_RDWR);
+	b = ok;
+	b.vm_fd = vm.vm_fd;
+	HL_EXPECT("bind_vm_first_ok", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), 0);
+	HL_EXPECT("bind_vm_twice_ebusy", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), -EBUSY);
+	HL_EXPECT("unknown_ioctl_enotty",
+		  HL_IOCTL(fd, _IO(KVMPFM_IO, 0x7f), 0UL), -ENOTTY);
+	close(fd);
+
+	/* another process's VM (the fd is inherited, the mm is not) */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(-bind_with(vm.vm_fd, &ok) & 0xff);
+	st = 0;
+	waitpid(pid, &st, 0);
+	hl_check(WIFEXITED(st) && WEXITSTATUS(st) == EPERM,
+		 "bind_vm_other_process_eperm", "child got %s",
+		 WIFEXITED(st) ? hl_errname(WEXITSTATUS(st)) : "killed");
+	hl_vm_destroy(&vm);
+}
+
+struct vcpu_ioctls {
+	int bind_again, bind_other;
+	int cb_unaligned, cb_outside, cb_straddle, cb_reserved, cb_ok;
+	int db_before_cb, db_ok;
+	int ef_bad, ef_notevent, ef_detach, ef_ok, ef_range;
+	int db_other_index;
+};
+
+/* on vCPU 0's thread; nothing bound by hostlib (no_bind_vcpus) */
+static int vcpu0_ioctls(struct hl_vcpu *v, void *p)
+{
+	struct vcpu_ioctls *r = p;
+	int pfm = v->vm->pfm_fd, null_fd;
+	struct kvmpfm_cmd_block cb = { .vcpu = 0 };
+	struct kvmpfm_eventfd ef = { .vcpu = 0 };
+
+	if (ioctl(pfm, KVMPFM_BIND_VCPU, 0UL))
+		return -errno;
+	r->bind_again = HL_IOCTL(pfm, KVMPFM_BIND_VCPU, 0UL);
+	r->bind_other = HL_IOCTL(pfm, KVMPFM_BIND_VCPU, 1UL);
+	r->db_before_cb = HL_IOCTL(pfm, KVMPFM_DOORBELL, 0UL);
+	cb.gpa = v->cmd_gpa + 8;
+	r->cb_unaligned = HL_IOCTL(pfm, KVMPFM_SET_CMD_BLOCK, &cb);
+	cb.gpa = HL_MEM_SIZE + 0x100000;
+	r->cb_outside = HL_IOCTL(pfm, KVMPFM_SET_CMD_BLOCK, &cb);
+	cb.gpa = HL_MEM_SIZE - HL_PAGE;	/* 3 of its 4 pages are not RAM */
+	r->cb_straddle = HL_IOCTL(pfm, KVMPFM_SET_CMD_BLOCK, &cb);
+	cb.gpa = v->cmd_gpa;
+	cb.reserved = 1;
+	r->cb_reserved = HL_IOCTL(pfm, KVMPFM_SET_CMD_BLOCK, &cb);
+	cb.reserved = 0;
+	r->cb_ok = HL_IOCTL(pfm, KVMPFM_SET_CMD_BLOCK, &cb);
+
+	ef.fd = 1000;
+	r->ef_bad = HL_IOCTL(pfm, KVMPFM_SET_EVENTFD, &ef);
+	null_fd = open("/dev/null", O_RDWR);
+	ef.fd = null_fd;
+	r->ef_notevent = HL_IOCTL(pfm, KVMPFM_SET_EVENTFD, &ef);
+	close(null_fd);
+	ef.fd = -1;
+	r->ef_detach = HL_IOCTL(pfm, KVMPFM_SET_EVENTFD, &ef);
+	ef.fd = v->efd;
+	r->ef_ok = HL_IOCTL(pfm, KVMPFM_SET_EVENTFD, &ef);
+	ef.vcpu = 7;
+	r->ef_range = HL_IOCTL(pfm, KVMPFM_SET_EVENTFD, &ef);
+
+	/* vCPU 1 is bound to no thread: not ours to ring */
+	r->db_other_index = HL_IOCTL(pfm, KVMPFM_DOORBELL, 1UL);
+	r->db_ok = hl_pmu_info(v, &(struct pvpfm_pmu_info){ 0 });
+	return 0;
+}
+
+static int bind_self(struct hl_vcpu *v, void *p)
+{
+	(void)p;
+	return HL_IOCTL(v->vm->pfm_fd, KVMPFM_BIND_VCPU,
+			(unsigned long)v->index);
+}
+
+static void t_bind_vcpu(void)
+{
+	struct vcpu_ioctls r;
+	struct hl_vm_opts o;
+	struct hl_vm vm;
+	struct kvmpfm_cmd_block cb = { .vcpu = 1, .gpa = HL_CMD_GPA(1) };
+	int ret;
+
+	/* nr_vcpus 3 in BIND_VM, only 2 KVM vCPUs */
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 2;
+	o.no_bind_vcpus = true;
+	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.nr_vcpus = 3;	/* overridden by hostlib: bind by hand below */
+	ret = hl_vm_create(&vm, &o);
+	if (!hl_check(!ret, "bind_vcpu_setup", "VM: %s", hl_errname(ret)))
+		return;
+
+	memset(&r, 0, sizeof(r));
+	ret = hl_call(&vm.vcpus[0], vcpu0_ioctls, &r);
+	if (!hl_check(!ret, "bind_vcpu_first_ok", "BIND_VCPU: %s",
+		      hl_errname(ret)))
+		goto out;
+	HL_EXPECT("bind_vcpu_again_same_thread_ok", r.bind_again, 0);
+	HL_EXPECT("bind_vcpu_second_index_ok", r.bind_other, 0);
+	HL_EXPECT("doorbell_before_cmd_block_enxio", r.db_before_cb, -ENXIO);
+	HL_EXPECT("cmd_block_unaligned_einval", r.cb_unaligned, -EINVAL);
+	HL_EXPECT("cmd_block_outside_ram_efault", r.cb_outside, -EFAULT);
+	HL_EXPECT("cmd_block_straddles_ram_end_efault", r.cb_straddle, -EFAULT);
+	HL_EXPECT("cmd_block_reserved_einval", r.cb_reserved, -EINVAL);
+	HL_EXPECT("cmd_block_ok", r.cb_ok, 0);
+	HL_EXPECT("eventfd_bad_fd_ebadf", r.ef_bad, -EBADF);
+	HL_EXPECT("eventfd_not_eventfd_einval", r.ef_notevent, -EINVAL);
+	HL_EXPECT("eventfd_detach_ok", r.ef_detach, 0);
+	HL_EXPECT("eventfd_ok", r.ef_ok, 0);
+	HL_EXPECT("eventfd_bad_vcpu_einval", r.ef_range, -EINVAL);
+	/* vCPU 1 was bound by vCPU 0's thread (above): that thread owns it */
+	HL_EXPECT("doorbell_vcpu1_no_block_enxio", r.db_other_index, -ENXIO);
+	HL_EXPECT("doorbell_ok", r.db_ok, 0);
+
+	/* vCPU 1 is vCPU 0's thread's now: its own thread is refused */
+	HL_EXPECT("bind_vcpu_taken_ebusy", hl_call(&vm.vcpus[1], bind_self, NULL),
+		  -EBUSY);
+	/* from the main thread (not the bound one) */
+	HL_EXPECT("doorbell_main_thread_eperm",
+		  HL_IOCTL(vm.pfm_fd, KVMPFM_DOORBELL, 0UL), -EPERM);
+	HL_EXPECT("doorbell_bad_index_eperm",
+		  HL_IOCTL(vm.pfm_fd, KVMPFM_DOORBELL, 99UL), -EPERM);
+	HL_EXPECT("bind_vcpu_bad_index_einval",
+		  HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VCPU, 2UL), -EINVAL);
+	cb.vcpu = 9;
+	HL_EXPECT("cmd_block_bad_vcpu_einval",
+		  HL_IOCTL(vm.pfm_fd, KVMPFM_SET_CMD_BLOCK, &cb), -EINVAL);
+out:
+	hl_vm_destroy(&vm);
+
+	/* BIND_VM says 3 vCPUs, KVM has 2: vCPU 2 has no KVM vCPU */
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 2;
+	o.no_pfm = true;
+	ret = hl_vm_create(&vm, &o);
+	if (!ret) {
+		struct kvmpfm_bind_vm b = { .vm_fd = vm.vm_fd, .nr_vcpus = 3,
+					    .personality = KVMPFM_PERS_AMD64 };
+
+		vm.pfm_fd = open(KVMPFM_DEVICE, O_RDWR);
+		ret = HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VM, &b);
+		if (!ret)
+			ret = HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VCPU, 2UL);
+		HL_EXPECT("bind_vcpu_no_kvm_vcpu_enoent", ret, -ENOENT);
+		hl_vm_destroy(&vm);
+	}
+}
+
+static int create_one(struct hl_vcpu *v, uint32_t *id)
+{
+	return hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, id);
+}
+
+static int set_map(struct hl_vm *vm, const struct kvmpfm_event_map_entry *e,
+		   uint32_t nr, uint32_t map_reserved)
+{
+	struct kvmpfm_event_map *m;
+	size_t sz = sizeof(*m) + (nr <= 64 ? nr : 64) * sizeof(*e);
+	int ret;
+
+	m = calloc(1, sz + 65 * sizeof(*e));
+	m->nr = nr;
+	m->reserved = map_reserved;
+	if (e)
+		memcpy(m->entries, e, (nr <= 64 ? nr : 64) * sizeof(*e));
+	ret = HL_IOCTL(vm->pfm_fd, KVMPFM_SET_EVENT_MAP, m);
+	free(m);
+	return ret;
+}
+
+static void t_event_map(void)
+{
+	struct kvmpfm_event_map_entry e[2], bad;
+	struct hl_vm vm;
+	uint32_t id;
+	int ret;
+
+	ret = hl_vm_simple(&vm, 1);
+	if (!hl_check(!ret, "event_map_setup", "VM: %s", hl_errname(ret)))
+		return;
+	memset(e, 0, sizeof(e));
+	e[0].guest_kind = KVMPFM_EVK_GENERIC;
+	e[0].guest_event = 0x76;
+	e[0].flags = KVMPFM_MAP_EMULATED;
+	e[0].host_type = 1;	/* PERF_TYPE_SOFTWARE */
+	e[0].host_config = 1;	/* PERF_COUNT_SW_TASK_CLOCK */
+	e[1] = e[0];
+	e[1].guest_event = 0xc0;
+	e[1].host_config = 0;	/* PERF_COUNT_SW_CPU_CLOCK */
+
+	HL_EXPECT("event_map_too_long_einval", set_map(&vm, e, 65, 0), -EINVAL);
+	HL_EXPECT("event_map_reserved_einval", set_map(&vm, e, 1, 1), -EINVAL);
+	bad = e[0];
+	bad.guest_kind = 7;
+	HL_EXPECT("event_map_bad_kind_einval", set_map(&vm, &bad, 1, 0), -EINVAL);
+	bad = e[0];
+	bad.flags = 0x80;
+	HL_EXPECT("event_map_bad_flags_einval", set_map(&vm, &bad, 1, 0), -EINVAL);
+	bad = e[0];
+	bad.reserved = 1;
+	HL_EXPECT("event_map_entry_reserved_einval", set_map(&vm, &bad, 1, 0),
+		  -EINVAL);
+	bad = e[0];
+	bad.host_type = 2;	/* PERF_TYPE_TRACEPOINT: not for guests */
+	HL_EXPECT("event_map_tracepoint_einval", set_map(&vm, &bad, 1, 0),
+		  -EINVAL);
+	HL_EXPECT("event_map_ok", set_map(&vm, e, 2, 0), 0);
+	HL_EXPECT("event_map_empty_ok", set_map(&vm, NULL, 0, 0), 0);
+	ret = create_one(&vm.vcpus[0], &id);
+	HL_EXPECT("event_map_ctx_create", ret, 0);
+	HL_EXPECT("event_map_with_context_ebusy", set_map(&vm, e, 2, 0), -EBUSY);
+	HL_EXPECT("event_map_ctx_destroy", hl_destroy_ctx(&vm.vcpus[0], id), 0);
+	HL_EXPECT("event_map_after_destroy_ok", set_map(&vm, e, 2, 0), 0);
+	hl_vm_destroy(&vm);
+}
+
+/* a header with the given fields and @arg_size bytes of zero argument */
+static int raw_cmd(struct hl_vcpu *v, uint16_t version, uint16_t cmd,
+		   uint32_t ctx, uint32_t count, uint32_t arg_size,
+		   int32_t *status)
+{
+	static uint8_t block[PVPFM_CMD_BLOCK_SIZE];
+	struct pvpfm_cmd_hdr *h = (struct pvpfm_cmd_hdr *)block;
+	int ret;
+
+	memset(block, 0, sizeof(block));
+	h->version = version;
+	h->cmd = cmd;
+	h->ctx_id = ctx;
+	h->count = count;
+	h->arg_size = arg_size;
+	h->status = 0x7fffffff;
+	ret = hl_doorbell_raw(v, block, sizeof(block));
+	*status = ((struct pvpfm_cmd_hdr *)v->cmd)->status;
+	return ret;
+}
+
+static void expect_block(struct hl_vcpu *v, const char *name, uint16_t version,
+			 uint16_t cmd, uint32_t ctx, uint32_t count,
+			 uint32_t arg_size, int want)
+{
+	int32_t status = 0;
+	int ret = raw_cmd(v, version, cmd, ctx, count, arg_size, &status);
+
+	if (ret) {
+		hl_check(false, name, "DOORBELL ioctl failed: %s",
+			 hl_errname(ret));
+		return;
+	}
+	hl_check(status == want, name, "status %s, want %s",
+		 hl_status_str(status), hl_status_str2(want));
+}
+
+static void t_block(void)
+{
+	struct kvmpfm_vm_stats st0, st1;
+	struct hl_vm_opts o;
+	struct hl_vcpu *v;
+	struct hl_vm vm;
+	uint32_t id = 0;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 1;
+	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.max_vector = 2;
+	ret = hl_vm_create(&vm, &o);
+	if (!hl_check(!ret, "block_setup", "VM: %s", hl_errname(ret)))
+		return;
+	v = &vm.vcpus[0];
+	hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &id);
+	hl_vm_stats(&vm, &st0);
+
+	expect_block(v, "block_version0_eproto", 0, PVPFM_CMD_PMU_INFO, 0, 0,
+		     sizeof(struct pvpfm_pmu_info), -EPROTO);
+	expect_block(v, "block_version2_eproto", 2, PVPFM_CMD_PMU_INFO, 0, 0,
+		     sizeof(struct pvpfm_pmu_info), -EPROTO);
+	expect_block(v, "block_cmd0_enosys", 1, 0, 0, 0, 0, -ENOSYS);
+	expect_block(v, "block_cmd_max_enosys", 1, PVPFM_CMD_MAX, 0, 0, 0,
+		     -ENOSYS);
+	expect_block(v, "block_cmd_ffff_enosys", 1, 0xffff, 0, 0, 0, -ENOSYS);
+	expect_block(v, "block_arg_size_huge_einval", 1, PVPFM_CMD_PMU_INFO,
+		     0, 0, 0xffffffff, -EINVAL);
+	expect_block(v, "block_arg_size_past_block_einval", 1,
+		     PVPFM_CMD_WRITE_PMDS, id, 0,
+		     PVPFM_CMD_BLOCK_SIZE, -EINVAL);
+	expect_block(v, "block_fixed_arg_short_einval", 1, PVPFM_CMD_PMU_INFO,
+		     0, 0, sizeof(struct pvpfm_pmu_info) - 8, -EINVAL);
+	expect_block(v, "block_none_arg_given_einval", 1, PVPFM_CMD_STOP, id,
+		     0, 8, -EINVAL);
+	expect_block(v, "block_unknown_ctx_ebadf", 1, PVPFM_CMD_STOP, 12345,
+		     0, 0, -EBADF);
+	expect_block(v, "block_ctx0_ebadf", 1, PVPFM_CMD_STOP, 0, 0, 0,
+		     -EBADF);
+	expect_block(v, "block_vector_over_max_e2big", 1, PVPFM_CMD_READ_PMDS,
+		     id, 3, 3 * sizeof(pfarg_pmd_t), -E2BIG);
+	expect_block(v, "block_vector_size_mismatch_einval", 1,
+		     PVPFM_CMD_READ_PMDS, id, 2, sizeof(pfarg_pmd_t), -EINVAL);
+	expect_block(v, "block_vector_count_overflow", 1, PVPFM_CMD_READ_PMDS,
+		     id, 0x80000000u, 0, -E2BIG);
+	expect_block(v, "block_vector_empty_ok", 1, PVPFM_CMD_READ_PMDS, id, 0,
+		     0, 0);
+	expect_block(v, "block_smpl_register_short_einval", 1,
+		     PVPFM_CMD_SMPL_REGISTER, id, 0, 4, -EINVAL);
+
+	ret = hl_vm_stats(&vm, &st1);
+	hl_check(!ret && st1.doorbells - st0.doorbells == 16 &&
+		 st1.commands - st0.commands == 16 &&
+		 st1.command_errors - st0.command_errors == 15,
+		 "vm_stats_count_commands",
+		 "ret %d doorbells +%llu commands +%llu errors +%llu", ret,
+		 (unsigned long long)(st1.doorbells - st0.doorbells),
+		 (unsigned long long)(st1.commands - st0.commands),
+		 (unsigned long long)(st1.command_errors - st0.command_errors));
+	hl_check(st1.contexts == 1 && st1.sets == 1 && !st1.loaded,
+		 "vm_stats_contexts", "contexts %u sets %u loaded %u",
+		 st1.contexts, st1.sets, st1.loaded);
+	hl_vm_destroy(&vm);
+}
+
+int main(void)
+{
+	hl_init();
+	t_unbound();
+	t_bind_vm();
+	t_bind_vcpu();
+	t_event_map();
+	t_block();
+	hl_check_module_idle("ioctl_module_idle");
+	return hl_summary();
+}

@@ -593,8 +593,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct pfm_engine_stats st;
 
 		pfm_engine_stats(f.e, &st);
-		fprintf(stderr, "cmds %llu errs %llu ctx %u loaded %u ovfl %llu "
-			"samples %llu lost %llu msgs %llu switches %llu\n",
+		fprintf(stderr,
+			"cmds %llu errs %llu ctx %u loaded %u ovfl %llu samples %llu lost %llu msgs %llu switches %llu\n",
 			(unsigned long long)st.commands,
 			(unsigned long long)st.command_errors, st.contexts,
 			st.loaded, (unsigned long long)st.overflows,
@@ -611,8 +611,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("engine left something behind after destroy");
 	}
 	if (sim_violations(f.sim)) {
-		fprintf(stderr, "bad_opens %llu bad_frees %llu bad_ops %llu "
-			"guest_write_errors %llu runaway %d\n",
+		fprintf(stderr,
+			"bad_opens %llu bad_frees %llu bad_ops %llu guest_write_errors %llu runaway %d\n",
 			(unsigned long long)f.sim->bad_opens,
 			(unsigned long long)f.sim->bad_frees,
 			(unsigned long long)f.sim->bad_ops,

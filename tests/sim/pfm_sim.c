@@ -10,7 +10,7 @@
 /* sim_run gives up after this many steps in one call (engine re-arming) */
 #define SIM_MAX_STEPS		(1u << 22)
 
-typedef unsigned __int128 u128;
+#define u128 unsigned __int128
 
 static struct sim *sim_of(void *be)
 {

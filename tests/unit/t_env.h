@@ -123,6 +123,10 @@ u32 t_drain_msgs(struct t_env *t, u32 ctx, pfarg_msg_t *out, u32 max);
 
 struct pfm_engine_stats t_stats(struct t_env *t);
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#endif
+
 /* a cmocka test with the default fixture */
 #define T_TEST(f)	cmocka_unit_test_setup_teardown(f, t_setup, t_teardown)
 #define T_ENV(state)	((struct t_env *)*(state))

@@ -411,6 +411,35 @@ static void test_switch_errors(void **state)
 	assert_int_equal(t_switch(t, 0, sys, 1, 1), -EINVAL);
 }
 
+/*
+ * The host cannot open a counter when the thread comes in: never a PMD
+ * silently stuck at zero (ARCHITECTURE.md, host counters: "A guest counter
+ * that reads 0 because the host took the hardware away is a bug"): either
+ * it counts or getinfo shows running < enabled.
+ */
+static void test_switch_in_open_fails_not_silent(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si;
+	u64 v;
+
+	count_a(t, ctx, 0);
+	assert_int_equal(t_load(t, ctx, 500, 0, 0, 50), 0);
+	assert_int_equal(t_start(t, ctx), 0);
+	t->vcpu = 0;
+	t->sim->fail_open_in = 1;
+	(void)t_switch(t, 0, ctx, 500, 50);
+	t->sim->fail_open_in = 0;
+	sim_set_rate(t->sim, KEY_A, 1000);
+	sim_run(t->sim, 10000);
+	v = t_read(t, ctx, 0, 0);
+	t_info(t, ctx, 0, &si);
+	assert_true(v == 10000 ||
+		    si.set_reserved3[PVPFM_SETINFO_HOST_RUNNING] <
+		    si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED]);
+}
+
 /* load_set picks the first active set; start_set switches to one */
 static void test_load_and_start_set(void **state)
 {
@@ -533,6 +562,7 @@ int main(void)
 		T_TEST(test_switch_in_out),
 		T_TEST(test_switch_moves_vcpu),
 		T_TEST(test_switch_errors),
+		T_TEST(test_switch_in_open_fails_not_silent),
 		T_TEST(test_load_and_start_set),
 		T_TEST(test_pmu_info),
 		cmocka_unit_test(test_reg_desc_tables),

@@ -97,7 +97,7 @@ static void test_unknown_cmd(void **state)
 	u64 arg[8];
 
 	snap_take(t, &s);
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		memset(arg, 0x11, sizeof(arg));
 		assert_int_equal(t_cmd(t, cmds[i], ctx, 0, NULL, 0), -ENOSYS);
 		assert_int_equal(t_cmd(t, cmds[i], ctx, 1, arg, sizeof(arg)),
@@ -236,7 +236,7 @@ static void test_arg_size_beyond_block(void **state)
 	int ret;
 
 	snap_take(t, &s);
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		h = raw_hdr(t, PVPFM_ABI_VERSION, PVPFM_CMD_WRITE_PMCS, ctx, 1,
 			    sizes[i]);
 		ret = pfm_engine_exec(t->e, 0, t->block, len);

@@ -134,7 +134,7 @@ static void test_pmc_reserved_fam10h(void **state)
 	};
 
 	(void)state;
-	check_rsvd(PFM_PERS_AMD64_FAM10H, c, sizeof(c) / sizeof(c[0]));
+	check_rsvd(PFM_PERS_AMD64_FAM10H, c, ARRAY_SIZE(c));
 }
 
 /* K8: the upper 32 bits are reserved too */
@@ -150,7 +150,7 @@ static void test_pmc_reserved_k8(void **state)
 	};
 
 	(void)state;
-	check_rsvd(PFM_PERS_AMD64_K8, c, sizeof(c) / sizeof(c[0]));
+	check_rsvd(PFM_PERS_AMD64_K8, c, ARRAY_SIZE(c));
 }
 
 static void test_pmc_unimplemented(void **state)
@@ -161,7 +161,7 @@ static void test_pmc_unimplemented(void **state)
 	pfarg_pmc_t v[2];
 	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		pmc_init(&v[0], 1, T_EVTSEL(EV_A));
 		pmc_init(&v[1], bad[i], 1ULL << 20);
 		assert_int_equal(t_write_pmcs(t, ctx, v, 2), -EINVAL);
@@ -241,7 +241,7 @@ static void test_pmd_unimplemented(void **state)
 	pfarg_pmd_t v[2];
 	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		pmd_init(&v[0], 0, 1);
 		pmd_init(&v[1], bad[i], 1);
 		assert_int_equal(t_write_pmds(t, ctx, v, 2), -EINVAL);

@@ -509,6 +509,85 @@ static void test_ovfl_switch_needs_flag(void **state)
 	assert_int_equal(si.set_ovfl_pmds[0], 1);
 }
 
+/* the same when the host cannot open the next set's counter on a switch */
+static void test_time_switch_open_fails_not_silent(void **state)
+{
+	struct t_env *t = env_gran(1 * US);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si;
+	u64 v;
+
+	(void)state;
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 1, 0, T_EVTSEL(EV_B));
+	sim_set_rate(t->sim, KEY_B, 1000);
+	go(t, ctx);
+	sim_run(t->sim, 500 * US);
+	/* the first open from now is set 1's counter, at the switch */
+	t->sim->fail_open_in = 1;
+	sim_run(t->sim, 1 * MS);
+	t->sim->fail_open_in = 0;
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 1);
+	v = t_read(t, ctx, 1, 0);
+	assert_true(v == 500 * US ||
+		    si.set_reserved3[PVPFM_SETINFO_HOST_RUNNING] <
+		    si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED]);
+	t_env_free(t);
+}
+
+/* masked (notified, waiting for restart) is not active time */
+static void test_masked_time_not_counted(void **state)
+{
+	struct t_env *t = env_gran(1 * US);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si;
+	pfarg_pmd_t d;
+
+	(void)state;
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	memset(&d, 0, sizeof(d));
+	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	d.reg_value = d.reg_short_reset = d.reg_long_reset = -10;
+	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	go(t, ctx);
+	sim_run(t->sim, 300 * US);
+	sim_events(t->sim, 0, KEY_A, 10);	/* masked from now */
+	sim_run(t->sim, 5 * MS);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_act_duration, 300 * US);
+	assert_int_equal(si.set_timeout, 700 * US);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_restart(t, ctx), 0);
+	sim_run(t->sim, 700 * US);
+	t_info(t, ctx, 1, &si);
+	assert_int_equal(si.set_runs, 1);
+	t_env_free(t);
+}
+
+/*
+ * perfmon2 (__pfm_create_evtsets) marks the failing entry's set_flags with
+ * PFM_REG_RETFL_EINVAL, like the register calls mark theirs.
+ */
+static void test_create_sets_bad_entry_marked(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setdesc_t d[2];
+
+	desc_init(&d[0], 1, 0, 0);
+	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 0);
+	assert_int_equal(t_create_sets(t, ctx, d, 2), -EINVAL);
+	assert_int_equal(t->hdr.err_index, 1);
+	assert_false(d[0].set_flags & PFM_REG_RETFL_MASK);
+	assert_true(d[1].set_flags & PFM_REG_RETFL_EINVAL);
+}
+
 /* host contention is visible: running < enabled in getinfo */
 static void test_host_contention(void **state)
 {
@@ -551,6 +630,9 @@ int main(void)
 		T_TEST(test_ovfl_switch_count),
 		T_TEST(test_ovfl_switch_needs_flag),
 		T_TEST(test_host_contention),
+		cmocka_unit_test(test_time_switch_open_fails_not_silent),
+		cmocka_unit_test(test_masked_time_not_counted),
+		T_TEST(test_create_sets_bad_entry_marked),
 	};
 
 	return cmocka_run_group_tests_name("sets", tests, NULL, NULL);

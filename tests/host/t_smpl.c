@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_smpl: sampling into a guest buffer, overflow notifications, messages.
+ *
+ *   default format   a 3-page buffer registered as scattered guest pages
+ *                    (two SMPL_REGISTER calls); VCPU_RUN_NS sampled every
+ *                    500 us recording VM_EXITS and HOST_PAGE_FAULTS: the
+ *                    buffer fills to exactly the count the format's rules
+ *                    give, entries straddle pages intact, then one
+ *                    notification (eventfd + PFM_MSG_OVFL) and the context
+ *                    is masked (nothing counts, START refused) until
+ *                    RESTART, which empties the buffer and resumes
+ *   randomization    PFM_REGFL_RANDOM: reset values vary within the mask
+ *   notify, no format  OVFL_NOTIFY: message, mask, long reset on RESTART;
+ *                    PFM_FL_OVFL_NO_MSG: masked without a message
+ *   reset_pmds       an overflow resets the PMDs in reg_reset_pmds
+ *   per-thread       samples and messages name the thread switched in
+ *   message queue    32 deep: the oldest kept, the rest counted as lost
+ *   SMPL_REGISTER    errors; pages pinned once per guest page, released
+ *                    with the context
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "hostlib.h"
+
+#define MS		1000000ULL
+#define US		1000ULL
+#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
+#define VM_EXITS	PVPFM_VPMD_VM_EXITS
+#define PFAULTS		PVPFM_VPMD_HOST_PAGE_FAULTS
+/* the engine's message queue depth (ARCHITECTURE.md: fixed-depth FIFO) */
+#define MSGQ_DEPTH	32
+#define BIT(n)		(1ULL << ((n) % 64))
+#define WORD(n)		((n) / 64)
+
+static struct hl_vm vm;
+static struct hl_vcpu *v0, *v1;
+
+/* a buffer of @n pages at scattered gpas */
+struct buf {
+	int n;
+	uint64_t gpa[8];
+	uint8_t copy[8 * HL_PAGE];
+};
+
+static void buf_alloc(struct buf *b, int n)
+{
+	uint64_t base = hl_gpa_alloc(&vm, (2 * n + 1) * HL_PAGE);
+	int i;
+
+	b->n = n;
+	/* reversed and spaced: page i at base + 2 (n - i) pages */
+	for (i = 0; i < n; i++)
+		b->gpa[i] = base + 2 * (n - i) * HL_PAGE;
+}
+
+/* the guest's view of the buffer, gathered from its pages */
+static void buf_read(struct buf *b)
+{
+	int i;
+
+	for (i = 0; i < b->n; i++)
+		memcpy(b->copy + i * HL_PAGE, hl_hva(&vm, b->gpa[i]), HL_PAGE);
+}
+
+static pfm_dfl_smpl_hdr_t *buf_hdr(struct buf *b)
+{
+	return (pfm_dfl_smpl_hdr_t *)b->copy;
+}
+
+struct until_req {
+	uint32_t ctx;
+	bool start;
+	uint64_t max_ns;	/* give up after this much CPU */
+	uint64_t cpu, notes;
+	int ret;
+};
+
+/* (START), burn CPU until the eventfd says a notification came */
+static int until_notified_fn(struct hl_vcpu *v, void *p)
+{
+	struct until_req *r = p;
+	uint64_t c0 = hl_thread_ns();
+
+	r->notes = 0;
+	if (r->start) {
+		r->ret = hl_start(v, r->ctx);
+		if (r->ret)
+			return r->ret;
+	}
+	while (hl_thread_ns() - c0 < r->max_ns) {
+		hl_busy_ns(200 * US);
+		r->notes = hl_eventfd_read(v);
+		if (r->notes)
+			break;
+	}
+	r->cpu = hl_thread_ns() - c0;
+	return 0;
+}
+
+static int busy_fn(struct hl_vcpu *v, void *p)
+{
+	(void)v;
+	hl_busy_ns(*(uint64_t *)p);
+	return 0;
+}
+
+/* the number of entries of @size the default format fits before "full" */
+static uint64_t dfl_capacity(uint64_t buf_size, uint64_t size,
+			     uint64_t min_space)
+{
+	uint64_t off = sizeof(pfm_dfl_smpl_hdr_t), n = 0;
+
+	while (off + size <= buf_size) {
+		off += size;
+		n++;
+		if (buf_size - off < min_space)
+			break;
+	}
+	return n;
+}
+
+static void check_entries(const char *pfx, struct buf *b, uint64_t count,
+			  uint64_t rip, uint64_t reset, uint64_t rmask,
+			  uint32_t tid, uint32_t tgid)
+{
+	const size_t esz = sizeof(pfm_dfl_smpl_entry_t) + 2 * 8;
+	uint64_t last_ts = 0, last_exits = 0, distinct = 0, prev_reset = 0;
+	bool ok = true, ip_ok = true, reset_ok = true, ids_ok = true;
+	char name[96], why[200] = "";
+	uint64_t i;
+
+	for (i = 0; i < count; i++) {
+		pfm_dfl_smpl_entry_t *e = (void *)(b->copy + sizeof(pfm_dfl_smpl_hdr_t) +
+						   i * esz);
+		uint64_t *vals = (uint64_t *)(e + 1);
+
+		if (e->ovfl_pmd != RUN_NS || e->set != 0 || e->cpu != 0 ||
+		    e->tstamp < last_ts || vals[0] < last_exits) {
+			if (ok)
+				snprintf(why, sizeof(why), "entry %" PRIu64
+					 ": pmd %u set %u cpu %u tstamp %" PRIu64
+					 " (prev %" PRIu64 ") VM_EXITS %" PRIu64
+					 " (prev %" PRIu64 ")", i, e->ovfl_pmd,
+					 e->set, e->cpu, (uint64_t)e->tstamp,
+					 last_ts, vals[0], last_exits);
+			ok = false;
+		}
+		if (e->ip != rip)
+			ip_ok = false;
+		if (e->pid != tid || e->tgid != tgid)
+			ids_ok = false;
+		/* entry 0: the value written; then short resets */
+		if (i && (e->last_reset_val > reset ||
+			  e->last_reset_val < reset - rmask))
+			reset_ok = false;
+		if (i && e->last_reset_val != prev_reset)
+			distinct++;
+		prev_reset = e->last_reset_val;
+		last_ts = e->tstamp;
+		last_exits = vals[0];
+	}
+	snprintf(name, sizeof(name), "%s_entries_valid", pfx);
+	hl_check(ok && count, name, "%s", count ? why : "no entries");
+	snprintf(name, sizeof(name), "%s_entries_ip_is_guest_rip", pfx);
+	hl_check(ip_ok, name, "want ip %#" PRIx64, rip);
+	snprintf(name, sizeof(name), "%s_entries_thread", pfx);
+	hl_check(ids_ok, name, "want pid %u tgid %u", tid, tgid);
+	snprintf(name, sizeof(name), "%s_entries_reset_values", pfx);
+	hl_check(reset_ok && (rmask ? distinct >= count / 4 : !distinct), name,
+		 "reset %#" PRIx64 " mask %#" PRIx64 ": %s, %" PRIu64
+		 " changes in %" PRIu64 " entries", reset, rmask,
+		 reset_ok ? "in range" : "out of range", distinct, count);
+}
+
+static int get_rip(struct hl_vcpu *v, void *p)
+{
+	struct kvm_regs regs;
+
+	if (ioctl(v->fd, KVM_GET_REGS, &regs))
+		return -1;
+	*(uint64_t *)p = regs.rip;
+	return 0;
+}
+
+static void sample_run(const char *pfx, uint64_t rmask)
+{
+	const uint64_t period = 500 * US, bufsz = 3 * HL_PAGE;
+	const uint64_t esz = sizeof(pfm_dfl_smpl_entry_t) + 2 * 8;
+	struct kvmpfm_vm_stats s0, s1;
+	struct until_req r = { .start = true, .max_ns = 3000 * MS };
+	uint64_t cap, rip = 0, v1val = 0, v2val = 0, gone;
+	struct buf b;
+	pfarg_pmd_t p;
+	pfarg_msg_t m;
+	char name[96];
+	int ret;
+
+	ret = hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, bufsz, &r.ctx);
+	snprintf(name, sizeof(name), "%s_create", pfx);
+	if (!hl_check(!ret, name, "%s", hl_status_str(ret)))
+		return;
+	buf_alloc(&b, 3);
+	/* pages 1 and 2 first, then page 0 */
+	ret = hl_smpl_register(v0, r.ctx, 1, 2, &b.gpa[1]);
+	snprintf(name, sizeof(name), "%s_load_before_all_pages_enobufs", pfx);
+	HL_EXPECT(name, hl_load(v0, r.ctx, 0, 0, 0), -ENOBUFS);
+	ret = ret ? ret : hl_smpl_register(v0, r.ctx, 0, 1, &b.gpa[0]);
+	snprintf(name, sizeof(name), "%s_register_scattered_pages", pfx);
+	HL_EXPECT(name, ret, 0);
+	buf_read(&b);
+	snprintf(name, sizeof(name), "%s_header_written_at_register", pfx);
+	hl_check(buf_hdr(&b)->hdr_version == PFM_DFL_SMPL_VERSION &&
+		 buf_hdr(&b)->hdr_buf_size == bufsz && !buf_hdr(&b)->hdr_count &&
+		 buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t) &&
+		 buf_hdr(&b)->hdr_min_buf_space == 40 + 10 * 8, name,
+		 "version %#x size %" PRIu64 " count %" PRIu64 " offs %" PRIu64
+		 " min_space %" PRIu64, buf_hdr(&b)->hdr_version,
+		 (uint64_t)buf_hdr(&b)->hdr_buf_size,
+		 (uint64_t)buf_hdr(&b)->hdr_count,
+		 (uint64_t)buf_hdr(&b)->hdr_cur_offs,
+		 (uint64_t)buf_hdr(&b)->hdr_min_buf_space);
+
+	hl_pmd_init(&p, RUN_NS, 0, -period);
+	p.reg_short_reset = -period;
+	p.reg_long_reset = -period;
+	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(PFAULTS);
+	if (rmask) {
+		p.reg_flags = PFM_REGFL_RANDOM;
+		p.reg_random_mask = rmask;
+		p.reg_random_seed = 1234;
+	}
+	ret = hl_write_pmds(v0, r.ctx, &p, 1);
+	ret = ret ? ret : hl_load(v0, r.ctx, 0, 0, 0);
+	snprintf(name, sizeof(name), "%s_load", pfx);
+	if (!hl_check(!ret, name, "%s", hl_status_str(ret)))
+		goto out;
+	hl_call(v0, get_rip, &rip);
+	hl_eventfd_read(v0);
+	hl_vm_stats(&vm, &s0);
+	ret = hl_call(v0, until_notified_fn, &r);
+	hl_vm_stats(&vm, &s1);
+	buf_read(&b);
+	cap = dfl_capacity(bufsz, esz, 40 + 10 * 8);
+	snprintf(name, sizeof(name), "%s_notified_when_full", pfx);
+	hl_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count == cap &&
+		 buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t) + cap * esz &&
+		 buf_hdr(&b)->hdr_overflows == 1 &&
+		 s1.samples - s0.samples == cap && s1.samples_lost == s0.samples_lost,
+		 name, "status %s eventfd %" PRIu64 " after %" PRIu64
+		 " ns CPU: hdr_count %" PRIu64 " (want %" PRIu64 "), cur_offs %"
+		 PRIu64 ", hdr_overflows %" PRIu64 ", samples +%" PRIu64
+		 " lost +%" PRIu64, hl_status_str(ret), r.notes, r.cpu,
+		 (uint64_t)buf_hdr(&b)->hdr_count, cap,
+		 (uint64_t)buf_hdr(&b)->hdr_cur_offs,
+		 (uint64_t)buf_hdr(&b)->hdr_overflows,
+		 (uint64_t)(s1.samples - s0.samples),
+		 (uint64_t)(s1.samples_lost - s0.samples_lost));
+	snprintf(name, sizeof(name), "%s_period_matches_cpu", pfx);
+	hl_check(hl_within(r.cpu, cap * period, 0.25, 5 * MS) ||
+		 (rmask && r.cpu >= cap * (period - rmask) / 2), name,
+		 "%" PRIu64 " samples of %" PRIu64 " ns took %" PRIu64
+		 " ns of CPU (25%% + 5 ms)", cap, period, r.cpu);
+	check_entries(pfx, &b, buf_hdr(&b)->hdr_count, rip, -period, rmask,
+		      0, 0);
+
+	memset(&m, 0, sizeof(m));
+	ret = hl_read_msg(v0, r.ctx, &m);
+	snprintf(name, sizeof(name), "%s_ovfl_message", pfx);
+	hl_check(!ret && m.type == PFM_MSG_OVFL &&
+		 (m.pfm_ovfl_msg.msg_ovfl_pmds[WORD(RUN_NS)] == BIT(RUN_NS)) &&
+		 m.pfm_ovfl_msg.msg_active_set == 0 &&
+		 m.pfm_ovfl_msg.msg_ovfl_cpu == 0 &&
+		 m.pfm_ovfl_msg.msg_ovfl_ip == rip, name,
+		 "status %s type %u pmds[4] %#" PRIx64 " set %u cpu %u ip %#"
+		 PRIx64, hl_status_str(ret), m.type,
+		 (uint64_t)m.pfm_ovfl_msg.msg_ovfl_pmds[4],
+		 m.pfm_ovfl_msg.msg_active_set, m.pfm_ovfl_msg.msg_ovfl_cpu,
+		 (uint64_t)m.pfm_ovfl_msg.msg_ovfl_ip);
+	snprintf(name, sizeof(name), "%s_one_message", pfx);
+	HL_EXPECT(name, hl_read_msg(v0, r.ctx, &m), -EAGAIN);
+
+	/* masked: nothing counts, START is refused */
+	hl_read_pmd(v0, r.ctx, 0, RUN_NS, &v1val);
+	hl_call(v0, busy_fn, &(uint64_t){ 10 * MS });
+	hl_read_pmd(v0, r.ctx, 0, RUN_NS, &v2val);
+	snprintf(name, sizeof(name), "%s_masked_does_not_count", pfx);
+	hl_check(v1val == v2val, name, "RUN_NS %#" PRIx64 " then %#" PRIx64,
+		 v1val, v2val);
+	snprintf(name, sizeof(name), "%s_start_masked_ebusy", pfx);
+	HL_EXPECT(name, hl_start(v0, r.ctx), -EBUSY);
+
+	/* RESTART: empty buffer, counting again, second notification */
+	snprintf(name, sizeof(name), "%s_restart", pfx);
+	HL_EXPECT(name, hl_restart(v0, r.ctx), 0);
+	buf_read(&b);
+	snprintf(name, sizeof(name), "%s_restart_empties_buffer", pfx);
+	hl_check(buf_hdr(&b)->hdr_count == 0 &&
+		 buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t), name,
+		 "hdr_count %" PRIu64 " cur_offs %" PRIu64,
+		 (uint64_t)buf_hdr(&b)->hdr_count,
+		 (uint64_t)buf_hdr(&b)->hdr_cur_offs);
+	r.start = false;
+	ret = hl_call(v0, until_notified_fn, &r);
+	buf_read(&b);
+	snprintf(name, sizeof(name), "%s_second_fill_notified", pfx);
+	hl_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count == cap &&
+		 buf_hdr(&b)->hdr_overflows == 2 &&
+		 !hl_read_msg(v0, r.ctx, &m) && m.type == PFM_MSG_OVFL, name,
+		 "eventfd %" PRIu64 " hdr_count %" PRIu64 " overflows %" PRIu64
+		 " msg type %u", r.notes, (uint64_t)buf_hdr(&b)->hdr_count,
+		 (uint64_t)buf_hdr(&b)->hdr_overflows, m.type);
+	hl_restart(v0, r.ctx);
+	hl_stop(v0, r.ctx);
+out:
+	/* the pages stay pinned while the context lives, then are released */
+	hl_unload(v0, r.ctx, 0);
+	{
+		struct kvmpfm_module_stats ms;
+
+		hl_module_stats(&ms);
+		snprintf(name, sizeof(name), "%s_pages_pinned", pfx);
+		hl_check(ms.pinned_pages == 3, name, "pinned_pages %" PRId64
+			 " with a 3-page buffer registered", (int64_t)ms.pinned_pages);
+		hl_destroy_ctx(v0, r.ctx);
+		hl_module_stats(&ms);
+		gone = ms.pinned_pages;
+		snprintf(name, sizeof(name), "%s_pages_released", pfx);
+		hl_check(!gone, name, "pinned_pages %" PRIu64
+			 " after the context was destroyed", gone);
+	}
+}
+
+static void t_notify_no_format(void)
+{
+	struct until_req r = { .start = true, .max_ns = 2000 * MS };
+	uint64_t a = 0, b = 0;
+	pfarg_pmd_t p;
+	pfarg_msg_t m;
+	int ret;
+
+	ret = hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 0, &r.ctx);
+	hl_pmd_init(&p, RUN_NS, 0, -(2 * MS));
+	p.reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	p.reg_long_reset = -(3 * MS);
+	p.reg_short_reset = -(7 * MS);
+	ret = ret ? ret : hl_write_pmds(v0, r.ctx, &p, 1);
+	ret = ret ? ret : hl_load(v0, r.ctx, 0, 0, 0);
+	hl_eventfd_read(v0);
+	ret = ret ? ret : hl_call(v0, until_notified_fn, &r);
+	hl_check(!ret && r.notes == 1 && hl_within(r.cpu, 2 * MS, 0.5, 2 * MS),
+		 "notify_eventfd_on_overflow",
+		 "status %s eventfd %" PRIu64 " after %" PRIu64
+		 " ns of CPU (period 2 ms)", hl_status_str(ret), r.notes, r.cpu);
+	ret = hl_read_msg(v0, r.ctx, &m);
+	hl_check(!ret && m.type == PFM_MSG_OVFL &&
+		 m.pfm_ovfl_msg.msg_ovfl_pmds[WORD(RUN_NS)] == BIT(RUN_NS),
+		 "notify_message", "status %s type %u pmds %#" PRIx64,
+		 hl_status_str(ret), m.type,
+		 (uint64_t)m.pfm_ovfl_msg.msg_ovfl_pmds[4]);
+	hl_read_pmd(v0, r.ctx, 0, RUN_NS, &a);
+	hl_call(v0, busy_fn, &(uint64_t){ 5 * MS });
+	hl_read_pmd(v0, r.ctx, 0, RUN_NS, &b);
+	hl_check(a == b, "notify_masked_frozen", "%#" PRIx64 " then %#" PRIx64,
+		 a, b);
+	HL_EXPECT("notify_restart", hl_restart(v0, r.ctx), 0);
+	memset(&p, 0, sizeof(p));
+	p.reg_num = RUN_NS;
+	hl_read_pmds(v0, r.ctx, &p, 1);
+	hl_check(p.reg_last_reset_val == -(3 * MS) &&
+		 p.reg_value >= -(3 * MS) && p.reg_value < -(2 * MS),
+		 "notify_restart_long_reset",
+		 "value %#" PRIx64 " last reset %#" PRIx64 " (long reset -3 ms)",
+		 (uint64_t)p.reg_value, (uint64_t)p.reg_last_reset_val);
+	hl_stop(v0, r.ctx);
+	hl_unload(v0, r.ctx, 0);
+	hl_destroy_ctx(v0, r.ctx);
+
+	/* no message: masked all the same, no notification */
+	ret = hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG, 0, &r.ctx);
+	hl_pmd_init(&p, RUN_NS, 0, -(2 * MS));
+	p.reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	ret = ret ? ret : hl_write_pmds(v0, r.ctx, &p, 1);
+	ret = ret ? ret : hl_load(v0, r.ctx, 0, 0, 0);
+	r.max_ns = 20 * MS;
+	r.start = true;
+	ret = ret ? ret : hl_call(v0, until_notified_fn, &r);
+	hl_check(!ret && !r.notes && hl_read_msg(v0, r.ctx, &m) == -EAGAIN &&
+		 hl_start(v0, r.ctx) == -EBUSY, "notify_no_msg_masked_silently",
+		 "status %s eventfd %" PRIu64, hl_status_str(ret), r.notes);
+	HL_EXPECT("notify_no_msg_restart", hl_restart(v0, r.ctx), 0);
+	hl_unload(v0, r.ctx, 0);
+	hl_destroy_ctx(v0, r.ctx);
+}
+
+static void t_reset_pmds(void)
+{
+	const uint64_t mark = 0x100000000ULL;
+	struct kvmpfm_vm_stats s0, s1;
+	uint64_t val = 0;
+	uint32_t id = 0;
+	pfarg_pmd_t p[2];
+	int ret;
+
+	ret = hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 0, &id);
+	hl_pmd_init(&p[0], RUN_NS, 0, -(2 * MS));
+	p[0].reg_short_reset = -(100 * MS);
+	p[0].reg_reset_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS);
+	hl_pmd_init(&p[1], VM_EXITS, 0, 77);
+	p[1].reg_short_reset = mark;
+	ret = ret ? ret : hl_write_pmds(v0, id, p, 2);
+	ret = ret ? ret : hl_load(v0, id, 0, 0, 0);
+	hl_vm_stats(&vm, &s0);
+	ret = ret ? ret : hl_start_busy_stop(v0, id, 10 * MS, NULL, NULL);
+	hl_vm_stats(&vm, &s1);
+	hl_read_pmd(v0, id, 0, VM_EXITS, &val);
+	hl_check(!ret && s1.overflows - s0.overflows == 1 && val >= mark &&
+		 val < mark + 100, "reset_pmds_reset_on_overflow",
+		 "status %s overflows +%" PRIu64 " VM_EXITS %#" PRIx64
+		 " (want its short reset %#" PRIx64 ")", hl_status_str(ret),
+		 (uint64_t)(s1.overflows - s0.overflows), val, mark);
+	hl_unload(v0, id, 0);
+	hl_destroy_ctx(v0, id);
+}
+
+struct thr_req {
+	uint32_t ctx, tid;
+	uint64_t cpu, notes;
+	int ret;
+};
+
+/* switch the thread in, start, burn until notified, switch out */
+static int thread_sample_fn(struct hl_vcpu *v, void *p)
+{
+	struct thr_req *r = p;
+	struct until_req u = { .ctx = r->ctx, .start = true, .max_ns = 2000 * MS };
+	int ret = hl_switch(v, 0, r->ctx, r->tid);
+
+	if (!ret)
+		ret = until_notified_fn(v, &u);
+	if (!ret)
+		ret = hl_switch(v, r->ctx, 0, 0);
+	r->cpu = u.cpu;
+	r->notes = u.notes;
+	return ret;
+}
+
+static void t_thread_samples(void)
+{
+	const uint64_t esz = sizeof(pfm_dfl_smpl_entry_t) + 2 * 8;
+	struct thr_req r = { .tid = 777 };
+	uint64_t rip = 0;
+	struct buf b;
+	pfarg_pmd_t p;
+	pfarg_msg_t m;
+	int ret;
+
+	buf_alloc(&b, 2);
+	ret = hl_create_ctx(v1, 0, 2 * HL_PAGE, &r.ctx);
+	ret = ret ? ret : hl_smpl_register(v1, r.ctx, 0, 2, b.gpa);
+	hl_pmd_init(&p, RUN_NS, 0, -(300 * US));
+	p.reg_short_reset = -(300 * US);
+	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(PFAULTS);
+	ret = ret ? ret : hl_write_pmds(v1, r.ctx, &p, 1);
+	ret = ret ? ret : hl_load(v1, r.ctx, 777, 0, 0);
+	hl_call(v1, get_rip, &rip);
+	hl_eventfd_read(v1);
+	ret = ret ? ret : hl_call(v1, thread_sample_fn, &r);
+	buf_read(&b);
+	hl_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count ==
+		 dfl_capacity(2 * HL_PAGE, esz, 120), "thread_samples_filled",
+		 "status %s eventfd %" PRIu64 " count %" PRIu64,
+		 hl_status_str(ret), r.notes, (uint64_t)buf_hdr(&b)->hdr_count);
+	{
+		pfm_dfl_smpl_entry_t *e = (void *)(b.copy + sizeof(pfm_dfl_smpl_hdr_t));
+
+		hl_check(e->pid == 777 && e->tgid == v1->guest_tgid && e->cpu == 1 &&
+			 e->ip == rip, "thread_samples_name_thread",
+			 "entry 0: pid %u tgid %u cpu %u ip %#" PRIx64,
+			 e->pid, e->tgid, e->cpu, (uint64_t)e->ip);
+	}
+	ret = hl_read_msg(v1, r.ctx, &m);
+	hl_check(!ret && m.type == PFM_MSG_OVFL &&
+		 m.pfm_ovfl_msg.msg_ovfl_tid == 777 &&
+		 m.pfm_ovfl_msg.msg_ovfl_pid == v1->guest_tgid &&
+		 m.pfm_ovfl_msg.msg_ovfl_cpu == 1, "thread_message_names_thread",
+		 "status %s tid %u pid %u cpu %u", hl_status_str(ret),
+		 m.pfm_ovfl_msg.msg_ovfl_tid, m.pfm_ovfl_msg.msg_ovfl_pid,
+		 m.pfm_ovfl_msg.msg_ovfl_cpu);
+	hl_unload(v1, r.ctx, 0);
+	hl_destroy_ctx(v1, r.ctx);
+}
+
+static void t_msg_queue(void)
+{
+	struct kvmpfm_vm_stats s0, s1;
+	pfarg_msg_t m;
+	uint32_t id = 0;
+	int i, got = 0, ret = 0;
+
+	hl_create_ctx(v0, 0, 0, &id);
+	hl_vm_stats(&vm, &s0);
+	for (i = 0; i < 40 && !ret; i++) {
+		ret = hl_load(v0, id, 4242, 0, 0);
+		ret = ret ? ret : hl_unload(v0, id, PVPFM_UNLOAD_TASK_EXIT);
+	}
+	hl_vm_stats(&vm, &s1);
+	while (!hl_read_msg(v0, id, &m) && m.type == PFM_MSG_END)
+		got++;
+	hl_check(!ret && got == MSGQ_DEPTH &&
+		 s1.messages - s0.messages == MSGQ_DEPTH &&
+		 s1.messages_lost - s0.messages_lost == 40 - MSGQ_DEPTH,
+		 "msg_queue_depth_32",
+		 "status %s: read %d END messages of 40, messages +%" PRIu64
+		 " lost +%" PRIu64, hl_status_str(ret), got,
+		 (uint64_t)(s1.messages - s0.messages),
+		 (uint64_t)(s1.messages_lost - s0.messages_lost));
+	hl_destroy_ctx(v0, id);
+}
+
+static void t_register(void)
+{
+	struct kvmpfm_module_stats ms;
+	uint32_t plain = 0, id = 0;
+	uint64_t g[4], base = hl_gpa_alloc(&vm, 4 * HL_PAGE);
+	int ret;
+
+	hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 0, &plain);
+	g[0] = base;
+	HL_EXPECT("register_no_format_einval",
+		  hl_smpl_register(v0, plain, 0, 1, g), -EINVAL);
+	hl_destroy_ctx(v0, plain);
+
+	hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 2 * HL_PAGE, &id);
+	g[0] = base;
+	g[1] = base + HL_PAGE;
+	g[2] = base + 2 * HL_PAGE;
+	HL_EXPECT("register_past_buffer_einval",
+		  hl_smpl_register(v0, id, 1, 2, g), -EINVAL);
+	HL_EXPECT("register_first_past_einval",
+		  hl_smpl_register(v0, id, 3, 0, g), -EINVAL);
+	g[1] = base + 100;
+	ret = hl_smpl_register(v0, id, 0, 2, g);
+	hl_check(ret == -EFAULT && v0->hdr.err_index == 1,
+		 "register_unaligned_efault", "status %s err_index %u",
+		 hl_status_str(ret), v0->hdr.err_index);
+	g[1] = HL_MEM_SIZE + 16 * HL_PAGE;
+	ret = hl_smpl_register(v0, id, 0, 2, g);
+	hl_check(ret == -EFAULT && v0->hdr.err_index == 1,
+		 "register_outside_ram_efault", "status %s err_index %u",
+		 hl_status_str(ret), v0->hdr.err_index);
+	{
+		/* nr_pages says 2, the argument holds 1 */
+		struct {
+			struct pvpfm_smpl_register_arg a;
+			uint64_t gpa[1];
+		} arg = { { 0, 2 }, { base } };
+
+		HL_EXPECT("register_size_mismatch_einval",
+			  hl_cmd(v0, PVPFM_CMD_SMPL_REGISTER, id, 0, &arg,
+				 sizeof(arg)), -EINVAL);
+	}
+	/* the same guest page for both buffer pages: pinned once */
+	g[0] = g[1] = base + 3 * HL_PAGE;
+	ret = hl_smpl_register(v0, id, 0, 2, g);
+	hl_module_stats(&ms);
+	hl_check(!ret && ms.pinned_pages >= 1, "register_same_page_twice_ok",
+		 "status %s pinned %" PRId64, hl_status_str(ret),
+		 (int64_t)ms.pinned_pages);
+	/* re-register page 1 elsewhere: the old pin goes */
+	g[0] = base;
+	HL_EXPECT("register_replace_page_ok", hl_smpl_register(v0, id, 1, 1, g), 0);
+	HL_EXPECT("register_load_ok", hl_load(v0, id, 0, 0, 0), 0);
+	HL_EXPECT("register_loaded_ebusy", hl_smpl_register(v0, id, 0, 1, g),
+		  -EBUSY);
+	hl_unload(v0, id, 0);
+	hl_destroy_ctx(v0, id);
+	hl_module_stats(&ms);
+	hl_check(!ms.pinned_pages, "register_pins_released",
+		 "pinned_pages %" PRId64 " after destroy", (int64_t)ms.pinned_pages);
+}
+
+int main(void)
+{
+	int ret;
+
+	hl_init();
+	ret = hl_vm_simple(&vm, 2);
+	if (!hl_check(!ret, "smpl_vm_setup", "VM: %s", hl_errname(ret)))
+		return hl_summary();
+	v0 = &vm.vcpus[0];
+	v1 = &vm.vcpus[1];
+	sample_run("smpl", 0);
+	sample_run("smpl_random", 0xffff);
+	t_notify_no_format();
+	t_reset_pmds();
+	t_thread_samples();
+	t_msg_queue();
+	t_register();
+	hl_vm_destroy(&vm);
+	hl_check_module_idle("smpl_module_idle");
+	return hl_summary();
+}

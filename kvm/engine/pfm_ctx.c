@@ -87,6 +87,7 @@ void pfm_ctx_destroy(struct pfm_engine *e, struct pfm_context *ctx)
 	pfm_free(e, ctx->sets);
 	pfm_free(e, ctx->ctrs);
 	pfm_free(e, ctx->ctr_open);
+	pfm_free(e, ctx->ctr_failed);
 	pfm_free(e, ctx);
 }
 
@@ -150,7 +151,9 @@ int pfm_cmd_create_context(struct pfm_cmd_args *a)
 	ctx->sets = pfm_zalloc(e, e->lim.max_sets * sizeof(*ctx->sets));
 	ctx->ctrs = pfm_zalloc(e, e->pmu.nr_pmds * sizeof(*ctx->ctrs));
 	ctx->ctr_open = pfm_zalloc(e, e->pmu.nr_pmds * sizeof(*ctx->ctr_open));
-	if (!ctx->sets || !ctx->ctrs || !ctx->ctr_open)
+	ctx->ctr_failed = pfm_zalloc(e, e->pmu.nr_pmds *
+				     sizeof(*ctx->ctr_failed));
+	if (!ctx->sets || !ctx->ctrs || !ctx->ctr_open || !ctx->ctr_failed)
 		goto fail;
 	set0 = pfm_set_alloc(e, 0);
 	if (!set0)

@@ -140,6 +140,8 @@ struct pfm_context {
 	/* backing counters of the active set while in, by PMD slot */
 	struct pfm_counter *ctrs;
 	bool *ctr_open;
+	/* counting PMDs whose counter the backend failed to open */
+	bool *ctr_failed;
 
 	/* overflow waiting for restart: long reset of these, in this set */
 	struct pfm_set *reset_set;

@@ -7,6 +7,10 @@
  * 64-bit PMDs: while a set is live, the low counter_width bits of a PMD
  * are in its backing counter and the upper bits in pfm_pmd.value; each
  * wrap of the backing counter carries one into the upper bits (pfm_ovfl.c).
+ *
+ * A counting PMD whose counter the backend could not open is never silent:
+ * while its set counts, its time is added to the set's host enabled time
+ * and not to its running time, so getinfo shows the shortfall.
  */
 #include "pfm_priv.h"
 
@@ -128,6 +132,7 @@ int pfm_set_load(struct pfm_engine *e, struct pfm_context *ctx)
 		c->want_irq = true;
 		ret = e->ops->counter_open(e->be, c);
 		if (ret) {
+			ctx->ctr_failed[s] = true;
 			err = err ? err : ret;
 			continue;
 		}
@@ -147,6 +152,7 @@ void pfm_set_unload(struct pfm_engine *e, struct pfm_context *ctx)
 	u16 s;
 
 	for (s = 0; s < e->pmu.nr_pmds; s++) {
+		ctx->ctr_failed[s] = false;
 		if (!ctx->ctr_open[s])
 			continue;
 		c = &ctx->ctrs[s];
@@ -180,9 +186,12 @@ void pfm_counting_end(struct pfm_engine *e, struct pfm_context *ctx)
 	u64 elapsed = pfm_now(e) - ctx->act_start;
 	u16 s;
 
-	for (s = 0; s < e->pmu.nr_pmds; s++)
+	for (s = 0; s < e->pmu.nr_pmds; s++) {
 		if (ctx->ctr_open[s])
 			e->ops->counter_disable(e->be, &ctx->ctrs[s]);
+		if (ctx->ctr_failed[s])
+			set->host_enabled_ns += elapsed;
+	}
 	set->act_duration += elapsed;
 	if (set->flags & PFM_SETFL_TIME_SWITCH) {
 		e->ops->timer_cancel(e->be, ctx->vcpu);
@@ -283,11 +292,12 @@ int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
 		return -EBUSY;
 	for (i = 0; i < a->hdr->count; i++, d++) {
 		a->hdr->err_index = i;
+		d->set_flags &= ~PFM_REG_RETFL_MASK;	/* a reused vector */
 		if (d->set_flags & ~known)
-			return -EINVAL;
+			goto bad_entry;
 		if (d->set_flags & PFM_SETFL_TIME_SWITCH) {
 			if (!d->set_timeout || d->set_timeout > ~0ULL - gran)
-				return -EINVAL;
+				goto bad_entry;
 			timeout = (d->set_timeout + gran - 1) / gran * gran;
 		}
 		set = pfm_set_find(a->ctx, d->set_id);
@@ -309,6 +319,9 @@ int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
 	}
 	a->hdr->err_index = 0;
 	return 0;
+bad_entry:
+	d->set_flags |= PFM_REG_RETFL_EINVAL;
+	return -EINVAL;
 }
 
 int pfm_cmd_delete_evtsets(struct pfm_cmd_args *a)
@@ -340,10 +353,13 @@ int pfm_cmd_delete_evtsets(struct pfm_cmd_args *a)
 static void live_host_times(struct pfm_engine *e, struct pfm_context *ctx,
 			    u64 *enabled, u64 *running)
 {
+	u64 elapsed = ctx->counting ? pfm_now(e) - ctx->act_start : 0;
 	struct pfm_counter_time t;
 	u16 s;
 
 	for (s = 0; ctx->ctr_open && s < e->pmu.nr_pmds; s++) {
+		if (ctx->ctr_failed[s])
+			*enabled += elapsed;
 		if (!ctx->ctr_open[s])
 			continue;
 		pfm_memset(&t, 0, sizeof(t));

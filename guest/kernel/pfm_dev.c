@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfmon2.ko: the pv-perfmon PCI device and the module's entry points.
+ *
+ * Every online CPU (vCPU) owns one command block: PVPFM_CMD_BLOCK_SIZE
+ * bytes of physically contiguous guest RAM whose address the CPU itself
+ * wrote to PVPFM_REG_CMD_BLOCK (the host binds a block to the vCPU that
+ * writes it). A command is made by filling this CPU's block and writing
+ * DOORBELL: one VM exit, after which the host's answer is in the block.
+ * The block is used only with preemption disabled and never from an
+ * interrupt handler, so the scheduler hooks (which run with preemption
+ * disabled) and the calls of programs never meet in one block.
+ *
+ * Without the device the module refuses to load and says why.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/build_bug.h>
+#include <linux/cpuhotplug.h>
+#include <linux/err.h>
+#include <linux/gfp.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/pci.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include "pfm_drv.h"
+
+/* never an answer: the host writes 0 or -errno over it */
+#define PVPFM_STATUS_PENDING	1
+#define PVPFM_BLOCK_ORDER	get_order(PVPFM_CMD_BLOCK_SIZE)
+/* MSI-X tables hold at most 2048 entries */
+#define PVPFM_MAX_VECTORS	2048
+
+static_assert(PAGE_SIZE == PVPFM_PAGE_SIZE);
+
+struct pvpfm_dev {
+	struct pci_dev *pdev;
+	void __iomem *regs;
+	int hp_state;		/* cpuhp state of the block registration */
+};
+
+/* the bound device; commands go through pvpfm_live (RCU-sched) */
+static struct pvpfm_dev pvpfm;
+static struct pvpfm_dev __rcu *pvpfm_live;
+static DEFINE_PER_CPU(struct pvpfm_cmd_hdr *, pvpfm_block);
+
+/* what probe found, for the message of module init */
+static bool pvpfm_seen;
+static int pvpfm_probe_err = -ENODEV;
+
+struct pvpfm_info pvpfm_info;
+struct pvpfm_stats pvpfm_stats;
+
+int pvpfm_exec_locked(struct pvpfm_req *req)
+{
+	struct pvpfm_cmd_hdr *hdr;
+	struct pvpfm_dev *dev;
+	s32 status;
+
+	lockdep_assert_preemption_disabled();
+	dev = rcu_dereference_sched(pvpfm_live);
+	hdr = this_cpu_read(pvpfm_block);
+	if (!dev || !hdr)
+		return -ENODEV;
+	if (req->arg_size > PVPFM_CMD_ARGS_MAX)
+		return -E2BIG;
+
+	hdr->version = PVPFM_ABI_VERSION;
+	hdr->cmd = req->cmd;
+	hdr->ctx_id = req->ctx_id;
+	hdr->count = req->count;
+	hdr->status = PVPFM_STATUS_PENDING;
+	hdr->arg_size = req->arg_size;
+	hdr->err_index = 0;
+	hdr->tid = current->pid;
+	hdr->tgid = current->tgid;
+	if (req->arg_size)
+		memcpy(hdr + 1, req->arg, req->arg_size);
+	atomic64_inc(&pvpfm_stats.commands);
+
+	/* one VM exit: the host has answered when the write completes */
+	writel(1, dev->regs + PVPFM_REG_DOORBELL);
+
+	status = READ_ONCE(hdr->status);
+	if (status == PVPFM_STATUS_PENDING) {
+		atomic64_inc(&pvpfm_stats.lost);
+		return -EIO;
+	}
+	req->status = status <= 0 && status >= -MAX_ERRNO ? status : -EIO;
+	req->err_index = hdr->err_index;
+	req->ctx_id = hdr->ctx_id;
+	req->count = hdr->count;
+	/* the out fields of every entry, also when the call failed */
+	if (req->arg_size)
+		memcpy(req->arg, hdr + 1, req->arg_size);
+	return 0;
+}
+
+int pvpfm_exec(struct pvpfm_req *req)
+{
+	int ret;
+
+	preempt_disable();
+	ret = pvpfm_exec_locked(req);
+	preempt_enable();
+	return ret;
+}
+
+int pvpfm_call(struct pvpfm_req *req)
+{
+	int ret = pvpfm_exec(req);
+
+	return ret ? ret : req->status;
+}
+
+/*
+ * CPU hotplug (CPUHP_AP_ONLINE_DYN): runs on @cpu itself, in its hotplug
+ * thread, when the CPU comes online and for every online CPU at probe.
+ * A block stays allocated while its CPU is offline and is registered
+ * again when it returns.
+ */
+static int pvpfm_cpu_online(unsigned int cpu)
+{
+	struct pvpfm_cmd_hdr *blk = per_cpu(pvpfm_block, cpu);
+	bool fresh = !blk;
+	struct page *page;
+	phys_addr_t pa;
+	int status;
+
+	if (fresh) {
+		page = alloc_pages_node(cpu_to_node(cpu),
+					GFP_KERNEL | __GFP_ZERO,
+					PVPFM_BLOCK_ORDER);
+		if (!page) {
+			pr_err("CPU %u: no memory for the command block\n", cpu);
+			return -ENOMEM;
+		}
+		blk = page_address(page);
+	}
+	pa = virt_to_phys(blk);
+
+	preempt_disable();
+	if (WARN_ON_ONCE(smp_processor_id() != cpu)) {
+		status = -EINVAL;
+	} else {
+		writeq(pa, pvpfm.regs + PVPFM_REG_CMD_BLOCK);
+		status = readl(pvpfm.regs + PVPFM_REG_STATUS);
+	}
+	preempt_enable();
+
+	if (status) {
+		pr_err("CPU %u: the host refused the command block at %pa (status %d)\n",
+		       cpu, &pa, status);
+		if (fresh)
+			free_pages((unsigned long)blk, PVPFM_BLOCK_ORDER);
+		return -EIO;
+	}
+	per_cpu(pvpfm_block, cpu) = blk;
+	return 0;
+}
+
+static void pvpfm_free_blocks(void)
+{
+	struct pvpfm_cmd_hdr *blk;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		blk = per_cpu(pvpfm_block, cpu);
+		per_cpu(pvpfm_block, cpu) = NULL;
+		if (blk)
+			free_pages((unsigned long)blk, PVPFM_BLOCK_ORDER);
+	}
+}
+
+/* the PMU description: PMU_INFO, then REG_DESC in chunks */
+static int pvpfm_fetch_info(struct device *dev)
+{
+	struct pvpfm_pmu_info *pmu = &pvpfm_info.pmu;
+	struct pvpfm_req req = {
+		.cmd = PVPFM_CMD_PMU_INFO,
+		.arg = pmu,
+		.arg_size = sizeof(*pmu),
+	};
+	struct pvpfm_reg_desc *regs;
+	u32 total, chunk, want, n;
+	int ret;
+
+	ret = pvpfm_call(&req);
+	if (ret) {
+		dev_err(dev, "the host refused PMU_INFO (%d)\n", ret);
+		return ret;
+	}
+	pmu->model[PVPFM_MODEL_LEN - 1] = '\0';
+	total = pmu->num_pmcs + pmu->num_pmds;
+	if (!pmu->num_pmcs && !pmu->num_pmds) {
+		dev_err(dev, "the host describes no PMU registers\n");
+		return -EPROTO;
+	}
+	if (pmu->num_pmcs > PFM_MAX_PMCS || pmu->num_pmds > PFM_MAX_PMDS ||
+	    !pmu->max_vector) {
+		dev_err(dev, "PMU_INFO out of range (%u PMCs, %u PMDs, vector %u)\n",
+			pmu->num_pmcs, pmu->num_pmds, pmu->max_vector);
+		return -EPROTO;
+	}
+
+	regs = kcalloc(total, sizeof(*regs), GFP_KERNEL);
+	if (!regs)
+		return -ENOMEM;
+	chunk = min_t(u32, pmu->max_vector, PVPFM_CMD_ARGS_MAX / sizeof(*regs));
+	for (n = 0; n < total; n += req.count) {
+		want = min(chunk, total - n);
+		req = (struct pvpfm_req){
+			.cmd = PVPFM_CMD_REG_DESC,
+			.ctx_id = n,
+			.count = want,
+			.arg = regs + n,
+			.arg_size = want * sizeof(*regs),
+		};
+		ret = pvpfm_call(&req);
+		if (ret) {
+			dev_err(dev, "the host refused REG_DESC at %u (%d)\n",
+				n, ret);
+			kfree(regs);
+			return ret;
+		}
+		if (!req.count || req.count > want)
+			break;
+	}
+	for (want = 0; want < n; want++)
+		regs[want].name[PVPFM_REG_NAME_LEN - 1] = '\0';
+	if (n != total)
+		dev_warn(dev, "the host described %u of %u registers\n",
+			 n, total);
+	pvpfm_info.regs = regs;
+	pvpfm_info.nr_regs = n;
+	return 0;
+}
+
+static irqreturn_t pvpfm_irq(int irq, void *data)
+{
+	pfm_msg_irq();
+	return IRQ_HANDLED;
+}
+
+static void pvpfm_free_irqs(struct pci_dev *pdev)
+{
+	int i;
+
+	for (i = 0; i < pvpfm_info.nr_irqs; i++)
+		free_irq(pci_irq_vector(pdev, i), &pvpfm);
+	if (pvpfm_info.nr_irqs)
+		pci_free_irq_vectors(pdev);
+	pvpfm_info.nr_irqs = 0;
+}
+
+/*
+ * Vector i belongs to vCPU i: all or none. Without them, read() and
+ * poll() still work, by asking the host (pfm_ctx.c).
+ */
+static void pvpfm_setup_irqs(struct pci_dev *pdev)
+{
+	u32 n = pvpfm_info.nr_vcpus;
+	int i, ret;
+
+	if (n > PVPFM_MAX_VECTORS) {
+		dev_warn(&pdev->dev, "%u vCPUs, more than MSI-X vectors: messages are polled\n",
+			 n);
+		return;
+	}
+	ret = pci_alloc_irq_vectors(pdev, n, n, PCI_IRQ_MSIX);
+	if (ret < 0) {
+		dev_warn(&pdev->dev, "no MSI-X vectors (%d): messages are polled\n",
+			 ret);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		ret = request_irq(pci_irq_vector(pdev, i), pvpfm_irq, 0,
+				  PFM_DRV_NAME, &pvpfm);
+		if (ret) {
+			dev_warn(&pdev->dev, "MSI-X vector %d: %d: messages are polled\n",
+				 i, ret);
+			while (i--)
+				free_irq(pci_irq_vector(pdev, i), &pvpfm);
+			pci_free_irq_vectors(pdev);
+			return;
+		}
+	}
+	pvpfm_info.nr_irqs = n;
+}
+
+/* undo probe; commands in flight finish first (RCU-sched) */
+static void pvpfm_teardown(struct pci_dev *pdev)
+{
+	RCU_INIT_POINTER(pvpfm_live, NULL);
+	synchronize_rcu();
+	pvpfm_free_irqs(pdev);
+	if (pvpfm.hp_state > 0)
+		cpuhp_remove_state_nocalls(pvpfm.hp_state);
+	pvpfm.hp_state = 0;
+	pvpfm_free_blocks();
+	kfree(pvpfm_info.regs);
+	pvpfm_info.regs = NULL;
+	pvpfm_info.nr_regs = 0;
+	pvpfm.regs = NULL;
+	pvpfm.pdev = NULL;
+}
+
+static int pvpfm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct device *dev = &pdev->dev;
+	void __iomem *regs;
+	int ret;
+
+	pvpfm_seen = true;
+	if (pvpfm.pdev) {
+		dev_err(dev, "a pv-perfmon device is bound already (%s); one per VM\n",
+			pci_name(pvpfm.pdev));
+		return -EBUSY;
+	}
+	ret = pcim_enable_device(pdev);
+	if (ret) {
+		dev_err(dev, "cannot enable the device (%d)\n", ret);
+		return ret;
+	}
+	if (pci_resource_len(pdev, 0) < PVPFM_BAR0_SIZE) {
+		dev_err(dev, "BAR0 is %llu bytes, the registers need %u\n",
+			(u64)pci_resource_len(pdev, 0), PVPFM_BAR0_SIZE);
+		return -ENODEV;
+	}
+	ret = pcim_iomap_regions(pdev, BIT(0), PFM_DRV_NAME);
+	if (ret) {
+		dev_err(dev, "cannot map BAR0 (%d)\n", ret);
+		return ret;
+	}
+	regs = pcim_iomap_table(pdev)[0];
+
+	pvpfm_info.abi_version = readl(regs + PVPFM_REG_VERSION);
+	if (pvpfm_info.abi_version != PVPFM_ABI_VERSION) {
+		dev_err(dev, "the device speaks pv-perfmon ABI %u, this driver %u\n",
+			pvpfm_info.abi_version, PVPFM_ABI_VERSION);
+		return -ENODEV;
+	}
+	pvpfm_info.features = readl(regs + PVPFM_REG_FEATURES);
+	pvpfm_info.nr_vcpus = readl(regs + PVPFM_REG_NR_VCPUS);
+	pvpfm_info.personality = readl(regs + PVPFM_REG_PERSONALITY);
+	pvpfm_info.counters = readl(regs + PVPFM_REG_COUNTERS);
+	if (!pvpfm_info.nr_vcpus) {
+		dev_err(dev, "the device reports no vCPUs\n");
+		return -ENODEV;
+	}
+	if (num_possible_cpus() > pvpfm_info.nr_vcpus)
+		dev_warn(dev, "%u possible CPUs, the device serves %u vCPUs\n",
+			 num_possible_cpus(), pvpfm_info.nr_vcpus);
+
+	pvpfm.pdev = pdev;
+	pvpfm.regs = regs;
+	pci_set_master(pdev);
+
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "perfmon2/pv-perfmon:online",
+				pvpfm_cpu_online, NULL);
+	if (ret < 0) {
+		dev_err(dev, "cannot register the command blocks (%d)\n", ret);
+		goto fail;
+	}
+	pvpfm.hp_state = ret;
+	rcu_assign_pointer(pvpfm_live, &pvpfm);
+
+	ret = pvpfm_fetch_info(dev);
+	if (ret)
+		goto fail;
+	pvpfm_setup_irqs(pdev);
+	ret = pfm_sysfs_init();
+	if (ret) {
+		dev_err(dev, "cannot create /sys/kernel/perfmon (%d)\n", ret);
+		goto fail;
+	}
+	ret = pfm_ctx_init();
+	if (ret) {
+		dev_err(dev, "cannot create /dev/perfmon2 (%d)\n", ret);
+		pfm_sysfs_exit();
+		goto fail;
+	}
+	dev_info(dev, "pv-perfmon ABI %u: %s, %u PMCs, %u PMDs, %u vCPUs, features %#x, %d MSI-X vectors\n",
+		 pvpfm_info.abi_version, pvpfm_info.pmu.model,
+		 pvpfm_info.pmu.num_pmcs, pvpfm_info.pmu.num_pmds,
+		 pvpfm_info.nr_vcpus, pvpfm_info.features, pvpfm_info.nr_irqs);
+	pvpfm_probe_err = 0;
+	return 0;
+fail:
+	pvpfm_teardown(pdev);
+	pvpfm_probe_err = ret;
+	return ret;
+}
+
+static void pvpfm_remove(struct pci_dev *pdev)
+{
+	if (pdev != pvpfm.pdev)
+		return;
+	/* open contexts stay; their calls fail with ENODEV from now on */
+	pfm_sysfs_exit();
+	pvpfm_teardown(pdev);
+	pfm_ctx_exit();
+}
+
+static const struct pci_device_id pvpfm_ids[] = {
+	{ PCI_DEVICE(PVPFM_PCI_VENDOR_ID, PVPFM_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, pvpfm_ids);
+
+static struct pci_driver pvpfm_driver = {
+	.name = PFM_DRV_NAME,
+	.id_table = pvpfm_ids,
+	.probe = pvpfm_probe,
+	.remove = pvpfm_remove,
+	.driver = {
+		/* module init needs to know now whether a device was bound */
+		.probe_type = PROBE_FORCE_SYNCHRONOUS,
+		/* contexts outlive an unbind badly: only removal unbinds */
+		.suppress_bind_attrs = true,
+	},
+};
+
+static int __init pfm_init(void)
+{
+	int ret;
+
+	ret = pfm_hooks_init();
+	if (ret)
+		return ret;
+	ret = pci_register_driver(&pvpfm_driver);
+	if (ret) {
+		pr_err("cannot register the PCI driver (%d)\n", ret);
+		goto fail;
+	}
+	if (!pvpfm.pdev) {
+		if (!pvpfm_seen)
+			pr_err("no pv-perfmon device (PCI %04x:%04x): start the VM with -device pv-perfmon\n",
+			       PVPFM_PCI_VENDOR_ID, PVPFM_PCI_DEVICE_ID);
+		else
+			pr_err("the pv-perfmon device is not usable (%d), see above\n",
+			       pvpfm_probe_err);
+		pci_unregister_driver(&pvpfm_driver);
+		ret = -ENODEV;
+		goto fail;
+	}
+	return 0;
+fail:
+	pfm_hooks_exit();
+	return ret;
+}
+
+static void __exit pfm_exit(void)
+{
+	pci_unregister_driver(&pvpfm_driver);
+	pfm_hooks_exit();
+}
+
+module_init(pfm_init);
+module_exit(pfm_exit);
+
+MODULE_DESCRIPTION("perfmon2 for KVM guests: the pv-perfmon device and /dev/perfmon2");
+MODULE_LICENSE("GPL");

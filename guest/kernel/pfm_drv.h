@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perfmon2.ko, the guest side of kvm-perfmon: private declarations.
+ *
+ *   pfm_dev.c    the pv-perfmon PCI device: command blocks (one per vCPU),
+ *                issuing commands, MSI-X, module init
+ *   pfm_ctx.c    /dev/perfmon2 and the context fds: the twelve calls,
+ *                messages, the sampling buffer
+ *   pfm_hook.c   per-thread contexts following their thread: preempt
+ *                notifiers (SWITCH), attach through task_work, thread exit
+ *   pfm_sysfs.c  /sys/kernel/perfmon
+ *
+ * Locking, in order: pfm_ctx.lock (mutex, one call at a time on a
+ * context) -> pfm_hook.lock (spinlock, against the scheduler hooks and the
+ * exit hook) -> the command block of this CPU, which is used only with
+ * preemption disabled, never from interrupts, and so never by two at once.
+ */
+#ifndef _PFM_DRV_H
+#define _PFM_DRV_H
+
+#include <linux/types.h>
+#include <linux/atomic.h>
+#include <linux/wait.h>
+#include <linux/sched.h>
+
+#include "../../include/uapi/pv_perfmon.h"
+
+#define PFM_DRV_NAME		"perfmon2"
+
+/*
+ * One command for the host. pvpfm_exec() returns 0 when the host ran it
+ * (its answer is then in @status, @err_index, @ctx_id, @count and the
+ * argument, copied back in place), or a negative errno when the command
+ * never reached the host (no device, no command block, no answer).
+ */
+struct pvpfm_req {
+	u16 cmd;		/* enum pvpfm_cmd */
+	u32 ctx_id;		/* in; out: the new context of CREATE */
+	u32 count;		/* in: vector entries; out: REG_DESC entries */
+	void *arg;		/* in/out, kernel memory */
+	u32 arg_size;
+	s32 status;		/* out: 0 or -errno from the host */
+	u32 err_index;		/* out: first failing entry */
+};
+
+int pvpfm_exec(struct pvpfm_req *req);
+/* the same, for callers that already disabled preemption */
+int pvpfm_exec_locked(struct pvpfm_req *req);
+/* pvpfm_exec() folded into one errno: the host's or the transport's */
+int pvpfm_call(struct pvpfm_req *req);
+
+/* what the device and the host said at probe time */
+struct pvpfm_info {
+	u32 abi_version;
+	u32 features;		/* PVPFM_F_* */
+	u32 nr_vcpus;
+	u32 personality;	/* PVPFM_PERS_* */
+	u32 counters;
+	int nr_irqs;		/* MSI-X vectors in use, 0: none */
+	struct pvpfm_pmu_info pmu;
+	struct pvpfm_reg_desc *regs;	/* PMCs then PMDs, in index order */
+	u32 nr_regs;
+};
+
+extern struct pvpfm_info pvpfm_info;
+
+struct pvpfm_stats {
+	atomic64_t commands;
+	atomic64_t lost;		/* commands the host never answered */
+	atomic64_t switches;		/* SWITCH commands */
+	atomic64_t switch_errors;
+	atomic_t last_switch_error;
+};
+
+extern struct pvpfm_stats pvpfm_stats;
+
+/* the sysfs controls (pfm_sysfs.c validates what is written) */
+struct pfm_controls {
+	int task_group;			/* -1: any group */
+	int sys_group;			/* -1: any group */
+	u32 arg_mem_max;		/* bytes per vector argument */
+	u64 smpl_buffer_mem_max;	/* bytes of all sampling buffers */
+};
+
+extern struct pfm_controls pfm_controls;
+extern atomic64_t pfm_smpl_mem_cur;
+
+/* messages: the MSI-X handler bumps pfm_msg_seq and wakes pfm_msg_wq */
+extern wait_queue_head_t pfm_msg_wq;
+extern atomic_t pfm_msg_seq;
+void pfm_msg_irq(void);
+
+/* pfm_ctx.c */
+int pfm_ctx_init(void);
+void pfm_ctx_exit(void);
+
+/* pfm_hook.c */
+struct pfm_hook;
+
+int pfm_hooks_init(void);
+void pfm_hooks_exit(void);
+struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task);
+int pfm_hook_load_self(struct pfm_hook *h, struct pvpfm_req *load);
+int pfm_hook_attach(struct pfm_hook *h);
+bool pfm_hook_active(struct pfm_hook *h);
+bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret);
+void pfm_hook_release(struct pfm_hook *h);
+
+/* pfm_sysfs.c */
+int pfm_sysfs_init(void);
+void pfm_sysfs_exit(void);
+
+#endif /* _PFM_DRV_H */

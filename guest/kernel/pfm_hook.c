@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-thread contexts follow their thread from vCPU to vCPU.
+ *
+ * The host counts a per-thread context only while it is "in" on a vCPU.
+ * A hook (one per loaded per-thread context) sits on its thread's preempt
+ * notifiers and issues SWITCH when the thread leaves a vCPU (out) or
+ * enters one (in); when a monitored thread replaces another one, a single
+ * SWITCH does both. Threads without a hook have no notifier, so their
+ * context switches cost nothing.
+ *
+ * A preempt notifier can only be added to or removed from the running
+ * thread, so every change to the list is made by the thread itself:
+ *   - self-monitoring (pfm_load_context on itself): at load, in the same
+ *     preemption-disabled section as the LOAD command, so the context is
+ *     in from the first instruction;
+ *   - another thread (ptrace-stopped): LOAD without PVPFM_LOAD_SELF, then
+ *     a task_work links the hook and switches the context in when the
+ *     thread resumes;
+ *   - unload or close from another thread: the hook is deactivated at once
+ *     (the notifiers then do nothing) and a task_work unlinks it;
+ *   - thread exit: the sched_process_exit tracepoint, which runs in the
+ *     exiting thread before its last task_work, unloads the context with
+ *     PVPFM_UNLOAD_TASK_EXIT (the host queues PFM_MSG_END) and unlinks.
+ *
+ * h->lock orders the notifiers (which run with the runqueue lock held and
+ * interrupts off, or with preemption off) against the other CPUs that
+ * stop a hook: whoever deactivates a hook does so, and sends its host
+ * command, under the lock, so no SWITCH for it is in flight afterwards.
+ * Nothing is printed here: printk from the scheduler can deadlock.
+ *
+ * A hook holds a reference on the module: a notifier may stay linked on a
+ * thread (inactive) until that thread runs again.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/preempt.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/task_work.h>
+#include <linux/tracepoint.h>
+#include "pfm_drv.h"
+
+#ifndef CONFIG_PREEMPT_NOTIFIERS
+#error "perfmon2.ko needs CONFIG_PREEMPT_NOTIFIERS (selected by CONFIG_KVM)"
+#endif
+
+struct pfm_hook {
+	struct preempt_notifier pn;
+	struct callback_head link_work;
+	struct callback_head unlink_work;
+	spinlock_t lock;
+	refcount_t refs;
+	struct task_struct *task;	/* the monitored thread */
+	u32 ctx_id;
+	bool active;	/* the host has the context loaded on @task */
+	bool in;	/* ... and in, on the vCPU @task runs on */
+	bool linked;	/* on @task's preempt notifiers */
+};
+
+static struct preempt_ops pfm_preempt_ops;
+static struct tracepoint *pfm_exit_tp;
+
+static struct pfm_hook *hook_of(struct preempt_notifier *pn)
+{
+	return container_of(pn, struct pfm_hook, pn);
+}
+
+static void pfm_hook_put(struct pfm_hook *h)
+{
+	if (!refcount_dec_and_test(&h->refs))
+		return;
+	put_task_struct(h->task);
+	kfree(h);
+	module_put(THIS_MODULE);
+}
+
+/* h->lock held, preemption disabled, h->task == current */
+static void hook_link_current(struct pfm_hook *h)
+{
+	preempt_notifier_register(&h->pn);
+	h->linked = true;
+	refcount_inc(&h->refs);		/* dropped by whoever unlinks */
+}
+
+/* h->lock held, h->task == current; the caller puts the reference */
+static void hook_unlink_current(struct pfm_hook *h)
+{
+	preempt_notifier_unregister(&h->pn);
+	h->linked = false;
+}
+
+static int hook_switch(u32 out, u32 in, struct task_struct *in_task)
+{
+	struct pvpfm_switch_arg arg = {
+		.out_ctx = out,
+		.in_ctx = in,
+		.in_tid = in ? in_task->pid : 0,
+		.in_tgid = in ? in_task->tgid : 0,
+	};
+	struct pvpfm_req req = {
+		.cmd = PVPFM_CMD_SWITCH,
+		.arg = &arg,
+		.arg_size = sizeof(arg),
+	};
+	int ret;
+
+	ret = pvpfm_exec_locked(&req);
+	if (!ret)
+		ret = req.status;
+	atomic64_inc(&pvpfm_stats.switches);
+	if (ret) {
+		atomic64_inc(&pvpfm_stats.switch_errors);
+		atomic_set(&pvpfm_stats.last_switch_error, ret);
+	}
+	return ret;
+}
+
+/* the monitored thread ended: unload, the host queues PFM_MSG_END */
+static void hook_unload_exit(struct pfm_hook *h)
+{
+	struct pvpfm_unload_arg arg = { .flags = PVPFM_UNLOAD_TASK_EXIT };
+	struct pvpfm_req req = {
+		.cmd = PVPFM_CMD_UNLOAD_CONTEXT,
+		.ctx_id = h->ctx_id,
+		.arg = &arg,
+		.arg_size = sizeof(arg),
+	};
+
+	pvpfm_exec_locked(&req);
+	h->active = false;
+	h->in = false;
+}
+
+/*
+ * The active hook of @next, which is about to run here: it runs nowhere,
+ * so its notifier list (changed only by itself) is stable.
+ */
+static struct pfm_hook *active_hook_of(struct task_struct *next)
+{
+	struct preempt_notifier *pn;
+
+	hlist_for_each_entry(pn, &next->preempt_notifiers, link)
+		if (pn->ops == &pfm_preempt_ops && READ_ONCE(hook_of(pn)->active))
+			return hook_of(pn);
+	return NULL;
+}
+
+/* @out leaves this vCPU and @in (locked) enters it: one SWITCH if it can */
+static void hook_switch_pair(struct pfm_hook *out, struct pfm_hook *in,
+			     struct task_struct *next)
+{
+	if (!in->active || in->in) {
+		hook_switch(out->ctx_id, 0, NULL);
+		return;
+	}
+	if (!hook_switch(out->ctx_id, in->ctx_id, next)) {
+		in->in = true;
+		return;
+	}
+	/* the host refused the pair: each half on its own */
+	hook_switch(out->ctx_id, 0, NULL);
+	in->in = !hook_switch(0, in->ctx_id, next);
+}
+
+static void pfm_sched_out(struct preempt_notifier *pn, struct task_struct *next)
+{
+	struct pfm_hook *out = hook_of(pn), *in;
+
+	spin_lock(&out->lock);
+	if (out->active && out->in) {
+		/* a monitored thread takes its place: one SWITCH does both */
+		in = active_hook_of(next);
+		if (in) {
+			spin_lock_nested(&in->lock, SINGLE_DEPTH_NESTING);
+			hook_switch_pair(out, in, next);
+			spin_unlock(&in->lock);
+		} else {
+			hook_switch(out->ctx_id, 0, NULL);
+		}
+		out->in = false;
+	}
+	spin_unlock(&out->lock);
+}
+
+static void pfm_sched_in(struct preempt_notifier *pn, int cpu)
+{
+	struct pfm_hook *h = hook_of(pn);
+
+	spin_lock(&h->lock);
+	if (h->active && !h->in)
+		h->in = !hook_switch(0, h->ctx_id, current);
+	spin_unlock(&h->lock);
+}
+
+static struct preempt_ops pfm_preempt_ops = {
+	.sched_in = pfm_sched_in,
+	.sched_out = pfm_sched_out,
+};
+
+/* attach: runs in the monitored thread when it resumes */
+static void pfm_hook_link_fn(struct callback_head *cb)
+{
+	struct pfm_hook *h = container_of(cb, struct pfm_hook, link_work);
+
+	spin_lock(&h->lock);
+	if (h->active && !h->linked) {
+		if (current->flags & PF_EXITING) {
+			/* too late to follow it: it is ending */
+			hook_unload_exit(h);
+		} else {
+			hook_link_current(h);
+			h->in = !hook_switch(0, h->ctx_id, current);
+		}
+	}
+	spin_unlock(&h->lock);
+	pfm_hook_put(h);
+}
+
+/* detach from another thread: runs in the monitored thread */
+static void pfm_hook_unlink_fn(struct callback_head *cb)
+{
+	struct pfm_hook *h = container_of(cb, struct pfm_hook, unlink_work);
+	bool was_linked;
+
+	spin_lock(&h->lock);
+	was_linked = h->linked;
+	if (was_linked)
+		hook_unlink_current(h);
+	spin_unlock(&h->lock);
+	if (was_linked)
+		pfm_hook_put(h);
+	pfm_hook_put(h);
+}
+
+/* sched_process_exit: in the exiting thread, before its last task_work */
+static void pfm_exit_probe(void *data, struct task_struct *task)
+{
+	struct preempt_notifier *pn;
+	struct hlist_node *tmp;
+	struct pfm_hook *h;
+
+	if (task != current)
+		return;
+	hlist_for_each_entry_safe(pn, tmp, &current->preempt_notifiers, link) {
+		if (pn->ops != &pfm_preempt_ops)
+			continue;
+		h = hook_of(pn);
+		spin_lock(&h->lock);
+		if (h->active)
+			hook_unload_exit(h);
+		hook_unlink_current(h);
+		spin_unlock(&h->lock);
+		pfm_hook_put(h);
+	}
+}
+
+struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task)
+{
+	struct pfm_hook *h = kzalloc(sizeof(*h), GFP_KERNEL);
+
+	if (!h)
+		return NULL;
+	__module_get(THIS_MODULE);
+	spin_lock_init(&h->lock);
+	refcount_set(&h->refs, 1);	/* the context's */
+	get_task_struct(task);
+	h->task = task;
+	h->ctx_id = ctx_id;
+	preempt_notifier_init(&h->pn, &pfm_preempt_ops);
+	init_task_work(&h->link_work, pfm_hook_link_fn);
+	init_task_work(&h->unlink_work, pfm_hook_unlink_fn);
+	return h;
+}
+
+/*
+ * Self-monitoring: run @load (PVPFM_LOAD_SELF) and link the hook with no
+ * context switch in between: the host puts the context in on this vCPU,
+ * and from the next switch on the notifiers keep it right.
+ */
+int pfm_hook_load_self(struct pfm_hook *h, struct pvpfm_req *load)
+{
+	int ret;
+
+	if (WARN_ON_ONCE(h->task != current))
+		return -EINVAL;
+	spin_lock(&h->lock);
+	ret = pvpfm_exec_locked(load);
+	if (!ret)
+		ret = load->status;
+	if (!ret) {
+		h->active = true;
+		h->in = true;
+		hook_link_current(h);
+	}
+	spin_unlock(&h->lock);
+	return ret;
+}
+
+/*
+ * Another thread, loaded (not in) on the host: link the hook from that
+ * thread when it resumes. A thread past its last task_work is ending:
+ * then the context is unloaded here, as its exit would have done.
+ */
+int pfm_hook_attach(struct pfm_hook *h)
+{
+	spin_lock(&h->lock);
+	h->active = true;
+	spin_unlock(&h->lock);
+	refcount_inc(&h->refs);		/* the task_work's */
+	if (!task_work_add(h->task, &h->link_work, TWA_RESUME))
+		return 0;
+	pfm_hook_put(h);
+	spin_lock(&h->lock);
+	if (h->active)
+		hook_unload_exit(h);
+	spin_unlock(&h->lock);
+	return 0;
+}
+
+/* false once the monitored thread ended or the hook was stopped */
+bool pfm_hook_active(struct pfm_hook *h)
+{
+	return READ_ONCE(h->active);
+}
+
+/*
+ * Deactivate the hook, sending @req (UNLOAD or DESTROY) to the host in
+ * the same critical section, so that no SWITCH of this context is in
+ * flight on any CPU afterwards. Returns false (and sends nothing) when
+ * the hook was not active: the context is not loaded any more.
+ */
+bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret)
+{
+	bool ran = false, unlinked = false;
+
+	spin_lock(&h->lock);
+	if (h->active) {
+		*ret = pvpfm_exec_locked(req);
+		if (!*ret)
+			*ret = req->status;
+		ran = true;
+		h->active = false;
+		h->in = false;
+	}
+	if (h->linked && h->task == current) {
+		hook_unlink_current(h);
+		unlinked = true;
+	}
+	spin_unlock(&h->lock);
+	if (unlinked)
+		pfm_hook_put(h);
+	return ran;
+}
+
+/* the context lets go of a stopped (or never started) hook */
+void pfm_hook_release(struct pfm_hook *h)
+{
+	bool linked;
+
+	spin_lock(&h->lock);
+	WARN_ON_ONCE(h->active);
+	h->active = false;
+	/* an inactive hook never gets linked again: this settles it */
+	linked = h->linked;
+	spin_unlock(&h->lock);
+	if (linked) {
+		refcount_inc(&h->refs);		/* the task_work's */
+		/* failure: the thread is past its exit, which unlinked it */
+		if (task_work_add(h->task, &h->unlink_work, TWA_RESUME))
+			pfm_hook_put(h);
+	}
+	pfm_hook_put(h);
+}
+
+static void pfm_find_exit_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_exit"))
+		pfm_exit_tp = tp;
+}
+
+int pfm_hooks_init(void)
+{
+	int ret;
+
+	for_each_kernel_tracepoint(pfm_find_exit_tp, NULL);
+	if (!pfm_exit_tp) {
+		pr_err("no sched_process_exit tracepoint: cannot follow thread exits\n");
+		return -ENOENT;
+	}
+	ret = tracepoint_probe_register(pfm_exit_tp, (void *)pfm_exit_probe,
+					NULL);
+	if (ret) {
+		pr_err("cannot hook thread exits (%d)\n", ret);
+		return ret;
+	}
+	preempt_notifier_inc();
+	return 0;
+}
+
+void pfm_hooks_exit(void)
+{
+	tracepoint_probe_unregister(pfm_exit_tp, (void *)pfm_exit_probe, NULL);
+	tracepoint_synchronize_unregister();
+	preempt_notifier_dec();
+}

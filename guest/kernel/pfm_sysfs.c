@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/perfmon, as perfmon2 laid it out:
+ *
+ *   version                  "2.81": PFM_VERSION, major.minor
+ *   pmu_desc/model           the host's PMU personality (e.g. "amd64")
+ *   pmu_desc/mappings        one line per register, PMCs then PMDs:
+ *                            PMC0:0x100000:0x30fffcfffff:PERFSEL0
+ *                            name:default value:mask:description, where
+ *                            the mask, as perfmon2 printed it, has the
+ *                            reserved bits at 0 (the host's REG_DESC
+ *                            rsvd_msk inverted)
+ *   formats/default/version  the default sampling format, when the host
+ *                            has it (PVPFM_F_SAMPLING)
+ *   controls/                task_group, sys_group (-1: any group),
+ *                            arg_mem_max (bytes per vector argument),
+ *                            smpl_buffer_mem_max (bytes of all sampling
+ *                            buffers): root may write them; and
+ *                            smpl_buffer_mem_cur (read-only)
+ *   device/                  the pv-perfmon device and host limits,
+ *                            and command/SWITCH counters (read-only)
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/kobject.h>
+#include <linux/mm.h>
+#include <linux/sysfs.h>
+#include "pfm_drv.h"
+
+/* the largest vector entry: one of each must always fit */
+#define PFM_ARG_MEM_MIN		sizeof(pfarg_setinfo_t)
+
+struct pfm_controls pfm_controls = {
+	.task_group = -1,
+	.sys_group = 0,
+	.arg_mem_max = PAGE_SIZE,
+	.smpl_buffer_mem_max = 0,	/* set at init: a quarter of RAM */
+};
+
+static struct kobject *pfm_kobj, *pfm_formats_kobj;
+
+static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%u.%u\n", PFM_VERSION_MAJOR(PFM_VERSION),
+			  PFM_VERSION_MINOR(PFM_VERSION));
+}
+
+static struct kobj_attribute version_attr = __ATTR_RO(version);
+
+/* pmu_desc */
+
+static ssize_t model_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%s\n", pvpfm_info.pmu.model);
+}
+
+static ssize_t mappings_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	const struct pvpfm_reg_desc *r;
+	int len = 0;
+	u32 i;
+
+	for (i = 0; i < pvpfm_info.nr_regs; i++) {
+		r = &pvpfm_info.regs[i];
+		len += sysfs_emit_at(buf, len, "%s%u:0x%llx:0x%llx:%s\n",
+				     r->type == PVPFM_REG_PMC ? "PMC" : "PMD",
+				     r->num, r->dfl_val, ~r->rsvd_msk, r->name);
+	}
+	return len;
+}
+
+static struct kobj_attribute model_attr = __ATTR_RO(model);
+static struct kobj_attribute mappings_attr = __ATTR_RO(mappings);
+
+static struct attribute *pmu_desc_attrs[] = {
+	&model_attr.attr,
+	&mappings_attr.attr,
+	NULL
+};
+
+static const struct attribute_group pmu_desc_group = {
+	.name = "pmu_desc",
+	.attrs = pmu_desc_attrs,
+};
+
+/* formats */
+
+static ssize_t dfl_version_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u.%u\n", PFM_DFL_SMPL_VERSION_MAJ,
+			  PFM_DFL_SMPL_VERSION_MIN);
+}
+
+static struct kobj_attribute dfl_version_attr =
+	__ATTR(version, 0444, dfl_version_show, NULL);
+
+static struct attribute *dfl_format_attrs[] = {
+	&dfl_version_attr.attr,
+	NULL
+};
+
+static const struct attribute_group dfl_format_group = {
+	.name = PFM_DFL_SMPL_NAME,
+	.attrs = dfl_format_attrs,
+};
+
+/* controls */
+
+static int group_store(int *control, const char *buf)
+{
+	int gid, ret;
+
+	ret = kstrtoint(buf, 0, &gid);
+	if (ret)
+		return ret;
+	if (gid < -1)
+		return -EINVAL;
+	WRITE_ONCE(*control, gid);
+	return 0;
+}
+
+static ssize_t task_group_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(pfm_controls.task_group));
+}
+
+static ssize_t task_group_store(struct kobject *kobj,
+				struct kobj_attribute *attr, const char *buf,
+				size_t count)
+{
+	int ret = group_store(&pfm_controls.task_group, buf);
+
+	return ret ? ret : count;
+}
+
+static ssize_t sys_group_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(pfm_controls.sys_group));
+}
+
+static ssize_t sys_group_store(struct kobject *kobj,
+			       struct kobj_attribute *attr, const char *buf,
+			       size_t count)
+{
+	int ret = group_store(&pfm_controls.sys_group, buf);
+
+	return ret ? ret : count;
+}
+
+static ssize_t arg_mem_max_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(pfm_controls.arg_mem_max));
+}
+
+/* at least one entry of every call, at most what a command block holds */
+static ssize_t arg_mem_max_store(struct kobject *kobj,
+				 struct kobj_attribute *attr, const char *buf,
+				 size_t count)
+{
+	u32 val;
+	int ret;
+
+	ret = kstrtou32(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (val < PFM_ARG_MEM_MIN || val > PVPFM_CMD_ARGS_MAX)
+		return -EINVAL;
+	WRITE_ONCE(pfm_controls.arg_mem_max, val);
+	return count;
+}
+
+static ssize_t smpl_buffer_mem_max_show(struct kobject *kobj,
+					struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  READ_ONCE(pfm_controls.smpl_buffer_mem_max));
+}
+
+/* up to all of RAM; buffers already allocated are not touched */
+static ssize_t smpl_buffer_mem_max_store(struct kobject *kobj,
+					 struct kobj_attribute *attr,
+					 const char *buf, size_t count)
+{
+	u64 val;
+	int ret;
+
+	ret = kstrtou64(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (val > (u64)totalram_pages() << PAGE_SHIFT)
+		return -EINVAL;
+	WRITE_ONCE(pfm_controls.smpl_buffer_mem_max, val);
+	return count;
+}
+
+static ssize_t smpl_buffer_mem_cur_show(struct kobject *kobj,
+					struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&pfm_smpl_mem_cur));
+}
+
+static struct kobj_attribute task_group_attr = __ATTR_RW(task_group);
+static struct kobj_attribute sys_group_attr = __ATTR_RW(sys_group);
+static struct kobj_attribute arg_mem_max_attr = __ATTR_RW(arg_mem_max);
+static struct kobj_attribute smpl_buffer_mem_max_attr =
+	__ATTR_RW(smpl_buffer_mem_max);
+static struct kobj_attribute smpl_buffer_mem_cur_attr =
+	__ATTR_RO(smpl_buffer_mem_cur);
+
+static struct attribute *controls_attrs[] = {
+	&task_group_attr.attr,
+	&sys_group_attr.attr,
+	&arg_mem_max_attr.attr,
+	&smpl_buffer_mem_max_attr.attr,
+	&smpl_buffer_mem_cur_attr.attr,
+	NULL
+};
+
+static const struct attribute_group controls_group = {
+	.name = "controls",
+	.attrs = controls_attrs,
+};
+
+/* device */
+
+#define PFM_DEV_U32(_name, _fmt, _val)					\
+static ssize_t _name##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, _fmt "\n", _val);			\
+}									\
+static struct kobj_attribute _name##_attr = __ATTR_RO(_name)
+
+PFM_DEV_U32(abi_version, "%u", pvpfm_info.abi_version);
+PFM_DEV_U32(features, "%#x", pvpfm_info.features);
+PFM_DEV_U32(nr_vcpus, "%u", pvpfm_info.nr_vcpus);
+PFM_DEV_U32(personality, "%u", pvpfm_info.personality);
+PFM_DEV_U32(counters, "%u", pvpfm_info.counters);
+PFM_DEV_U32(msix_vectors, "%d", pvpfm_info.nr_irqs);
+PFM_DEV_U32(max_contexts, "%u", pvpfm_info.pmu.max_contexts);
+PFM_DEV_U32(max_sets, "%u", pvpfm_info.pmu.max_sets);
+PFM_DEV_U32(max_vector, "%u", pvpfm_info.pmu.max_vector);
+PFM_DEV_U32(max_smpl_buf, "%llu", pvpfm_info.pmu.max_smpl_buf);
+PFM_DEV_U32(commands, "%lld", atomic64_read(&pvpfm_stats.commands));
+PFM_DEV_U32(commands_lost, "%lld", atomic64_read(&pvpfm_stats.lost));
+PFM_DEV_U32(switches, "%lld", atomic64_read(&pvpfm_stats.switches));
+PFM_DEV_U32(switch_errors, "%lld",
+	    atomic64_read(&pvpfm_stats.switch_errors));
+PFM_DEV_U32(last_switch_error, "%d",
+	    atomic_read(&pvpfm_stats.last_switch_error));
+
+static struct attribute *device_attrs[] = {
+	&abi_version_attr.attr,
+	&features_attr.attr,
+	&nr_vcpus_attr.attr,
+	&personality_attr.attr,
+	&counters_attr.attr,
+	&msix_vectors_attr.attr,
+	&max_contexts_attr.attr,
+	&max_sets_attr.attr,
+	&max_vector_attr.attr,
+	&max_smpl_buf_attr.attr,
+	&commands_attr.attr,
+	&commands_lost_attr.attr,
+	&switches_attr.attr,
+	&switch_errors_attr.attr,
+	&last_switch_error_attr.attr,
+	NULL
+};
+
+static const struct attribute_group device_group = {
+	.name = "device",
+	.attrs = device_attrs,
+};
+
+static const struct attribute_group *pfm_groups[] = {
+	&pmu_desc_group,
+	&controls_group,
+	&device_group,
+	NULL
+};
+
+int pfm_sysfs_init(void)
+{
+	int ret;
+
+	if (!pfm_controls.smpl_buffer_mem_max)
+		pfm_controls.smpl_buffer_mem_max =
+			((u64)totalram_pages() << PAGE_SHIFT) / 4;
+
+	pfm_kobj = kobject_create_and_add("perfmon", kernel_kobj);
+	if (!pfm_kobj)
+		return -ENOMEM;
+	ret = sysfs_create_file(pfm_kobj, &version_attr.attr);
+	if (ret)
+		goto fail;
+	ret = sysfs_create_groups(pfm_kobj, pfm_groups);
+	if (ret)
+		goto fail;
+	pfm_formats_kobj = kobject_create_and_add("formats", pfm_kobj);
+	if (!pfm_formats_kobj) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if (pvpfm_info.features & PVPFM_F_SAMPLING) {
+		ret = sysfs_create_group(pfm_formats_kobj, &dfl_format_group);
+		if (ret)
+			goto fail;
+	}
+	return 0;
+fail:
+	pfm_sysfs_exit();
+	return ret;
+}
+
+void pfm_sysfs_exit(void)
+{
+	/* removing a kobject removes its files and groups */
+	kobject_put(pfm_formats_kobj);
+	pfm_formats_kobj = NULL;
+	kobject_put(pfm_kobj);
+	pfm_kobj = NULL;
+}

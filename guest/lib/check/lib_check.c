@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libperfmon2 checks that need no device: run on the build machine by
+ * `make -C guest/lib check`.
+ *
+ * At compile time: the headers give the libpfm-3.x prototypes exactly
+ * (each is declared again here as libpfm-3.x wrote it; any difference is
+ * a compile error), and every ioctl's nr is the pv-perfmon command it
+ * forwards. At run time: the library's errno conventions without a
+ * device (ENOSYS) and on descriptors that are not contexts (EBADF).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <perfmon/perfmon.h>
+#include <perfmon/perfmon_dfl_smpl.h>
+#include <perfmon/pv_perfmon.h>
+#include "../../kernel/perfmon2_ioctl.h"
+
+/* libpfm-3.x's declarations, verbatim in substance */
+extern int pfm_create_context(pfarg_ctx_t *ctx, char *smpl_name,
+			      void *smpl_arg, size_t smpl_size);
+extern int pfm_write_pmcs(int fd, pfarg_pmc_t *pmcs, int count);
+extern int pfm_write_pmds(int fd, pfarg_pmd_t *pmds, int count);
+extern int pfm_read_pmds(int fd, pfarg_pmd_t *pmds, int count);
+extern int pfm_load_context(int fd, pfarg_load_t *load);
+extern int pfm_start(int fd, pfarg_start_t *start);
+extern int pfm_stop(int fd);
+extern int pfm_restart(int fd);
+extern int pfm_create_evtsets(int fd, pfarg_setdesc_t *setd, int count);
+extern int pfm_getinfo_evtsets(int fd, pfarg_setinfo_t *info, int count);
+extern int pfm_delete_evtsets(int fd, pfarg_setdesc_t *setd, int count);
+extern int pfm_unload_context(int fd);
+
+#define NR_IS(ioc, cmd) _Static_assert(_IOC_NR(ioc) == (cmd), #ioc " nr")
+NR_IS(PFM2_IOC_CREATE_CONTEXT, PVPFM_CMD_CREATE_CONTEXT);
+NR_IS(PFM2_IOC_WRITE_PMCS, PVPFM_CMD_WRITE_PMCS);
+NR_IS(PFM2_IOC_WRITE_PMDS, PVPFM_CMD_WRITE_PMDS);
+NR_IS(PFM2_IOC_READ_PMDS, PVPFM_CMD_READ_PMDS);
+NR_IS(PFM2_IOC_LOAD_CONTEXT, PVPFM_CMD_LOAD_CONTEXT);
+NR_IS(PFM2_IOC_START, PVPFM_CMD_START);
+NR_IS(PFM2_IOC_STOP, PVPFM_CMD_STOP);
+NR_IS(PFM2_IOC_RESTART, PVPFM_CMD_RESTART);
+NR_IS(PFM2_IOC_CREATE_EVTSETS, PVPFM_CMD_CREATE_EVTSETS);
+NR_IS(PFM2_IOC_GETINFO_EVTSETS, PVPFM_CMD_GETINFO_EVTSETS);
+NR_IS(PFM2_IOC_DELETE_EVTSETS, PVPFM_CMD_DELETE_EVTSETS);
+NR_IS(PFM2_IOC_UNLOAD_CONTEXT, PVPFM_CMD_UNLOAD_CONTEXT);
+_Static_assert(sizeof(struct pfm2_create_arg) == 40, "pfm2_create_arg");
+_Static_assert(sizeof(struct pfm2_vec_arg) == 16, "pfm2_vec_arg");
+_Static_assert(PFM_PMD_BV == 5 && PFM_HW_PMD_BV == 4, "bit vectors");
+
+static int passed, failed;
+
+static void check(const char *name, int ok, const char *why)
+{
+	if (ok) {
+		printf("PASS: %s\n", name);
+		passed++;
+	} else {
+		printf("FAIL: %s (%s)\n", name, why);
+		failed++;
+	}
+}
+
+static void expect_errno(const char *name, int ret, int want)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why), "returned %d, errno %s; want -1, %s",
+		 ret, strerror(errno), strerror(want));
+	check(name, ret == -1 && errno == want, why);
+}
+
+int main(void)
+{
+	pfarg_pmc_t pmc;
+	pfarg_pmd_t pmd;
+	pfarg_setdesc_t sd;
+	pfarg_setinfo_t si;
+	pfarg_load_t load;
+	pfarg_ctx_t ctx;
+	int fd;
+
+	memset(&pmc, 0, sizeof(pmc));
+	memset(&pmd, 0, sizeof(pmd));
+	memset(&sd, 0, sizeof(sd));
+	memset(&si, 0, sizeof(si));
+	memset(&load, 0, sizeof(load));
+	memset(&ctx, 0, sizeof(ctx));
+
+	if (access(PFM2_DEVICE, F_OK)) {
+		errno = 0;
+		expect_errno("no /dev/perfmon2: create gives ENOSYS",
+			     pfm_create_context(&ctx, NULL, NULL, 0), ENOSYS);
+	} else {
+		printf("SKIP: no /dev/perfmon2: create gives ENOSYS (%s exists)\n",
+		       PFM2_DEVICE);
+	}
+
+	expect_errno("closed fd: EBADF", pfm_write_pmcs(-1, &pmc, 1), EBADF);
+
+	fd = open("/dev/null", O_RDWR);
+	if (fd < 0) {
+		check("open /dev/null", 0, strerror(errno));
+	} else {
+		expect_errno("write_pmcs on a non-context: EBADF",
+			     pfm_write_pmcs(fd, &pmc, 1), EBADF);
+		expect_errno("write_pmds on a non-context: EBADF",
+			     pfm_write_pmds(fd, &pmd, 1), EBADF);
+		expect_errno("read_pmds on a non-context: EBADF",
+			     pfm_read_pmds(fd, &pmd, 1), EBADF);
+		expect_errno("load on a non-context: EBADF",
+			     pfm_load_context(fd, &load), EBADF);
+		expect_errno("start on a non-context: EBADF",
+			     pfm_start(fd, NULL), EBADF);
+		expect_errno("stop on a non-context: EBADF", pfm_stop(fd), EBADF);
+		expect_errno("restart on a non-context: EBADF",
+			     pfm_restart(fd), EBADF);
+		expect_errno("create_evtsets on a non-context: EBADF",
+			     pfm_create_evtsets(fd, &sd, 1), EBADF);
+		expect_errno("getinfo_evtsets on a non-context: EBADF",
+			     pfm_getinfo_evtsets(fd, &si, 1), EBADF);
+		expect_errno("delete_evtsets on a non-context: EBADF",
+			     pfm_delete_evtsets(fd, &sd, 1), EBADF);
+		expect_errno("unload on a non-context: EBADF",
+			     pfm_unload_context(fd), EBADF);
+		close(fd);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

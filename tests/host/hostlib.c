@@ -863,6 +863,14 @@ int hl_start_busy_stop(struct hl_vcpu *v, uint32_t ctx, uint64_t ns,
 	return ret;
 }
 
+bool hl_bracket(uint64_t val, uint64_t lower, uint64_t upper)
+{
+	double lo = (double)lower * (1 - HL_BRACKET_REL) - (double)HL_BRACKET_ABS;
+	double hi = (double)upper * (1 + HL_BRACKET_REL) + (double)HL_BRACKET_ABS;
+
+	return (double)val >= lo && (double)val <= hi;
+}
+
 bool hl_within(uint64_t got, uint64_t want, double rel, uint64_t abs)
 {
 	uint64_t diff = got > want ? got - want : want - got;

@@ -219,6 +219,16 @@ int hl_run_until_kicked(struct hl_vcpu *v);
  */
 int hl_start_busy_stop(struct hl_vcpu *v, uint32_t ctx, uint64_t ns,
 		       uint64_t *cpu_ns, uint64_t *busy_ns);
+/*
+ * A count of the thread's CPU time is bracketed: at least the CPU time
+ * spent between the doorbells that enabled and disabled counting (lower),
+ * at most the CPU time from before the first to after the second (upper).
+ * Both widened by HL_BRACKET_REL (1%) + HL_BRACKET_ABS (0.5 ms) for clock
+ * granularity.
+ */
+#define HL_BRACKET_REL		0.01
+#define HL_BRACKET_ABS		500000ULL
+bool hl_bracket(uint64_t val, uint64_t lower, uint64_t upper);
 /* |got - want| <= rel * want + abs */
 bool hl_within(uint64_t got, uint64_t want, double rel, uint64_t abs);
 

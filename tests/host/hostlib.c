@@ -160,6 +160,12 @@ int hl_vcpu_bind(struct hl_vcpu *v)
 	return 0;
 }
 
+int hl_vcpu_bind_fn(struct hl_vcpu *v, void *unused)
+{
+	(void)unused;
+	return hl_vcpu_bind(v);
+}
+
 static void *vcpu_thread(void *p)
 {
 	struct hl_vcpu *v = p;

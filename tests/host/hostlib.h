@@ -140,6 +140,7 @@ int hl_vm_simple(struct hl_vm *vm, int nr_vcpus);
 /* open /dev/kvm-perfmon and BIND_VM, as hl_vm_create does */
 int hl_vm_bind(struct hl_vm *vm);
 int hl_vcpu_bind(struct hl_vcpu *v);	/* on the vCPU's thread */
+int hl_vcpu_bind_fn(struct hl_vcpu *v, void *unused);	/* for hl_call */
 
 uint64_t hl_gpa_alloc(struct hl_vm *vm, uint64_t bytes);
 static inline void *hl_hva(struct hl_vm *vm, uint64_t gpa)

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers for the guest test programs: see t_common.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "t_common.h"
+
+static int n_pass, n_fail;
+
+void t_pass(const char *name)
+{
+	printf("PASS: %s\n", name);
+	fflush(stdout);
+	n_pass++;
+}
+
+static void vreport(const char *tag, const char *name, const char *fmt,
+		    va_list ap)
+{
+	printf("%s: %s (", tag, name);
+	vprintf(fmt, ap);
+	printf(")\n");
+	fflush(stdout);
+}
+
+void t_fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("FAIL", name, fmt, ap);
+	va_end(ap);
+	n_fail++;
+}
+
+void t_skip(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("SKIP", name, fmt, ap);
+	va_end(ap);
+}
+
+bool t_check(bool ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		t_pass(name);
+		return true;
+	}
+	va_start(ap, fmt);
+	vreport("FAIL", name, fmt, ap);
+	va_end(ap);
+	n_fail++;
+	return false;
+}
+
+bool t_expect_err(const char *name, int ret, int want)
+{
+	int err = errno;
+
+	if (ret == -1 && err == want) {
+		t_pass(name);
+		return true;
+	}
+	if (ret == -1)
+		t_fail(name, "errno %s, want %s", strerrorname_np(err),
+		       strerrorname_np(want));
+	else
+		t_fail(name, "returned %d, want -1 with %s", ret,
+		       strerrorname_np(want));
+	return false;
+}
+
+bool t_expect_ok(const char *name, int ret)
+{
+	if (ret != -1) {
+		t_pass(name);
+		return true;
+	}
+	t_fail(name, "-1, errno %s", strerrorname_np(errno));
+	return false;
+}
+
+int t_done(void)
+{
+	printf("%d passed, %d failed\n", n_pass, n_fail);
+	fflush(stdout);
+	return n_fail ? 1 : 0;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+uint64_t t_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t t_thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+void t_busy_ns(uint64_t ns)
+{
+	uint64_t end = t_now_ns() + ns;
+	volatile uint64_t x = 0;
+
+	while (t_now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			x += i;
+}
+
+void t_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC,
+		.tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+int t_online_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	/* the CPUs this process may run on: online ones, as a rule */
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
+int t_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -1;
+	/* the migration happens before sched_setaffinity() returns */
+	return sched_getcpu() == cpu ? 0 : -1;
+}
+
+static void sysfs_path(char *path, size_t size, const char *rel)
+{
+	snprintf(path, size, "%s/%s", T_SYSFS, rel);
+}
+
+int t_sysfs_read(const char *rel, char *buf, size_t size)
+{
+	char path[256];
+	FILE *f;
+
+	sysfs_path(path, sizeof(path), rel);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, size, f)) {
+		fclose(f);
+		errno = EIO;
+		return -1;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+long long t_sysfs_num(const char *rel, long long dflt)
+{
+	char buf[64];
+
+	if (t_sysfs_read(rel, buf, sizeof(buf)))
+		return dflt;
+	return strtoll(buf, NULL, 0);
+}
+
+int t_sysfs_write(const char *rel, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	sysfs_path(path, sizeof(path), rel);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	if (n < 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int t_mappings(struct t_reg *regs, int max)
+{
+	char path[256], line[256], kind[4];
+	unsigned long long dfl, mask;
+	unsigned int num;
+	int n = 0;
+	FILE *f;
+
+	sysfs_path(path, sizeof(path), "pmu_desc/mappings");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		struct t_reg *r = &regs[n];
+
+		if (sscanf(line, "PM%1[CD]%u:%llx:%llx:%31s", kind, &num, &dfl,
+			   &mask, r->name) != 5) {
+			fclose(f);
+			errno = EPROTO;
+			return -1;
+		}
+		r->pmc = kind[0] == 'C';
+		r->num = num;
+		r->dfl = dfl;
+		r->mask = mask;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+bool t_pmu_model(char *buf, size_t size)
+{
+	return !t_sysfs_read("pmu_desc/model", buf, size) && buf[0];
+}
+
+int t_create(uint32_t ctx_flags)
+{
+	pfarg_ctx_t ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.ctx_flags = ctx_flags;
+	return pfm_create_context(&ctx, NULL, NULL, 0);
+}
+
+int t_load(int fd, uint32_t pid_or_cpu, uint16_t set)
+{
+	pfarg_load_t load;
+
+	memset(&load, 0, sizeof(load));
+	load.load_pid = pid_or_cpu;
+	load.load_set = set;
+	return pfm_load_context(fd, &load);
+}
+
+int t_write_pmds(int fd, const uint16_t *nums, int n, uint16_t set)
+{
+	pfarg_pmd_t pd[16];
+
+	if (n > 16) {
+		errno = E2BIG;
+		return -1;
+	}
+	memset(pd, 0, sizeof(pd));
+	for (int i = 0; i < n; i++) {
+		pd[i].reg_num = nums[i];
+		pd[i].reg_set = set;
+	}
+	return pfm_write_pmds(fd, pd, n);
+}
+
+int t_read_pmd(int fd, uint16_t num, uint16_t set, uint64_t *val)
+{
+	pfarg_pmd_t pd;
+
+	memset(&pd, 0, sizeof(pd));
+	pd.reg_num = num;
+	pd.reg_set = set;
+	if (pfm_read_pmds(fd, &pd, 1))
+		return -1;
+	*val = pd.reg_value;
+	return 0;
+}
+
+pid_t t_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+bool t_root(void)
+{
+	return geteuid() == 0;
+}

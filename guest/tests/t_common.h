@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the guest test programs (guest/tests/t_*.c). They run inside
+ * a guest with perfmon2.ko loaded, linked against libperfmon2. Each
+ * program prints one line per check:
+ *
+ *   PASS: name
+ *   FAIL: name (why)
+ *   SKIP: name (why)          not counted: the guest cannot run it
+ *
+ * and ends with "N passed, N failed"; its exit status is 1 on a failure.
+ */
+#ifndef T_COMMON_H
+#define T_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <perfmon/perfmon.h>
+#include <perfmon/perfmon_dfl_smpl.h>
+#include <perfmon/pv_perfmon.h>
+
+#define T_SYSFS		"/sys/kernel/perfmon"
+#define NSEC_PER_MSEC	1000000ULL
+#define NSEC_PER_SEC	1000000000ULL
+
+/* results */
+void t_pass(const char *name);
+void t_fail(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void t_skip(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* PASS if @ok, else FAIL with the formatted reason; returns @ok */
+bool t_check(bool ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* a call expected to fail with @want: PASS or FAIL saying what came */
+bool t_expect_err(const char *name, int ret, int want);
+/* a call expected to succeed */
+bool t_expect_ok(const char *name, int ret);
+/* print the summary line; the program's exit status */
+int t_done(void);
+
+/* time */
+uint64_t t_now_ns(void);
+uint64_t t_thread_cpu_ns(void);
+void t_busy_ns(uint64_t ns);
+void t_sleep_ns(uint64_t ns);
+
+/* CPUs */
+int t_online_cpus(int *cpus, int max);
+int t_pin(int cpu);
+
+/* sysfs: the file's first line; -1 (errno) if it cannot be read */
+int t_sysfs_read(const char *rel, char *buf, size_t size);
+/* a number from sysfs, @dflt if it cannot be read */
+long long t_sysfs_num(const char *rel, long long dflt);
+/* write a string to a sysfs file: 0 or -1 (errno) */
+int t_sysfs_write(const char *rel, const char *val);
+
+/* a register line of pmu_desc/mappings */
+struct t_reg {
+	bool pmc;
+	unsigned int num;
+	uint64_t dfl;
+	uint64_t mask;		/* as perfmon2 prints it: reserved bits 0 */
+	char name[32];
+};
+/* the mappings, in order; the number of registers, -1 on error */
+int t_mappings(struct t_reg *regs, int max);
+bool t_pmu_model(char *buf, size_t size);
+
+/* contexts */
+int t_create(uint32_t ctx_flags);
+int t_load(int fd, uint32_t pid_or_cpu, uint16_t set);
+/* write PMDs @nums (value 0) in @set */
+int t_write_pmds(int fd, const uint16_t *nums, int n, uint16_t set);
+/* read PMD @num of @set, 0 or -1 */
+int t_read_pmd(int fd, uint16_t num, uint16_t set, uint64_t *val);
+pid_t t_gettid(void);
+
+/* is the caller root (CAP_SYS_ADMIN for system-wide)? */
+bool t_root(void);
+
+#endif /* T_COMMON_H */

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rest of the perfmon2 interface: /sys/kernel/perfmon, close()
+ * destroying contexts, the sampling buffer mapped read-only, messages
+ * (read, poll), attaching to a ptrace-stopped thread and PFM_MSG_END when
+ * it exits, and the cost rule of the context-switch hook: SWITCH commands
+ * only when a monitored thread leaves or enters a vCPU.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t_common.h"
+
+static void sysfs(void)
+{
+	char buf[256], want[32], path[64];
+	struct t_reg regs[128];
+	int n, i, vpmds = 0;
+	bool ok = true;
+	long long old;
+
+	snprintf(want, sizeof(want), "%u.%u", PFM_VERSION_MAJOR(PFM_VERSION),
+		 PFM_VERSION_MINOR(PFM_VERSION));
+	t_check(!t_sysfs_read("version", buf, sizeof(buf)) && !strcmp(buf, want),
+		"iface: sysfs version", "'%s', want '%s'", buf, want);
+	t_check(t_pmu_model(buf, sizeof(buf)), "iface: sysfs pmu_desc/model",
+		"%s", strerror(errno));
+	n = t_mappings(regs, 128);
+	for (i = 0; i < n; i++) {
+		if (!regs[i].pmc && regs[i].num >= PVPFM_VPMD_VCPU_RUN_NS &&
+		    regs[i].num < PVPFM_VPMD_END)
+			vpmds++;
+		if (i && regs[i].pmc && !regs[i - 1].pmc)
+			ok = false;	/* PMCs first */
+	}
+	t_check(n > 0 && ok && vpmds == PVPFM_VPMD_END - PVPFM_VPMD_VCPU_RUN_NS,
+		"iface: sysfs pmu_desc/mappings", "%d lines, %d virtual PMDs, order %s",
+		n, vpmds, ok ? "ok" : "PMC after PMD");
+
+	if (t_sysfs_num("device/features", 0) & PVPFM_F_SAMPLING)
+		t_check(!t_sysfs_read("formats/default/version", buf, sizeof(buf)) &&
+			!strcmp(buf, "1.0"), "iface: sysfs formats/default/version",
+			"'%s'", buf);
+
+	ok = true;
+	for (i = 0; i < 4; i++) {
+		static const char *const c[] = {
+			"task_group", "sys_group", "arg_mem_max",
+			"smpl_buffer_mem_max",
+		};
+		snprintf(path, sizeof(path), "controls/%s", c[i]);
+		ok &= !t_sysfs_read(path, buf, sizeof(buf));
+	}
+	t_check(ok, "iface: sysfs controls readable", "%s", strerror(errno));
+	if (!t_root())
+		return;
+	old = t_sysfs_num("controls/arg_mem_max", -1);
+	t_expect_err("iface: arg_mem_max below one entry refused",
+		     t_sysfs_write("controls/arg_mem_max", "8"), EINVAL);
+	t_expect_err("iface: arg_mem_max above a command block refused",
+		     t_sysfs_write("controls/arg_mem_max", "1000000"), EINVAL);
+	t_expect_ok("iface: arg_mem_max set to 8192",
+		    t_sysfs_write("controls/arg_mem_max", "8192"));
+	t_check(t_sysfs_num("controls/arg_mem_max", -1) == 8192,
+		"iface: arg_mem_max reads back", "%lld",
+		t_sysfs_num("controls/arg_mem_max", -1));
+	snprintf(buf, sizeof(buf), "%lld", old);
+	t_sysfs_write("controls/arg_mem_max", buf);
+	t_expect_err("iface: task_group garbage refused",
+		     t_sysfs_write("controls/task_group", "wheel"), EINVAL);
+}
+
+static void close_destroys(void)
+{
+	long long max = t_sysfs_num("device/max_contexts", -1);
+	int fds[1024], i, n = 0, fd;
+	bool ok = true;
+
+	if (max <= 0 || max > 1000) {
+		t_skip("iface: close() destroys", "max_contexts %lld", max);
+		return;
+	}
+	for (i = 0; i < max + 5 && ok; i++) {
+		fd = t_create(0);
+		ok = fd >= 0;
+		if (ok)
+			close(fd);
+	}
+	t_check(ok, "iface: close() destroys (more creates than max_contexts)",
+		"create %d of %lld: %s", i, max + 5, strerror(errno));
+	while (n < max && (fds[n] = t_create(0)) >= 0)
+		n++;
+	t_check(n == max, "iface: max_contexts open at once", "%d of %lld: %s",
+		n, max, strerror(errno));
+	t_expect_err("iface: one more: EMFILE", t_create(0), EMFILE);
+	while (n > 0)
+		close(fds[--n]);
+	fd = t_create(0);
+	t_expect_ok("iface: creatable again after close()", fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void sampling_buffer(void)
+{
+	const size_t size = 3 * 4096 + 100;
+	long long cur0, cur1, cur2;
+	pfm_dfl_smpl_hdr_t *hdr;
+	pfm_dfl_smpl_arg_t arg;
+	pfarg_ctx_t ctx;
+	void *p;
+	int fd;
+
+	if (!(t_sysfs_num("device/features", 0) & PVPFM_F_SAMPLING)) {
+		t_skip("iface: sampling buffer", "the host has no sampling");
+		return;
+	}
+	cur0 = t_sysfs_num("controls/smpl_buffer_mem_cur", -1);
+	memset(&ctx, 0, sizeof(ctx));
+	memset(&arg, 0, sizeof(arg));
+	arg.buf_size = size;
+	fd = pfm_create_context(&ctx, PFM_DFL_SMPL_NAME, &arg, sizeof(arg));
+	if (!t_expect_ok("iface: create with the default format", fd))
+		return;
+	cur1 = t_sysfs_num("controls/smpl_buffer_mem_cur", -1);
+	t_check(cur1 - cur0 == 4 * 4096, "iface: buffer charged",
+		"smpl_buffer_mem_cur %lld -> %lld", cur0, cur1);
+
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (!t_check(p != MAP_FAILED, "iface: mmap the buffer read-only", "%s",
+		     strerror(errno))) {
+		close(fd);
+		return;
+	}
+	hdr = p;
+	t_check(hdr->hdr_buf_size == size && hdr->hdr_version == PFM_DFL_SMPL_VERSION &&
+		hdr->hdr_count == 0 && hdr->hdr_cur_offs == sizeof(*hdr),
+		"iface: the host wrote the header into the registered pages",
+		"buf_size %llu, version %#x, count %llu, cur_offs %llu",
+		(unsigned long long)hdr->hdr_buf_size, hdr->hdr_version,
+		(unsigned long long)hdr->hdr_count,
+		(unsigned long long)hdr->hdr_cur_offs);
+	t_check(mprotect(p, 4096, PROT_READ | PROT_WRITE) == -1,
+		"iface: the mapping cannot be made writable", "mprotect succeeded");
+	munmap(p, size);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	t_check(p == MAP_FAILED && errno == EACCES, "iface: writable mmap: EACCES",
+		"%s", p == MAP_FAILED ? strerror(errno) : "mapped");
+	if (p != MAP_FAILED)
+		munmap(p, size);
+	close(fd);
+	cur2 = t_sysfs_num("controls/smpl_buffer_mem_cur", -1);
+	t_check(cur2 == cur0, "iface: buffer released at close()",
+		"smpl_buffer_mem_cur %lld -> %lld", cur0, cur2);
+	fd = t_create(0);
+	if (fd >= 0) {
+		p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+		t_check(p == MAP_FAILED && errno == EINVAL,
+			"iface: mmap without a buffer: EINVAL", "%s",
+			p == MAP_FAILED ? strerror(errno) : "mapped");
+		close(fd);
+	}
+}
+
+static void messages_empty(void)
+{
+	struct pollfd pfd;
+	pfarg_msg_t msg;
+	int fd = t_create(0), flags;
+
+	if (fd < 0)
+		return;
+	flags = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	t_expect_err("iface: read without a message, O_NONBLOCK: EAGAIN",
+		     (int)read(fd, &msg, sizeof(msg)), EAGAIN);
+	t_expect_err("iface: read with a short buffer: EINVAL",
+		     (int)read(fd, &msg, 8), EINVAL);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	t_check(poll(&pfd, 1, 0) == 0, "iface: poll without a message",
+		"revents %#x", pfd.revents);
+	close(fd);
+}
+
+/* attach to a ptrace-stopped child; it runs, exits: PFM_MSG_END */
+static void attach(void)
+{
+	uint16_t run = PVPFM_VPMD_VCPU_RUN_NS;
+	struct pollfd pfd;
+	uint64_t val = 0;
+	pfarg_msg_t msg;
+	int fd, status, n;
+	pid_t child;
+
+	child = fork();
+	if (child < 0)
+		return;
+	if (!child) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		t_busy_ns(100 * NSEC_PER_MSEC);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	if (!t_check(WIFSTOPPED(status), "iface: child ptrace-stopped",
+		     "status %#x", status))
+		return;
+	fd = t_create(0);
+	if (fd < 0)
+		goto kill;
+	t_write_pmds(fd, &run, 1, 0);
+	if (!t_expect_ok("iface: attach to a ptrace-stopped thread",
+			 t_load(fd, child, 0)))
+		goto kill;
+	t_expect_ok("iface: start the attached context", pfm_start(fd, NULL));
+	ptrace(PTRACE_CONT, child, NULL, NULL);
+	waitpid(child, &status, 0);
+	t_read_pmd(fd, run, 0, &val);
+	t_check(val >= 50 * NSEC_PER_MSEC, "iface: the attached thread was counted",
+		"VCPU_RUN_NS %llu after its 100 ms busy loop",
+		(unsigned long long)val);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	n = poll(&pfd, 1, 2000);
+	t_check(n == 1 && (pfd.revents & POLLIN), "iface: poll sees the end message",
+		"poll %d, revents %#x", n, pfd.revents);
+	memset(&msg, 0, sizeof(msg));
+	n = read(fd, &msg, sizeof(msg));
+	t_check(n == sizeof(msg) && msg.type == PFM_MSG_END,
+		"iface: PFM_MSG_END when the thread exits", "read %d, type %u",
+		n, msg.type);
+	t_expect_err("iface: unload after the thread ended: EINVAL",
+		     pfm_unload_context(fd), EINVAL);
+	close(fd);
+	return;
+kill:
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* a traced child that is running: EBUSY */
+static void attach_running(void)
+{
+	int fd, status;
+	pid_t child;
+
+	child = fork();
+	if (child < 0)
+		return;
+	if (!child) {
+		for (;;)
+			pause();
+	}
+	if (ptrace(PTRACE_SEIZE, child, NULL, NULL)) {
+		t_skip("iface: attach to a running traced thread", "PTRACE_SEIZE: %s",
+		       strerror(errno));
+	} else {
+		fd = t_create(0);
+		if (fd >= 0) {
+			t_expect_err("iface: attach to a running traced thread: EBUSY",
+				     t_load(fd, child, 0), EBUSY);
+			close(fd);
+		}
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+}
+
+/* pipe ping-pong between two processes: @rounds round trips */
+static void ping_pong(int rounds)
+{
+	int ab[2], ba[2], status;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe(ab) || pipe(ba))
+		return;
+	pid = fork();
+	if (!pid) {
+		close(ab[1]);
+		close(ba[0]);
+		while (read(ab[0], &c, 1) == 1 && write(ba[1], &c, 1) == 1)
+			;
+		_exit(0);
+	}
+	close(ab[0]);
+	close(ba[1]);
+	for (int i = 0; pid > 0 && i < rounds; i++)
+		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			break;
+	close(ab[1]);
+	close(ba[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+}
+
+static void switch_cost(void)
+{
+	uint16_t run = PVPFM_VPMD_VCPU_RUN_NS;
+	long long s0, s1, e0, e1;
+	const int sleeps = 100;
+	int fd;
+
+	s0 = t_sysfs_num("device/switches", -1);
+	ping_pong(500);
+	s1 = t_sysfs_num("device/switches", -1);
+	t_check(s0 >= 0 && s1 == s0, "iface: unmonitored switches issue no SWITCH",
+		"%lld SWITCH commands over 1000 unmonitored context switches",
+		s1 - s0);
+
+	fd = t_create(0);
+	if (fd < 0 || t_write_pmds(fd, &run, 1, 0) ||
+	    t_load(fd, t_gettid(), 0) || pfm_start(fd, NULL)) {
+		t_fail("iface: monitored thread set up", "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	e0 = t_sysfs_num("device/switch_errors", -1);
+	s0 = t_sysfs_num("device/switches", -1);
+	for (int i = 0; i < sleeps; i++)
+		t_sleep_ns(NSEC_PER_MSEC);
+	s1 = t_sysfs_num("device/switches", -1);
+	e1 = t_sysfs_num("device/switch_errors", -1);
+	/* each sleep: out and in; a few preemptions may add some */
+	t_check(s1 - s0 >= 2 * sleeps && s1 - s0 <= 3 * sleeps,
+		"iface: a monitored thread's sleeps: one SWITCH out, one in",
+		"%lld SWITCH commands for %d sleeps", s1 - s0, sleeps);
+	t_check(e1 == e0, "iface: no SWITCH refused", "switch_errors %lld -> %lld",
+		e0, e1);
+	pfm_stop(fd);
+	close(fd);
+}
+
+int main(void)
+{
+	sysfs();
+	close_destroys();
+	sampling_buffer();
+	messages_empty();
+	attach();
+	attach_running();
+	switch_cost();
+	return t_done();
+}

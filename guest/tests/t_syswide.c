@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * System-wide contexts, one per vCPU in turn: loaded from the vCPU they
+ * monitor, they count whatever runs there, idle included: VCPU_RUN_NS
+ * grows while this thread sleeps elsewhere in the guest and HALT_EXITS
+ * counts the idle vCPU's halts. Then the rules: load from another CPU
+ * (EINVAL), per-thread next to system-wide (EBUSY), who may create one
+ * (sys_group, CAP_SYS_ADMIN: EPERM).
+ *
+ * Tolerance: VCPU_RUN_NS at least half the busy time, at most the wall
+ * time plus 10 ms.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t_common.h"
+
+#define NOBODY		65534
+
+static void one_cpu(int cpu, int other)
+{
+	const uint16_t pmds[] = {
+		PVPFM_VPMD_VCPU_RUN_NS, PVPFM_VPMD_VM_EXITS,
+		PVPFM_VPMD_HALT_EXITS,
+	};
+	uint64_t run = 0, exits = 0, halts = 0, t0, wall;
+	char name[128];
+	int fd, tfd;
+
+	snprintf(name, sizeof(name), "syswide: vCPU %d: pin", cpu);
+	if (!t_check(!t_pin(cpu), name, "%s", strerror(errno)))
+		return;
+	fd = t_create(PFM_FL_SYSTEM_WIDE);
+	snprintf(name, sizeof(name), "syswide: vCPU %d: create", cpu);
+	if (!t_expect_ok(name, fd))
+		return;
+	snprintf(name, sizeof(name), "syswide: vCPU %d: write PMDs", cpu);
+	t_expect_ok(name, t_write_pmds(fd, pmds, 3, 0));
+
+	if (other >= 0) {
+		snprintf(name, sizeof(name),
+			 "syswide: vCPU %d: load for vCPU %d from here: EINVAL",
+			 cpu, other);
+		t_expect_err(name, t_load(fd, other, 0), EINVAL);
+	}
+	snprintf(name, sizeof(name), "syswide: vCPU %d: load for no such CPU: EINVAL",
+		 cpu);
+	t_expect_err(name, t_load(fd, 100000, 0), EINVAL);
+
+	snprintf(name, sizeof(name), "syswide: vCPU %d: load", cpu);
+	if (!t_expect_ok(name, t_load(fd, cpu, 0)))
+		goto out;
+	snprintf(name, sizeof(name), "syswide: vCPU %d: load twice: EBUSY", cpu);
+	t_expect_err(name, t_load(fd, cpu, 0), EBUSY);
+
+	tfd = t_create(0);
+	if (tfd >= 0) {
+		snprintf(name, sizeof(name),
+			 "syswide: vCPU %d: per-thread load next to it: EBUSY", cpu);
+		t_expect_err(name, t_load(tfd, t_gettid(), 0), EBUSY);
+		close(tfd);
+	}
+
+	snprintf(name, sizeof(name), "syswide: vCPU %d: start", cpu);
+	t_expect_ok(name, pfm_start(fd, NULL));
+	t0 = t_now_ns();
+	t_busy_ns(50 * NSEC_PER_MSEC);
+	/* idle: the vCPU halts, the context keeps counting */
+	t_sleep_ns(100 * NSEC_PER_MSEC);
+	t_busy_ns(10 * NSEC_PER_MSEC);
+	snprintf(name, sizeof(name), "syswide: vCPU %d: stop", cpu);
+	t_expect_ok(name, pfm_stop(fd));
+	wall = t_now_ns() - t0;
+	t_read_pmd(fd, PVPFM_VPMD_VCPU_RUN_NS, 0, &run);
+	t_read_pmd(fd, PVPFM_VPMD_VM_EXITS, 0, &exits);
+	t_read_pmd(fd, PVPFM_VPMD_HALT_EXITS, 0, &halts);
+
+	snprintf(name, sizeof(name), "syswide: vCPU %d: VCPU_RUN_NS", cpu);
+	t_check(run >= 30 * NSEC_PER_MSEC && run <= wall + 10 * NSEC_PER_MSEC,
+		name, "%llu ns over %llu ns wall, 60 ms of it busy",
+		(unsigned long long)run, (unsigned long long)wall);
+	snprintf(name, sizeof(name), "syswide: vCPU %d: VM_EXITS", cpu);
+	t_check(exits > 0, name, "%llu", (unsigned long long)exits);
+	snprintf(name, sizeof(name),
+		 "syswide: vCPU %d: HALT_EXITS while the vCPU idles", cpu);
+	t_check(halts > 0, name, "%llu over a 100 ms sleep",
+		(unsigned long long)halts);
+
+	snprintf(name, sizeof(name), "syswide: vCPU %d: unload", cpu);
+	t_expect_ok(name, pfm_unload_context(fd));
+out:
+	close(fd);
+}
+
+/* in a child that is nobody: 0 if it could create a system-wide context */
+static int create_as_nobody(int *err)
+{
+	int status, pipefd[2], e = 0;
+	pid_t pid;
+
+	*err = -1;	/* the child could not tell */
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int fd;
+
+		close(pipefd[0]);
+		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+			_exit(2);
+		fd = t_create(PFM_FL_SYSTEM_WIDE);
+		e = fd < 0 ? errno : 0;
+		if (write(pipefd[1], &e, sizeof(e)) != sizeof(e))
+			_exit(3);
+		_exit(fd < 0);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &e, sizeof(e)) != sizeof(e))
+		e = -1;
+	close(pipefd[0]);
+	waitpid(pid, &status, 0);
+	*err = e;
+	return e ? -1 : 0;
+}
+
+static void permissions(void)
+{
+	char old[32];
+	int err = 0;
+
+	if (t_sysfs_read("controls/sys_group", old, sizeof(old))) {
+		t_fail("syswide: controls/sys_group", "%s", strerror(errno));
+		return;
+	}
+	if (!strcmp(old, "-1")) {
+		t_skip("syswide: nobody may not create one",
+		       "sys_group is -1: anyone may");
+	} else {
+		t_check(create_as_nobody(&err) && err == EPERM,
+			"syswide: nobody may not create one: EPERM",
+			"errno %s", err > 0 ? strerrorname_np(err) :
+			err ? "(child failed)" : "none: created");
+	}
+	t_expect_err("syswide: sys_group -2 refused",
+		     t_sysfs_write("controls/sys_group", "-2"), EINVAL);
+	if (!t_expect_ok("syswide: sys_group set to nobody's group",
+			 t_sysfs_write("controls/sys_group", "65534")))
+		return;
+	t_check(!create_as_nobody(&err),
+		"syswide: a member of sys_group may create one",
+		"errno %s", err > 0 ? strerrorname_np(err) : "(child failed)");
+	t_sysfs_write("controls/sys_group", old);
+}
+
+int main(void)
+{
+	int cpus[256], n, i;
+
+	if (!t_root()) {
+		t_skip("syswide: all", "needs root (CAP_SYS_ADMIN)");
+		return t_done();
+	}
+	n = t_online_cpus(cpus, 256);
+	for (i = 0; i < n; i++)
+		one_cpu(cpus[i], n > 1 ? cpus[(i + 1) % n] : -1);
+	permissions();
+	return t_done();
+}

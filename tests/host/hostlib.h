@@ -224,10 +224,11 @@ int hl_start_busy_stop(struct hl_vcpu *v, uint32_t ctx, uint64_t ns,
  * A count of the thread's CPU time is bracketed: at least the CPU time
  * spent between the doorbells that enabled and disabled counting (lower),
  * at most the CPU time from before the first to after the second (upper).
- * Both widened by HL_BRACKET_REL (1%) + HL_BRACKET_ABS (0.5 ms) for clock
- * granularity.
+ * Both widened by HL_BRACKET_REL (5%) + HL_BRACKET_ABS (0.5 ms): on the TCG
+ * rig the task clock perf keeps for a thread runs up to ~2% ahead of the
+ * thread's CLOCK_THREAD_CPUTIME_ID over the same interval.
  */
-#define HL_BRACKET_REL		0.01
+#define HL_BRACKET_REL		0.05
 #define HL_BRACKET_ABS		500000ULL
 bool hl_bracket(uint64_t val, uint64_t lower, uint64_t upper);
 /* |got - want| <= rel * want + abs */

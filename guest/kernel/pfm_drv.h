@@ -11,8 +11,9 @@
  *   pfm_sysfs.c  /sys/kernel/perfmon
  *
  * Locking, in order: pfm_ctx.lock (mutex, one call at a time on a
- * context) -> pfm_hook.lock (spinlock, against the scheduler hooks and the
- * exit hook) -> the command block of this CPU, which is used only with
+ * context) -> runqueue lock (scheduler hooks only) -> pfm_hook.lock (raw
+ * spinlock, interrupts off, against the scheduler hooks and the exit
+ * hook) -> the command block of this CPU, which is used only with
  * preemption disabled, never from interrupts, and so never by two at once.
  */
 #ifndef _PFM_DRV_H

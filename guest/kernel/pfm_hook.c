@@ -23,11 +23,13 @@
  *     exiting thread before its last task_work, unloads the context with
  *     PVPFM_UNLOAD_TASK_EXIT (the host queues PFM_MSG_END) and unlinks.
  *
- * h->lock orders the notifiers (which run with the runqueue lock held and
- * interrupts off, or with preemption off) against the other CPUs that
- * stop a hook: whoever deactivates a hook does so, and sends its host
- * command, under the lock, so no SWITCH for it is in flight afterwards.
- * Nothing is printed here: printk from the scheduler can deadlock.
+ * h->lock orders the notifiers (sched_out runs with the runqueue lock
+ * held and interrupts off) against the other CPUs that stop a hook:
+ * whoever deactivates a hook does so, and sends its host command, under
+ * the lock, so no SWITCH for it is in flight afterwards. It nests inside
+ * the runqueue lock, which interrupt handlers take to wake tasks: so it is
+ * a raw spinlock, always taken with interrupts off. Nothing is printed
+ * here: printk from the scheduler can deadlock.
  *
  * A hook holds a reference on the module: a notifier may stay linked on a
  * thread (inactive) until that thread runs again.
@@ -54,7 +56,7 @@ struct pfm_hook {
 	struct preempt_notifier pn;
 	struct callback_head link_work;
 	struct callback_head unlink_work;
-	spinlock_t lock;
+	raw_spinlock_t lock;
 	refcount_t refs;
 	struct task_struct *task;	/* the monitored thread */
 	u32 ctx_id;
@@ -172,30 +174,31 @@ static void pfm_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 {
 	struct pfm_hook *out = hook_of(pn), *in;
 
-	spin_lock(&out->lock);
+	raw_spin_lock(&out->lock);
 	if (out->active && out->in) {
 		/* a monitored thread takes its place: one SWITCH does both */
 		in = active_hook_of(next);
 		if (in) {
-			spin_lock_nested(&in->lock, SINGLE_DEPTH_NESTING);
+			raw_spin_lock_nested(&in->lock, SINGLE_DEPTH_NESTING);
 			hook_switch_pair(out, in, next);
-			spin_unlock(&in->lock);
+			raw_spin_unlock(&in->lock);
 		} else {
 			hook_switch(out->ctx_id, 0, NULL);
 		}
 		out->in = false;
 	}
-	spin_unlock(&out->lock);
+	raw_spin_unlock(&out->lock);
 }
 
 static void pfm_sched_in(struct preempt_notifier *pn, int cpu)
 {
 	struct pfm_hook *h = hook_of(pn);
+	unsigned long flags;
 
-	spin_lock(&h->lock);
+	raw_spin_lock_irqsave(&h->lock, flags);
 	if (h->active && !h->in)
 		h->in = !hook_switch(0, h->ctx_id, current);
-	spin_unlock(&h->lock);
+	raw_spin_unlock_irqrestore(&h->lock, flags);
 }
 
 static struct preempt_ops pfm_preempt_ops = {
@@ -207,8 +210,9 @@ static struct preempt_ops pfm_preempt_ops = {
 static void pfm_hook_link_fn(struct callback_head *cb)
 {
 	struct pfm_hook *h = container_of(cb, struct pfm_hook, link_work);
+	unsigned long flags;
 
-	spin_lock(&h->lock);
+	raw_spin_lock_irqsave(&h->lock, flags);
 	if (h->active && !h->linked) {
 		if (current->flags & PF_EXITING) {
 			/* too late to follow it: it is ending */
@@ -218,7 +222,7 @@ static void pfm_hook_link_fn(struct callback_head *cb)
 			h->in = !hook_switch(0, h->ctx_id, current);
 		}
 	}
-	spin_unlock(&h->lock);
+	raw_spin_unlock_irqrestore(&h->lock, flags);
 	pfm_hook_put(h);
 }
 
@@ -226,13 +230,14 @@ static void pfm_hook_link_fn(struct callback_head *cb)
 static void pfm_hook_unlink_fn(struct callback_head *cb)
 {
 	struct pfm_hook *h = container_of(cb, struct pfm_hook, unlink_work);
+	unsigned long flags;
 	bool was_linked;
 
-	spin_lock(&h->lock);
+	raw_spin_lock_irqsave(&h->lock, flags);
 	was_linked = h->linked;
 	if (was_linked)
 		hook_unlink_current(h);
-	spin_unlock(&h->lock);
+	raw_spin_unlock_irqrestore(&h->lock, flags);
 	if (was_linked)
 		pfm_hook_put(h);
 	pfm_hook_put(h);
@@ -243,6 +248,7 @@ static void pfm_exit_probe(void *data, struct task_struct *task)
 {
 	struct preempt_notifier *pn;
 	struct hlist_node *tmp;
+	unsigned long flags;
 	struct pfm_hook *h;
 
 	if (task != current)
@@ -251,11 +257,11 @@ static void pfm_exit_probe(void *data, struct task_struct *task)
 		if (pn->ops != &pfm_preempt_ops)
 			continue;
 		h = hook_of(pn);
-		spin_lock(&h->lock);
+		raw_spin_lock_irqsave(&h->lock, flags);
 		if (h->active)
 			hook_unload_exit(h);
 		hook_unlink_current(h);
-		spin_unlock(&h->lock);
+		raw_spin_unlock_irqrestore(&h->lock, flags);
 		pfm_hook_put(h);
 	}
 }
@@ -267,7 +273,7 @@ struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task)
 	if (!h)
 		return NULL;
 	__module_get(THIS_MODULE);
-	spin_lock_init(&h->lock);
+	raw_spin_lock_init(&h->lock);
 	refcount_set(&h->refs, 1);	/* the context's */
 	get_task_struct(task);
 	h->task = task;
@@ -285,11 +291,12 @@ struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task)
  */
 int pfm_hook_load_self(struct pfm_hook *h, struct pvpfm_req *load)
 {
+	unsigned long flags;
 	int ret;
 
 	if (WARN_ON_ONCE(h->task != current))
 		return -EINVAL;
-	spin_lock(&h->lock);
+	raw_spin_lock_irqsave(&h->lock, flags);
 	ret = pvpfm_exec_locked(load);
 	if (!ret)
 		ret = load->status;
@@ -298,7 +305,7 @@ int pfm_hook_load_self(struct pfm_hook *h, struct pvpfm_req *load)
 		h->in = true;
 		hook_link_current(h);
 	}
-	spin_unlock(&h->lock);
+	raw_spin_unlock_irqrestore(&h->lock, flags);
 	return ret;
 }
 
@@ -309,17 +316,19 @@ int pfm_hook_load_self(struct pfm_hook *h, struct pvpfm_req *load)
  */
 int pfm_hook_attach(struct pfm_hook *h)
 {
-	spin_lock(&h->lock);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&h->lock, flags);
 	h->active = true;
-	spin_unlock(&h->lock);
+	raw_spin_unlock_irqrestore(&h->lock, flags);
 	refcount_inc(&h->refs);		/* the task_work's */
 	if (!task_work_add(h->task, &h->link_work, TWA_RESUME))
 		return 0;
 	pfm_hook_put(h);
-	spin_lock(&h->lock);
+	raw_spin_lock_irqsave(&h->lock, flags);
 	if (h->active)
 		hook_unload_exit(h);
-	spin_unlock(&h->lock);
+	raw_spin_unlock_irqrestore(&h->lock, flags);
 	return 0;
 }
 
@@ -338,8 +347,9 @@ bool pfm_hook_active(struct pfm_hook *h)
 bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret)
 {
 	bool ran = false, unlinked = false;
+	unsigned long flags;
 
-	spin_lock(&h->lock);
+	raw_spin_lock_irqsave(&h->lock, flags);
 	if (h->active) {
 		*ret = pvpfm_exec_locked(req);
 		if (!*ret)
@@ -352,7 +362,7 @@ bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret)
 		hook_unlink_current(h);
 		unlinked = true;
 	}
-	spin_unlock(&h->lock);
+	raw_spin_unlock_irqrestore(&h->lock, flags);
 	if (unlinked)
 		pfm_hook_put(h);
 	return ran;
@@ -361,14 +371,15 @@ bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret)
 /* the context lets go of a stopped (or never started) hook */
 void pfm_hook_release(struct pfm_hook *h)
 {
+	unsigned long flags;
 	bool linked;
 
-	spin_lock(&h->lock);
+	raw_spin_lock_irqsave(&h->lock, flags);
 	WARN_ON_ONCE(h->active);
 	h->active = false;
 	/* an inactive hook never gets linked again: this settles it */
 	linked = h->linked;
-	spin_unlock(&h->lock);
+	raw_spin_unlock_irqrestore(&h->lock, flags);
 	if (linked) {
 		refcount_inc(&h->refs);		/* the task_work's */
 		/* failure: the thread is past its exit, which unlinked it */

@@ -477,6 +477,32 @@ uint64_t hl_gpa_alloc(struct hl_vm *vm, uint64_t bytes)
 
 /* ---- commands ---------------------------------------------------------------- */
 
+static __thread struct hl_hist *hist;
+
+void hl_hist_attach(struct hl_hist *h)
+{
+	hist = h;
+}
+
+static void hist_add(int ioctl_ret, int status)
+{
+	if (!hist)
+		return;
+	hist->doorbells++;
+	if (ioctl_ret) {
+		if (-ioctl_ret < HL_MAX_ERRNO)
+			hist->ioctl_err[-ioctl_ret]++;
+		else
+			hist->other++;
+	} else if (!status) {
+		hist->ok++;
+	} else if (status < 0 && -status < HL_MAX_ERRNO) {
+		hist->status[-status]++;
+	} else {
+		hist->other++;
+	}
+}
+
 int hl_doorbell(struct hl_vcpu *v)
 {
 	return ioctl(v->vm->pfm_fd, KVMPFM_DOORBELL, (unsigned long)v->index) ?
@@ -492,8 +518,12 @@ static int raw_fn(struct hl_vcpu *v, void *p)
 {
 	struct raw_req *r = p;
 
+	int ret;
+
 	memcpy(v->cmd, r->block, r->len);
-	return hl_doorbell(v);
+	ret = hl_doorbell(v);
+	hist_add(ret, ((struct pvpfm_cmd_hdr *)v->cmd)->status);
+	return ret;
 }
 
 int hl_doorbell_raw(struct hl_vcpu *v, const void *block, size_t len)
@@ -533,6 +563,7 @@ static int cmd_fn(struct hl_vcpu *v, void *p)
 		memcpy(hdr + 1, r->arg, r->arg_size);
 	ret = hl_doorbell(v);
 	v->hdr = *hdr;
+	hist_add(ret, hdr->status);
 	if (ret)
 		return HL_IOCTL_ERR(-ret);
 	back = r->arg_size;

@@ -169,6 +169,18 @@ int hl_cmd(struct hl_vcpu *v, uint16_t cmd, uint32_t ctx_id, uint32_t count,
 int hl_doorbell_raw(struct hl_vcpu *v, const void *block, size_t len);
 int hl_doorbell(struct hl_vcpu *v);	/* ring only; 0 or -errno */
 
+/*
+ * Per-thread tally of every DOORBELL rung by hostlib on this thread: the
+ * status each block came back with, or the ioctl's errno.
+ */
+#define HL_MAX_ERRNO	140
+struct hl_hist {
+	uint64_t doorbells, ok, other;
+	uint64_t status[HL_MAX_ERRNO];		/* by -status */
+	uint64_t ioctl_err[HL_MAX_ERRNO];	/* by errno */
+};
+void hl_hist_attach(struct hl_hist *h);	/* NULL: stop counting */
+
 /* the calls, as guests make them */
 int hl_create_ctx(struct hl_vcpu *v, uint32_t flags, uint64_t smpl_buf_size,
 		  uint32_t *ctx_id);

@@ -1,0 +1,716 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_stress: 100,000 command blocks from the vCPU threads of one VM (one
+ * thread per vCPU, 4 vCPUs), about a third of them random bytes (random
+ * command, version, context ids, counts, argument sizes and contents),
+ * the rest well-formed calls with random parameters in random order, so
+ * that deep states are reached: contexts loaded, counting, sampling into
+ * registered buffers, masked on notification, restarted, switched between
+ * vCPUs, sets switching on timers and overflows. The threads also burn CPU
+ * and run the guest now and then, so the virtual PMDs count and overflow.
+ *
+ * Pass: every DOORBELL ioctl answered (no hang; errors only where the
+ * block could not be read), the VM's stats agree with what was sent, the
+ * deep states were reached (overflows, samples, messages, set switches),
+ * a second "keeper" VM counting beside it is untouched, and after
+ * teardown the module holds nothing. L1's log (WARN/BUG/oops) is checked
+ * by the rig. Prints the commands sent and how many returned each status.
+ *
+ * T_STRESS_COMMANDS and T_STRESS_SEED in the environment override the
+ * command count (100000) and the random seed (1).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hostlib.h"
+
+#define NR_VCPUS	4
+#define REG_SLOTS	48
+#define MAX_ERRNO	HL_MAX_ERRNO
+#define MS		1000000ULL
+#define US		1000ULL
+
+#define SEL_USR		(1ULL << 16)
+#define SEL_OS		(1ULL << 17)
+#define SEL_INT		(1ULL << 20)
+#define SEL_EN		(1ULL << 22)
+
+static struct hl_vm vm;
+static uint32_t registry[REG_SLOTS];	/* context ids, shared */
+static uint64_t per_thread;
+static uint64_t seed = 1;
+
+#define OWNED		8
+
+struct tstats {
+	struct hl_hist h;
+	uint64_t ops, random_blocks, runs, burns, scenarios;
+	int ret;
+	/* the contexts this thread created and has not destroyed */
+	uint32_t owned[OWNED];
+	int nowned;
+};
+
+/* xorshift64* */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+static uint64_t pick(uint64_t *s, uint64_t n)
+{
+	return n ? rnd(s) % n : 0;
+}
+
+static void reg_add(uint64_t *s, uint32_t id)
+{
+	__atomic_store_n(&registry[pick(s, REG_SLOTS)], id, __ATOMIC_RELAXED);
+}
+
+static void reg_del(uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < REG_SLOTS; i++)
+		if (__atomic_load_n(&registry[i], __ATOMIC_RELAXED) == id)
+			__atomic_store_n(&registry[i], 0, __ATOMIC_RELAXED);
+}
+
+static struct tstats ts[NR_VCPUS];
+
+static uint32_t any_ctx_of(struct tstats *t, uint64_t *s)
+{
+	uint64_t r = pick(s, 100);
+
+	if (r < 60 && t && t->nowned)
+		return t->owned[pick(s, t->nowned)];
+	if (r < 85)
+		return __atomic_load_n(&registry[pick(s, REG_SLOTS)],
+				       __ATOMIC_RELAXED);
+	if (r < 90)
+		return 0;
+	if (r < 95)
+		return pick(s, 200);
+	return (uint32_t)rnd(s);
+}
+
+static __thread struct tstats *my_t;
+
+static uint32_t any_ctx(uint64_t *s)
+{
+	return any_ctx_of(my_t, s);
+}
+
+
+/* a new context of this thread's; the oldest goes when there are too many */
+static void own_add(struct hl_vcpu *v, uint64_t *s, uint32_t id)
+{
+	struct tstats *t = my_t;
+
+	reg_add(s, id);
+	if (t->nowned == OWNED) {
+		hl_destroy_ctx(v, t->owned[0]);
+		reg_del(t->owned[0]);
+		memmove(t->owned, t->owned + 1, (OWNED - 1) * sizeof(t->owned[0]));
+		t->nowned--;
+	}
+	t->owned[t->nowned++] = id;
+}
+
+static void own_del(uint32_t id)
+{
+	struct tstats *t = my_t;
+	int i;
+
+	reg_del(id);
+	for (i = 0; i < t->nowned; i++)
+		if (t->owned[i] == id) {
+			memmove(t->owned + i, t->owned + i + 1,
+				(t->nowned - i - 1) * sizeof(t->owned[0]));
+			t->nowned--;
+			break;
+		}
+}
+
+
+/* ---- plausible values ------------------------------------------------------ */
+
+static uint16_t any_pmd(uint64_t *s)
+{
+	uint64_t r = pick(s, 100);
+
+	if (r < 70)
+		return PFM_FIRST_SW_PMD + pick(s, 6);
+	if (r < 85)
+		return pick(s, 4);
+	if (r < 90)
+		return PFM_FIRST_SW_PMD + 6;
+	return (uint16_t)rnd(s);
+}
+
+static uint64_t any_period(uint64_t *s)
+{
+	uint64_t r = pick(s, 100);
+
+	if (r < 40)
+		return 0;
+	if (r < 85)
+		return -(20 * US + pick(s, 5 * MS));	/* overflows soon */
+	if (r < 90)
+		return -(1 + pick(s, 100));		/* a few events */
+	return rnd(s);
+}
+
+static void any_bits(uint64_t *s, __u64 *bv)
+{
+	uint64_t r = pick(s, 100);
+
+	memset(bv, 0, PFM_PMD_BV * 8);
+	if (r < 50)
+		return;
+	if (r < 90) {
+		bv[4] = rnd(s) & 0x3f;
+		bv[0] = rnd(s) & 0xf;
+	} else {
+		bv[pick(s, PFM_PMD_BV)] = rnd(s);
+	}
+}
+
+static void fill_pmd(uint64_t *s, pfarg_pmd_t *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->reg_num = any_pmd(s);
+	p->reg_set = pick(s, 10) < 8 ? pick(s, 3) : (uint16_t)rnd(s);
+	p->reg_value = any_period(s);
+	p->reg_short_reset = any_period(s);
+	p->reg_long_reset = any_period(s);
+	if (pick(s, 4) == 0)
+		p->reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	if (pick(s, 8) == 0)
+		p->reg_flags |= PFM_REGFL_RANDOM;
+	if (pick(s, 30) == 0)
+		p->reg_flags = (uint32_t)rnd(s);
+	p->reg_random_mask = pick(s, 2) ? 0xffff : rnd(s);
+	p->reg_random_seed = (uint32_t)rnd(s);
+	p->reg_ovfl_switch_cnt = pick(s, 4);
+	any_bits(s, p->reg_smpl_pmds);
+	any_bits(s, p->reg_reset_pmds);
+}
+
+static void fill_pmc(uint64_t *s, pfarg_pmc_t *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->reg_num = pick(s, 10) < 9 ? pick(s, 4) : (uint16_t)rnd(s);
+	p->reg_set = pick(s, 3);
+	p->reg_value = SEL_INT | (rnd(s) & 0xffff) |
+		       (pick(s, 2) ? SEL_EN : 0) | SEL_USR | SEL_OS;
+	if (pick(s, 20) == 0)
+		p->reg_value = rnd(s);
+}
+
+static void fill_setdesc(uint64_t *s, pfarg_setdesc_t *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->set_id = pick(s, 10) < 9 ? pick(s, 5) : (uint16_t)rnd(s);
+	d->set_flags = pick(s, 4);
+	d->set_timeout = 200 * US + pick(s, 5 * MS);
+	if (pick(s, 20) == 0) {
+		d->set_flags = (uint32_t)rnd(s);
+		d->set_timeout = rnd(s) >> pick(s, 64);
+	}
+}
+
+static uint64_t any_gpa(uint64_t *s)
+{
+	uint64_t r = pick(s, 100);
+
+	if (r < 90)
+		return HL_HEAP_GPA + pick(s, (HL_MEM_SIZE - HL_HEAP_GPA) / HL_PAGE) *
+				     HL_PAGE;
+	if (r < 95)
+		return HL_MEM_SIZE + pick(s, 1000) * HL_PAGE;
+	return rnd(s);
+}
+
+/* ---- the two kinds of command ---------------------------------------------- */
+
+static const uint32_t entry_size[PVPFM_CMD_MAX + 1] = {
+	[PVPFM_CMD_CREATE_CONTEXT] = sizeof(struct pvpfm_create_arg),
+	[PVPFM_CMD_WRITE_PMCS] = sizeof(pfarg_pmc_t),
+	[PVPFM_CMD_WRITE_PMDS] = sizeof(pfarg_pmd_t),
+	[PVPFM_CMD_READ_PMDS] = sizeof(pfarg_pmd_t),
+	[PVPFM_CMD_LOAD_CONTEXT] = sizeof(struct pvpfm_load_arg),
+	[PVPFM_CMD_START] = sizeof(pfarg_start_t),
+	[PVPFM_CMD_CREATE_EVTSETS] = sizeof(pfarg_setdesc_t),
+	[PVPFM_CMD_GETINFO_EVTSETS] = sizeof(pfarg_setinfo_t),
+	[PVPFM_CMD_DELETE_EVTSETS] = sizeof(pfarg_setdesc_t),
+	[PVPFM_CMD_UNLOAD_CONTEXT] = sizeof(struct pvpfm_unload_arg),
+	[PVPFM_CMD_SWITCH] = sizeof(struct pvpfm_switch_arg),
+	[PVPFM_CMD_SMPL_REGISTER] = 8,
+	[PVPFM_CMD_READ_MSG] = sizeof(pfarg_msg_t),
+	[PVPFM_CMD_PMU_INFO] = sizeof(struct pvpfm_pmu_info),
+	[PVPFM_CMD_REG_DESC] = sizeof(struct pvpfm_reg_desc),
+};
+
+static int random_block(struct hl_vcpu *v, uint64_t *s, uint8_t *blk)
+{
+	struct pvpfm_cmd_hdr *h = (struct pvpfm_cmd_hdr *)blk;
+	uint8_t *arg = blk + sizeof(*h);
+	uint32_t esz, n, i, max = PVPFM_CMD_ARGS_MAX;
+	uint64_t r = pick(s, 100);
+	int ret;
+
+	memset(h, 0, sizeof(*h));
+	h->version = pick(s, 25) ? PVPFM_ABI_VERSION : (uint16_t)rnd(s);
+	h->cmd = pick(s, 25) ? pick(s, PVPFM_CMD_MAX + 1) : (uint16_t)rnd(s);
+	h->ctx_id = any_ctx(s);
+	h->count = pick(s, 10) ? pick(s, 70) : (uint32_t)rnd(s);
+	h->tid = pick(s, 2) ? v->guest_tid : (uint32_t)rnd(s);
+	h->tgid = v->guest_tgid;
+	esz = h->cmd <= PVPFM_CMD_MAX ? entry_size[h->cmd] : 0;
+	if (r < 60)
+		h->arg_size = esz * (h->count < 70 ? h->count : 1);
+	else if (r < 75)
+		h->arg_size = esz;
+	else if (r < 85)
+		h->arg_size = 0;
+	else if (r < 95)
+		h->arg_size = pick(s, max + 1);
+	else
+		h->arg_size = (uint32_t)rnd(s);
+	n = h->arg_size < max ? h->arg_size : max;
+	/* random bytes, then often plausible entries over them */
+	for (i = 0; i + 8 <= n; i += 8)
+		*(uint64_t *)(arg + i) = rnd(s) >> pick(s, 64);
+	if (pick(s, 10) < 7 && esz) {
+		for (i = 0; (i + 1) * esz <= n; i++) {
+			void *e = arg + i * esz;
+
+			switch (h->cmd) {
+			case PVPFM_CMD_WRITE_PMDS:
+			case PVPFM_CMD_READ_PMDS:
+				fill_pmd(s, e);
+				break;
+			case PVPFM_CMD_WRITE_PMCS:
+				fill_pmc(s, e);
+				break;
+			case PVPFM_CMD_CREATE_EVTSETS:
+			case PVPFM_CMD_DELETE_EVTSETS:
+				fill_setdesc(s, e);
+				break;
+			case PVPFM_CMD_SMPL_REGISTER:
+				if (i)
+					*(uint64_t *)e = any_gpa(s);
+				else
+					*(uint32_t *)e = pick(s, 4);
+				break;
+			}
+		}
+		if (h->cmd == PVPFM_CMD_SMPL_REGISTER && n >= 8)
+			((struct pvpfm_smpl_register_arg *)arg)->nr_pages =
+				pick(s, 8) ? (n - 8) / 8 : (uint32_t)rnd(s);
+	}
+	ret = hl_doorbell_raw(v, blk, sizeof(*h) + n);
+	if (ret)
+		return HL_IOCTL_ERR(-ret);
+	h = v->cmd;
+	if (!h->status && h->cmd == PVPFM_CMD_CREATE_CONTEXT && h->ctx_id)
+		own_add(v, s, h->ctx_id);
+	else if (!h->status && h->cmd == PVPFM_CMD_DESTROY_CONTEXT)
+		own_del(h->ctx_id);
+	return h->status;
+}
+
+static int op_create(struct hl_vcpu *v, uint64_t *s)
+{
+	uint32_t flags = 0, id = 0, pages = 0, i;
+	uint64_t g[8];
+	int ret;
+
+	switch (pick(s, 5)) {
+	case 0: flags = PFM_FL_SYSTEM_WIDE; break;
+	case 1: flags = PFM_FL_NOTIFY_BLOCK; break;
+	case 2: flags = PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG; break;
+	default: break;
+	}
+	if (pick(s, 3) == 0)
+		pages = 1 + pick(s, 4);
+	ret = hl_create_ctx(v, flags, pages * HL_PAGE, &id);
+	if (ret)
+		return ret;
+	own_add(v, s, id);
+	if (pages) {
+		for (i = 0; i < pages; i++)
+			g[i] = any_gpa(s);
+		ret = hl_smpl_register(v, id, 0, pages, g);
+	}
+	return ret;
+}
+
+static int op_load(struct hl_vcpu *v, uint64_t *s, uint32_t id)
+{
+	switch (pick(s, 4)) {
+	case 0:
+		return hl_load(v, id, v->index, pick(s, 3), 0);
+	case 1:
+		return hl_load(v, id, v->guest_tid, pick(s, 2), PVPFM_LOAD_SELF);
+	case 2:
+		return hl_load(v, id, 2000 + pick(s, 8), 0, 0);
+	default:
+		return hl_load(v, id, (uint32_t)rnd(s), pick(s, 3), pick(s, 2));
+	}
+}
+
+static int op_run(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
+{
+	if (pick(s, 2)) {
+		t->burns++;
+		hl_busy_ns(50 * US + pick(s, 300 * US));
+		return 0;
+	}
+	t->runs++;
+	return hl_run_io(v, 1 + pick(s, 60)) ? -EIO : 0;
+}
+
+/*
+ * A whole valid sequence, left running: create (system-wide or per-thread,
+ * maybe sampling), RUN_NS and VM_EXITS with short periods (maybe notify,
+ * randomized), maybe two sets switching on time or overflow, load on this
+ * vCPU, start, then the vCPU runs.
+ */
+static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
+{
+	bool sys = pick(s, 2), smpl = pick(s, 10) < 3;
+	uint32_t flags = sys ? PFM_FL_SYSTEM_WIDE : 0, id = 0, pages = 0, i;
+	pfarg_setdesc_t sd[2];
+	pfarg_pmd_t p[4];
+	uint64_t g[4], per;
+	int ret, n = 2;
+
+	t->scenarios++;
+	if (smpl)
+		pages = 1 + pick(s, 4);
+	ret = hl_create_ctx(v, flags, pages * HL_PAGE, &id);
+	if (ret)
+		return ret;
+	own_add(v, s, id);
+	for (i = 0; i < pages; i++)
+		g[i] = HL_HEAP_GPA + pick(s, 1024) * HL_PAGE;
+	if (pages && (ret = hl_smpl_register(v, id, 0, pages, g)))
+		return ret;
+	memset(sd, 0, sizeof(sd));
+	if (pick(s, 10) < 4) {
+		sd[0].set_id = 0;
+		sd[1].set_id = 1;
+		if (pick(s, 2)) {
+			sd[0].set_flags = sd[1].set_flags = PFM_SETFL_TIME_SWITCH;
+			sd[0].set_timeout = 200 * US + pick(s, 2 * MS);
+			sd[1].set_timeout = 200 * US + pick(s, 2 * MS);
+		} else {
+			sd[0].set_flags = PFM_SETFL_OVFL_SWITCH;
+		}
+		if ((ret = hl_create_sets(v, id, sd, 2)))
+			return ret;
+		n = 4;
+	}
+	for (i = 0; i < (uint32_t)n; i++) {
+		per = 50 * US + pick(s, 2 * MS);
+		hl_pmd_init(&p[i], i % 2 ? PVPFM_VPMD_VM_EXITS :
+				   PVPFM_VPMD_VCPU_RUN_NS, i / 2, 0);
+		if (i % 2 == 0) {
+			p[i].reg_value = -per;
+			p[i].reg_short_reset = -per;
+			p[i].reg_long_reset = -per;
+			p[i].reg_ovfl_switch_cnt = 1 + pick(s, 2);
+			if (pick(s, 10) < 3)
+				p[i].reg_flags |= PFM_REGFL_OVFL_NOTIFY;
+			if (pick(s, 10) < 2) {
+				p[i].reg_flags |= PFM_REGFL_RANDOM;
+				p[i].reg_random_mask = 0xfff;
+			}
+			if (smpl)
+				p[i].reg_smpl_pmds[4] = 0x22;	/* 257, 261 */
+		} else if (pick(s, 10) < 3) {
+			p[i].reg_value = -(1 + pick(s, 50));
+			p[i].reg_short_reset = p[i].reg_value;
+		}
+	}
+	if ((ret = hl_write_pmds(v, id, p, n)))
+		return ret;
+	ret = sys ? hl_load(v, id, v->index, 0, 0) :
+		    hl_load(v, id, v->guest_tid, 0, PVPFM_LOAD_SELF);
+	if (ret)
+		return ret;
+	if ((ret = hl_start(v, id)))
+		return ret;
+	return op_run(v, s, t);
+}
+
+static int structured(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
+{
+	uint32_t id = any_ctx(s), n = 1 + pick(s, 4), i;
+	pfarg_pmd_t pmd[4];
+	pfarg_pmc_t pmc[4];
+	pfarg_setdesc_t sd[4];
+	pfarg_setinfo_t si[4];
+	pfarg_msg_t m;
+	uint64_t g[4];
+	int ret;
+
+	switch (pick(s, 25)) {
+	case 0:
+		return op_create(v, s);
+	case 1:
+	case 22:
+	case 23:
+		return scenario(v, s, t);
+	case 2:
+	case 3:
+	case 4:
+		for (i = 0; i < n; i++)
+			fill_pmd(s, &pmd[i]);
+		return hl_write_pmds(v, id, pmd, n);
+	case 5:
+		for (i = 0; i < n; i++)
+			fill_pmc(s, &pmc[i]);
+		return hl_write_pmcs(v, id, pmc, n);
+	case 6:
+		for (i = 0; i < n; i++)
+			fill_setdesc(s, &sd[i]);
+		return hl_create_sets(v, id, sd, n);
+	case 7:
+	case 8:
+		return op_load(v, s, id);
+	case 9:
+	case 10:
+		return pick(s, 2) ? hl_start(v, id) : hl_start_set(v, id, pick(s, 3));
+	case 11:
+		return hl_stop(v, id);
+	case 12:
+		return hl_restart(v, id);
+	case 13:
+		return hl_unload(v, id, pick(s, 3) ? 0 : PVPFM_UNLOAD_TASK_EXIT);
+	case 14:
+		ret = hl_destroy_ctx(v, id);
+		if (!ret)
+			own_del(id);
+		return ret;
+	case 15:
+		return hl_switch(v, pick(s, 2) ? any_ctx(s) : 0,
+				 pick(s, 3) ? any_ctx(s) : 0, 2000 + pick(s, 8));
+	case 16:
+		memset(si, 0, sizeof(si));
+		for (i = 0; i < n; i++)
+			si[i].set_id = pick(s, 5);
+		return hl_getinfo_sets(v, id, si, n);
+	case 17:
+		for (i = 0; i < n; i++)
+			hl_pmd_init(&pmd[i], any_pmd(s), pick(s, 3), 0);
+		return hl_read_pmds(v, id, pmd, n);
+	case 18:
+		hl_eventfd_read(v);
+		do
+			ret = hl_read_msg(v, id, &m);
+		while (!ret);
+		return ret;
+	case 19:
+		for (i = 0; i < n; i++)
+			fill_setdesc(s, &sd[i]);
+		return hl_delete_sets(v, id, sd, n);
+	case 20:
+		for (i = 0; i < n; i++)
+			g[i] = any_gpa(s);
+		return hl_smpl_register(v, id, pick(s, 4), n, g);
+	default:
+		return op_run(v, s, t);
+	}
+}
+
+static int stress_fn(struct hl_vcpu *v, void *p)
+{
+	struct tstats *t = &ts[v->index];
+	uint64_t s = seed * 0x9e3779b97f4a7c15ULL + v->index + 1;
+	uint8_t *blk = malloc(PVPFM_CMD_BLOCK_SIZE);
+
+	(void)p;
+	my_t = t;
+	if (!blk)
+		return -ENOMEM;
+	hl_hist_attach(&t->h);
+	while (t->h.doorbells < per_thread) {
+		t->ops++;
+		if (pick(&s, 100) < 33) {
+			t->random_blocks++;
+			random_block(v, &s, blk);
+		} else {
+			structured(v, &s, t);
+		}
+	}
+	hl_hist_attach(NULL);
+	free(blk);
+	return 0;
+}
+
+/* ---- the keeper: a second VM counting beside the stress ---------------------- */
+
+static struct hl_vm keeper;
+static uint32_t keeper_ctx;
+
+static int keeper_up(void)
+{
+	struct hl_vcpu *v;
+	pfarg_pmd_t p[4];
+	int ret;
+
+	ret = hl_vm_simple(&keeper, 1);
+	if (ret)
+		return ret;
+	v = &keeper.vcpus[0];
+	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &keeper_ctx);
+	hl_pmd_init(&p[0], PVPFM_VPMD_VCPU_RUN_NS, 0, 0);
+	hl_pmd_init(&p[1], PVPFM_VPMD_VM_EXITS, 0, 0);
+	hl_pmd_init(&p[2], PVPFM_VPMD_HALT_EXITS, 0, 0);
+	hl_pmd_init(&p[3], PVPFM_VPMD_HOST_PAGE_FAULTS, 0, 0);
+	ret = ret ? ret : hl_write_pmds(v, keeper_ctx, p, 4);
+	ret = ret ? ret : hl_load(v, keeper_ctx, 0, 0, 0);
+	ret = ret ? ret : hl_start(v, keeper_ctx);
+	return ret;
+}
+
+int main(void)
+{
+	struct kvmpfm_vm_stats st, kst;
+	uint64_t total, sent = 0, ok = 0, other = 0, rnd_blocks = 0, runs = 0;
+	uint64_t scen = 0;
+	uint64_t status[MAX_ERRNO] = { 0 }, ioerr[MAX_ERRNO] = { 0 }, t0, t1;
+	uint64_t kvals[4] = { 0 };
+	const char *env;
+	int ret, i, e;
+
+	hl_init();
+	env = getenv("T_STRESS_COMMANDS");
+	total = env ? strtoull(env, NULL, 0) : 100000;
+	env = getenv("T_STRESS_SEED");
+	seed = env ? strtoull(env, NULL, 0) : 1;
+	per_thread = total / NR_VCPUS;
+
+	ret = keeper_up();
+	if (!hl_check(!ret, "stress_keeper_setup", "keeper VM: %s",
+		      hl_status_str(ret)))
+		return hl_summary();
+	ret = hl_vm_simple(&vm, NR_VCPUS);
+	if (!hl_check(!ret, "stress_vm_setup", "VM: %s", hl_errname(ret)))
+		return hl_summary();
+
+	t0 = hl_mono_ns();
+	for (i = 0; i < NR_VCPUS; i++)
+		hl_call_async(&vm.vcpus[i], stress_fn, NULL);
+	for (i = 0; i < NR_VCPUS; i++)
+		ts[i].ret = hl_call_wait(&vm.vcpus[i]);
+	t1 = hl_mono_ns();
+
+	for (i = 0; i < NR_VCPUS; i++) {
+		sent += ts[i].h.doorbells;
+		ok += ts[i].h.ok;
+		other += ts[i].h.other;
+		rnd_blocks += ts[i].random_blocks;
+		runs += ts[i].runs + ts[i].burns;
+		scen += ts[i].scenarios;
+		for (e = 0; e < MAX_ERRNO; e++) {
+			status[e] += ts[i].h.status[e];
+			ioerr[e] += ts[i].h.ioctl_err[e];
+		}
+	}
+	printf("stress: %" PRIu64 " command blocks sent from %d vCPU threads in "
+	       "%.1f s (%.0f per s), seed %" PRIu64 ": %" PRIu64
+	       " random blocks, %" PRIu64 " whole valid sequences, %" PRIu64
+	       " guest runs or CPU burns between them\n", sent, NR_VCPUS,
+	       (t1 - t0) / 1e9, sent / ((t1 - t0) / 1e9), seed, rnd_blocks,
+	       scen, runs);
+	printf("stress: returned 0: %" PRIu64, ok);
+	for (e = 1; e < MAX_ERRNO; e++)
+		if (status[e])
+			printf(", -%s: %" PRIu64, hl_errname(e), status[e]);
+	if (other)
+		printf(", other: %" PRIu64, other);
+	printf("\n");
+	printf("stress: DOORBELL ioctl failures:");
+	for (e = 1, i = 0; e < MAX_ERRNO; e++)
+		if (ioerr[e]) {
+			printf(" %s: %" PRIu64, hl_errname(e), ioerr[e]);
+			i++;
+		}
+	printf("%s\n", i ? "" : " none");
+
+	ret = hl_vm_stats(&vm, &st);
+	hl_check(!ret, "stress_vm_stats", "%s", hl_errname(ret));
+	printf("stress: VM stats: doorbells %" PRIu64 " commands %" PRIu64
+	       " errors %" PRIu64 " contexts %u loaded %u sets %u counters %u "
+	       "overflows %" PRIu64 " samples %" PRIu64 " (lost %" PRIu64
+	       ") messages %" PRIu64 " (lost %" PRIu64 ") set switches %" PRIu64
+	       " notifications %" PRIu64 "\n", (uint64_t)st.doorbells,
+	       (uint64_t)st.commands, (uint64_t)st.command_errors, st.contexts,
+	       st.loaded, st.sets, st.active_counters, (uint64_t)st.overflows,
+	       (uint64_t)st.samples, (uint64_t)st.samples_lost,
+	       (uint64_t)st.messages, (uint64_t)st.messages_lost,
+	       (uint64_t)st.set_switches, (uint64_t)st.notifications);
+
+	hl_check(sent >= per_thread * NR_VCPUS, "stress_all_commands_sent",
+		 "%" PRIu64 " of %" PRIu64, sent, per_thread * NR_VCPUS);
+	{
+		uint64_t failed = 0;
+
+		for (e = 1; e < MAX_ERRNO; e++)
+			failed += ioerr[e];
+		/* the only DOORBELL failure a block can cause: EFAULT */
+		hl_check(failed == ioerr[EFAULT], "stress_doorbell_answers",
+			 "%" PRIu64 " DOORBELL ioctls failed, %" PRIu64
+			 " with EFAULT", failed, ioerr[EFAULT]);
+		hl_check(st.commands == st.doorbells &&
+			 st.doorbells == sent - failed, "stress_stats_agree",
+			 "VM stats: doorbells %" PRIu64 " commands %" PRIu64
+			 "; sent %" PRIu64 ", %" PRIu64 " DOORBELL failures",
+			 (uint64_t)st.doorbells, (uint64_t)st.commands, sent,
+			 failed);
+	}
+	hl_check(st.overflows > 0 && st.samples > 0 && st.messages > 0 &&
+		 st.set_switches > 0 && st.notifications > 0,
+		 "stress_deep_states_reached",
+		 "overflows %" PRIu64 " samples %" PRIu64 " messages %" PRIu64
+		 " set switches %" PRIu64 " notifications %" PRIu64,
+		 (uint64_t)st.overflows, (uint64_t)st.samples,
+		 (uint64_t)st.messages, (uint64_t)st.set_switches,
+		 (uint64_t)st.notifications);
+
+	/* the keeper VM: its contexts are its own */
+	ret = hl_vm_stats(&keeper, &kst);
+	for (i = 0; i < 4; i++)
+		hl_read_pmd(&keeper.vcpus[0], keeper_ctx, 0,
+			    i == 0 ? PVPFM_VPMD_VCPU_RUN_NS :
+			    i == 1 ? PVPFM_VPMD_VM_EXITS :
+			    i == 2 ? PVPFM_VPMD_HALT_EXITS :
+				     PVPFM_VPMD_HOST_PAGE_FAULTS, &kvals[i]);
+	hl_check(!ret && kst.contexts == 1 && kst.loaded == 1 && !kst.overflows &&
+		 kvals[0] < 50 * MS && !kvals[1] && !kvals[2] && !kvals[3],
+		 "stress_keeper_vm_untouched",
+		 "keeper: contexts %u loaded %u overflows %" PRIu64
+		 " RUN_NS %" PRIu64 " VM_EXITS %" PRIu64 " HALT %" PRIu64
+		 " PF %" PRIu64, kst.contexts, kst.loaded,
+		 (uint64_t)kst.overflows, kvals[0], kvals[1], kvals[2], kvals[3]);
+
+	t0 = hl_mono_ns();
+	hl_vm_destroy(&vm);
+	hl_vm_destroy(&keeper);
+	t1 = hl_mono_ns();
+	printf("stress: teardown of both VMs took %.1f ms\n", (t1 - t0) / 1e6);
+	hl_check_module_idle("stress_module_idle");
+	return hl_summary();
+}

@@ -325,6 +325,51 @@ out:
 	vm_up("calls_vm_setup", NULL);
 }
 
+/* the intel_arch personality: registers, and its events refused too */
+static void t_intel(void)
+{
+	struct pvpfm_pmu_info info;
+	struct hl_vm_opts o;
+	pfarg_pmc_t pmc;
+	uint32_t id = 0;
+	int ret;
+
+	hl_vm_destroy(&vm);
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 2;
+	o.bind.personality = KVMPFM_PERS_INTEL_ARCH;
+	o.bind.counters = 4;
+	if (!vm_up("intel_setup", &o))
+		return;
+	ret = hl_pmu_info(v0, &info);
+	hl_check(!ret && !strcmp(info.model, "intel_arch") &&
+		 info.num_pmcs == 5 && info.num_pmds == 4 + 3 + 6 &&
+		 info.max_pmc == 17 && info.impl_pmcs[0] == 0x1000f &&
+		 info.impl_pmds[0] == 0x7000f && info.impl_pmds[4] == 0x3f,
+		 "intel_pmu_info", "status %s model %.32s pmcs %u pmds %u max_pmc %u "
+		 "impl_pmcs %#llx impl_pmds %#llx", hl_status_str(ret), info.model,
+		 info.num_pmcs, info.num_pmds, info.max_pmc,
+		 (unsigned long long)info.impl_pmcs[0],
+		 (unsigned long long)info.impl_pmds[0]);
+	hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 0, &id);
+	expect_notavail(id, "intel_notavail_cycles_0x3c", SEL(0x3c));
+	expect_notavail(id, "intel_notavail_llc_misses_0x412e", SEL(0x412e));
+	/* FIXED_CTR_CTRL: fixed counter 0 (instructions), OS | USR */
+	hl_pmc_init(&pmc, 16, 0, 0x888 | 0x3);
+	ret = hl_write_pmcs(v0, id, &pmc, 1);
+	hl_check(ret == -EINVAL && (pmc.reg_flags & PFM_REG_RETFL_NOTAVAIL),
+		 "intel_notavail_fixed_counter", "status %s reg_flags %#x",
+		 hl_status_str(ret), pmc.reg_flags);
+	hl_pmc_init(&pmc, 16, 0, 0x888);	/* all fixed counters off */
+	HL_EXPECT("intel_fixed_ctrl_off_ok", hl_write_pmcs(v0, id, &pmc, 1), 0);
+	hl_pmc_init(&pmc, 16, 0, 0x880 | 0x3);	/* PMI bit is reserved */
+	HL_EXPECT("intel_fixed_ctrl_pmi_reserved_einval",
+		  hl_write_pmcs(v0, id, &pmc, 1), -EINVAL);
+	hl_destroy_ctx(v0, id);
+	hl_vm_destroy(&vm);
+	vm_up("calls_vm_setup", NULL);
+}
+
 static void t_write_read_pmds(void)
 {
 	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
@@ -648,6 +693,7 @@ int main(void)
 	t_write_pmcs();
 	t_notavail();
 	t_alias();
+	t_intel();
 	t_write_read_pmds();
 	t_load();
 	t_start_stop_restart();

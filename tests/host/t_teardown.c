@@ -129,6 +129,11 @@ static int work_fn(struct hl_vcpu *v, void *p)
 		}
 		b->loops[v->index]++;
 	}
+	/* one more after the stop: what does a DOORBELL get now? */
+	if (!HL_IS_IOCTL_ERR(ret)) {
+		hl_pmd_init(&pmd, RUN_NS, 0, 0);
+		ret = hl_read_pmds(v, b->ctx[v->index], &pmd, 1);
+	}
 	b->loops_err[v->index] = ret;
 	return ret;
 }

@@ -955,9 +955,9 @@ void hl_busy_ns(uint64_t ns)
 			x += i;
 }
 
-int hl_run_delay_ns(pid_t tid, uint64_t *ns)
+static int schedstat(pid_t tid, unsigned long long *run,
+		     unsigned long long *delay)
 {
-	unsigned long long run, delay;
 	char path[64];
 	FILE *f;
 	int n;
@@ -966,12 +966,27 @@ int hl_run_delay_ns(pid_t tid, uint64_t *ns)
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	n = fscanf(f, "%llu %llu", &run, &delay);
+	n = fscanf(f, "%llu %llu", run, delay);
 	fclose(f);
-	if (n != 2)
-		return -EIO;
-	*ns = delay;
-	return 0;
+	return n == 2 ? 0 : -EIO;
+}
+
+int hl_thread_cpu_of(pid_t tid, uint64_t *ns)
+{
+	unsigned long long run, delay;
+	int ret = schedstat(tid, &run, &delay);
+
+	*ns = ret ? 0 : run;
+	return ret;
+}
+
+int hl_run_delay_ns(pid_t tid, uint64_t *ns)
+{
+	unsigned long long run, delay;
+	int ret = schedstat(tid, &run, &delay);
+
+	*ns = ret ? 0 : delay;
+	return ret;
 }
 
 int hl_pin_cpu(int cpu)

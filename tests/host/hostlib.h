@@ -254,6 +254,8 @@ uint64_t hl_mono_ns(void);
 void hl_busy_ns(uint64_t ns);
 /* run_delay of host thread @tid (/proc/self/task/TID/schedstat), ns */
 int hl_run_delay_ns(pid_t tid, uint64_t *ns);
+/* CPU time of host thread @tid (schedstat's first field), ns */
+int hl_thread_cpu_of(pid_t tid, uint64_t *ns);
 int hl_pin_cpu(int cpu);		/* this thread to one CPU */
 
 /* ---- module stats ------------------------------------------------------- */

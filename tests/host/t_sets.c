@@ -69,8 +69,17 @@ static uint32_t sets_ctx(struct hl_vcpu *v, int n, const uint32_t *flags,
 struct timed_busy {
 	uint32_t ctx;
 	uint64_t ns, cpu, wall;
+	/* optional: go on (up to max_ns) until this many set switches */
+	uint64_t want_switches, max_ns;
 	int ret;
 };
+
+static uint64_t switches_now(struct hl_vm *m)
+{
+	struct kvmpfm_vm_stats st;
+
+	return hl_vm_stats(m, &st) ? 0 : st.set_switches;
+}
 
 /* START, burn, STOP on the vCPU thread; wall time around START..STOP */
 static int timed_busy_fn(struct hl_vcpu *v, void *p)
@@ -79,10 +88,16 @@ static int timed_busy_fn(struct hl_vcpu *v, void *p)
 	uint64_t w0, w1, c0, c1;
 	int ret, ret2;
 
+	uint64_t sw0 = r->want_switches ? switches_now(v->vm) : 0;
+
 	w0 = hl_mono_ns();
 	c0 = hl_thread_ns();
 	ret = hl_start(v, r->ctx);
 	hl_busy_ns(r->ns);
+	/* switching happens in host work: on a loaded rig give it time */
+	while (r->want_switches && hl_thread_ns() - c0 < r->max_ns &&
+	       switches_now(v->vm) - sw0 < r->want_switches)
+		hl_busy_ns(10 * MS);
 	ret2 = hl_stop(v, r->ctx);
 	c1 = hl_thread_ns();
 	w1 = hl_mono_ns();
@@ -97,7 +112,8 @@ static void time_switch(const char *name, uint64_t t0, uint64_t t1,
 	const uint32_t flags[2] = { PFM_SETFL_TIME_SWITCH, PFM_SETFL_TIME_SWITCH };
 	const uint64_t timeout[2] = { t0, t1 };
 	struct kvmpfm_vm_stats s0, s1;
-	struct timed_busy r = { .ns = busy };
+	struct timed_busy r = { .ns = busy, .want_switches = 3,
+				.max_ns = 5000 * MS };
 	pfarg_setinfo_t in[2];
 	uint64_t run0 = 0, run1 = 0, act, sw, done0, done1;
 	char n[96];

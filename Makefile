@@ -27,15 +27,18 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 
 .PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
 	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
+	test-host \
 	run clean
 
 # Everything that exists: the engine as userspace C, the unit and fuzz
 # programs (once their directories have a Makefile), the kernel module.
 all: engine $(if $(call have,$(UNIT_DIR)),unit) $(if $(call have,$(FUZZ_DIR)),fuzz) kmod
 
-# The package list is in scripts/deps.sh, which also runs without make.
+# The package list is in scripts/deps.sh, which also runs without make;
+# the nested rig's own list is in tests/rig/deps.sh.
 deps:
 	@$(TOP)/scripts/deps.sh
+	@$(TOP)/tests/rig/deps.sh
 
 # The engine compiled as userspace C: a build check (the unit tests and
 # fuzzers compile it their own way) and a library for later userspace users.
@@ -78,7 +81,7 @@ checkpatch:
 # make test: the stages in order, each timed and logged to build/logs/ by
 # scripts/stage.sh, which also fails a stage on a compiler warning in
 # project code. Stops at the first failing stage; prints the times.
-TEST_STAGES := deps build unit kbuild checkpatch fuzz
+TEST_STAGES := deps build unit kbuild checkpatch fuzz host
 
 test:
 	@$(STAGE) --reset; \
@@ -99,6 +102,12 @@ test-fuzz:
 	$(SUBMAKE) fuzz
 	$(SUBMAKE) fuzz-run
 
+# the host module for real: tests/host's programs on real KVM VMs inside
+# the rig's L1 (QEMU/TCG with emulated SVM); fails on a failed test or a
+# WARN, BUG, oops or leak in L1's kernel log
+test-host:
+	$(SUBMAKE) -C $(TOP)/tests/host check
+
 run:
 	@echo "make run: arrives with the guest side (guest/, qemu-patches/)" >&2; exit 1
 
@@ -106,4 +115,5 @@ clean:
 	-$(SUBMAKE) -C $(TOP)/kvm clean
 	$(if $(call have,$(UNIT_DIR)),-$(SUBMAKE) -C $(UNIT_DIR) clean)
 	$(if $(call have,$(FUZZ_DIR)),-$(SUBMAKE) -C $(FUZZ_DIR) clean)
+	-$(SUBMAKE) -C $(TOP)/tests/host clean
 	rm -rf $(B)

@@ -52,7 +52,7 @@ static uint32_t sys_ctx(struct hl_vcpu *v, uint16_t pmd, uint64_t value)
 	if (!ret)
 		ret = hl_load(v, id, v->index, 0, 0);
 	if (ret) {
-		hl_note("sys_ctx(vCPU %d, PMD %u): %s", v->index, pmd,
+		hl_note("%s(vCPU %d, PMD %u): %s", __func__, v->index, pmd,
 			hl_status_str(ret));
 		return 0;
 	}
@@ -462,8 +462,10 @@ static void t_wrap_at_stop(void)
 			  !ret && hl_bracket(val2 - start, busy, cpu));
 		ctx_done(v, id);
 
-		/* 64-bit: -lead, no notification, short reset 0: afterwards
-		 * a small count (reset or not), never negative */
+		/*
+		 * 64-bit: -lead, no notification, short reset 0: afterwards
+		 * a small count (reset or not), never negative
+		 */
 		id = sys_ctx(v, PVPFM_VPMD_VCPU_RUN_NS, -lead);
 		ret = hl_start_busy_stop(v, id, 1500 * 1000ULL, &cpu, &busy);
 		hl_read_pmd(v, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);

@@ -59,7 +59,7 @@ static uint32_t sets_ctx(struct hl_vcpu *v, int n, const uint32_t *flags,
 	ret = ret ? ret : hl_write_pmds(v, id, p, n);
 	ret = ret ? ret : hl_load(v, id, v->index, 0, 0);
 	if (ret) {
-		hl_note("sets_ctx: %s (err_index %u)", hl_status_str(ret),
+		hl_note("%s: %s (err_index %u)", __func__, hl_status_str(ret),
 			v->hdr.err_index);
 		return 0;
 	}
@@ -336,7 +336,7 @@ static uint32_t thread_ctx(uint32_t tid)
 	ret = ret ? ret : hl_write_pmds(v0, id, &p, 1);
 	ret = ret ? ret : hl_load(v0, id, tid, 0, 0);
 	if (ret)
-		hl_note("thread_ctx: %s", hl_status_str(ret));
+		hl_note("%s: %s", __func__, hl_status_str(ret));
 	return ret ? 0 : id;
 }
 

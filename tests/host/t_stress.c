@@ -336,10 +336,17 @@ static int op_create(struct hl_vcpu *v, uint64_t *s)
 	int ret;
 
 	switch (pick(s, 5)) {
-	case 0: flags = PFM_FL_SYSTEM_WIDE; break;
-	case 1: flags = PFM_FL_NOTIFY_BLOCK; break;
-	case 2: flags = PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG; break;
-	default: break;
+	case 0:
+		flags = PFM_FL_SYSTEM_WIDE;
+		break;
+	case 1:
+		flags = PFM_FL_NOTIFY_BLOCK;
+		break;
+	case 2:
+		flags = PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG;
+		break;
+	default:
+		break;
 	}
 	if (pick(s, 3) == 0)
 		pages = 1 + pick(s, 4);
@@ -404,7 +411,8 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 	own_add(v, s, id);
 	for (i = 0; i < pages; i++)
 		g[i] = HL_HEAP_GPA + pick(s, 1024) * HL_PAGE;
-	if (pages && (ret = hl_smpl_register(v, id, 0, pages, g)))
+	ret = pages ? hl_smpl_register(v, id, 0, pages, g) : 0;
+	if (ret)
 		return ret;
 	memset(sd, 0, sizeof(sd));
 	if (pick(s, 10) < 4) {
@@ -417,7 +425,8 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 		} else {
 			sd[0].set_flags = PFM_SETFL_OVFL_SWITCH;
 		}
-		if ((ret = hl_create_sets(v, id, sd, 2)))
+		ret = hl_create_sets(v, id, sd, 2);
+		if (ret)
 			return ret;
 		n = 4;
 	}
@@ -443,13 +452,15 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 			p[i].reg_short_reset = p[i].reg_value;
 		}
 	}
-	if ((ret = hl_write_pmds(v, id, p, n)))
+	ret = hl_write_pmds(v, id, p, n);
+	if (ret)
 		return ret;
 	ret = sys ? hl_load(v, id, v->index, 0, 0) :
 		    hl_load(v, id, v->guest_tid, 0, PVPFM_LOAD_SELF);
 	if (ret)
 		return ret;
-	if ((ret = hl_start(v, id)))
+	ret = hl_start(v, id);
+	if (ret)
 		return ret;
 	return op_run(v, s, t);
 }

@@ -342,6 +342,8 @@ int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts)
 	region.guest_phys_addr = 0;
 	region.memory_size = HL_MEM_SIZE;
 	region.userspace_addr = (uintptr_t)vm->mem;
+	if (opts->dirty_log)
+		region.flags = KVM_MEM_LOG_DIRTY_PAGES;
 	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region))
 		return vm_fail(vm, -errno);
 	if (opts->irqchip && ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0))
@@ -473,6 +475,17 @@ uint64_t hl_gpa_alloc(struct hl_vm *vm, uint64_t bytes)
 		return 0;
 	vm->heap_next += bytes;
 	return gpa;
+}
+
+int hl_dirty_log(struct hl_vm *vm, uint8_t bitmap[HL_DIRTY_BYTES])
+{
+	struct kvm_dirty_log log;
+
+	memset(&log, 0, sizeof(log));
+	memset(bitmap, 0, HL_DIRTY_BYTES);
+	log.slot = 0;
+	log.dirty_bitmap = bitmap;
+	return ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &log) ? -errno : 0;
 }
 
 /* ---- commands ---------------------------------------------------------------- */

@@ -91,6 +91,7 @@ struct hl_vm_opts {
 	bool no_pfm;			/* no /dev/kvm-perfmon at all */
 	bool no_bind_vcpus;		/* threads do not bind themselves */
 	bool no_threads;		/* no vCPU threads */
+	bool dirty_log;			/* KVM_MEM_LOG_DIRTY_PAGES on guest RAM */
 	/* BIND_VM limits and personality (vm_fd, nr_vcpus set by hostlib) */
 	struct kvmpfm_bind_vm bind;
 	/* optional event map, set right after BIND_VM */
@@ -143,6 +144,13 @@ int hl_vcpu_bind(struct hl_vcpu *v);	/* on the vCPU's thread */
 int hl_vcpu_bind_fn(struct hl_vcpu *v, void *unused);	/* for hl_call */
 
 uint64_t hl_gpa_alloc(struct hl_vm *vm, uint64_t bytes);
+/* KVM_GET_DIRTY_LOG of guest RAM (and clear it): a bit per 4 KiB page */
+#define HL_DIRTY_BYTES		(HL_MEM_SIZE / HL_PAGE / 8)
+int hl_dirty_log(struct hl_vm *vm, uint8_t bitmap[HL_DIRTY_BYTES]);
+static inline bool hl_dirty(const uint8_t *bitmap, uint64_t gpa)
+{
+	return bitmap[gpa / HL_PAGE / 8] & (1 << (gpa / HL_PAGE % 8));
+}
 static inline void *hl_hva(struct hl_vm *vm, uint64_t gpa)
 {
 	return vm->mem + gpa;

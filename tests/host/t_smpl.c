@@ -18,6 +18,9 @@
  *   message queue    32 deep: the oldest kept, the rest counted as lost
  *   SMPL_REGISTER    errors; pages pinned once per guest page, released
  *                    with the context
+ *   dirty log        with KVM_MEM_LOG_DIRTY_PAGES on, the pages the host
+ *                    wrote (command block results, samples) are reported
+ *                    dirty by KVM_GET_DIRTY_LOG, as live migration needs
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -600,6 +603,60 @@ static void t_register(void)
 		 "pinned_pages %" PRId64 " after destroy", (int64_t)ms.pinned_pages);
 }
 
+/*
+ * Live migration copies the guest pages KVM's dirty log reports: what the
+ * host writes into guest RAM (command block results, samples, the
+ * buffer header) must be reported dirty, or a migrated guest sees stale
+ * results and loses samples.
+ */
+static void t_dirty_log(void)
+{
+	static uint8_t bm[HL_DIRTY_BYTES];
+	struct until_req r = { .start = true, .max_ns = MAX_WAIT };
+	struct pvpfm_pmu_info info;
+	struct hl_vm dvm;
+	struct hl_vcpu *v;
+	struct hl_vm_opts o;
+	pfarg_pmd_t p;
+	uint64_t buf;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 1;
+	o.dirty_log = true;
+	o.bind.personality = KVMPFM_PERS_AMD64;
+	ret = hl_vm_create(&dvm, &o);
+	if (!hl_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
+		return;
+	v = &dvm.vcpus[0];
+	hl_dirty_log(&dvm, bm);		/* start clean */
+	ret = hl_pmu_info(v, &info);
+	hl_dirty_log(&dvm, bm);
+	hl_check(!ret && hl_dirty(bm, v->cmd_gpa), "dirty_log_command_block",
+		 "status %s: the command block page %#" PRIx64 " the host wrote "
+		 "results to is not in KVM's dirty log", hl_status_str(ret),
+		 (uint64_t)v->cmd_gpa);
+
+	buf = hl_gpa_alloc(&dvm, HL_PAGE);
+	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, HL_PAGE, &r.ctx);
+	ret = ret ? ret : hl_smpl_register(v, r.ctx, 0, 1, &buf);
+	hl_pmd_init(&p, RUN_NS, 0, -(1 * MS));
+	p.reg_short_reset = -(1 * MS);
+	ret = ret ? ret : hl_write_pmds(v, r.ctx, &p, 1);
+	ret = ret ? ret : hl_load(v, r.ctx, 0, 0, 0);
+	hl_dirty_log(&dvm, bm);
+	ret = ret ? ret : hl_call(v, until_notified_fn, &r);
+	hl_dirty_log(&dvm, bm);
+	hl_check(!ret && r.notes && ((pfm_dfl_smpl_hdr_t *)hl_hva(&dvm, buf))->hdr_count &&
+		 hl_dirty(bm, buf), "dirty_log_sampling_buffer",
+		 "status %s, %" PRIu64 " samples: the buffer page %#" PRIx64
+		 " the host wrote them to is %sin KVM's dirty log",
+		 hl_status_str(ret),
+		 (uint64_t)((pfm_dfl_smpl_hdr_t *)hl_hva(&dvm, buf))->hdr_count,
+		 buf, hl_dirty(bm, buf) ? "" : "not ");
+	hl_vm_destroy(&dvm);
+}
+
 int main(void)
 {
 	int ret;
@@ -617,6 +674,7 @@ int main(void)
 	t_thread_samples();
 	t_msg_queue();
 	t_register();
+	t_dirty_log();
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("smpl_module_idle");
 	return hl_summary();

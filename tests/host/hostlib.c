@@ -534,7 +534,13 @@ static int raw_fn(struct hl_vcpu *v, void *p)
 	int ret;
 
 	memcpy(v->cmd, r->block, r->len);
+	if (hist) {
+		hist->cur_cmd = ((const struct pvpfm_cmd_hdr *)r->block)->cmd;
+		hist->in_doorbell = true;
+	}
 	ret = hl_doorbell(v);
+	if (hist)
+		hist->in_doorbell = false;
 	hist_add(ret, ((struct pvpfm_cmd_hdr *)v->cmd)->status);
 	return ret;
 }
@@ -574,7 +580,13 @@ static int cmd_fn(struct hl_vcpu *v, void *p)
 	hdr->tgid = v->guest_tgid;
 	if (r->arg_size)
 		memcpy(hdr + 1, r->arg, r->arg_size);
+	if (hist) {
+		hist->cur_cmd = r->cmd;
+		hist->in_doorbell = true;
+	}
 	ret = hl_doorbell(v);
+	if (hist)
+		hist->in_doorbell = false;
 	v->hdr = *hdr;
 	hist_add(ret, hdr->status);
 	if (ret)

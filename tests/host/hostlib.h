@@ -184,6 +184,8 @@ int hl_doorbell(struct hl_vcpu *v);	/* ring only; 0 or -errno */
 #define HL_MAX_ERRNO	140
 struct hl_hist {
 	uint64_t doorbells, ok, other;
+	volatile uint16_t cur_cmd;		/* the block being rung */
+	volatile bool in_doorbell;
 	uint64_t status[HL_MAX_ERRNO];		/* by -status */
 	uint64_t ioctl_err[HL_MAX_ERRNO];	/* by errno */
 };

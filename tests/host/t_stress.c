@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 
 #include "hostlib.h"
 
@@ -570,6 +571,75 @@ static int stress_fn(struct hl_vcpu *v, void *p)
 	return 0;
 }
 
+/* ---- progress, and evidence if it stops ------------------------------------- */
+
+static void show_file(const char *what, pid_t tid)
+{
+	char path[80], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, what);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("stress:     %s", line);
+	fclose(f);
+}
+
+/*
+ * Print progress every 10 s until the threads are done. A thread that
+ * rang no doorbell for 30 s gets its state printed: the command it is in
+ * and its kernel stack (a hang in the host is then visible in the log).
+ */
+static void monitor(uint64_t t0)
+{
+	uint64_t last[NR_VCPUS] = { 0 }, since[NR_VCPUS], now, total;
+	const struct timespec sec = { 1, 0 };
+	int i, done, shown[NR_VCPUS] = { 0 }, tick = 0;
+
+	for (i = 0; i < NR_VCPUS; i++)
+		since[i] = t0;
+	for (;;) {
+		nanosleep(&sec, NULL);
+		now = hl_mono_ns();
+		done = 0;
+		total = 0;
+		for (i = 0; i < NR_VCPUS; i++) {
+			struct hl_vcpu *v = &vm.vcpus[i];
+			uint64_t d = ts[i].h.doorbells;
+
+			pthread_mutex_lock(&v->mu);
+			done += v->state != 1;
+			pthread_mutex_unlock(&v->mu);
+			total += d;
+			if (d != last[i]) {
+				last[i] = d;
+				since[i] = now;
+				shown[i] = 0;
+			} else if (now - since[i] > 30000 * MS && !shown[i] &&
+				   v->state == 1) {
+				shown[i] = 1;
+				printf("stress: vCPU %d thread %d: no doorbell for "
+				       "%.0f s, %s command %u, after %" PRIu64 "\n",
+				       i, (int)v->tid, (now - since[i]) / 1e9,
+				       ts[i].h.in_doorbell ? "in DOORBELL of" :
+				       "last", ts[i].h.cur_cmd, d);
+				show_file("wchan", v->tid);
+				printf("\n");
+				show_file("stack", v->tid);
+			}
+		}
+		if (done == NR_VCPUS)
+			return;
+		if (++tick % 10 == 0)
+			printf("stress: progress: %" PRIu64 " blocks in %.0f s "
+			       "(%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64 ")\n",
+			       total, (now - t0) / 1e9, last[0], last[1],
+			       last[2], last[3]);
+	}
+}
+
 /* ---- the keeper: a second VM counting beside the stress ---------------------- */
 
 static struct hl_vm keeper;
@@ -624,6 +694,7 @@ int main(void)
 	t0 = hl_mono_ns();
 	for (i = 0; i < NR_VCPUS; i++)
 		hl_call_async(&vm.vcpus[i], stress_fn, NULL);
+	monitor(t0);
 	for (i = 0; i < NR_VCPUS; i++)
 		ts[i].ret = hl_call_wait(&vm.vcpus[i]);
 	t1 = hl_mono_ns();

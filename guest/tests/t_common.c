@@ -130,6 +130,18 @@ void t_busy_ns(uint64_t ns)
 			x += i;
 }
 
+void t_exits(unsigned int n)
+{
+	unsigned int a, b, c, d;
+
+	while (n--) {
+		a = 0;
+		c = 0;
+		/* volatile: executed every time, its results unused */
+		__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	}
+}
+
 void t_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = {

@@ -47,6 +47,12 @@ uint64_t t_now_ns(void);
 uint64_t t_thread_cpu_ns(void);
 void t_busy_ns(uint64_t ns);
 void t_sleep_ns(uint64_t ns);
+/*
+ * @n VM exits made by this thread: CPUID always exits to the hypervisor
+ * (KVM intercepts it on Intel and AMD). A count in no clock: the checks
+ * that the host counts this thread's events where it runs use it.
+ */
+void t_exits(unsigned int n);
 
 /* CPUs */
 int t_online_cpus(int *cpus, int max);

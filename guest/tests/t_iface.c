@@ -22,6 +22,8 @@
 
 #include "t_common.h"
 
+#define CHILD_EXITS	500
+
 static void sysfs(void)
 {
 	char buf[256], want[32], path[64];
@@ -197,9 +199,9 @@ static void messages_empty(void)
 /* attach to a ptrace-stopped child; it runs, exits: PFM_MSG_END */
 static void attach(void)
 {
-	uint16_t run = PVPFM_VPMD_VCPU_RUN_NS;
+	const uint16_t pmds[] = { PVPFM_VPMD_VCPU_RUN_NS, PVPFM_VPMD_VM_EXITS };
+	uint64_t run = 0, exits = 0;
 	struct pollfd pfd;
-	uint64_t val = 0;
 	pfarg_msg_t msg;
 	int fd, status, n;
 	pid_t child;
@@ -210,7 +212,8 @@ static void attach(void)
 	if (!child) {
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		raise(SIGSTOP);
-		t_busy_ns(100 * NSEC_PER_MSEC);
+		t_busy_ns(50 * NSEC_PER_MSEC);
+		t_exits(CHILD_EXITS);
 		_exit(0);
 	}
 	waitpid(child, &status, 0);
@@ -220,17 +223,19 @@ static void attach(void)
 	fd = t_create(0);
 	if (fd < 0)
 		goto kill;
-	t_write_pmds(fd, &run, 1, 0);
+	t_write_pmds(fd, pmds, 2, 0);
 	if (!t_expect_ok("iface: attach to a ptrace-stopped thread",
 			 t_load(fd, child, 0)))
 		goto kill;
 	t_expect_ok("iface: start the attached context", pfm_start(fd, NULL));
 	ptrace(PTRACE_CONT, child, NULL, NULL);
 	waitpid(child, &status, 0);
-	t_read_pmd(fd, run, 0, &val);
-	t_check(val >= 50 * NSEC_PER_MSEC, "iface: the attached thread was counted",
-		"VCPU_RUN_NS %llu after its 100 ms busy loop",
-		(unsigned long long)val);
+	t_read_pmd(fd, PVPFM_VPMD_VCPU_RUN_NS, 0, &run);
+	t_read_pmd(fd, PVPFM_VPMD_VM_EXITS, 0, &exits);
+	t_check(run > 0 && exits >= CHILD_EXITS,
+		"iface: the attached thread was counted",
+		"VCPU_RUN_NS %llu after a 50 ms busy loop, VM_EXITS %llu for its %d exits",
+		(unsigned long long)run, (unsigned long long)exits, CHILD_EXITS);
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	n = poll(&pfd, 1, 2000);

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A per-thread context follows its thread across vCPUs: self-monitoring
- * with VCPU_RUN_NS while sched_setaffinity() forces the thread from one
- * vCPU to another. The guest's context-switch hook must switch the
- * context out on the old vCPU and in on the new one; if it did not, the
- * count would stop growing after the first migration.
+ * with VM_EXITS and VCPU_RUN_NS while sched_setaffinity() forces the
+ * thread from one vCPU to another. The guest's context-switch hook must
+ * switch the context out on the old vCPU and in on the new one; if it did
+ * not, the counts would stop at the first move.
  *
- * Tolerance: over each phase, VCPU_RUN_NS grows by at least half the
- * thread's CPU time and by at most the phase's wall time plus 10 ms.
+ * The exact check needs no clock: in each phase the thread makes N VM
+ * exits (CPUID) on its vCPU, and VM_EXITS must grow by at least N. Times
+ * are checked loosely (VCPU_RUN_NS grows, and by no more than the wall
+ * time plus 10 ms) and printed against the thread's CPU time: host and
+ * guest clocks can disagree badly on a loaded nested rig.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,37 +22,57 @@
 #include "t_common.h"
 
 #define SLACK_NS	(10 * NSEC_PER_MSEC)
+#define EXITS		200
 #define HOPS		50
+#define HOP_EXITS	10
 
 struct phase {
-	uint64_t t, cpu, run;
+	uint64_t t, cpu, run, exits;
 };
 
 static int sample(int fd, struct phase *p)
 {
+	pfarg_pmd_t pd[2];
+
+	memset(pd, 0, sizeof(pd));
+	pd[0].reg_num = PVPFM_VPMD_VCPU_RUN_NS;
+	pd[1].reg_num = PVPFM_VPMD_VM_EXITS;
 	p->t = t_now_ns();
 	p->cpu = t_thread_cpu_ns();
-	return t_read_pmd(fd, PVPFM_VPMD_VCPU_RUN_NS, 0, &p->run);
+	if (pfm_read_pmds(fd, pd, 2))
+		return -1;
+	p->run = pd[0].reg_value;
+	p->exits = pd[1].reg_value;
+	return 0;
 }
 
 static void check_phase(const char *name, const struct phase *a,
-			const struct phase *b)
+			const struct phase *b, unsigned int exits)
 {
 	uint64_t run = b->run - a->run, cpu = b->cpu - a->cpu, wall = b->t - a->t;
 
-	t_check(run >= cpu / 2 && run <= wall + SLACK_NS, name,
-		"VCPU_RUN_NS +%llu ns; thread CPU time %llu ns, wall %llu ns",
-		(unsigned long long)run, (unsigned long long)cpu,
-		(unsigned long long)wall);
+	t_check(b->exits - a->exits >= exits && run > 0 && run <= wall + SLACK_NS,
+		name,
+		"VM_EXITS +%llu for %u exits made; VCPU_RUN_NS +%llu ns, wall %llu ns (thread CPU %llu ns)",
+		(unsigned long long)(b->exits - a->exits), exits,
+		(unsigned long long)run, (unsigned long long)wall,
+		(unsigned long long)cpu);
+}
+
+/* a phase: busy, and EXITS exits, where the thread is now */
+static void work(void)
+{
+	t_busy_ns(50 * NSEC_PER_MSEC);
+	t_exits(EXITS);
 }
 
 int main(void)
 {
-	long long sw0, sw1, err0, err1;
+	const uint16_t pmds[] = { PVPFM_VPMD_VCPU_RUN_NS, PVPFM_VPMD_VM_EXITS };
 	struct phase p0, p1, p2, p3, p4;
-	uint16_t run = PVPFM_VPMD_VCPU_RUN_NS;
-	char name[128];
+	long long sw0, sw1, err0, err1;
 	int cpus[2], n, fd, a, b, i, moved = 0;
+	char name[128];
 
 	n = t_online_cpus(cpus, 2);
 	if (n < 2) {
@@ -65,7 +88,8 @@ int main(void)
 
 	fd = t_create(0);
 	if (!t_expect_ok("migrate: create", fd) ||
-	    !t_expect_ok("migrate: write VCPU_RUN_NS", t_write_pmds(fd, &run, 1, 0)) ||
+	    !t_expect_ok("migrate: write VCPU_RUN_NS and VM_EXITS",
+			 t_write_pmds(fd, pmds, 2, 0)) ||
 	    !t_expect_ok("migrate: load on self", t_load(fd, t_gettid(), 0)) ||
 	    !t_expect_ok("migrate: start", pfm_start(fd, NULL)))
 		return t_done();
@@ -73,32 +97,33 @@ int main(void)
 	err0 = t_sysfs_num("device/switch_errors", -1);
 
 	sample(fd, &p0);
-	t_busy_ns(100 * NSEC_PER_MSEC);
+	work();
 	sample(fd, &p1);
 	snprintf(name, sizeof(name), "migrate: counts on vCPU %d", a);
-	check_phase(name, &p0, &p1);
+	check_phase(name, &p0, &p1, EXITS);
 
 	if (!t_check(!t_pin(b), "migrate: forced to the second vCPU",
 		     "CPU %d: %s", b, strerror(errno)))
 		return t_done();
-	t_busy_ns(100 * NSEC_PER_MSEC);
+	work();
 	sample(fd, &p2);
 	snprintf(name, sizeof(name), "migrate: counts on vCPU %d after the move", b);
-	check_phase(name, &p1, &p2);
+	check_phase(name, &p1, &p2, EXITS);
 
 	t_pin(a);
-	t_busy_ns(100 * NSEC_PER_MSEC);
+	work();
 	sample(fd, &p3);
 	snprintf(name, sizeof(name), "migrate: counts back on vCPU %d", a);
-	check_phase(name, &p2, &p3);
+	check_phase(name, &p2, &p3, EXITS);
 
 	for (i = 0; i < HOPS; i++) {
 		moved += !t_pin(i % 2 ? a : b);
-		t_busy_ns(2 * NSEC_PER_MSEC);
+		t_exits(HOP_EXITS);
+		t_busy_ns(NSEC_PER_MSEC);
 	}
 	sample(fd, &p4);
 	snprintf(name, sizeof(name), "migrate: counts across %d forced moves", HOPS);
-	check_phase(name, &p3, &p4);
+	check_phase(name, &p3, &p4, HOPS * HOP_EXITS);
 
 	t_expect_ok("migrate: stop", pfm_stop(fd));
 	sw1 = t_sysfs_num("device/switches", -1);

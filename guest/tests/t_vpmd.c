@@ -4,9 +4,12 @@
  * loaded on the calling thread counts the hypervisor events of the vCPU
  * while, and only while, that thread runs and the context is started.
  *
- * Tolerances (the host measures in its own time):
- *   VCPU_RUN_NS between start and stop: at least half the thread's CPU
- *   time, at most the wall time plus 10 ms.
+ * Exact checks use counts, not clocks: the thread makes N VM exits (CPUID)
+ * and VM_EXITS must grow by at least N; no HALT_EXITS while it is in;
+ * nothing moves after pfm_stop. Times are checked loosely (VCPU_RUN_NS
+ * grows while the thread runs, by no more than the wall time plus 10 ms)
+ * and printed against the thread's CPU time: host and guest clocks can
+ * disagree badly on a loaded nested rig.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,7 +20,7 @@
 #include "t_common.h"
 
 #define NR_VPMDS	(PVPFM_VPMD_END - PVPFM_VPMD_VCPU_RUN_NS)
-#define NR_READS	10
+#define NR_EXITS	1000
 
 static const char *const vpmd_names[NR_VPMDS] = {
 	"VCPU_RUN_NS", "VM_EXITS", "HALT_EXITS", "HOST_PREEMPT", "STEAL_NS",
@@ -83,10 +86,9 @@ int main(void)
 		       strerrorname_np(errno));
 		return t_done();
 	}
-	/* every read is a VM exit of this thread, counted while started */
-	for (i = 0; i < NR_READS; i++)
-		read_all(fd, mid);
-	if (read_all(fd, after)) {
+	/* VM exits of this thread, counted while started */
+	t_exits(NR_EXITS);
+	if (read_all(fd, mid)) {
 		t_fail("vpmd: read while counting", "errno %s",
 		       strerrorname_np(errno));
 		return t_done();
@@ -99,17 +101,21 @@ int main(void)
 	wall = t1 - t0;
 	cpu = cpu1 - cpu0;
 
-	t_check(after[V(VCPU_RUN_NS)] >= cpu / 2 &&
+	printf("vpmd: VCPU_RUN_NS %llu ns; thread CPU time %llu ns, wall %llu ns\n",
+	       (unsigned long long)after[V(VCPU_RUN_NS)],
+	       (unsigned long long)cpu, (unsigned long long)wall);
+	t_check(after[V(VCPU_RUN_NS)] > mid[V(VCPU_RUN_NS)] &&
 		after[V(VCPU_RUN_NS)] <= wall + 10 * NSEC_PER_MSEC,
-		"vpmd: VCPU_RUN_NS is the thread's run time",
-		"%llu ns; thread CPU time %llu ns, wall %llu ns; want >= CPU/2, <= wall + 10 ms",
+		"vpmd: VCPU_RUN_NS grows while the thread runs",
+		"%llu ns, %llu ns before a 100 ms busy loop; wall %llu ns",
 		(unsigned long long)after[V(VCPU_RUN_NS)],
-		(unsigned long long)cpu, (unsigned long long)wall);
-	t_check(mid[V(VM_EXITS)] - before[V(VM_EXITS)] >= NR_READS - 1,
+		(unsigned long long)mid[V(VCPU_RUN_NS)],
+		(unsigned long long)wall);
+	t_check(mid[V(VM_EXITS)] - before[V(VM_EXITS)] >= NR_EXITS,
 		"vpmd: VM_EXITS counts the thread's exits",
-		"%llu exits over %d reads (each one exit)",
+		"+%llu for %d exits (CPUID) made",
 		(unsigned long long)(mid[V(VM_EXITS)] - before[V(VM_EXITS)]),
-		NR_READS - 1);
+		NR_EXITS);
 	t_check(after[V(HALT_EXITS)] == 0,
 		"vpmd: no halt exits while the thread runs",
 		"%llu: the vCPU halts only in the idle task, never with this thread in",

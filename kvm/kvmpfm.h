@@ -130,12 +130,15 @@ extern const struct pfm_backend_ops kvmpfm_backend_ops;
 int kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm);
 void kvmpfm_vcpu_work(struct work_struct *work);
+void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu);
 void kvmpfm_vcpu_irq_work(struct irq_work *work);
 
 /* kvmpfm_guest.c: guest memory, time and timers */
 int kvmpfm_guest_pin(void *be, u64 gpa, u64 len);
 void kvmpfm_guest_unpin(void *be, u64 gpa, u64 len);
 int kvmpfm_guest_write(void *be, u64 gpa, const void *src, u32 len);
+int kvmpfm_guest_copy_out(struct kvmpfm_vm *vm, u64 gpa, const void *src,
+			  u32 len);
 void kvmpfm_guest_unpin_all(struct kvmpfm_vm *vm);
 u64 kvmpfm_now_ns(void *be);
 void kvmpfm_timer_arm(void *be, u32 vcpu, u64 delta_ns);

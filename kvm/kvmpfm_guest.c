@@ -11,6 +11,7 @@
 #include <linux/mm.h>
 #include <linux/highmem.h>
 #include <linux/ktime.h>
+#include <linux/uaccess.h>
 #include "kvmpfm.h"
 
 static struct kvmpfm_vm *to_vm(void *be)
@@ -85,6 +86,27 @@ void kvmpfm_guest_unpin_all(struct kvmpfm_vm *vm)
 		pin_drop(vm, gfn, pin);
 }
 
+/*
+ * What mark_page_dirty() does for a VM that logs dirty pages in bitmaps.
+ * mark_page_dirty() itself wants a running vCPU (it WARNs without one in
+ * 6.1), and the module writes from DOORBELL, outside KVM_RUN, and from
+ * work items. A VM using dirty rings gets nothing here: rings belong to
+ * vCPUs, and the pv-perfmon device blocks migration anyway.
+ */
+static void mark_dirty(struct kvm *kvm, gfn_t gfn)
+{
+	struct kvm_memory_slot *slot;
+	int idx;
+
+	if (kvm->dirty_ring_size)
+		return;
+	idx = srcu_read_lock(&kvm->srcu);
+	slot = gfn_to_memslot(kvm, gfn);
+	if (slot && kvm_slot_dirty_track_enabled(slot))
+		set_bit_le(gfn - slot->base_gfn, slot->dirty_bitmap);
+	srcu_read_unlock(&kvm->srcu, idx);
+}
+
 int kvmpfm_guest_write(void *be, u64 gpa, const void *src, u32 len)
 {
 	struct kvmpfm_vm *vm = to_vm(be);
@@ -96,6 +118,31 @@ int kvmpfm_guest_write(void *be, u64 gpa, const void *src, u32 len)
 	kaddr = kmap_local_page(pin->page);
 	memcpy(kaddr + offset_in_page(gpa), src, len);
 	kunmap_local(kaddr);
+	mark_dirty(vm->kvm, gpa_to_gfn(gpa));
+	return 0;
+}
+
+/*
+ * kvm_write_guest() for the command block, from the vCPU thread (the
+ * VM's mm) but outside KVM_RUN: through the user mapping, page by page.
+ */
+int kvmpfm_guest_copy_out(struct kvmpfm_vm *vm, u64 gpa, const void *src,
+			  u32 len)
+{
+	unsigned long hva;
+	u32 n;
+
+	while (len) {
+		n = min_t(u32, len, PAGE_SIZE - offset_in_page(gpa));
+		hva = gfn_to_hva(vm->kvm, gpa_to_gfn(gpa));
+		if (kvm_is_error_hva(hva) ||
+		    copy_to_user((void __user *)hva + offset_in_page(gpa), src, n))
+			return -EFAULT;
+		mark_dirty(vm->kvm, gpa_to_gfn(gpa));
+		gpa += n;
+		src += n;
+		len -= n;
+	}
 	return 0;
 }
 

@@ -462,17 +462,22 @@ const struct pfm_backend_ops kvmpfm_backend_ops = {
 	.free = kvmpfm_engine_free,
 };
 
-/* which pending PMDs really wrapped; re-arm the others' early periods */
+/*
+ * Which of the vCPU's open counters wrapped. Every open counter is read,
+ * not only those whose interrupt arrived: perf may interrupt late (e.g.
+ * task-clock on its hrtimer tick) and a wrap must reach the engine before
+ * any command reads the PMD. Early interrupts just re-arm the period.
+ */
 static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps)
 {
 	struct kvmpfm_counter *kc;
+	bool interrupted;
 	unsigned int pmd;
 	u64 raw;
 
 	memset(wraps, 0, PFM_PMD_BV * sizeof(u64));
 	for (pmd = 0; pmd < PFM_MAX_PMDS; pmd++) {
-		if (!test_and_clear_bit(pmd, vcpu->pending_pmds))
-			continue;
+		interrupted = test_and_clear_bit(pmd, vcpu->pending_pmds);
 		kc = vcpu->ctr_by_pmd[pmd];
 		if (!kc)
 			continue;
@@ -481,22 +486,22 @@ static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps)
 			kc->next_wrap += WRAP;
 			kc->wraps++;
 			wraps[pmd / 64] |= BIT_ULL(pmd % 64);
+		} else if (!interrupted) {
+			continue;
 		}
 		period_arm(kc, raw);
 	}
 	return memchr_inv(wraps, 0, PFM_PMD_BV * sizeof(u64));
 }
 
-void kvmpfm_vcpu_work(struct work_struct *work)
+/* deliver what the vCPU's interrupts and timer left pending; vm->lock held */
+void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu)
 {
-	struct kvmpfm_vcpu *vcpu = container_of(work, struct kvmpfm_vcpu, work);
 	struct kvmpfm_vm *vm = vcpu->vm;
 	struct pfm_where where = { 0 };
+	u32 notify_vcpu = vm->notify_vcpu;
 	u64 wraps[PFM_PMD_BV];
 
-	mutex_lock(&vm->lock);
-	if (vm->dying || !vm->engine)
-		goto out;
 	vm->notify_vcpu = vcpu->index;
 	if (collect_wraps(vcpu, wraps)) {
 		where.ip = READ_ONCE(vcpu->pending_ip);
@@ -504,7 +509,17 @@ void kvmpfm_vcpu_work(struct work_struct *work)
 	}
 	if (atomic_xchg(&vcpu->pending_timer, 0))
 		pfm_engine_timer(vm->engine, vcpu->index);
-out:
+	vm->notify_vcpu = notify_vcpu;
+}
+
+void kvmpfm_vcpu_work(struct work_struct *work)
+{
+	struct kvmpfm_vcpu *vcpu = container_of(work, struct kvmpfm_vcpu, work);
+	struct kvmpfm_vm *vm = vcpu->vm;
+
+	mutex_lock(&vm->lock);
+	if (!vm->dying && vm->engine)
+		kvmpfm_vcpu_sync(vcpu);
 	mutex_unlock(&vm->lock);
 }
 

@@ -283,6 +283,12 @@ static int set_eventfd(struct kvmpfm_vm *vm, void __user *argp)
 	return 0;
 }
 
+static bool vcpu_has_pending(struct kvmpfm_vcpu *vcpu)
+{
+	return atomic_read(&vcpu->pending_timer) ||
+	       !bitmap_empty(vcpu->pending_pmds, PFM_MAX_PMDS);
+}
+
 /*
  * One guest call: copy the command block in once, run the engine on the
  * copy, copy the results out. The exit completes when this returns.
@@ -292,7 +298,7 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, index);
 	struct pvpfm_cmd_hdr *hdr;
 	int idx, ret, len;
-	u32 arg_size;
+	u32 arg_size, i;
 
 	if (!vcpu || vcpu->task != current)
 		return -EPERM;
@@ -309,12 +315,16 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 			     arg_size);
 	if (ret)
 		goto out;
+	/* the call sees every wrap its counters made, delivered or not */
+	for (i = 0; i < vm->nr_vcpus; i++)
+		if (&vm->vcpus[i] == vcpu || vcpu_has_pending(&vm->vcpus[i]))
+			kvmpfm_vcpu_sync(&vm->vcpus[i]);
 	vm->notify_vcpu = vcpu->index;
 	vm->doorbells++;
 	len = pfm_engine_exec(vm->engine, vcpu->index, hdr,
 			      sizeof(*hdr) + arg_size);
 	ret = len < 0 ? len :
-	      kvm_write_guest(vm->kvm, vcpu->cmd_gpa, hdr, len);
+	      kvmpfm_guest_copy_out(vm, vcpu->cmd_gpa, hdr, len);
 out:
 	srcu_read_unlock(&vm->kvm->srcu, idx);
 	return ret ? -EFAULT : 0;

@@ -81,7 +81,10 @@ struct pfm_where {
 };
 
 struct pfm_backend_ops {
-	/* 0 if @ev can be counted, -ENOENT if not (PFM_REG_RETFL_NOTAVAIL) */
+	/*
+	 * 0 if @ev can be counted, 1 if it can through a host alias
+	 * (emulated), -ENOENT if not (PFM_REG_RETFL_NOTAVAIL)
+	 */
 	int (*event_check)(void *be, const struct pfm_event *ev);
 	/* set up a counter for c->ev on c->vcpu, disabled, value 0 */
 	int (*counter_open)(void *be, struct pfm_counter *c);
@@ -178,7 +181,8 @@ int pfm_engine_exec(struct pfm_engine *e, u32 vcpu, void *block, u32 len);
 /*
  * The backing counters of the PMDs in @pmds (a PFM_PMD_BV bitmap) of the
  * context active on @vcpu wrapped. One call per interrupt: PMDs that
- * overflow together give one message and contiguous samples.
+ * overflow together give one message and contiguous samples. A wrap that
+ * happened while counting but is delivered after a stop still counts.
  */
 void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 			 const struct pfm_where *where);

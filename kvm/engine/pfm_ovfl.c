@@ -155,7 +155,8 @@ static void mask_and_notify(struct pfm_engine *e, struct pfm_context *ctx,
 			    u32 vcpu)
 {
 	ctx->state = PFM_CTX_MASKED;
-	pfm_counting_end(e, ctx);
+	if (ctx->counting)
+		pfm_counting_end(e, ctx);
 	ctx->reset_set = ctx->active;
 	pfm_memcpy(ctx->reset_pending, ovfl, sizeof(ctx->reset_pending));
 	ctx->blocked = ctx->flags & PFM_FL_NOTIFY_BLOCK;
@@ -170,19 +171,28 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 	struct pfm_context *ctx;
 	struct pfm_set *set;
 	bool switch_due;
+	unsigned int w;
 
 	if (vcpu >= e->cfg.nr_vcpus)
 		return;
 	ctx = e->vcpus[vcpu].cur;
-	/* late interrupts after a stop, mask or switch-out are dropped */
-	if (!ctx || !ctx->counting)
+	/* nothing is in there any more: its counters were folded back */
+	if (!ctx)
 		return;
 	set = ctx->active;
+	/* a wrap counted before a stop or a mask still carries */
 	if (!carry_wraps(e, ctx, pmds, ovfl))
 		return;
 
 	e->stats.overflows++;
 	pfm_memcpy(set->ovfl_pmds, ovfl, sizeof(set->ovfl_pmds));
+	if (ctx->state == PFM_CTX_MASKED) {
+		/* already notified: these wait for the same restart */
+		ctx->reset_set = set;
+		for (w = 0; w < PFM_PMD_BV; w++)
+			ctx->reset_pending[w] |= ovfl[w];
+		return;
+	}
 	if (notify_due(e, ctx, ovfl, where, vcpu))
 		mask_and_notify(e, ctx, ovfl, where, vcpu);
 	else

@@ -66,7 +66,7 @@ static int pmc_events_available(struct pfm_engine *e, u16 pmc, u64 value)
 	pfm_pmc_pmds(&e->pmu, pmc, pmds);
 	pfm_for_each_bit(n, pmds, PFM_MAX_PMDS)
 		if (pfm_pmd_event_for(e, n, value, &ev) &&
-		    e->ops->event_check(e->be, &ev))
+		    e->ops->event_check(e->be, &ev) < 0)
 			return -ENOENT;
 	return 0;
 }
@@ -130,7 +130,7 @@ static int pmd_event_available(struct pfm_engine *e, u16 num)
 	if (e->pmu.pmd[e->pmu.pmd_slot[num]].type != PFM_RT_PMD_VIRTUAL)
 		return 0;
 	pfm_pmd_event_for(e, num, 0, &ev);
-	return e->ops->event_check(e->be, &ev);
+	return e->ops->event_check(e->be, &ev) < 0 ? -ENOENT : 0;
 }
 
 static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,

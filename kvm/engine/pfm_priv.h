@@ -212,7 +212,7 @@ u64 pfm_pmd_read(struct pfm_engine *e, struct pfm_context *ctx,
 void pfm_pmd_write(struct pfm_engine *e, struct pfm_context *ctx,
 		   struct pfm_set *set, u16 pmd, u64 value);
 void pfm_counting_begin(struct pfm_engine *e, struct pfm_context *ctx);
-void pfm_counting_end(struct pfm_engine *e, struct pfm_context *ctx);
+u64 pfm_counting_end(struct pfm_engine *e, struct pfm_context *ctx);
 int pfm_set_activate(struct pfm_engine *e, struct pfm_context *ctx,
 		     struct pfm_set *set);
 int pfm_set_switch_next(struct pfm_engine *e, struct pfm_context *ctx);

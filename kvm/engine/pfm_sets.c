@@ -166,24 +166,37 @@ void pfm_set_unload(struct pfm_engine *e, struct pfm_context *ctx)
 	}
 }
 
-void pfm_counting_begin(struct pfm_engine *e, struct pfm_context *ctx)
+/* counting (re)starts at @start: active time and the timeout run from it */
+static void counting_begin_at(struct pfm_engine *e, struct pfm_context *ctx,
+			      u64 start)
 {
 	struct pfm_set *set = ctx->active;
+	u64 late;
 	u16 s;
 
 	for (s = 0; s < e->pmu.nr_pmds; s++)
 		if (ctx->ctr_open[s])
 			e->ops->counter_enable(e->be, &ctx->ctrs[s]);
-	ctx->act_start = pfm_now(e);
+	ctx->act_start = start;
 	ctx->counting = true;
-	if (set->flags & PFM_SETFL_TIME_SWITCH)
-		e->ops->timer_arm(e->be, ctx->vcpu, set->timeout_left);
+	if (set->flags & PFM_SETFL_TIME_SWITCH) {
+		late = pfm_now(e) - start;
+		e->ops->timer_arm(e->be, ctx->vcpu, late < set->timeout_left ?
+				  set->timeout_left - late : 0);
+	}
 }
 
-void pfm_counting_end(struct pfm_engine *e, struct pfm_context *ctx)
+void pfm_counting_begin(struct pfm_engine *e, struct pfm_context *ctx)
+{
+	counting_begin_at(e, ctx, pfm_now(e));
+}
+
+/* returns when counting ended */
+u64 pfm_counting_end(struct pfm_engine *e, struct pfm_context *ctx)
 {
 	struct pfm_set *set = ctx->active;
-	u64 elapsed = pfm_now(e) - ctx->act_start;
+	u64 now = pfm_now(e);
+	u64 elapsed = now - ctx->act_start;
 	u16 s;
 
 	for (s = 0; s < e->pmu.nr_pmds; s++) {
@@ -199,18 +212,25 @@ void pfm_counting_end(struct pfm_engine *e, struct pfm_context *ctx)
 				     elapsed : set->timeout_left;
 	}
 	ctx->counting = false;
+	return now;
 }
 
-/* make @set the active set: a new activation, with a fresh timeout */
+/*
+ * Make @set the active set: a new activation, with a fresh timeout. The
+ * guest runs on while the backend swaps counters (that can be slow), so
+ * the new set's active time starts where the old one's ended: the
+ * context's active time is all accounted to one set or the other.
+ */
 int pfm_set_activate(struct pfm_engine *e, struct pfm_context *ctx,
 		     struct pfm_set *set)
 {
 	bool was_counting = ctx->counting;
 	bool in = ctx->vcpu >= 0;
+	u64 switched_at = 0;
 	int ret = 0;
 
 	if (was_counting)
-		pfm_counting_end(e, ctx);
+		switched_at = pfm_counting_end(e, ctx);
 	if (in && set != ctx->active)
 		pfm_set_unload(e, ctx);
 	if (set != ctx->active) {
@@ -221,7 +241,7 @@ int pfm_set_activate(struct pfm_engine *e, struct pfm_context *ctx,
 	set->runs++;
 	set->timeout_left = set->timeout;
 	if (was_counting)
-		pfm_counting_begin(e, ctx);
+		counting_begin_at(e, ctx, switched_at);
 	return ret;
 }
 

@@ -83,6 +83,8 @@ static int op_counter_open(void *be, struct pfm_counter *c)
 
 	if (s->fail_open_in && !--s->fail_open_in)
 		return -EBUSY;
+	/* opening is not free (a host perf event): time passes meanwhile */
+	s->now += s->open_cost_ns;
 	if (c->vcpu >= s->cfg.nr_vcpus) {
 		s->bad_ops++;
 		return -EINVAL;

@@ -120,6 +120,7 @@ struct sim {
 	u64 allocs;
 	u64 fail_alloc_in;	/* 0: never; n: the n-th zalloc fails */
 	u64 fail_open_in;	/* same for counter_open */
+	u64 open_cost_ns;	/* the clock moves this much per counter_open */
 
 	/* overflow interrupts delivered */
 	u64 overflow_calls;

@@ -538,6 +538,37 @@ static void test_time_switch_open_fails_not_silent(void **state)
 	t_env_free(t);
 }
 
+/*
+ * Set switches take time (the backend opens counters) while the guest runs
+ * on: the active time of all sets still adds up to the context's.
+ */
+static void test_switch_time_accounted(void **state)
+{
+	struct t_env *t = env_gran(1 * US);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_setinfo_t si;
+	u64 sum = 0, start;
+	u16 id;
+
+	(void)state;
+	for (id = 0; id < 3; id++) {
+		t_set(t, ctx, id, PFM_SETFL_TIME_SWITCH, 1 * MS);
+		t_pmc(t, ctx, 0, id, T_EVTSEL(EV_A));
+	}
+	go(t, ctx);
+	start = t->sim->now;
+	t->sim->open_cost_ns = 300 * US;
+	sim_run(t->sim, 20 * MS);
+	t->sim->open_cost_ns = 0;
+	for (id = 0; id < 3; id++) {
+		t_info(t, ctx, id, &si);
+		assert_true(si.set_runs >= 3);
+		sum += si.set_act_duration;
+	}
+	assert_int_equal(sum, t->sim->now - start);
+	t_env_free(t);
+}
+
 /* masked (notified, waiting for restart) is not active time */
 static void test_masked_time_not_counted(void **state)
 {
@@ -632,6 +663,7 @@ int main(void)
 		T_TEST(test_host_contention),
 		cmocka_unit_test(test_time_switch_open_fails_not_silent),
 		cmocka_unit_test(test_masked_time_not_counted),
+		cmocka_unit_test(test_switch_time_accounted),
 		T_TEST(test_create_sets_bad_entry_marked),
 	};
 

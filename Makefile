@@ -27,12 +27,12 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 
 .PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
 	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
-	test-host \
+	test-host test-qemu test-vm guest qemu \
 	run clean
 
 # Everything that exists: the engine as userspace C, the unit and fuzz
 # programs (once their directories have a Makefile), the kernel module.
-all: engine $(if $(call have,$(UNIT_DIR)),unit) $(if $(call have,$(FUZZ_DIR)),fuzz) kmod
+all: engine $(if $(call have,$(UNIT_DIR)),unit) $(if $(call have,$(FUZZ_DIR)),fuzz) kmod guest
 
 # The package list is in scripts/deps.sh, which also runs without make;
 # the nested rig's own list is in tests/rig/deps.sh.
@@ -58,6 +58,17 @@ $(B)/engine/%.o: $(TOP)/kvm/engine/%.c $(ENGINE_HDRS)
 kmod:
 	$(SUBMAKE) -C $(TOP)/kvm
 
+# The guest side: perfmon2.ko, libperfmon2 and the guest test programs.
+guest:
+	$(SUBMAKE) -C $(TOP)/guest/kernel
+	$(SUBMAKE) -C $(TOP)/guest/lib
+	$(SUBMAKE) -C $(TOP)/guest/tests
+
+# QEMU 7.2 from Debian's source with qemu-patches/ (cached by content,
+# outside the tree); prints the binary's path last
+qemu:
+	$(TOP)/scripts/qemu-build.sh
+
 unit:
 	@$(if $(call have,$(UNIT_DIR)),,$(call missing,tests/unit,unit tests))
 	$(SUBMAKE) -C $(UNIT_DIR) all
@@ -81,7 +92,7 @@ checkpatch:
 # make test: the stages in order, each timed and logged to build/logs/ by
 # scripts/stage.sh, which also fails a stage on a compiler warning in
 # project code. Stops at the first failing stage; prints the times.
-TEST_STAGES := deps build unit kbuild checkpatch fuzz host
+TEST_STAGES := deps build unit kbuild checkpatch fuzz host qemu vm
 
 test:
 	@$(STAGE) --reset; \
@@ -92,8 +103,9 @@ test:
 	$(STAGE) --summary; echo "make test: all stages passed"
 
 test-deps: deps
-test-build: engine unit
+test-build: engine unit guest
 test-unit: unit-run
+	$(SUBMAKE) -C $(TOP)/guest/lib check
 test-kbuild: kmod
 test-checkpatch: checkpatch
 # the fuzzers are built here, not in the build stage, so that the stages
@@ -108,11 +120,20 @@ test-fuzz:
 test-host:
 	$(SUBMAKE) -C $(TOP)/tests/host check
 
+test-qemu: qemu
+
+# the whole stack: L0 (TCG) -> L1 (KVM + kvm-perfmon.ko + patched QEMU)
+# -> L2 (perfmon2.ko + libperfmon2 + the guest test programs)
+test-vm:
+	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
+		$(TOP)/guest/tests/rig-run.sh $(B)/logs/vm
+
 run:
 	@echo "make run: arrives with the guest side (guest/, qemu-patches/)" >&2; exit 1
 
 clean:
 	-$(SUBMAKE) -C $(TOP)/kvm clean
+	-$(SUBMAKE) -C $(TOP)/guest/kernel clean
 	$(if $(call have,$(UNIT_DIR)),-$(SUBMAKE) -C $(UNIT_DIR) clean)
 	$(if $(call have,$(FUZZ_DIR)),-$(SUBMAKE) -C $(FUZZ_DIR) clean)
 	-$(SUBMAKE) -C $(TOP)/tests/host clean

@@ -64,7 +64,7 @@ if [ "$#" -gt 0 ]; then
 	done
 else
 	# The kernel code: module glue, engine, and the uapi headers it includes.
-	kernel_files=(kvm/*.[ch] kvm/engine/*.[ch])
+	kernel_files=(kvm/*.[ch] kvm/engine/*.[ch] guest/kernel/*.[ch])
 	uapi_files=(include/uapi/*.h)
 fi
 # Kbuild generates *.mod.c (kvm/kvm-perfmon.mod.c): not ours, not checked.

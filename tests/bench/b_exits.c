@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exits per operation, measured in one run inside a guest with perfmon2.ko
+ * (L2 of the nested rig). The VM exits are counted by the host on the
+ * vCPU thread (virtual PMD PVPFM_VPMD_VM_EXITS, kvm:kvm_exit) and read
+ * through the perfmon2 interface by a self-monitoring context.
+ *
+ *   b_exits [N]     N calls per batch (default 20000)
+ *
+ * Prints one line per figure
+ *
+ *   BENCH name value unit
+ *
+ * and RATIO lines; check.sh judges them. No figure is a time: wall time
+ * on a TCG-emulated L1 means nothing. Times only scale the background.
+ *
+ * 1. perfmon2 calls: N pfm_read_pmds of 1 entry, N of the largest vector
+ *    the guest takes, N pfm_write_pmds of 1 entry, N pfm_getinfo_evtsets
+ *    of 1 set; each batch against a busy loop of the same length without
+ *    calls (timer ticks, host interrupts: the background exit rate).
+ *      exits/call = (exits_batch - rate * duration_batch) / N
+ *    The design (ARCHITECTURE.md): one perfmon2 call = one VM exit.
+ * 2. guest context switches: a monitored and an unmonitored thread
+ *    pinned to one vCPU play ping-pong over pipes; SWITCH commands
+ *    (sysfs device/switches) per context switch (the threads' own
+ *    counts, /proc/.../status voluntary + nonvoluntary), against the
+ *    same ping-pong with neither monitored (design: 1 and 0).
+ * 3. sampling: the "default" format on VCPU_RUN_NS every 100 us with a
+ *    buffer that does not fill; exits per sample over the background
+ *    (design: 0, the host writes samples into guest memory), samples,
+ *    buffer-full notifications (0).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <perfmon/perfmon.h>
+#include <perfmon/perfmon_dfl_smpl.h>
+#include <perfmon/pv_perfmon.h>
+
+#define SYSFS		"/sys/kernel/perfmon/"
+#define NSEC_PER_SEC	1000000000ULL
+#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
+#define VM_EXITS	PVPFM_VPMD_VM_EXITS
+#define HALT_EXITS	PVPFM_VPMD_HALT_EXITS
+#define MAX_VEC		1024
+
+static int failures;
+
+static void fail(const char *what)
+{
+	printf("BENCH-ERROR %s: %s\n", what, strerror(errno));
+	fflush(stdout);
+	failures++;
+}
+
+static void bench(const char *name, double val, const char *unit)
+{
+	printf("BENCH %s %.2f %s\n", name, val, unit);
+	fflush(stdout);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static void busy_until(uint64_t end)
+{
+	volatile uint64_t x = 0;
+
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			x += i;
+}
+
+static long long sysfs_num(const char *rel, long long dflt)
+{
+	char path[128], buf[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), SYSFS "%s", rel);
+	f = fopen(path, "r");
+	if (!f)
+		return dflt;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return dflt;
+	}
+	fclose(f);
+	return strtoll(buf, NULL, 0);
+}
+
+static int sysfs_write(const char *rel, long long val)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), SYSFS "%s", rel);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%lld", val) < 0;
+	ret |= fclose(f) != 0;
+	return ret ? -1 : 0;
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -1;
+	return sched_getcpu() == cpu ? 0 : -1;
+}
+
+/* a self-monitoring context counting VCPU_RUN_NS and VM_EXITS, started */
+static int self_ctx(void)
+{
+	pfarg_pmd_t pd[3];
+	pfarg_load_t load;
+	pfarg_ctx_t ctx;
+	int fd;
+
+	memset(&ctx, 0, sizeof(ctx));
+	fd = pfm_create_context(&ctx, NULL, NULL, 0);
+	if (fd < 0)
+		return -1;
+	memset(pd, 0, sizeof(pd));
+	pd[0].reg_num = RUN_NS;
+	pd[1].reg_num = VM_EXITS;
+	pd[2].reg_num = HALT_EXITS;	/* the target of the write batch */
+	memset(&load, 0, sizeof(load));
+	load.load_pid = gettid_();
+	if (pfm_write_pmds(fd, pd, 3) || pfm_load_context(fd, &load) ||
+	    pfm_start(fd, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct snap {
+	uint64_t run_ns, exits, wall;
+};
+
+/* one pfm_read_pmds call: its own exit falls inside the interval it ends */
+static int snap(int fd, struct snap *s)
+{
+	pfarg_pmd_t pd[2];
+
+	memset(pd, 0, sizeof(pd));
+	pd[0].reg_num = RUN_NS;
+	pd[1].reg_num = VM_EXITS;
+	s->wall = now_ns();
+	if (pfm_read_pmds(fd, pd, 2))
+		return -1;
+	s->run_ns = pd[0].reg_value;
+	s->exits = pd[1].reg_value;
+	return 0;
+}
+
+struct delta {
+	double exits, run_ns, wall;
+};
+
+static struct delta diff(const struct snap *a, const struct snap *b)
+{
+	struct delta d = {
+		/* less the exit of the read that took snapshot b */
+		.exits = (double)(b->exits - a->exits) - 1,
+		.run_ns = (double)(b->run_ns - a->run_ns),
+		.wall = (double)(b->wall - a->wall),
+	};
+	return d;
+}
+
+/* exits of a busy loop of @wall ns: the background over that time */
+static int background(int fd, double wall, struct delta *bg)
+{
+	struct snap a, b;
+
+	if (snap(fd, &a))
+		return -1;
+	busy_until(a.wall + (uint64_t)wall);
+	if (snap(fd, &b))
+		return -1;
+	*bg = diff(&a, &b);
+	return 0;
+}
+
+enum op { OP_READ1, OP_READV, OP_WRITE1, OP_GETINFO };
+
+static int one_call(int fd, enum op op, pfarg_pmd_t *vec, int nvec)
+{
+	pfarg_setinfo_t si;
+	pfarg_pmd_t pd;
+
+	switch (op) {
+	case OP_READ1:
+		memset(&pd, 0, sizeof(pd));
+		pd.reg_num = VM_EXITS;
+		return pfm_read_pmds(fd, &pd, 1);
+	case OP_READV:
+		for (int i = 0; i < nvec; i++) {
+			vec[i].reg_num = (i & 1) ? VM_EXITS : RUN_NS;
+			vec[i].reg_flags = 0;
+		}
+		return pfm_read_pmds(fd, vec, nvec);
+	case OP_WRITE1:
+		memset(&pd, 0, sizeof(pd));
+		pd.reg_num = HALT_EXITS;
+		return pfm_write_pmds(fd, &pd, 1);
+	case OP_GETINFO:
+		memset(&si, 0, sizeof(si));
+		return pfm_getinfo_evtsets(fd, &si, 1);
+	}
+	return -1;
+}
+
+/*
+ * N calls between two snapshots, then a busy loop as long as the batch;
+ * exits/call = (batch exits - background rate * batch time) / N. Both
+ * clocks are printed as time bases: the guest's wall time and the host's
+ * vCPU run time; the figure uses the guest's wall time (the busy loop
+ * is timed by it).
+ */
+static double calls(int fd, const char *name, enum op op, int n,
+		    pfarg_pmd_t *vec, int nvec)
+{
+	struct delta d, bg;
+	struct snap a, b;
+	double rate, per;
+	char key[96];
+
+	if (snap(fd, &a))
+		goto err;
+	for (int i = 0; i < n; i++)
+		if (one_call(fd, op, vec, nvec))
+			goto err;
+	if (snap(fd, &b))
+		goto err;
+	d = diff(&a, &b);
+	if (background(fd, d.wall, &bg))
+		goto err;
+	rate = bg.wall > 0 ? bg.exits / bg.wall : 0;
+	per = (d.exits - rate * d.wall) / n;
+	snprintf(key, sizeof(key), "%s.calls", name);
+	bench(key, n, "calls");
+	snprintf(key, sizeof(key), "%s.exits_raw", name);
+	bench(key, d.exits, "exits");
+	snprintf(key, sizeof(key), "%s.batch_wall", name);
+	bench(key, d.wall / 1e6, "ms");
+	snprintf(key, sizeof(key), "%s.batch_vcpu_run", name);
+	bench(key, d.run_ns / 1e6, "ms");
+	snprintf(key, sizeof(key), "%s.background_exits", name);
+	bench(key, bg.exits, "exits");
+	snprintf(key, sizeof(key), "%s.background_rate", name);
+	bench(key, rate * 1e9, "exits/s");
+	snprintf(key, sizeof(key), "%s.exits_per_call", name);
+	bench(key, per, "exits/call");
+	return per;
+err:
+	fail(name);
+	return -1;
+}
+
+static void bench_calls(int n)
+{
+	static pfarg_pmd_t vec[MAX_VEC];
+	long long max_vec = sysfs_num("device/max_vector", 0);
+	long long arg_mem = sysfs_num("controls/arg_mem_max", 0);
+	long long raised = -1;
+	double one, many;
+	int fd, nvec;
+
+	/* the largest vector: the host's max_vector, arg_mem_max permitting */
+	if (max_vec > MAX_VEC)
+		max_vec = MAX_VEC;
+	if ((long long)(max_vec * sizeof(pfarg_pmd_t)) > arg_mem &&
+	    !sysfs_write("controls/arg_mem_max", 16352))
+		raised = arg_mem;
+	arg_mem = sysfs_num("controls/arg_mem_max", 0);
+	nvec = (int)max_vec;
+	if ((long long)(nvec * sizeof(pfarg_pmd_t)) > arg_mem)
+		nvec = (int)(arg_mem / sizeof(pfarg_pmd_t));
+	bench("calls.vector_entries", nvec, "entries");
+
+	fd = self_ctx();
+	if (fd < 0) {
+		fail("calls: self-monitoring context");
+		return;
+	}
+	one = calls(fd, "read_pmds_1", OP_READ1, n, vec, 1);
+	many = calls(fd, "read_pmds_max", OP_READV, n, vec, nvec);
+	calls(fd, "write_pmds_1", OP_WRITE1, n, vec, 1);
+	calls(fd, "getinfo_evtsets_1", OP_GETINFO, n, vec, 1);
+	if (one > 0 && many >= 0)
+		printf("RATIO read_pmds_max/read_pmds_1 exits_per_call %.2f (%d entries vs 1; design 1.00)\n",
+		       many / one, nvec);
+	pfm_stop(fd);
+	close(fd);
+	if (raised >= 0)
+		sysfs_write("controls/arg_mem_max", raised);
+}
+
+/* ---- context switches ---- */
+
+struct pong {
+	int in, out, cpu, rounds;
+	pid_t tid;
+	volatile int ready;
+};
+
+static long ctxsw(pid_t tid)
+{
+	char path[96], line[128];
+	long n = 0, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+			n += v;
+	fclose(f);
+	return n;
+}
+
+static void *ponger(void *p)
+{
+	struct pong *pg = p;
+	char c;
+
+	pg->tid = gettid_();
+	if (pin(pg->cpu))
+		pg->tid = -1;
+	pg->ready = 1;
+	while (read(pg->in, &c, 1) == 1 && write(pg->out, &c, 1) == 1)
+		;
+	return NULL;
+}
+
+/*
+ * @rounds round trips between this thread and an unmonitored thread on
+ * @cpu; this thread monitored when @monitored. SWITCH commands and the
+ * threads' context switches during the rounds.
+ */
+static int ping_pong(int cpu, int rounds, int monitored, long long *sw,
+		     long *csw, double *exits)
+{
+	int ab[2], ba[2], fd = -1, ret = -1;
+	struct snap a, b;
+	struct pong pg;
+	long c0, c1, d0, d1;
+	long long s0, s1;
+	pthread_t th;
+	char c = 0;
+
+	if (pin(cpu) || pipe(ab) || pipe(ba))
+		return -1;
+	memset(&pg, 0, sizeof(pg));
+	pg.in = ab[0];
+	pg.out = ba[1];
+	pg.cpu = cpu;
+	if (pthread_create(&th, NULL, ponger, &pg))
+		goto out_pipes;
+	while (!pg.ready)
+		sched_yield();
+	if (pg.tid < 0)
+		goto out_thread;
+	if (monitored) {
+		fd = self_ctx();
+		if (fd < 0)
+			goto out_thread;
+	}
+	/* warm up: both threads have run and blocked once */
+	for (int i = 0; i < 10; i++)
+		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			goto out_thread;
+	if (fd >= 0 && snap(fd, &a))
+		goto out_thread;
+	c0 = ctxsw(gettid_());
+	d0 = ctxsw(pg.tid);
+	s0 = sysfs_num("device/switches", -1);
+	for (int i = 0; i < rounds; i++)
+		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			goto out_thread;
+	s1 = sysfs_num("device/switches", -1);
+	c1 = ctxsw(gettid_());
+	d1 = ctxsw(pg.tid);
+	if (fd >= 0 && snap(fd, &b))
+		goto out_thread;
+	*sw = s1 - s0;
+	*csw = (c1 - c0) + (d1 - d0);
+	*exits = fd >= 0 ? diff(&a, &b).exits : 0;
+	ret = 0;
+out_thread:
+	close(ab[1]);
+	pthread_join(th, NULL);
+	if (fd >= 0)
+		close(fd);
+out_pipes:
+	close(ab[0]);
+	close(ba[0]);
+	close(ba[1]);
+	return ret;
+}
+
+static void bench_switch(int rounds)
+{
+	long csw_m = 0, csw_u = 0;
+	long long sw_m = 0, sw_u = 0;
+	double ex_m = 0, ex_u = 0;
+	int cpu = sched_getcpu();
+
+	if (ping_pong(cpu, rounds, 0, &sw_u, &csw_u, &ex_u)) {
+		fail("switch: unmonitored ping-pong");
+		return;
+	}
+	if (ping_pong(cpu, rounds, 1, &sw_m, &csw_m, &ex_m)) {
+		fail("switch: monitored ping-pong");
+		return;
+	}
+	bench("switch.round_trips", rounds, "round_trips");
+	bench("switch.unmonitored.ctx_switches", csw_u, "switches");
+	bench("switch.unmonitored.switch_cmds", sw_u, "cmds");
+	bench("switch.unmonitored.switch_cmds_per_ctx_switch",
+	      csw_u ? (double)sw_u / csw_u : 0, "cmds/switch");
+	bench("switch.monitored.ctx_switches", csw_m, "switches");
+	bench("switch.monitored.switch_cmds", sw_m, "cmds");
+	bench("switch.monitored.switch_cmds_per_ctx_switch",
+	      csw_m ? (double)sw_m / csw_m : 0, "cmds/switch");
+	bench("switch.monitored.switch_cmds_per_round_trip",
+	      (double)sw_m / rounds, "cmds/round_trip");
+	/*
+	 * The monitored thread's own exits while it is in (its SWITCH in
+	 * exits before the counter runs, its SWITCH out after: neither is
+	 * in here): the exits of one write and one read of a pipe.
+	 */
+	bench("switch.monitored.thread_exits_per_round_trip", ex_m / rounds,
+	      "exits/round_trip");
+	printf("RATIO switch_cmds_per_ctx_switch monitored %.2f unmonitored %.2f (design 1.00 and 0.00)\n",
+	       csw_m ? (double)sw_m / csw_m : 0,
+	       csw_u ? (double)sw_u / csw_u : 0);
+	fflush(stdout);
+}
+
+/* ---- sampling ---- */
+
+#define SMPL_PERIOD_NS	100000ULL	/* 100 us of vCPU run time */
+#define SMPL_WANT	400
+#define SMPL_BUF	(64 * 1024)
+
+static void bench_sampling(int timeout_s)
+{
+	const size_t entry = sizeof(pfm_dfl_smpl_entry_t) + sizeof(uint64_t);
+	volatile pfm_dfl_smpl_hdr_t *hdr;
+	pfm_dfl_smpl_arg_t arg;
+	uint64_t count0, count1, end, ovfl0, ovfl1;
+	struct delta d, bg;
+	struct snap a, b;
+	pfarg_load_t load;
+	pfarg_pmd_t pd[2];
+	pfarg_ctx_t ctx;
+	pfarg_msg_t msg;
+	int fd, msgs = 0;
+	double rate, per;
+	void *p;
+
+	if (!(sysfs_num("device/features", 0) & PVPFM_F_SAMPLING)) {
+		printf("BENCH-SKIP sampling: the host does not sample\n");
+		return;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	memset(&arg, 0, sizeof(arg));
+	arg.buf_size = SMPL_BUF;
+	fd = pfm_create_context(&ctx, PFM_DFL_SMPL_NAME, &arg, sizeof(arg));
+	if (fd < 0) {
+		fail("sampling: create with the default format");
+		return;
+	}
+	p = mmap(NULL, SMPL_BUF, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		fail("sampling: mmap");
+		close(fd);
+		return;
+	}
+	hdr = p;
+	memset(pd, 0, sizeof(pd));
+	pd[0].reg_num = RUN_NS;
+	pd[0].reg_value = -SMPL_PERIOD_NS;
+	pd[0].reg_short_reset = -SMPL_PERIOD_NS;
+	pd[0].reg_long_reset = -SMPL_PERIOD_NS;
+	pd[0].reg_smpl_pmds[VM_EXITS / 64] = 1ULL << (VM_EXITS % 64);
+	pd[1].reg_num = VM_EXITS;
+	memset(&load, 0, sizeof(load));
+	load.load_pid = gettid_();
+	if (pfm_write_pmds(fd, pd, 2) || pfm_load_context(fd, &load) ||
+	    pfm_start(fd, NULL)) {
+		fail("sampling: set up");
+		goto out;
+	}
+	/* buffer room for 3 * SMPL_WANT samples: it does not fill */
+	bench("sampling.buffer_capacity",
+	      (double)(SMPL_BUF - sizeof(pfm_dfl_smpl_hdr_t)) / entry, "samples");
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	if (snap(fd, &a))
+		goto err;
+	count0 = hdr->hdr_count;
+	ovfl0 = hdr->hdr_overflows;
+	end = a.wall + (uint64_t)timeout_s * NSEC_PER_SEC;
+	/* reading the header is a load from guest memory: no exit */
+	while (hdr->hdr_count - count0 < SMPL_WANT && now_ns() < end)
+		busy_until(now_ns() + 100000);
+	if (snap(fd, &b))
+		goto err;
+	count1 = hdr->hdr_count;
+	ovfl1 = hdr->hdr_overflows;
+	while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
+		msgs++;
+	d = diff(&a, &b);
+	/* the background: the same busy loop, in a context that does not sample */
+	pfm_stop(fd);
+	pfm_unload_context(fd);
+	{
+		int cfd = self_ctx();
+
+		if (cfd < 0)
+			goto err;
+		if (background(cfd, d.wall, &bg)) {
+			close(cfd);
+			goto err;
+		}
+		close(cfd);
+	}
+	rate = bg.wall > 0 ? bg.exits / bg.wall : 0;
+	per = count1 > count0 ?
+		(d.exits - rate * d.wall) / (double)(count1 - count0) : -1;
+	bench("sampling.period", SMPL_PERIOD_NS / 1e3, "us");
+	bench("sampling.samples", (double)(count1 - count0), "samples");
+	bench("sampling.exits_raw", d.exits, "exits");
+	bench("sampling.wall", d.wall / 1e6, "ms");
+	bench("sampling.vcpu_run", d.run_ns / 1e6, "ms");
+	bench("sampling.background_exits", bg.exits, "exits");
+	bench("sampling.background_rate", rate * 1e9, "exits/s");
+	bench("sampling.buffer_full", (double)(ovfl1 - ovfl0), "overflows");
+	bench("sampling.notifications", msgs, "msgs");
+	bench("sampling.exits_per_sample", per, "exits/sample");
+	if (count1 > count0)
+		bench("sampling.raw_exits_per_sample",
+		      d.exits / (double)(count1 - count0), "exits/sample");
+	goto out;
+err:
+	fail("sampling");
+out:
+	munmap(p, SMPL_BUF);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 20000;
+	int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n <= 0)
+		n = 20000;
+	/* one vCPU for everything: no migrations, no SWITCH on the way */
+	if (pin(cpus > 1 ? 1 : 0)) {
+		fail("pin");
+		return 1;
+	}
+	printf("BENCH-INFO b_exits: N=%d, vCPU %d of %d, personality %lld, max_vector %lld\n",
+	       n, sched_getcpu(), cpus, sysfs_num("device/personality", -1),
+	       sysfs_num("device/max_vector", -1));
+	fflush(stdout);
+	bench_calls(n);
+	bench_switch(n / 4 > 0 ? n / 4 : 1);
+	bench_sampling(60);
+	printf("BENCH-DONE failures %d\n", failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Judge the BENCH lines of b_exits (a file, or stdin):
+#
+#   BENCH name value unit
+#
+# Bounds, with why they are not the design's figures exactly: the figures
+# are exits counted over a whole batch less a background (timer ticks,
+# host interrupts, the rig's TCG-emulated L1 injecting its own events)
+# estimated from a busy loop of the same length. That estimate is noisy,
+# so each bound leaves half an exit per operation of room:
+#
+#   exits_per_call    <= 1.5  design: 1 (one perfmon2 call = one DOORBELL
+#                             write = one VM exit, whatever the vector
+#                             length; ARCHITECTURE.md); >= 0.5 too, or
+#                             the counting itself is broken
+#   exits_per_sample  <= 0.5  design: 0 (the host writes samples into
+#                             guest memory; the guest is interrupted only
+#                             when a notification is due)
+#   sampling.buffer_full, sampling.notifications == 0 (the buffer has room)
+#   switch.unmonitored.switch_cmds == 0; monitored SWITCH commands per
+#   context switch <= 1.5 (design: 1: out when the monitored thread
+#   leaves, in when it comes back)
+#
+# Also fails when a figure is missing or b_exits reported an error.
+# Prints PASS/FAIL lines; exit status 1 on a failure.
+set -u
+in=${1:--}
+awk '
+function judge(ok, name, why) {
+	if (ok) {
+		print "PASS: bench: " name
+	} else {
+		print "FAIL: bench: " name " (" why ")"
+		failed++
+	}
+}
+/^BENCH-ERROR/ { sub(/\r$/, ""); judge(0, "b_exits ran", $0) }
+/^BENCH / { v[$2] = $3 + 0; seen[$2] = 1 }
+/^BENCH-DONE/ { done = 1 }
+END {
+	judge(done, "b_exits ran to the end", "no BENCH-DONE line")
+	n = split("read_pmds_1 read_pmds_max write_pmds_1 getinfo_evtsets_1", ops, " ")
+	for (i = 1; i <= n; i++) {
+		k = ops[i] ".exits_per_call"
+		if (!(k in seen)) {
+			judge(0, k, "missing")
+			continue
+		}
+		judge(v[k] >= 0.5 && v[k] <= 1.5, k " " v[k] " in [0.5, 1.5]",
+		      v[k] " exits per call; design 1")
+	}
+	k = "sampling.exits_per_sample"
+	if (!(k in seen)) {
+		judge(0, k, "missing")
+	} else {
+		judge(v["sampling.samples"] > 0, "sampling.samples " v["sampling.samples"] " > 0", "no samples")
+		judge(v[k] <= 0.5, k " " v[k] " <= 0.5", v[k] " exits per sample; design 0")
+		judge(v["sampling.buffer_full"] == 0 && v["sampling.notifications"] == 0,
+		      "sampling: no buffer-full notification",
+		      v["sampling.buffer_full"] " overflows, " v["sampling.notifications"] " messages")
+	}
+	k = "switch.monitored.switch_cmds_per_ctx_switch"
+	if (!(k in seen)) {
+		judge(0, k, "missing")
+	} else {
+		judge(v["switch.unmonitored.switch_cmds"] == 0,
+		      "switch.unmonitored.switch_cmds 0",
+		      v["switch.unmonitored.switch_cmds"] " SWITCH commands without a monitored thread")
+		judge(v[k] > 0 && v[k] <= 1.5, k " " v[k] " in (0, 1.5]",
+		      v[k] " SWITCH commands per context switch; design 1")
+	}
+	printf "bench checks: %d failed\n", failed
+	exit failed ? 1 : 0
+}' "$in"

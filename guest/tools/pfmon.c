@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pfmon: count events of a command (or of CPUs) with perfmon2 in a
+ * kvm-perfmon guest, through libperfmon2's twelve calls.
+ *
+ *   pfmon -l
+ *   pfmon [-e ev,...] [--set ev,...]... [--switch-timeout NS]
+ *         [--system-wide [--cpu-list L]] [--attach-task PID] [-- cmd args]
+ *
+ * Events: the hypervisor's virtual PMDs (vcpu_run_ns, vm_exits, ...) and
+ * the hardware events of the host's personality (pmu_desc/model), or
+ * rUUEE (hex unit mask UU, event select EE, as perf's raw events) for any other hardware event.
+ * -e fills set 0; each --set adds the next set; with more than one set the
+ * sets are time-switched (--switch-timeout, default 10 ms) and each count
+ * is printed scaled to the whole run: count * total active / set active.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <perfmon/perfmon.h>
+#include <perfmon/pv_perfmon.h>
+
+#define SYSFS		"/sys/kernel/perfmon"
+#define MAX_SETS	16
+#define MAX_EVS		32	/* per set */
+#define MAX_CPUS	64
+#define DFL_TIMEOUT_NS	10000000ULL
+
+#define EVTSEL_USR	(1ULL << 16)
+#define EVTSEL_OS	(1ULL << 17)
+#define EVTSEL_INT	(1ULL << 20)
+#define EVTSEL_EN	(1ULL << 22)
+
+struct evdesc {
+	const char *name;
+	int vpmd;		/* virtual PMD number, or 0: hardware */
+	unsigned int code;	/* event select | unit mask << 8 */
+	const char *desc;
+};
+
+static const struct evdesc vpmd_events[] = {
+	{ "vcpu_run_ns", PVPFM_VPMD_VCPU_RUN_NS, 0, "ns the vCPU ran (hypervisor)" },
+	{ "vm_exits", PVPFM_VPMD_VM_EXITS, 0, "VM exits" },
+	{ "halt_exits", PVPFM_VPMD_HALT_EXITS, 0, "HLT exits" },
+	{ "host_preempt", PVPFM_VPMD_HOST_PREEMPT, 0, "vCPU preempted on the host" },
+	{ "steal_ns", PVPFM_VPMD_STEAL_NS, 0, "ns runnable on the host, not running" },
+	{ "host_page_faults", PVPFM_VPMD_HOST_PAGE_FAULTS, 0, "host page faults on guest RAM" },
+	{ NULL, 0, 0, NULL }
+};
+
+static const struct evdesc amd64_events[] = {
+	{ "cycles", 0, 0x76, "CPU clocks not halted" },
+	{ "instructions", 0, 0xc0, "retired instructions" },
+	{ "branches", 0, 0xc2, "retired branch instructions" },
+	{ "branch_misses", 0, 0xc3, "retired mispredicted branches" },
+	{ "dcache_accesses", 0, 0x40, "data cache accesses" },
+	{ "dcache_misses", 0, 0x41, "data cache misses" },
+	{ NULL, 0, 0, NULL }
+};
+
+static const struct evdesc intel_arch_events[] = {
+	{ "cycles", 0, 0x3c, "unhalted core cycles" },
+	{ "instructions", 0, 0xc0, "instructions retired" },
+	{ "ref_cycles", 0, 0x13c, "unhalted reference cycles" },
+	{ "llc_references", 0, 0x4f2e, "last level cache references" },
+	{ "llc_misses", 0, 0x412e, "last level cache misses" },
+	{ "branches", 0, 0xc4, "branch instructions retired" },
+	{ "branch_misses", 0, 0xc5, "branch mispredicts retired" },
+	{ NULL, 0, 0, NULL }
+};
+
+struct event {
+	char name[40];
+	int vpmd;
+	unsigned int code;
+	int pmc;		/* hardware: PMC = PMD number; -1 virtual */
+};
+
+struct set {
+	struct event ev[MAX_EVS];
+	int n;
+	int nhw;
+};
+
+static struct set sets[MAX_SETS];
+static int nsets;
+static char model[64];
+static const struct evdesc *hw_table;
+static int counters;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "pfmon: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static int sysfs_read(const char *rel, char *buf, size_t size)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), SYSFS "/%s", rel);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, size, f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static void need_perfmon(void)
+{
+	char buf[64];
+
+	if (sysfs_read("version", buf, sizeof(buf)))
+		die("no perfmon2 in this kernel (" SYSFS " missing): load perfmon2.ko (insmod perfmon2.ko) in a guest started with -device pv-perfmon");
+	if (sysfs_read("pmu_desc/model", model, sizeof(model)))
+		model[0] = '\0';
+	if (!strncmp(model, "amd64", 5))
+		hw_table = amd64_events;
+	else if (!strcmp(model, "intel_arch"))
+		hw_table = intel_arch_events;
+	counters = sysfs_read("device/counters", buf, sizeof(buf)) ? 4 :
+		   atoi(buf);
+	if (hw_table == amd64_events && counters > 4)
+		counters = 4;
+	if (counters > 16)
+		counters = 16;
+}
+
+static uint64_t pmc_value(unsigned int code)
+{
+	uint64_t ev = code & 0xff, umask = (code >> 8) & 0xff;
+	uint64_t v = ev | umask << 8 | EVTSEL_USR | EVTSEL_OS | EVTSEL_INT |
+		     EVTSEL_EN;
+
+	if (hw_table == amd64_events)
+		v |= (uint64_t)((code >> 16) & 0xf) << 32;
+	return v;
+}
+
+static bool lookup(const char *name, struct event *e)
+{
+	const struct evdesc *d;
+	char *end;
+
+	for (d = vpmd_events; d->name; d++)
+		if (!strcmp(d->name, name))
+			goto found;
+	for (d = hw_table; d && d->name; d++)
+		if (!strcmp(d->name, name))
+			goto found;
+	if (name[0] == 'r' && isxdigit((unsigned char)name[1]) && hw_table) {
+		unsigned long code = strtoul(name + 1, &end, 16);
+
+		if (*end || code > 0xffff)
+			return false;
+		/* perf's raw form: unit mask << 8 | event select */
+		snprintf(e->name, sizeof(e->name), "%s", name);
+		e->vpmd = 0;
+		e->code = (unsigned int)code;
+		return true;
+	}
+	return false;
+found:
+	snprintf(e->name, sizeof(e->name), "%s", d->name);
+	e->vpmd = d->vpmd;
+	e->code = d->code;
+	return true;
+}
+
+static void add_events(struct set *s, int setid, char *list)
+{
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct event *e;
+
+		if (s->n == MAX_EVS)
+			die("set %d: more than %d events", setid, MAX_EVS);
+		e = &s->ev[s->n];
+		if (!lookup(tok, e)) {
+			if (!hw_table && tok[0] != 'v')
+				die("unknown event '%s' (PMU model '%s' has no hardware event table here; pfmon -l lists the events)",
+				    tok, model);
+			die("unknown event '%s' (pfmon -l lists the events)", tok);
+		}
+		for (int i = 0; i < s->n; i++)
+			if (!strcmp(s->ev[i].name, e->name))
+				die("set %d: event %s given twice", setid, tok);
+		e->pmc = -1;
+		if (!e->vpmd)
+			e->pmc = s->nhw++;
+		s->n++;
+	}
+}
+
+static void check_counters(void)
+{
+	for (int i = 0; i < nsets; i++) {
+		if (sets[i].nhw <= counters)
+			continue;
+		if (nsets == 1)
+			die("%d hardware events for %d counters: split them into event sets (--set ev,... ; the sets are time-switched)",
+			    sets[i].nhw, counters);
+		die("set %d: %d hardware events for %d counters: move some into another --set",
+		    i, sets[i].nhw, counters);
+	}
+}
+
+static const char *event_name(int set, int pmd, bool pmc)
+{
+	for (int i = 0; i < sets[set].n; i++) {
+		const struct event *e = &sets[set].ev[i];
+
+		if (pmc ? e->pmc == pmd : (e->vpmd ? e->vpmd == pmd : e->pmc == pmd))
+			return e->name;
+	}
+	return "?";
+}
+
+static void explain(const char *what, int set, int reg, uint32_t flags,
+		    bool pmc, int err)
+{
+	const char *ev = event_name(set, reg, pmc);
+
+	if (flags & PFM_REG_RETFL_NOTAVAIL)
+		die("event %s (set %d, %s%d): the host cannot back it (PFM_REG_RETFL_NOTAVAIL): no hardware PMU or event map entry for it on the host",
+		    ev, set, pmc ? "PMC" : "PMD", reg);
+	if (flags & PFM_REG_RETFL_EINVAL)
+		die("event %s (set %d, %s%d): refused as invalid by the host",
+		    ev, set, pmc ? "PMC" : "PMD", reg);
+	die("%s: %s", what, strerror(err));
+}
+
+/* program every set on @fd; 0 or dies */
+static void program(int fd, uint64_t timeout)
+{
+	pfarg_setdesc_t sd[MAX_SETS];
+	pfarg_pmc_t pc[MAX_EVS];
+	pfarg_pmd_t pd[MAX_EVS];
+
+	memset(sd, 0, sizeof(sd));
+	for (int i = 0; i < nsets; i++) {
+		sd[i].set_id = i;
+		if (nsets > 1) {
+			sd[i].set_flags = PFM_SETFL_TIME_SWITCH;
+			sd[i].set_timeout = timeout;
+		}
+	}
+	if (nsets > 1 && pfm_create_evtsets(fd, sd, nsets))
+		die("creating %d event sets: %s%s", nsets, strerror(errno),
+		    errno == EINVAL || errno == ENOSPC ?
+		    " (over the host's max_sets?)" : "");
+	for (int s = 0; s < nsets; s++) {
+		int npc = 0, npd = 0;
+
+		memset(pc, 0, sizeof(pc));
+		memset(pd, 0, sizeof(pd));
+		for (int i = 0; i < sets[s].n; i++) {
+			const struct event *e = &sets[s].ev[i];
+
+			if (!e->vpmd) {
+				pc[npc].reg_num = e->pmc;
+				pc[npc].reg_set = s;
+				pc[npc].reg_value = pmc_value(e->code);
+				npc++;
+			}
+			pd[npd].reg_num = e->vpmd ? e->vpmd : e->pmc;
+			pd[npd].reg_set = s;
+			npd++;
+		}
+		if (npc && pfm_write_pmcs(fd, pc, npc)) {
+			int err = errno;
+
+			for (int i = 0; i < npc; i++)
+				if (PFM_REG_HAS_ERROR(pc[i].reg_flags))
+					explain("writing PMCs", s, pc[i].reg_num,
+						pc[i].reg_flags, true, err);
+			die("writing PMCs of set %d: %s", s, strerror(err));
+		}
+		if (npd && pfm_write_pmds(fd, pd, npd)) {
+			int err = errno;
+
+			for (int i = 0; i < npd; i++)
+				if (PFM_REG_HAS_ERROR(pd[i].reg_flags))
+					explain("writing PMDs", s, pd[i].reg_num,
+						pd[i].reg_flags, false, err);
+			die("writing PMDs of set %d: %s", s, strerror(err));
+		}
+	}
+}
+
+static int create(uint32_t flags)
+{
+	pfarg_ctx_t ctx;
+	char buf[32];
+	int fd;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.ctx_flags = flags;
+	fd = pfm_create_context(&ctx, NULL, NULL, 0);
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOSYS || errno == ENOENT)
+		die("no /dev/perfmon2: load perfmon2.ko in a guest with -device pv-perfmon");
+	if (errno == EPERM || errno == EACCES) {
+		const char *ctl = flags & PFM_FL_SYSTEM_WIDE ? "sys_group" :
+				  "task_group";
+
+		if (sysfs_read(flags & PFM_FL_SYSTEM_WIDE ?
+			       "controls/sys_group" : "controls/task_group",
+			       buf, sizeof(buf)))
+			strcpy(buf, "?");
+		die("permission denied: %s monitoring needs group %s (" SYSFS "/controls/%s) or CAP_SYS_ADMIN",
+		    flags & PFM_FL_SYSTEM_WIDE ? "system-wide" : "per-thread",
+		    buf, ctl);
+	}
+	die("creating a context: %s", strerror(errno));
+	return -1;
+}
+
+static int load(int fd, uint32_t pid)
+{
+	pfarg_load_t ld;
+
+	memset(&ld, 0, sizeof(ld));
+	ld.load_pid = pid;
+	return pfm_load_context(fd, &ld);
+}
+
+static char *commas(uint64_t v, char *buf)
+{
+	char tmp[32];
+	int n, j = 0;
+
+	n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+static void report(int fd, const char *title)
+{
+	pfarg_setinfo_t si[MAX_SETS];
+	pfarg_pmd_t pd[MAX_EVS];
+	uint64_t total = 0;
+	char a[32], b[32];
+
+	memset(si, 0, sizeof(si));
+	for (int s = 0; s < nsets; s++)
+		si[s].set_id = s;
+	if (pfm_getinfo_evtsets(fd, si, nsets))
+		die("getinfo: %s", strerror(errno));
+	for (int s = 0; s < nsets; s++)
+		total += si[s].set_act_duration;
+	if (title)
+		printf("%s\n", title);
+	for (int s = 0; s < nsets; s++) {
+		int n = sets[s].n;
+
+		memset(pd, 0, sizeof(pd));
+		for (int i = 0; i < n; i++) {
+			const struct event *e = &sets[s].ev[i];
+
+			pd[i].reg_num = e->vpmd ? e->vpmd : e->pmc;
+			pd[i].reg_set = s;
+		}
+		if (n && pfm_read_pmds(fd, pd, n))
+			die("reading set %d: %s", s, strerror(errno));
+		if (nsets > 1)
+			printf("set %d: %llu runs, active %.3f ms of %.3f ms (%.1f%%)\n",
+			       s, (unsigned long long)si[s].set_runs,
+			       si[s].set_act_duration / 1e6, total / 1e6,
+			       total ? 100.0 * si[s].set_act_duration / total : 0);
+		for (int i = 0; i < n; i++) {
+			uint64_t raw = pd[i].reg_value, v = raw;
+
+			if (nsets > 1 && si[s].set_act_duration)
+				v = (uint64_t)((long double)raw * total /
+					       si[s].set_act_duration);
+			if (nsets > 1)
+				printf("  %20s %-18s (raw %s)\n", commas(v, a),
+				       sets[s].ev[i].name, commas(raw, b));
+			else
+				printf("  %20s %s\n", commas(v, a),
+				       sets[s].ev[i].name);
+		}
+	}
+	if (nsets == 1)
+		printf("  active %.3f ms\n", total / 1e6);
+	fflush(stdout);
+}
+
+static void list_events(void)
+{
+	const struct evdesc *d;
+	char buf[64];
+	int fd;
+
+	fd = create(0);
+	printf("PMU model: %s, %d counters%s\n", model[0] ? model : "?",
+	       counters,
+	       !sysfs_read("device/features", buf, sizeof(buf)) &&
+	       (strtoul(buf, NULL, 0) & PVPFM_F_EVENT_MAP) ?
+	       "; the host aliases some events (event map)" : "");
+	printf("virtual PMDs (hypervisor events):\n");
+	for (d = vpmd_events; d->name; d++) {
+		pfarg_pmd_t pd;
+
+		memset(&pd, 0, sizeof(pd));
+		pd.reg_num = d->vpmd;
+		if (pfm_write_pmds(fd, &pd, 1))
+			printf("  %-18s PMD%d  %s [not available on this host]\n",
+			       d->name, d->vpmd, d->desc);
+		else
+			printf("  %-18s PMD%d  %s\n", d->name, d->vpmd, d->desc);
+	}
+	printf("hardware events (%s):\n", model);
+	for (d = hw_table; d && d->name; d++) {
+		pfarg_pmc_t pc;
+		bool emul;
+
+		memset(&pc, 0, sizeof(pc));
+		pc.reg_value = pmc_value(d->code);
+		if (pfm_write_pmcs(fd, &pc, 1)) {
+			printf("  %-18s event %#05x  %s [not available: %s]\n",
+			       d->name, d->code, d->desc,
+			       pc.reg_flags & PFM_REG_RETFL_NOTAVAIL ?
+			       "the host cannot back it" : strerror(errno));
+			continue;
+		}
+		/* accepted: without a host PMU it can only be an alias */
+		emul = !sysfs_read("device/features", buf, sizeof(buf)) &&
+		       (strtoul(buf, NULL, 0) & PVPFM_F_EVENT_MAP);
+		printf("  %-18s event %#05x  %s%s\n", d->name, d->code, d->desc,
+		       emul ? " [backed; may be emulated by a host alias]" : "");
+	}
+	if (!hw_table)
+		printf("  (no table for this model; use rUUEE)\n");
+	printf("any other hardware event: rUUEE (hex unit mask UU, event select EE)\n");
+	close(fd);
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static int parse_cpus(const char *l, int *cpus)
+{
+	int n = 0;
+	char *copy = strdup(l), *tok, *save = NULL;
+
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int a, b;
+
+		if (sscanf(tok, "%d-%d", &a, &b) == 2) {
+		} else if (sscanf(tok, "%d", &a) == 1) {
+			b = a;
+		} else {
+			die("bad --cpu-list '%s'", l);
+		}
+		for (int c = a; c <= b && n < MAX_CPUS; c++)
+			cpus[n++] = c;
+	}
+	free(copy);
+	return n;
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int wait_cmd(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	fprintf(stderr, "pfmon: command killed by signal %d\n", WTERMSIG(st));
+	return 128 + WTERMSIG(st);
+}
+
+static pid_t spawn(char **argv, int fd)
+{
+	int pfd[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(pfd[0]);
+		if (fd >= 0) {
+			/* self-monitoring: the context follows this thread through exec */
+			if (load(fd, gettid_())) {
+				fprintf(stderr, "pfmon: loading the context on the command: %s\n",
+					strerror(errno));
+				_exit(127);
+			}
+			if (pfm_start(fd, NULL)) {
+				fprintf(stderr, "pfmon: start: %s\n", strerror(errno));
+				_exit(127);
+			}
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+		}
+		execvp(argv[0], argv);
+		c = 1;
+		if (write(pfd[1], &c, 1) < 0)
+			_exit(127);
+		fprintf(stderr, "pfmon: cannot run %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) == 1) {
+		close(pfd[0]);
+		wait_cmd(pid);
+		exit(127);
+	}
+	close(pfd[0]);
+	return pid;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: pfmon -l\n"
+		"       pfmon [-e ev,...] [--set ev,...]... [--switch-timeout NS]\n"
+		"             [--system-wide [--cpu-list L]] [--attach-task PID] [-- cmd args]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "events", required_argument, NULL, 'e' },
+		{ "set", required_argument, NULL, 's' },
+		{ "switch-timeout", required_argument, NULL, 't' },
+		{ "smpl-period", required_argument, NULL, 'p' },
+		{ "system-wide", no_argument, NULL, 'w' },
+		{ "cpu-list", required_argument, NULL, 'c' },
+		{ "attach-task", required_argument, NULL, 'a' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *set_lists[MAX_SETS] = { NULL };
+	uint64_t timeout = 0;
+	bool syswide = false, list = false;
+	const char *cpulist = NULL;
+	pid_t attach = 0;
+	int opt, rc = 0;
+
+	nsets = 1;
+	while ((opt = getopt_long(argc, argv, "+e:lh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			set_lists[0] = optarg;
+			break;
+		case 's':
+			if (nsets == MAX_SETS)
+				die("at most %d sets", MAX_SETS);
+			set_lists[nsets++] = optarg;
+			break;
+		case 't':
+			timeout = strtoull(optarg, NULL, 0);
+			if (!timeout)
+				die("--switch-timeout: want nanoseconds > 0");
+			break;
+		case 'p':
+			die("--smpl-period: sampling is not implemented in this pfmon yet");
+			break;
+		case 'w':
+			syswide = true;
+			break;
+		case 'c':
+			cpulist = optarg;
+			break;
+		case 'a':
+			attach = atoi(optarg);
+			if (attach <= 0)
+				die("--attach-task: bad pid '%s'", optarg);
+			break;
+		case 'l':
+			list = true;
+			break;
+		default:
+			usage();
+		}
+	}
+	need_perfmon();
+	if (list) {
+		list_events();
+		return 0;
+	}
+	if (!set_lists[0]) {
+		static char dfl[] = "vcpu_run_ns,vm_exits";
+
+		set_lists[0] = dfl;
+	}
+	for (int s = 0; s < nsets; s++)
+		add_events(&sets[s], s, set_lists[s]);
+	check_counters();
+	if (nsets > 1 && !timeout)
+		timeout = DFL_TIMEOUT_NS;
+	if (nsets == 1 && timeout)
+		fprintf(stderr, "pfmon: --switch-timeout without --set: one set, nothing to switch\n");
+	if (cpulist && !syswide)
+		die("--cpu-list goes with --system-wide");
+	if (attach && syswide)
+		die("--attach-task and --system-wide exclude each other");
+	if (!syswide && !attach && optind >= argc)
+		die("no command to monitor (pfmon [options] -- cmd args)");
+
+	if (syswide) {
+		int cpus[MAX_CPUS], fds[MAX_CPUS], n;
+		cpu_set_t orig;
+		char title[64];
+
+		sched_getaffinity(0, sizeof(orig), &orig);
+		if (cpulist) {
+			n = parse_cpus(cpulist, cpus);
+		} else {
+			n = 0;
+			for (int c = 0; c < CPU_SETSIZE && n < MAX_CPUS; c++)
+				if (CPU_ISSET(c, &orig))
+					cpus[n++] = c;
+		}
+		for (int i = 0; i < n; i++) {
+			fds[i] = create(PFM_FL_SYSTEM_WIDE);
+			program(fds[i], timeout);
+			if (pin(cpus[i]))
+				die("CPU %d: cannot run there: %s", cpus[i], strerror(errno));
+			if (load(fds[i], cpus[i]))
+				die("CPU %d: loading a system-wide context: %s%s", cpus[i],
+				    strerror(errno), errno == EBUSY ?
+				    " (a per-thread or system-wide context is in use there)" : "");
+			if (pfm_start(fds[i], NULL))
+				die("CPU %d: start: %s", cpus[i], strerror(errno));
+		}
+		sched_setaffinity(0, sizeof(orig), &orig);
+		if (optind < argc) {
+			rc = wait_cmd(spawn(argv + optind, -1));
+		} else {
+			sigset_t ss;
+			int sig;
+
+			fprintf(stderr, "pfmon: counting system-wide until SIGINT\n");
+			sigemptyset(&ss);
+			sigaddset(&ss, SIGINT);
+			sigaddset(&ss, SIGTERM);
+			sigprocmask(SIG_BLOCK, &ss, NULL);
+			sigwait(&ss, &sig);
+		}
+		for (int i = 0; i < n; i++) {
+			pin(cpus[i]);
+			pfm_stop(fds[i]);
+			snprintf(title, sizeof(title), "CPU %d:", cpus[i]);
+			report(fds[i], title);
+		}
+		return rc;
+	}
+
+	int fd = create(0);
+
+	program(fd, timeout);
+	if (attach) {
+		pfarg_msg_t msg;
+		int st;
+
+		if (ptrace(PTRACE_ATTACH, attach, 0, 0))
+			die("attaching to %d: %s%s", attach, strerror(errno),
+			    errno == EPERM ?
+			    " (need the right to ptrace it: same user and ptrace_scope, or CAP_SYS_PTRACE)" : "");
+		if (waitpid(attach, &st, __WALL) < 0)
+			die("waitpid %d: %s", attach, strerror(errno));
+		if (load(fd, attach))
+			die("loading the context on %d: %s", attach, strerror(errno));
+		if (pfm_start(fd, NULL))
+			die("start: %s", strerror(errno));
+		ptrace(PTRACE_DETACH, attach, 0, 0);
+		fprintf(stderr, "pfmon: monitoring task %d until it exits\n", attach);
+		while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
+			if (msg.type == PFM_MSG_END)
+				break;
+		report(fd, NULL);
+		return 0;
+	}
+	rc = wait_cmd(spawn(argv + optind, fd));
+	report(fd, NULL);
+	close(fd);
+	return rc;
+}

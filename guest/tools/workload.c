@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * workload: the program `make run` profiles with pfmon. A mix of CPU work
+ * and system calls in a few named hot functions, run in turns of 20 ms
+ * for SECONDS (default 2) so that every phase lands in every event set:
+ *
+ *   crunch_primes   trial division (CPU, branches)
+ *   hash_buffer     FNV-1a over 64 KiB (CPU, loads)
+ *   syscall_storm   getppid() and 1-byte writes to /dev/null (syscalls)
+ *   trap_cpuid      CPUID: one VM exit each (a hypervisor event)
+ *   nap             short sleeps (HLT exits when the vCPU idles)
+ *
+ *   workload [SECONDS]
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SLICE_NS	20000000ULL
+
+static volatile uint64_t sink;
+static unsigned char buf[64 * 1024];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+__attribute__((noinline)) static void crunch_primes(uint64_t end)
+{
+	static uint32_t n = 3;
+	uint64_t found = 0;
+
+	while (now_ns() < end) {
+		for (int k = 0; k < 200; k++, n += 2) {
+			uint32_t d = 3;
+
+			while (d * d <= n && n % d)
+				d += 2;
+			found += d * d > n;
+			if (n > 2000000)
+				n = 3;
+		}
+	}
+	sink += found;
+}
+
+__attribute__((noinline)) static void hash_buffer(uint64_t end)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (now_ns() < end)
+		for (size_t i = 0; i < sizeof(buf); i++)
+			h = (h ^ buf[i]) * 0x100000001b3ULL;
+	sink += h;
+}
+
+__attribute__((noinline)) static void syscall_storm(uint64_t end, int fd)
+{
+	while (now_ns() < end)
+		for (int i = 0; i < 50; i++) {
+			sink += getppid();
+			if (write(fd, buf, 1) < 0)
+				sink++;
+		}
+}
+
+__attribute__((noinline)) static void trap_cpuid(uint64_t end)
+{
+	unsigned int a, b, c, d;
+
+	while (now_ns() < end)
+		for (int i = 0; i < 20; i++) {
+			a = 0;
+			c = 0;
+			__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+			sink += b;
+		}
+}
+
+__attribute__((noinline)) static void nap(uint64_t end)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	while (now_ns() < end)
+		nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 2.0;
+	uint64_t stop, t;
+	int fd = open("/dev/null", O_WRONLY);
+	unsigned int phase = 0;
+
+	if (secs <= 0 || fd < 0) {
+		fprintf(stderr, "usage: workload [SECONDS]\n");
+		return 2;
+	}
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 131);
+	stop = now_ns() + (uint64_t)(secs * 1e9);
+	while ((t = now_ns()) < stop) {
+		uint64_t end = t + SLICE_NS;
+
+		switch (phase++ % 5) {
+		case 0: crunch_primes(end); break;
+		case 1: hash_buffer(end); break;
+		case 2: syscall_storm(end, fd); break;
+		case 3: trap_cpuid(end); break;
+		default: nap(end); break;
+		}
+	}
+	printf("workload: %.1f s, %u slices of 20 ms (checksum %llx)\n", secs,
+	       phase, (unsigned long long)(sink & 0xffff));
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,192 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make run`: install what is missing, build, and profile the bundled
+# workload (guest/tools/workload.c) inside a guest with pfmon: counting
+# with two time-switched event sets, printed with set scaling.
+#
+#   scripts/run.sh [--seconds N] [--direct|--rig] [--no-deps] [LOGDIR]
+#
+# Where the guest runs:
+#   direct KVM   this host's KVM works and kvm-perfmon.ko loads (or is
+#                loaded): the patched QEMU boots the guest here
+#   nested rig   otherwise (tests/rig, TEST-RIG.md): QEMU/TCG boots an L1
+#                with KVM and kvm-perfmon.ko, which boots the guest as L2
+# --direct / --rig force one. LOGDIR (default build/run) keeps the logs.
+# Exit status 0 only if the guest ran pfmon to the end.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+secs=2
+mode=auto
+deps=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--seconds) secs=$2; shift 2 ;;
+	--direct) mode=direct; shift ;;
+	--rig) mode=rig; shift ;;
+	--no-deps) deps=0; shift ;;
+	-h | --help) sed -n '4,16p' "$0"; exit 0 ;;
+	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+logdir=${1:-$top/build/run}
+mkdir -p "$logdir"
+logdir=$(cd "$logdir" && pwd)
+t0=$SECONDS
+
+step() { printf '\n==> [%3ss] %s\n' $((SECONDS - t0)) "$*"; }
+die() { echo "run.sh: $*" >&2; exit 1; }
+# run a build step with its output in a log; on failure show the end of it
+quiet() {
+	local name=$1
+	shift
+	if ! "$@" >"$logdir/$name.log" 2>&1; then
+		tail -n 30 "$logdir/$name.log" >&2
+		die "$name failed (whole log: $logdir/$name.log)"
+	fi
+}
+
+if [ "$deps" = 1 ]; then
+	step "dependencies (scripts/deps.sh, tests/rig/deps.sh; apt only for what is missing)"
+	quiet deps bash -c "'$top/scripts/deps.sh' && '$top/tests/rig/deps.sh'"
+fi
+
+step "building kvm-perfmon.ko, perfmon2.ko, libperfmon2, pfmon, workload"
+quiet build-kvm make -C "$top/kvm"
+quiet build-guest-kernel make -C "$top/guest/kernel"
+quiet build-guest-lib make -C "$top/guest/lib"
+quiet build-tools make -C "$top/guest/tools"
+
+step "QEMU with -device pv-perfmon (scripts/qemu-build.sh; built once, then cached)"
+"$top/scripts/qemu-build.sh" 2>&1 | tee "$logdir/qemu-build.log" |
+	grep --line-buffered -E '^qemu-build' | sed 's/^/    /' || true
+qemu=$("$top/scripts/qemu-build.sh" --print-path) ||
+	die "no QEMU with pv-perfmon (log: $logdir/qemu-build.log)"
+[ -x "$qemu" ] || die "$qemu is not executable"
+
+# direct: this host's KVM answers and kvm-perfmon.ko is (or gets) loaded
+kvm_works() {
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+	printf 'quit\n' | timeout 20 "$qemu" -accel kvm -M none -nodefaults \
+		-display none -monitor stdio >/dev/null 2>&1
+}
+module_loads() {
+	[ -e /dev/kvm-perfmon ] && return 0
+	[ "$(id -u)" = 0 ] || return 1
+	insmod "$top/kvm/kvm-perfmon.ko" 2>/dev/null && [ -e /dev/kvm-perfmon ]
+}
+if [ "$mode" = auto ]; then
+	if kvm_works && module_loads; then
+		mode=direct
+	else
+		mode=rig
+	fi
+fi
+
+# the guest's payload: pfmon, the workload, perfmon2.ko and what to run
+work=$(mktemp -d "${TMPDIR:-/tmp}/pfmon-run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+g=$work/guest
+mkdir -p "$g"
+cp "$top/build/guest/tools/pfmon" "$top/build/guest/tools/workload" \
+	"$top/guest/kernel/perfmon2.ko" "$g/"
+cat >"$g/run" <<GUEST
+#!/bin/sh
+cd /payload
+echo "guest: \$(grep -c ^processor /proc/cpuinfo) vCPUs, kernel \$(uname -r)"
+insmod ./perfmon2.ko || { echo "guest: insmod perfmon2.ko failed"; dmesg | grep perfmon2 | tail -n 5; exit 1; }
+if [ ! -e /dev/perfmon2 ] && [ -r /sys/class/misc/perfmon2/dev ]; then
+	IFS=: read -r major minor </sys/class/misc/perfmon2/dev
+	mknod -m 666 /dev/perfmon2 c "\$major" "\$minor"
+fi
+echo "===PFMON-BEGIN==="
+echo "\$ pfmon -l"
+./pfmon -l
+set0=vcpu_run_ns,vm_exits,host_page_faults
+set1=vm_exits,halt_exits,host_preempt,steal_ns
+if ./pfmon -e cycles -- true >/dev/null 2>&1; then
+	set0=cycles,\$set0
+	set1=instructions,\$set1
+else
+	echo
+	echo "\$ pfmon -e cycles -- ./workload 0.1      # no host PMU here: a clear error"
+	./pfmon -e cycles -- ./workload 0.1
+fi
+echo
+echo "\$ pfmon -e \$set0 --set \$set1 --switch-timeout 10000000 -- ./workload $secs"
+./pfmon -e \$set0 --set \$set1 --switch-timeout 10000000 -- ./workload $secs
+rc=\$?
+echo "===PFMON-END rc=\$rc==="
+exit \$rc
+GUEST
+chmod +x "$g/run"
+
+# Show progress and the guest's pfmon lines as they come; keep everything.
+filter() {
+	local line inpf=0
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%$'\r'}
+		printf '%s\n' "$line" >>"$logdir/console.log"
+		case "$line" in
+		*===L1-INIT*) printf '    [%3ss] L1 booted (TCG), starting the guest (L2) with KVM\n' $((SECONDS - t0)) ;;
+		*===L2-INIT*) printf '    [%3ss] guest kernel up, loading perfmon2.ko\n' $((SECONDS - t0)) ;;
+		*===PFMON-BEGIN===*) inpf=1; echo ;;
+		*===PFMON-END*) inpf=0; echo ;;
+		*)
+			if [ "$inpf" = 1 ]; then
+				printf '%s\n' "${line#guest: }"
+			else
+				case "$line" in
+				guest:* | *"L2 payload"* | *FAIL* | *"timed out"* | *"boot-l1.sh: total"*)
+					printf '    %s\n' "$line" ;;
+				esac
+			fi
+			;;
+		esac
+	done
+}
+: >"$logdir/console.log"
+rc=0
+if [ "$mode" = direct ]; then
+	step "direct KVM: booting the guest here with $qemu -device pv-perfmon"
+	kver=$("$top/tests/rig/kver.sh")
+	quiet initramfs "$top/tests/rig/mkinitramfs.sh" --l2 "$work/initrd.cpio.gz" "$g"
+	set +e
+	timeout -k 10 600 "$qemu" -enable-kvm -cpu host -M q35 -nodefaults \
+		-display none -serial stdio -no-reboot -smp 2 -m 1G \
+		-kernel "/boot/vmlinuz-$kver" -initrd "$work/initrd.cpio.gz" \
+		-append "console=ttyS0 loglevel=5 panic=-1 rig.level=2 rig.timeout=570" \
+		-device pv-perfmon </dev/null 2>&1 | filter
+	rc=${PIPESTATUS[0]}
+	set -e
+else
+	step "nested rig (no usable KVM with kvm-perfmon.ko here): L0 TCG -> L1 KVM + kvm-perfmon.ko -> guest (L2)"
+	mkdir -p "$work/l1" "$work/bin"
+	cp "$top/kvm/kvm-perfmon.ko" "$work/l1/"
+	cat >"$work/l1/run" <<'L1'
+#!/bin/sh
+insmod /payload/kvm-perfmon.ko || { echo "L1: insmod kvm-perfmon.ko failed"; exit 1; }
+/payload/qemu/run-l2 600 -smp 2 -device pv-perfmon
+L1
+	chmod +x "$work/l1/run"
+	ln -s "$qemu" "$work/bin/qemu-system-x86_64"
+	echo "    packing QEMU, the guest kernel and initramfs into L1's payload"
+	quiet rig-payload env PATH="$work/bin:$PATH" \
+		"$top/tests/rig/add-qemu.sh" --l2-payload "$g" "$work/l1"
+	echo "    booting L1 under TCG (slow: a few minutes)"
+	set +e
+	"$top/tests/rig/boot-l1.sh" --timeout 900 "$work/l1" "$logdir/rig" 2>&1 | filter
+	rc=${PIPESTATUS[0]}
+	set -e
+fi
+
+prc=$(sed -n 's/.*===PFMON-END rc=\([0-9]*\)===.*/\1/p' "$logdir/console.log" | tail -n1)
+step "done ($mode): logs in $logdir"
+if [ -z "$prc" ]; then
+	echo "run.sh: the guest never finished pfmon (exit $rc); see $logdir/console.log" >&2
+	exit 1
+fi
+[ "$prc" = 0 ] || { echo "run.sh: pfmon exited with $prc" >&2; exit 1; }
+exit 0

@@ -3,7 +3,8 @@
 #
 # `make run`: install what is missing, build, and profile the bundled
 # workload (guest/tools/workload.c) inside a guest with pfmon: counting
-# with two time-switched event sets, printed with set scaling.
+# with two time-switched event sets, printed with set scaling, and a
+# sampling profile by function.
 #
 #   scripts/run.sh [--seconds N] [--direct|--rig] [--no-deps] [LOGDIR]
 #
@@ -118,6 +119,9 @@ echo
 echo "\$ pfmon -e \$set0 --set \$set1 --switch-timeout 10000000 -- ./workload $secs"
 ./pfmon -e \$set0 --set \$set1 --switch-timeout 10000000 -- ./workload $secs
 rc=\$?
+echo
+echo "\$ pfmon -e vcpu_run_ns --smpl-period 1000000 -- ./workload $secs"
+./pfmon -e vcpu_run_ns --smpl-period 1000000 -- ./workload $secs || rc=\$?
 echo "===PFMON-END rc=\$rc==="
 exit \$rc
 GUEST

@@ -5,7 +5,8 @@
  *
  *   pfmon -l
  *   pfmon [-e ev,...] [--set ev,...]... [--switch-timeout NS]
- *         [--system-wide [--cpu-list L]] [--attach-task PID] [-- cmd args]
+ *         [--smpl-period N] [--system-wide [--cpu-list L]]
+ *         [--attach-task PID] [-- cmd args]
  *
  * Events: the hypervisor's virtual PMDs (vcpu_run_ns, vm_exits, ...) and
  * the hardware events of the host's personality (pmu_desc/model), or
@@ -13,6 +14,9 @@
  * -e fills set 0; each --set adds the next set; with more than one set the
  * sets are time-switched (--switch-timeout, default 10 ms) and each count
  * is printed scaled to the whole run: count * total active / set active.
+ * --smpl-period N samples the command every N occurrences of the first
+ * event of set 0 (default sampling format, the buffer mmap()ed) and prints
+ * the samples by function of the command's ELF symbols.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -25,13 +29,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <perfmon/perfmon.h>
+#include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
 
 #define SYSFS		"/sys/kernel/perfmon"
@@ -101,6 +110,9 @@ static int nsets;
 static char model[64];
 static const struct evdesc *hw_table;
 static int counters;
+static size_t smpl_buf_size;	/* 0: counting only */
+static uint64_t smpl_period;
+static uint64_t smpl_count;	/* samples taken */
 
 static void die(const char *fmt, ...)
 {
@@ -293,6 +305,12 @@ static void program(int fd, uint64_t timeout)
 			}
 			pd[npd].reg_num = e->vpmd ? e->vpmd : e->pmc;
 			pd[npd].reg_set = s;
+			if (smpl_period && s == 0 && i == 0) {
+				/* the sampling PMD: overflows every period */
+				pd[npd].reg_value = -smpl_period;
+				pd[npd].reg_short_reset = -smpl_period;
+				pd[npd].reg_long_reset = -smpl_period;
+			}
 			npd++;
 		}
 		if (npc && pfm_write_pmcs(fd, pc, npc)) {
@@ -316,17 +334,31 @@ static void program(int fd, uint64_t timeout)
 	}
 }
 
+
 static int create(uint32_t flags)
 {
+	pfm_dfl_smpl_arg_t arg;
 	pfarg_ctx_t ctx;
 	char buf[32];
 	int fd;
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.ctx_flags = flags;
-	fd = pfm_create_context(&ctx, NULL, NULL, 0);
+	memset(&arg, 0, sizeof(arg));
+	arg.buf_size = smpl_buf_size;
+	if (smpl_buf_size)
+		fd = pfm_create_context(&ctx, PFM_DFL_SMPL_NAME, &arg,
+					sizeof(arg));
+	else
+		fd = pfm_create_context(&ctx, NULL, NULL, 0);
 	if (fd >= 0)
 		return fd;
+	if (smpl_buf_size && errno == ENOMEM)
+		die("no room for a %zu-byte sampling buffer (controls/smpl_buffer_mem_max, RLIMIT_MEMLOCK, the host's max_smpl_buf)",
+		    smpl_buf_size);
+	if (smpl_buf_size && (errno == EINVAL || errno == EOPNOTSUPP))
+		die("the host offers no \"default\" sampling format: %s",
+		    strerror(errno));
 	if (errno == ENOSYS || errno == ENOENT)
 		die("no /dev/perfmon2: load perfmon2.ko in a guest with -device pv-perfmon");
 	if (errno == EPERM || errno == EACCES) {
@@ -404,6 +436,11 @@ static void report(int fd, const char *title)
 			       total ? 100.0 * si[s].set_act_duration / total : 0);
 		for (int i = 0; i < n; i++) {
 			uint64_t raw = pd[i].reg_value, v = raw;
+
+			/* sampling PMD: periods done plus the last partial one */
+			if (smpl_period && s == 0 && i == 0)
+				v = raw = smpl_count * smpl_period +
+					  (raw + smpl_period);
 
 			if (nsets > 1 && si[s].set_act_duration)
 				v = (uint64_t)((long double)raw * total /
@@ -564,11 +601,261 @@ static pid_t spawn(char **argv, int fd)
 	return pid;
 }
 
+/* --- the sampling profile: samples by symbol of the command's ELF --- */
+
+struct sym {
+	uint64_t addr, size;
+	char *name;
+	uint64_t hits;
+};
+
+static struct sym *syms;
+static size_t nsyms;
+static uint64_t load_bias;	/* PIE: where the command was mapped */
+static uint64_t hits_kernel, hits_other;
+static const char *smpl_exe;
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* function symbols of @path's .symtab (else .dynsym); ET_DYN in *pie */
+static void load_syms(const char *path, bool *pie)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	unsigned char *m;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+
+	*pie = false;
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(stderr, "pfmon: %s: %s (no symbols)\n", path, strerror(errno));
+		return;
+	}
+	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED || st.st_size < (off_t)sizeof(*eh) ||
+	    memcmp(m, ELFMAG, SELFMAG) || m[EI_CLASS] != ELFCLASS64) {
+		fprintf(stderr, "pfmon: %s: not a 64-bit ELF file (no symbols)\n", path);
+		return;
+	}
+	eh = (Elf64_Ehdr *)m;
+	*pie = eh->e_type == ET_DYN;
+	sh = (Elf64_Shdr *)(m + eh->e_shoff);
+	for (int pass = 0; pass < 2 && !nsyms; pass++) {
+		uint32_t want = pass ? SHT_DYNSYM : SHT_SYMTAB;
+
+		for (int i = 0; i < eh->e_shnum; i++) {
+			Elf64_Sym *sy;
+			const char *str;
+			size_t n;
+
+			if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum)
+				continue;
+			sy = (Elf64_Sym *)(m + sh[i].sh_offset);
+			str = (const char *)(m + sh[sh[i].sh_link].sh_offset);
+			n = sh[i].sh_size / sizeof(*sy);
+			syms = calloc(n, sizeof(*syms));
+			if (!syms)
+				die("out of memory");
+			for (size_t k = 0; k < n; k++) {
+				if (ELF64_ST_TYPE(sy[k].st_info) != STT_FUNC ||
+				    !sy[k].st_value)
+					continue;
+				syms[nsyms].addr = sy[k].st_value;
+				syms[nsyms].size = sy[k].st_size;
+				syms[nsyms].name = strdup(str + sy[k].st_name);
+				nsyms++;
+			}
+		}
+	}
+	qsort(syms, nsyms, sizeof(*syms), sym_cmp);
+	munmap(m, st.st_size);
+}
+
+/* PIE: the command's load address, from its first mapping of @exe */
+static void find_bias(pid_t pid, const char *exe)
+{
+	char path[64], line[512];
+	unsigned long lo, off;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, '/');
+
+		if (!name)
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (sscanf(line, "%lx-%*x %*s %lx", &lo, &off) == 2 && off == 0 &&
+		    !strcmp(name, exe)) {
+			load_bias = lo;
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void hit(uint64_t ip)
+{
+	size_t lo = 0, hi = nsyms;
+
+	smpl_count++;
+	if (ip >= 0xffff800000000000ULL) {
+		hits_kernel++;
+		return;
+	}
+	ip -= load_bias;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (syms[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && ip < syms[lo - 1].addr + (syms[lo - 1].size ?: 1)) {
+		syms[lo - 1].hits++;
+		return;
+	}
+	hits_other++;
+}
+
+/* every entry now in the buffer */
+static void drain(const void *buf)
+{
+	const pfm_dfl_smpl_hdr_t *hdr = buf;
+	const unsigned char *p = (const unsigned char *)buf + sizeof(*hdr);
+	const unsigned char *end = (const unsigned char *)buf + hdr->hdr_buf_size;
+
+	for (uint64_t i = 0; i < hdr->hdr_count; i++) {
+		const pfm_dfl_smpl_entry_t *ent = (const void *)p;
+
+		if (p + sizeof(*ent) > end)
+			break;
+		hit(ent->ip);
+		p += sizeof(*ent);	/* no PMDs recorded with the entry */
+	}
+}
+
+static int hits_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->hits < y->hits ? 1 : x->hits > y->hits ? -1 : 0;
+}
+
+static void profile_report(uint64_t overflows)
+{
+	uint64_t n = smpl_count;
+
+	printf("\nsampling profile of %s: %llu samples, one every %llu %s",
+	       smpl_exe, (unsigned long long)n,
+	       (unsigned long long)smpl_period, sets[0].ev[0].name);
+	if (overflows)
+		printf(" (buffer filled %llu times)", (unsigned long long)overflows);
+	printf("\n");
+	if (!n) {
+		fflush(stdout);
+		return;
+	}
+	qsort(syms, nsyms, sizeof(*syms), hits_cmp);
+	printf("  %8s %7s  %s\n", "samples", "%", "symbol");
+	for (size_t i = 0; i < nsyms && syms[i].hits; i++)
+		printf("  %8llu %6.2f%%  %s\n", (unsigned long long)syms[i].hits,
+		       100.0 * syms[i].hits / n, syms[i].name);
+	if (hits_kernel)
+		printf("  %8llu %6.2f%%  [guest kernel]\n",
+		       (unsigned long long)hits_kernel, 100.0 * hits_kernel / n);
+	if (hits_other)
+		printf("  %8llu %6.2f%%  [other: shared libraries, vDSO, no symbol]\n",
+		       (unsigned long long)hits_other, 100.0 * hits_other / n);
+	fflush(stdout);
+}
+
+static char *which(const char *cmd)
+{
+	static char path[4096];
+	const char *env = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+
+	if (strchr(cmd, '/'))
+		return realpath(cmd, path) ? path : (char *)cmd;
+	copy = strdup(env ? env : "/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir;
+	     dir = strtok_r(NULL, ":", &save)) {
+		snprintf(path, sizeof(path), "%s/%s", dir, cmd);
+		if (!access(path, X_OK)) {
+			char *r = realpath(path, NULL);
+
+			if (r) {
+				snprintf(path, sizeof(path), "%s", r);
+				free(r);
+			}
+			free(copy);
+			return path;
+		}
+	}
+	free(copy);
+	return (char *)cmd;
+}
+
+/* run the command, sampling it; its status */
+static int sample_cmd(char **argv, int fd)
+{
+	void *buf;
+	bool pie, done = false;
+	uint64_t overflows = 0;
+	pid_t pid;
+	int st, rc = 0;
+
+	smpl_exe = which(argv[0]);
+	load_syms(smpl_exe, &pie);
+	buf = mmap(NULL, smpl_buf_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (buf == MAP_FAILED)
+		die("mapping the sampling buffer: %s", strerror(errno));
+	pid = spawn(argv, fd);
+	if (pie)
+		find_bias(pid, smpl_exe);
+	while (!done) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		pfarg_msg_t msg;
+
+		if (poll(&pfd, 1, 200) > 0 &&
+		    read(fd, &msg, sizeof(msg)) == sizeof(msg)) {
+			if (msg.type == PFM_MSG_OVFL) {
+				/* buffer full: take it, restart (empties it) */
+				drain(buf);
+				overflows++;
+				if (pfm_restart(fd))
+					fprintf(stderr, "pfmon: restart: %s\n",
+						strerror(errno));
+			}
+		}
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			done = true;
+			rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
+	}
+	drain(buf);
+	report(fd, NULL);
+	profile_report(overflows);
+	munmap(buf, smpl_buf_size);
+	return rc;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pfmon -l\n"
-		"       pfmon [-e ev,...] [--set ev,...]... [--switch-timeout NS]\n"
+		"       pfmon [-e ev,...] [--set ev,...]... [--switch-timeout NS] [--smpl-period N]\n"
 		"             [--system-wide [--cpu-list L]] [--attach-task PID] [-- cmd args]\n");
 	exit(2);
 }
@@ -611,7 +898,10 @@ int main(int argc, char **argv)
 				die("--switch-timeout: want nanoseconds > 0");
 			break;
 		case 'p':
-			die("--smpl-period: sampling is not implemented in this pfmon yet");
+			smpl_period = strtoull(optarg, NULL, 0);
+			if (!smpl_period || smpl_period >> 62)
+				die("--smpl-period: want a period > 0");
+			smpl_buf_size = 256 * 1024;
 			break;
 		case 'w':
 			syswide = true;
@@ -652,6 +942,8 @@ int main(int argc, char **argv)
 		die("--cpu-list goes with --system-wide");
 	if (attach && syswide)
 		die("--attach-task and --system-wide exclude each other");
+	if (smpl_period && (syswide || attach || optind >= argc))
+		die("--smpl-period samples a command (pfmon --smpl-period N -- cmd)");
 	if (!syswide && !attach && optind >= argc)
 		die("no command to monitor (pfmon [options] -- cmd args)");
 
@@ -728,6 +1020,11 @@ int main(int argc, char **argv)
 				break;
 		report(fd, NULL);
 		return 0;
+	}
+	if (smpl_period) {
+		rc = sample_cmd(argv + optind, fd);
+		close(fd);
+		return rc;
 	}
 	rc = wait_cmd(spawn(argv + optind, fd));
 	report(fd, NULL);

@@ -871,6 +871,10 @@ int hl_run_until_kicked(struct hl_vcpu *v)
 		}
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO:
+			if (run->io.port == HL_PORT_DONE) {
+				v->stop = 0;
+				return 1;
+			}
 			v->exits_io++;
 			break;
 		case KVM_EXIT_HLT:

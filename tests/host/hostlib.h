@@ -231,7 +231,10 @@ int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx,
 int hl_run_to_done(struct hl_vcpu *v);
 /* @n (1..65535) OUTs to HL_PORT_IO; returns 0, exits in v->exits_* */
 int hl_run_io(struct hl_vcpu *v, unsigned int n);
-/* KVM_RUN again and again until v->stop (hl_kick_and_wait) */
+/*
+ * KVM_RUN again and again until v->stop (hl_kick_and_wait): 0; or until
+ * the guest's OUT to HL_PORT_DONE: 1
+ */
 int hl_run_until_kicked(struct hl_vcpu *v);
 
 /*

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "hostlib.h"
 
@@ -447,6 +449,77 @@ static void t_switch_errors(void)
 	hl_destroy_ctx(v0, s);
 }
 
+/*
+ * The fastest switching a guest can ask for (10 us timeouts, the host's
+ * floor) must not stop the guest: the host does each switch in its work
+ * with IPIs to the vCPU's CPU, and if switches cost more than the timeout
+ * they follow each other without end. The vCPU must still make progress:
+ * 1000 OUTs that take a few ms alone must complete within 10 s.
+ */
+struct progress_req {
+	int ret;
+};
+
+static int io_to_done_fn(struct hl_vcpu *v, void *p)
+{
+	struct progress_req *r = p;
+
+	r->ret = hl_vcpu_setup(v, HL_CODE_IO, 1000, 0);
+	return r->ret ? r->ret : hl_run_until_kicked(v);
+}
+
+static uint64_t run_1000_outs(struct hl_vcpu *v, int *done)
+{
+	struct progress_req r = { 0 };
+	uint64_t t0 = hl_mono_ns(), t;
+	const struct timespec tick = { 0, 10 * MS };
+	bool finished = false;
+	int ret;
+
+	hl_call_async(v, io_to_done_fn, &r);
+	while (hl_mono_ns() - t0 < 10000 * MS) {
+		pthread_mutex_lock(&v->mu);
+		finished = v->state != 1;
+		pthread_mutex_unlock(&v->mu);
+		if (finished)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	t = hl_mono_ns() - t0;
+	ret = finished ? hl_call_wait(v) : hl_kick_and_wait(v);
+	*done = ret == 1;
+	return t;
+}
+
+static void t_fast_switch_progress(void)
+{
+	const uint32_t flags[2] = { PFM_SETFL_TIME_SWITCH, PFM_SETFL_TIME_SWITCH };
+	const uint64_t timeout[2] = { 1, 1 };	/* rounds up to the floor */
+	uint64_t base, loaded, sw;
+	int done_base = 0, done = 0;
+	uint32_t id;
+
+	base = run_1000_outs(v0, &done_base);
+	id = sets_ctx(v0, 2, flags, timeout);
+	if (!hl_check(id && done_base, "fast_switch_setup",
+		      "context %u, 1000 OUTs alone %s", id,
+		      done_base ? "done" : "not done"))
+		return;
+	hl_start(v0, id);
+	sw = switches_now(&vm);
+	loaded = run_1000_outs(v0, &done);
+	sw = switches_now(&vm) - sw;
+	hl_stop(v0, id);
+	hl_check(done, "fast_switch_guest_progress",
+		 "1000 OUTs: %.1f ms alone; with two sets switching every 10 us "
+		 "%s after %.1f s (%" PRIu64 " set switches meanwhile)",
+		 base / 1e6, done ? "done" : "NOT done", loaded / 1e9, sw);
+	hl_note("1000 OUTs: %.1f ms alone, %.1f ms with 10 us set switching "
+		"(%" PRIu64 " switches)", base / 1e6, loaded / 1e6, sw);
+	hl_unload(v0, id, 0);
+	hl_destroy_ctx(v0, id);
+}
+
 int main(void)
 {
 	int ret;
@@ -464,6 +537,7 @@ int main(void)
 	t_switch_follow();
 	t_switch_two_threads();
 	t_switch_errors();
+	t_fast_switch_progress();
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("sets_module_idle");
 	return hl_summary();

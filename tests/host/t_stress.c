@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
+#include <signal.h>
 
 #include "hostlib.h"
 
@@ -377,15 +378,23 @@ static int op_load(struct hl_vcpu *v, uint64_t *s, uint32_t id)
 	}
 }
 
+/* set by the monitor after a stall: guest runs stop, CPU burns go on */
+static volatile int no_guest_runs;
+
 static int op_run(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 {
-	if (pick(s, 2)) {
+	int ret;
+
+	if (pick(s, 2) || no_guest_runs) {
 		t->burns++;
 		hl_busy_ns(50 * US + pick(s, 300 * US));
 		return 0;
 	}
 	t->runs++;
-	return hl_run_io(v, 1 + pick(s, 60)) ? -EIO : 0;
+	/* kickable: the monitor can get a starved vCPU out of KVM_RUN */
+	ret = hl_vcpu_setup(v, HL_CODE_IO, 1 + pick(s, 60), 0);
+	ret = ret ? ret : hl_run_until_kicked(v);
+	return ret < 0 ? ret : 0;
 }
 
 /*
@@ -592,6 +601,19 @@ static void show_file(const char *what, pid_t tid)
  * rang no doorbell for 30 s gets its state printed: the command it is in
  * and its kernel stack (a hang in the host is then visible in the log).
  */
+static int stalls, stalls_in_doorbell;
+static char stall_what[200];
+
+static void sysrq(char c)
+{
+	FILE *f = fopen("/proc/sysrq-trigger", "w");
+
+	if (f) {
+		fputc(c, f);
+		fclose(f);
+	}
+}
+
 static void monitor(uint64_t t0)
 {
 	uint64_t last[NR_VCPUS] = { 0 }, since[NR_VCPUS], now, total;
@@ -628,6 +650,26 @@ static void monitor(uint64_t t0)
 				show_file("wchan", v->tid);
 				printf("\n");
 				show_file("stack", v->tid);
+				/* every CPU's backtrace into L1's log */
+				sysrq('l');
+				if (!stalls++)
+					snprintf(stall_what, sizeof(stall_what),
+						 "vCPU %d: no doorbell for 30 s "
+						 "after %" PRIu64 ", %s command %u",
+						 i, d, ts[i].h.in_doorbell ?
+						 "in DOORBELL of" : "last",
+						 ts[i].h.cur_cmd);
+				if (ts[i].h.in_doorbell) {
+					stalls_in_doorbell++;
+				} else {
+					/* starved in KVM_RUN: get it out */
+					no_guest_runs = 1;
+					v->stop = 1;
+					pthread_kill(v->thread, SIGUSR1);
+				}
+			} else if (shown[i] && v->state == 1 &&
+				   !ts[i].h.in_doorbell) {
+				pthread_kill(v->thread, SIGUSR1);
 			}
 		}
 		if (done == NR_VCPUS)
@@ -745,6 +787,10 @@ int main(void)
 	       (uint64_t)st.messages, (uint64_t)st.messages_lost,
 	       (uint64_t)st.set_switches, (uint64_t)st.notifications);
 
+	hl_check(!stalls, "stress_vcpus_make_progress",
+		 "%d stall(s) of 30 s or more (%d in a DOORBELL); first: %s; "
+		 "afterwards no guest runs", stalls, stalls_in_doorbell,
+		 stall_what);
 	hl_check(sent >= per_thread * NR_VCPUS, "stress_all_commands_sent",
 		 "%" PRIu64 " of %" PRIu64, sent, per_thread * NR_VCPUS);
 	{

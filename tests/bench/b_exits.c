@@ -14,18 +14,23 @@
  * and RATIO lines; check.sh judges them. No figure is a time: wall time
  * on a TCG-emulated L1 means nothing. Times only scale the background.
  *
- * 1. perfmon2 calls: N pfm_read_pmds of 1 entry, N of the largest vector
- *    the guest takes, N pfm_write_pmds of 1 entry, N pfm_getinfo_evtsets
- *    of 1 set; each batch against a busy loop of the same length without
- *    calls (timer ticks, host interrupts: the background exit rate).
- *      exits/call = (exits_batch - rate * duration_batch) / N
+ * 1. perfmon2 calls, each followed by a reading of VM_EXITS: N
+ *    pfm_read_pmds of 1 entry, N of the largest vector the guest takes
+ *    (max_vector, arg_mem_max raised for it) on an unloaded context,
+ *    N pfm_write_pmds of 1 entry (unloaded context), N
+ *    pfm_getinfo_evtsets of 1 set, and last N/10 of the largest vector
+ *    on the loaded, counting context; each batch against a busy loop of
+ *    the same length without calls (timer ticks, host interrupts: the
+ *    background exit rate).
+ *      exits_per_call = (exits_batch - rate * duration_batch) / N
+ *      exits_per_call_mode: the most common count between two readings
  *    The design (ARCHITECTURE.md): one perfmon2 call = one VM exit.
  * 2. guest context switches: a monitored and an unmonitored thread
  *    pinned to one vCPU play ping-pong over pipes; SWITCH commands
  *    (sysfs device/switches) per context switch (the threads' own
  *    counts, /proc/.../status voluntary + nonvoluntary), against the
  *    same ping-pong with neither monitored (design: 1 and 0).
- * 3. sampling: the "default" format on VCPU_RUN_NS every 100 us with a
+ * 3. sampling: the "default" format on VCPU_RUN_NS every 200 us with a
  *    buffer that does not fill; exits per sample over the background
  *    (design: 0, the host writes samples into guest memory), samples,
  *    buffer-full notifications (0).
@@ -210,64 +215,126 @@ static int background(int fd, double wall, struct delta *bg)
 	return 0;
 }
 
-enum op { OP_READ1, OP_READV, OP_WRITE1, OP_GETINFO };
+enum op { OP_READ1, OP_READV, OP_READV_UNLOADED, OP_WRITE1_UNLOADED,
+	  OP_GETINFO };
 
-static int one_call(int fd, enum op op, pfarg_pmd_t *vec, int nvec)
+#define HIST	8	/* per-call exits 0..HIST-2, and HIST-1 for more */
+
+/*
+ * One call of @op; *exits gets the VM_EXITS value read right after it
+ * (by the call itself when it reads VM_EXITS of the measuring context
+ * @fd, else by one more 1-entry read: *extra = 1).
+ */
+static int one_call(int fd, int other, enum op op, pfarg_pmd_t *vec, int nvec,
+		    uint64_t *exits, int *extra)
 {
 	pfarg_setinfo_t si;
 	pfarg_pmd_t pd;
+	int ret;
 
+	*extra = 0;
 	switch (op) {
 	case OP_READ1:
 		memset(&pd, 0, sizeof(pd));
 		pd.reg_num = VM_EXITS;
-		return pfm_read_pmds(fd, &pd, 1);
+		ret = pfm_read_pmds(fd, &pd, 1);
+		*exits = pd.reg_value;
+		return ret;
 	case OP_READV:
 		for (int i = 0; i < nvec; i++) {
 			vec[i].reg_num = (i & 1) ? VM_EXITS : RUN_NS;
 			vec[i].reg_flags = 0;
 		}
-		return pfm_read_pmds(fd, vec, nvec);
-	case OP_WRITE1:
+		ret = pfm_read_pmds(fd, vec, nvec);
+		*exits = vec[1].reg_value;
+		return ret;
+	case OP_READV_UNLOADED:
+		for (int i = 0; i < nvec; i++) {
+			vec[i].reg_num = (i & 1) ? VM_EXITS : RUN_NS;
+			vec[i].reg_flags = 0;
+		}
+		ret = pfm_read_pmds(other, vec, nvec);
+		break;
+	case OP_WRITE1_UNLOADED:
 		memset(&pd, 0, sizeof(pd));
 		pd.reg_num = HALT_EXITS;
-		return pfm_write_pmds(fd, &pd, 1);
+		ret = pfm_write_pmds(other, &pd, 1);
+		break;
 	case OP_GETINFO:
 		memset(&si, 0, sizeof(si));
-		return pfm_getinfo_evtsets(fd, &si, 1);
+		ret = pfm_getinfo_evtsets(fd, &si, 1);
+		break;
+	default:
+		return -1;
 	}
-	return -1;
+	if (ret)
+		return ret;
+	*extra = 1;
+	memset(&pd, 0, sizeof(pd));
+	pd.reg_num = VM_EXITS;
+	ret = pfm_read_pmds(fd, &pd, 1);
+	*exits = pd.reg_value;
+	return ret;
 }
 
 /*
- * N calls between two snapshots, then a busy loop as long as the batch;
- * exits/call = (batch exits - background rate * batch time) / N. Both
- * clocks are printed as time bases: the guest's wall time and the host's
- * vCPU run time; the figure uses the guest's wall time (the busy loop
- * is timed by it).
+ * N calls, each followed by a reading of VM_EXITS, then a busy loop as
+ * long as the batch. Two figures:
+ *  - exits_per_call: (batch exits - background rate * batch time) / N,
+ *    the rate from the busy loop, the time the guest's wall time;
+ *  - the distribution of the exits between consecutive readings: the
+ *    most common value (mode) is the exits of a call with nothing else
+ *    in between; noise (timer ticks, host interrupts) only adds to
+ *    some calls. On the TCG rig a slow call (many entries on a loaded
+ *    context) gathers a timer tick almost every time, and the mean
+ *    then says more about the rig than the call.
  */
-static double calls(int fd, const char *name, enum op op, int n,
+static double calls(int fd, int other, const char *name, enum op op, int n,
 		    pfarg_pmd_t *vec, int nvec)
 {
+	uint64_t prev, cur, hist[HIST] = { 0 }, best = 0;
 	struct delta d, bg;
 	struct snap a, b;
 	double rate, per;
+	int extra, mode = 0, min = -1;
 	char key[96];
 
 	if (snap(fd, &a))
 		goto err;
-	for (int i = 0; i < n; i++)
-		if (one_call(fd, op, vec, nvec))
+	prev = a.exits;
+	for (int i = 0; i < n; i++) {
+		int64_t e;
+
+		if (one_call(fd, other, op, vec, nvec, &cur, &extra))
 			goto err;
+		e = (int64_t)(cur - prev) - extra;
+		prev = cur;
+		if (e < 0)
+			e = 0;
+		hist[e < HIST - 1 ? e : HIST - 1]++;
+	}
 	if (snap(fd, &b))
 		goto err;
 	d = diff(&a, &b);
+	/* the readings after each call are not the calls measured */
+	d.exits -= extra * (double)n;
 	if (background(fd, d.wall, &bg))
 		goto err;
 	rate = bg.wall > 0 ? bg.exits / bg.wall : 0;
 	per = (d.exits - rate * d.wall) / n;
+	for (int i = 0; i < HIST; i++) {
+		if (hist[i] > best) {
+			best = hist[i];
+			mode = i;
+		}
+		if (min < 0 && hist[i])
+			min = i;
+	}
 	snprintf(key, sizeof(key), "%s.calls", name);
 	bench(key, n, "calls");
+	snprintf(key, sizeof(key), "%s.entries", name);
+	bench(key, op == OP_READV || op == OP_READV_UNLOADED ? nvec : 1,
+	      "entries");
 	snprintf(key, sizeof(key), "%s.exits_raw", name);
 	bench(key, d.exits, "exits");
 	snprintf(key, sizeof(key), "%s.batch_wall", name);
@@ -280,47 +347,122 @@ static double calls(int fd, const char *name, enum op op, int n,
 	bench(key, rate * 1e9, "exits/s");
 	snprintf(key, sizeof(key), "%s.exits_per_call", name);
 	bench(key, per, "exits/call");
-	return per;
+	snprintf(key, sizeof(key), "%s.exits_per_call_mode", name);
+	bench(key, mode, "exits/call");
+	snprintf(key, sizeof(key), "%s.exits_per_call_min", name);
+	bench(key, min, "exits/call");
+	printf("BENCH-HIST %s exits-per-call:calls", name);
+	for (int i = 0; i < HIST; i++)
+		printf(" %d%s:%llu", i, i == HIST - 1 ? "+" : "",
+		       (unsigned long long)hist[i]);
+	printf("\n");
+	fflush(stdout);
+	return mode;
 err:
 	fail(name);
 	return -1;
 }
 
-static void bench_calls(int n)
+/* an unloaded context with PMDs to read and write: no host counter */
+static int unloaded_ctx(void)
 {
-	static pfarg_pmd_t vec[MAX_VEC];
+	pfarg_pmd_t pd[3];
+	pfarg_ctx_t ctx;
+	int fd;
+
+	memset(&ctx, 0, sizeof(ctx));
+	fd = pfm_create_context(&ctx, NULL, NULL, 0);
+	if (fd < 0)
+		return -1;
+	memset(pd, 0, sizeof(pd));
+	pd[0].reg_num = RUN_NS;
+	pd[1].reg_num = VM_EXITS;
+	pd[2].reg_num = HALT_EXITS;
+	if (pfm_write_pmds(fd, pd, 3)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int nvec_max(long long *raised)
+{
 	long long max_vec = sysfs_num("device/max_vector", 0);
 	long long arg_mem = sysfs_num("controls/arg_mem_max", 0);
-	long long raised = -1;
-	double one, many;
-	int fd, nvec;
+	int nvec;
 
 	/* the largest vector: the host's max_vector, arg_mem_max permitting */
+	*raised = -1;
 	if (max_vec > MAX_VEC)
 		max_vec = MAX_VEC;
 	if ((long long)(max_vec * sizeof(pfarg_pmd_t)) > arg_mem &&
 	    !sysfs_write("controls/arg_mem_max", 16352))
-		raised = arg_mem;
+		*raised = arg_mem;
 	arg_mem = sysfs_num("controls/arg_mem_max", 0);
 	nvec = (int)max_vec;
 	if ((long long)(nvec * sizeof(pfarg_pmd_t)) > arg_mem)
 		nvec = (int)(arg_mem / sizeof(pfarg_pmd_t));
+	return nvec;
+}
+
+static pfarg_pmd_t vec[MAX_VEC];
+
+static void bench_calls(int n)
+{
+	double one, many;
+	long long raised;
+	int fd, other, nvec = nvec_max(&raised);
+
 	bench("calls.vector_entries", nvec, "entries");
+	fd = self_ctx();
+	other = unloaded_ctx();
+	if (fd < 0 || other < 0) {
+		fail("calls: contexts");
+		goto out;
+	}
+	one = calls(fd, other, "read_pmds_1", OP_READ1, n, vec, 1);
+	many = calls(fd, other, "read_pmds_max_unloaded", OP_READV_UNLOADED, n,
+		     vec, nvec);
+	calls(fd, other, "write_pmds_1_unloaded", OP_WRITE1_UNLOADED, n, vec, 1);
+	calls(fd, other, "getinfo_evtsets_1", OP_GETINFO, n, vec, 1);
+	if (one > 0 && many >= 0)
+		printf("RATIO read_pmds_max_unloaded/read_pmds_1 exits_per_call_mode %.2f (%d entries vs 1; design 1.00)\n",
+		       many / one, nvec);
+out:
+	if (fd >= 0) {
+		pfm_stop(fd);
+		close(fd);
+	}
+	if (other >= 0)
+		close(other);
+	if (raised >= 0)
+		sysfs_write("controls/arg_mem_max", raised);
+}
+
+/*
+ * The largest vector on the loaded, counting context: every entry reads
+ * a host counter; on the TCG rig that makes the call take milliseconds,
+ * so fewer calls (and it runs last).
+ */
+static void bench_calls_loaded_vector(int n)
+{
+	double one, many;
+	long long raised;
+	int fd, nvec = nvec_max(&raised);
 
 	fd = self_ctx();
 	if (fd < 0) {
 		fail("calls: self-monitoring context");
-		return;
+		goto out;
 	}
-	one = calls(fd, "read_pmds_1", OP_READ1, n, vec, 1);
-	many = calls(fd, "read_pmds_max", OP_READV, n, vec, nvec);
-	calls(fd, "write_pmds_1", OP_WRITE1, n, vec, 1);
-	calls(fd, "getinfo_evtsets_1", OP_GETINFO, n, vec, 1);
+	one = calls(fd, -1, "read_pmds_1_again", OP_READ1, n, vec, 1);
+	many = calls(fd, -1, "read_pmds_max", OP_READV, n, vec, nvec);
 	if (one > 0 && many >= 0)
-		printf("RATIO read_pmds_max/read_pmds_1 exits_per_call %.2f (%d entries vs 1; design 1.00)\n",
+		printf("RATIO read_pmds_max/read_pmds_1 exits_per_call_mode %.2f (%d entries vs 1 on a loaded context; design 1.00)\n",
 		       many / one, nvec);
 	pfm_stop(fd);
 	close(fd);
+out:
 	if (raised >= 0)
 		sysfs_write("controls/arg_mem_max", raised);
 }
@@ -472,8 +614,8 @@ static void bench_switch(int rounds)
 
 /* ---- sampling ---- */
 
-#define SMPL_PERIOD_NS	100000ULL	/* 100 us of vCPU run time */
-#define SMPL_WANT	400
+#define SMPL_PERIOD_NS	200000ULL	/* 200 us of vCPU run time */
+#define SMPL_WANT	300
 #define SMPL_BUF	(64 * 1024)
 
 static void bench_sampling(int timeout_s)
@@ -599,8 +741,9 @@ int main(int argc, char **argv)
 	       sysfs_num("device/max_vector", -1));
 	fflush(stdout);
 	bench_calls(n);
-	bench_switch(n / 4 > 0 ? n / 4 : 1);
 	bench_sampling(60);
+	bench_switch(n / 10 > 0 ? n / 10 : 1);
+	bench_calls_loaded_vector(n / 10 > 0 ? n / 10 : 1);
 	printf("BENCH-DONE failures %d\n", failures);
 	return failures ? 1 : 0;
 }

@@ -11,7 +11,9 @@
 # estimated from a busy loop of the same length. That estimate is noisy,
 # so each bound leaves half an exit per operation of room:
 #
-#   exits_per_call    <= 1.5  design: 1 (one perfmon2 call = one DOORBELL
+#   exits_per_call_mode in [0.5, 1.5], exits_per_call (the mean less the
+#                     background) <= 1.5 for the short calls
+#                             design: 1 (one perfmon2 call = one DOORBELL
 #                             write = one VM exit, whatever the vector
 #                             length; ARCHITECTURE.md); >= 0.5 too, or
 #                             the counting itself is broken
@@ -41,15 +43,25 @@ function judge(ok, name, why) {
 /^BENCH-DONE/ { done = 1 }
 END {
 	judge(done, "b_exits ran to the end", "no BENCH-DONE line")
-	n = split("read_pmds_1 read_pmds_max write_pmds_1 getinfo_evtsets_1", ops, " ")
+	n = split("read_pmds_1 read_pmds_max_unloaded write_pmds_1_unloaded getinfo_evtsets_1 read_pmds_max", ops, " ")
 	for (i = 1; i <= n; i++) {
-		k = ops[i] ".exits_per_call"
+		k = ops[i] ".exits_per_call_mode"
 		if (!(k in seen)) {
 			judge(0, k, "missing")
 			continue
 		}
 		judge(v[k] >= 0.5 && v[k] <= 1.5, k " " v[k] " in [0.5, 1.5]",
 		      v[k] " exits per call; design 1")
+	}
+	# the mean over the background: only for calls short enough that the
+	# background per call is small next to 1 (not read_pmds_max, whose
+	# calls take milliseconds on the TCG rig)
+	n = split("read_pmds_1 read_pmds_max_unloaded write_pmds_1_unloaded getinfo_evtsets_1", ops, " ")
+	for (i = 1; i <= n; i++) {
+		k = ops[i] ".exits_per_call"
+		if (k in seen)
+			judge(v[k] <= 1.5, k " " v[k] " <= 1.5",
+			      v[k] " exits per call over the background; design 1")
 	}
 	k = "sampling.exits_per_sample"
 	if (!(k in seen)) {

@@ -893,6 +893,36 @@ int hl_run_until_kicked(struct hl_vcpu *v)
 	return 0;
 }
 
+static int io_to_done_fn(struct hl_vcpu *v, void *p)
+{
+	int ret = hl_vcpu_setup(v, HL_CODE_IO, *(unsigned int *)p, 0);
+
+	return ret ? ret : hl_run_until_kicked(v);
+}
+
+uint64_t hl_run_io_timed(struct hl_vcpu *v, unsigned int n, uint64_t limit_ns,
+			 int *done)
+{
+	const struct timespec tick = { 0, 5000000 };
+	uint64_t t0 = hl_mono_ns(), t;
+	bool finished = false;
+	int ret;
+
+	hl_call_async(v, io_to_done_fn, &n);
+	while (hl_mono_ns() - t0 < limit_ns) {
+		pthread_mutex_lock(&v->mu);
+		finished = v->state != 1;
+		pthread_mutex_unlock(&v->mu);
+		if (finished)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	t = hl_mono_ns() - t0;
+	ret = finished ? hl_call_wait(v) : hl_kick_and_wait(v);
+	*done = ret == 1;
+	return t;
+}
+
 struct busy_req {
 	uint32_t ctx;
 	uint64_t ns, cpu_ns, busy_ns;

@@ -259,6 +259,14 @@ bool hl_bracket(uint64_t val, uint64_t lower, uint64_t upper);
 /* |got - want| <= rel * want + abs */
 bool hl_within(uint64_t got, uint64_t want, double rel, uint64_t abs);
 
+/*
+ * From another thread: @v runs @n (1..65535) OUTs; if that takes longer
+ * than @limit_ns of wall time it is kicked out of KVM_RUN. *done: 1 if
+ * the guest finished. Returns the wall time taken.
+ */
+uint64_t hl_run_io_timed(struct hl_vcpu *v, unsigned int n, uint64_t limit_ns,
+			 int *done);
+
 /* ---- eventfd, time ------------------------------------------------------ */
 uint64_t hl_eventfd_read(struct hl_vcpu *v);	/* 0 if nothing */
 uint64_t hl_thread_ns(void);		/* CLOCK_THREAD_CPUTIME_ID */

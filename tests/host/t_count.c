@@ -545,6 +545,49 @@ static void t_short_reset(void)
 	ctx_done(v, id);
 }
 
+/*
+ * A guest may sample with the shortest periods (1 VM exit, 1 ns of run
+ * time). The host must still let the vCPU run: handling an overflow must
+ * not itself cause the exits (IPIs, irq_work) that overflow again without
+ * end. 1000 OUTs must complete within 10 s.
+ */
+static void tiny_period(const char *name, uint16_t pmd)
+{
+	struct hl_vcpu *v = &vm.vcpus[0];
+	struct kvmpfm_vm_stats s0, s1;
+	uint64_t base, t;
+	int done_base = 0, done = 0, ret;
+	uint32_t id = 0;
+	pfarg_pmd_t p;
+	char n[96];
+
+	base = hl_run_io_timed(v, 1000, 10000 * MS, &done_base);
+	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &id);
+	hl_pmd_init(&p, pmd, 0, -1ULL);
+	p.reg_short_reset = -1ULL;
+	ret = ret ? ret : hl_write_pmds(v, id, &p, 1);
+	ret = ret ? ret : hl_load(v, id, 0, 0, 0);
+	ret = ret ? ret : hl_start(v, id);
+	snprintf(n, sizeof(n), "%s_setup", name);
+	if (!hl_check(!ret && done_base, n, "status %s, 1000 OUTs alone %s",
+		      hl_status_str(ret), done_base ? "done" : "not done"))
+		return;
+	hl_vm_stats(&vm, &s0);
+	t = hl_run_io_timed(v, 1000, 10000 * MS, &done);
+	hl_vm_stats(&vm, &s1);
+	hl_stop(v, id);
+	snprintf(n, sizeof(n), "%s_guest_progress", name);
+	hl_check(done, n, "1000 OUTs: %.1f ms alone; with PMD %u sampling "
+		 "every event (period 1) %s after %.1f s, %" PRIu64
+		 " overflows meanwhile", base / 1e6, pmd,
+		 done ? "done" : "NOT done", t / 1e9,
+		 (uint64_t)(s1.overflows - s0.overflows));
+	hl_note("%s: 1000 OUTs %.1f ms alone, %.1f ms with period 1 (%" PRIu64
+		" overflows)", name, base / 1e6, t / 1e6,
+		(uint64_t)(s1.overflows - s0.overflows));
+	ctx_done(v, id);
+}
+
 int main(void)
 {
 	int ret;
@@ -561,6 +604,8 @@ int main(void)
 	t_wide();
 	t_wrap_at_stop();
 	t_short_reset();
+	tiny_period("tiny_period_vm_exits", PVPFM_VPMD_VM_EXITS);
+	tiny_period("tiny_period_run_ns", PVPFM_VPMD_VCPU_RUN_NS);
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("count_module_idle");
 	return hl_summary();

@@ -456,41 +456,6 @@ static void t_switch_errors(void)
  * they follow each other without end. The vCPU must still make progress:
  * 1000 OUTs that take a few ms alone must complete within 10 s.
  */
-struct progress_req {
-	int ret;
-};
-
-static int io_to_done_fn(struct hl_vcpu *v, void *p)
-{
-	struct progress_req *r = p;
-
-	r->ret = hl_vcpu_setup(v, HL_CODE_IO, 1000, 0);
-	return r->ret ? r->ret : hl_run_until_kicked(v);
-}
-
-static uint64_t run_1000_outs(struct hl_vcpu *v, int *done)
-{
-	struct progress_req r = { 0 };
-	uint64_t t0 = hl_mono_ns(), t;
-	const struct timespec tick = { 0, 10 * MS };
-	bool finished = false;
-	int ret;
-
-	hl_call_async(v, io_to_done_fn, &r);
-	while (hl_mono_ns() - t0 < 10000 * MS) {
-		pthread_mutex_lock(&v->mu);
-		finished = v->state != 1;
-		pthread_mutex_unlock(&v->mu);
-		if (finished)
-			break;
-		nanosleep(&tick, NULL);
-	}
-	t = hl_mono_ns() - t0;
-	ret = finished ? hl_call_wait(v) : hl_kick_and_wait(v);
-	*done = ret == 1;
-	return t;
-}
-
 static void t_fast_switch_progress(void)
 {
 	const uint32_t flags[2] = { PFM_SETFL_TIME_SWITCH, PFM_SETFL_TIME_SWITCH };
@@ -499,7 +464,7 @@ static void t_fast_switch_progress(void)
 	int done_base = 0, done = 0;
 	uint32_t id;
 
-	base = run_1000_outs(v0, &done_base);
+	base = hl_run_io_timed(v0, 1000, 10000 * MS, &done_base);
 	id = sets_ctx(v0, 2, flags, timeout);
 	if (!hl_check(id && done_base, "fast_switch_setup",
 		      "context %u, 1000 OUTs alone %s", id,
@@ -507,7 +472,7 @@ static void t_fast_switch_progress(void)
 		return;
 	hl_start(v0, id);
 	sw = switches_now(&vm);
-	loaded = run_1000_outs(v0, &done);
+	loaded = hl_run_io_timed(v0, 1000, 10000 * MS, &done);
 	sw = switches_now(&vm) - sw;
 	hl_stop(v0, id);
 	hl_check(done, "fast_switch_guest_progress",

@@ -63,7 +63,7 @@ quiet build-tools make -C "$top/guest/tools"
 step "QEMU with -device pv-perfmon (scripts/qemu-build.sh; built once, then cached)"
 "$top/scripts/qemu-build.sh" 2>&1 | tee "$logdir/qemu-build.log" |
 	grep --line-buffered -E '^qemu-build' | sed 's/^/    /' || true
-qemu=$("$top/scripts/qemu-build.sh" --print-path) ||
+qemu=$("$top/scripts/qemu-build.sh" --print-path 2>>"$logdir/qemu-build.log") ||
 	die "no QEMU with pv-perfmon (log: $logdir/qemu-build.log)"
 [ -x "$qemu" ] || die "$qemu is not executable"
 
@@ -140,7 +140,9 @@ filter() {
 		*===PFMON-END*) inpf=0; echo ;;
 		*)
 			if [ "$inpf" = 1 ]; then
-				printf '%s\n' "${line#guest: }"
+				# kernel log lines of L1 or the guest: in console.log only
+				[[ "$line" =~ ^\[\ *[0-9]+\.[0-9]+\]\  ]] ||
+					printf '%s\n' "${line#guest: }"
 			else
 				case "$line" in
 				guest:* | *"L2 payload"* | *FAIL* | *"timed out"* | *"boot-l1.sh: total"*)

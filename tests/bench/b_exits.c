@@ -617,6 +617,76 @@ static void bench_switch(int rounds)
 #define SMPL_PERIOD_NS	200000ULL	/* 200 us of vCPU run time */
 #define SMPL_WANT	300
 #define SMPL_BUF	(64 * 1024)
+#define SMPL_CAP	((SMPL_BUF - sizeof(pfm_dfl_smpl_hdr_t)) / \
+			 (sizeof(pfm_dfl_smpl_entry_t) + sizeof(uint64_t)))
+
+/*
+ * Interrupts the guest took on @cpu so far: the sum of its column of
+ * /proc/interrupts (reading it makes no VM exit).
+ */
+static long long guest_irqs(int cpu)
+{
+	static char line[4096];
+	long long sum = 0;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f)) {	/* the CPU0 CPU1 ... header */
+		fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *q = strchr(line, ':'), *e;
+		long long v = 0;
+
+		if (!q)
+			continue;
+		q++;
+		for (int c = 0; c <= cpu; c++) {
+			v = strtoll(q, &e, 10);
+			if (e == q) {
+				v = 0;
+				break;
+			}
+			q = e;
+		}
+		sum += v;
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
+ * The samples recorded VM_EXITS: the exits between two consecutive
+ * samples, as a histogram; its mode is the exits one sample costs in an
+ * interval where nothing else happened (no tick, no host interrupt).
+ */
+static int sample_exits_mode(const void *buf, uint64_t from, uint64_t to,
+			     uint64_t *hist, int nhist)
+{
+	const size_t esz = sizeof(pfm_dfl_smpl_entry_t) + sizeof(uint64_t);
+	const char *base = (const char *)buf + sizeof(pfm_dfl_smpl_hdr_t);
+	uint64_t prev = 0, cur, best = 0;
+	int mode = -1;
+
+	for (uint64_t i = from; i < to; i++) {
+		memcpy(&cur, base + i * esz + sizeof(pfm_dfl_smpl_entry_t),
+		       sizeof(cur));
+		if (i > from) {
+			uint64_t e = cur - prev;
+
+			hist[e < (uint64_t)nhist - 1 ? e : (uint64_t)nhist - 1]++;
+		}
+		prev = cur;
+	}
+	for (int i = 0; i < nhist; i++)
+		if (hist[i] > best) {
+			best = hist[i];
+			mode = i;
+		}
+	return mode;
+}
 
 static void bench_sampling(int timeout_s)
 {
@@ -630,8 +700,10 @@ static void bench_sampling(int timeout_s)
 	pfarg_pmd_t pd[2];
 	pfarg_ctx_t ctx;
 	pfarg_msg_t msg;
-	int fd, msgs = 0;
-	double rate, per;
+	int fd, msgs = 0, cpu = sched_getcpu(), mode;
+	long long irq0, irq1, birq0, birq1;
+	uint64_t hist[HIST] = { 0 };
+	double rate, per, irq_rate;
 	void *p;
 
 	if (!(sysfs_num("device/features", 0) & PVPFM_F_SAMPLING)) {
@@ -671,6 +743,7 @@ static void bench_sampling(int timeout_s)
 	bench("sampling.buffer_capacity",
 	      (double)(SMPL_BUF - sizeof(pfm_dfl_smpl_hdr_t)) / entry, "samples");
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	irq0 = guest_irqs(cpu);
 	if (snap(fd, &a))
 		goto err;
 	count0 = hdr->hdr_count;
@@ -683,6 +756,7 @@ static void bench_sampling(int timeout_s)
 		goto err;
 	count1 = hdr->hdr_count;
 	ovfl1 = hdr->hdr_overflows;
+	irq1 = guest_irqs(cpu);
 	while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
 		msgs++;
 	d = diff(&a, &b);
@@ -694,10 +768,12 @@ static void bench_sampling(int timeout_s)
 
 		if (cfd < 0)
 			goto err;
+		birq0 = guest_irqs(cpu);
 		if (background(cfd, d.wall, &bg)) {
 			close(cfd);
 			goto err;
 		}
+		birq1 = guest_irqs(cpu);
 		close(cfd);
 	}
 	rate = bg.wall > 0 ? bg.exits / bg.wall : 0;
@@ -707,7 +783,6 @@ static void bench_sampling(int timeout_s)
 	bench("sampling.samples", (double)(count1 - count0), "samples");
 	bench("sampling.exits_raw", d.exits, "exits");
 	bench("sampling.wall", d.wall / 1e6, "ms");
-	bench("sampling.vcpu_run", d.run_ns / 1e6, "ms");
 	bench("sampling.background_exits", bg.exits, "exits");
 	bench("sampling.background_rate", rate * 1e9, "exits/s");
 	bench("sampling.buffer_full", (double)(ovfl1 - ovfl0), "overflows");
@@ -716,6 +791,30 @@ static void bench_sampling(int timeout_s)
 	if (count1 > count0)
 		bench("sampling.raw_exits_per_sample",
 		      d.exits / (double)(count1 - count0), "exits/sample");
+	mode = sample_exits_mode(p, count0, count1 < SMPL_CAP ? count1 : SMPL_CAP,
+				 hist, HIST);
+	bench("sampling.exits_per_sample_mode", mode, "exits/sample");
+	printf("BENCH-HIST sampling exits-between-samples:intervals");
+	for (int i = 0; i < HIST; i++)
+		printf(" %d%s:%llu", i, i == HIST - 1 ? "+" : "",
+		       (unsigned long long)hist[i]);
+	printf("\n");
+	/*
+	 * Interrupts the guest took: a sample that needed no notification
+	 * must not interrupt the guest (ARCHITECTURE.md: irqfd only when a
+	 * notification is due, never per sample).
+	 */
+	irq_rate = bg.wall > 0 ? (double)(birq1 - birq0) / bg.wall : 0;
+	bench("sampling.guest_irqs_raw", (double)(irq1 - irq0), "irqs");
+	bench("sampling.background_guest_irqs", (double)(birq1 - birq0), "irqs");
+	if (count1 > count0)
+		bench("sampling.guest_irqs_per_sample",
+		      ((double)(irq1 - irq0) - irq_rate * d.wall) /
+		      (double)(count1 - count0), "irqs/sample");
+	printf("RATIO sampling exits_per_sample %.2f guest_irqs_per_sample %.2f (design 0.00 and 0.00)\n",
+	       per, count1 > count0 ? ((double)(irq1 - irq0) - irq_rate * d.wall) /
+	       (double)(count1 - count0) : -1);
+	fflush(stdout);
 	goto out;
 err:
 	fail("sampling");

@@ -20,6 +20,8 @@
 #   exits_per_sample  <= 0.5  design: 0 (the host writes samples into
 #                             guest memory; the guest is interrupted only
 #                             when a notification is due)
+#   guest_irqs_per_sample <= 0.5  design: 0 (no interrupt injected into
+#                             the guest per sample; same noise)
 #   sampling.buffer_full, sampling.notifications == 0 (the buffer has room)
 #   switch.unmonitored.switch_cmds == 0; monitored SWITCH commands per
 #   context switch <= 1.5 (design: 1: out when the monitored thread
@@ -69,6 +71,10 @@ END {
 	} else {
 		judge(v["sampling.samples"] > 0, "sampling.samples " v["sampling.samples"] " > 0", "no samples")
 		judge(v[k] <= 0.5, k " " v[k] " <= 0.5", v[k] " exits per sample; design 0")
+		k = "sampling.guest_irqs_per_sample"
+		if (k in seen)
+			judge(v[k] <= 0.5, k " " v[k] " <= 0.5",
+			      v[k] " guest interrupts per sample; design 0")
 		judge(v["sampling.buffer_full"] == 0 && v["sampling.notifications"] == 0,
 		      "sampling: no buffer-full notification",
 		      v["sampling.buffer_full"] " overflows, " v["sampling.notifications"] " messages")

@@ -14,6 +14,8 @@
 #   nested rig   otherwise (tests/rig, TEST-RIG.md): QEMU/TCG boots an L1
 #                with KVM and kvm-perfmon.ko, which boots the guest as L2
 # --direct / --rig force one. LOGDIR (default build/run) keeps the logs.
+# PFMON_RUN_EXTRA=SCRIPT: a sh script run in the guest after the rest
+# (cwd with pfmon and workload), for trying other pfmon commands.
 # Exit status 0 only if the guest ran pfmon to the end.
 set -euo pipefail
 
@@ -93,6 +95,9 @@ g=$work/guest
 mkdir -p "$g"
 cp "$top/build/guest/tools/pfmon" "$top/build/guest/tools/workload" \
 	"$top/guest/kernel/perfmon2.ko" "$g/"
+if [ -n "${PFMON_RUN_EXTRA:-}" ]; then
+	install -m 755 "$PFMON_RUN_EXTRA" "$g/extra"
+fi
 cat >"$g/run" <<GUEST
 #!/bin/sh
 cd /payload
@@ -122,6 +127,10 @@ rc=\$?
 echo
 echo "\$ pfmon -e vcpu_run_ns --smpl-period 1000000 -- ./workload $secs"
 ./pfmon -e vcpu_run_ns --smpl-period 1000000 -- ./workload $secs || rc=\$?
+if [ -x ./extra ]; then
+	echo
+	./extra || rc=\$?
+fi
 echo "===PFMON-END rc=\$rc==="
 exit \$rc
 GUEST

@@ -128,8 +128,10 @@ test-vm:
 	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
 		$(TOP)/guest/tests/rig-run.sh $(B)/logs/vm
 
+# the main job: profile a bundled workload inside a guest with pfmon
+# (installs, builds, boots: directly on a KVM host, else through the rig)
 run:
-	@echo "make run: arrives with the guest side (guest/, qemu-patches/)" >&2; exit 1
+	@$(TOP)/scripts/run.sh
 
 clean:
 	-$(SUBMAKE) -C $(TOP)/kvm clean

@@ -169,9 +169,27 @@ int hl_vcpu_bind_fn(struct hl_vcpu *v, void *unused)
 static void *vcpu_thread(void *p)
 {
 	struct hl_vcpu *v = p;
+	const char *pin;
 
 	v->tid = (pid_t)syscall(SYS_gettid);
 	cur_run = v->run;
+	/*
+	 * Every vCPU thread on host CPU 0 (HL_PIN_VCPUS=N: CPU N, =none: no
+	 * pinning). The rig's L1 (QEMU 7.2 TCG, 2 CPUs, kvm-amd nested)
+	 * corrupts its own memory when guests run on both of its CPUs: a
+	 * plain KVM VM whose 4 vCPU threads run a real-mode OUT loop, with
+	 * kvm-perfmon not even loaded, panics L1 within a minute ("corrupted
+	 * stack end detected inside scheduler") or livelocks a vCPU in NPF
+	 * exits; with L1 at -smp 1, or all vCPU threads on one L1 CPU, it
+	 * does not (see README). The module's cross-CPU work (IPIs from its
+	 * work items to the vCPU's CPU) is still exercised: that runs on the
+	 * other CPU.
+	 */
+	pin = getenv("HL_PIN_VCPUS");
+	if (!pin)
+		pin = "0";
+	if (strcmp(pin, "none"))
+		hl_pin_cpu(atoi(pin));
 	if (v->vm->pfm_fd >= 0 && !v->vm->opts.no_bind_vcpus)
 		v->bind_err = hl_vcpu_bind(v);
 

@@ -46,6 +46,11 @@ static struct hl_vm vm;
 static uint32_t registry[REG_SLOTS];	/* context ids, shared */
 static uint64_t per_thread;
 static uint64_t seed = 1;
+static int no_smpl;		/* T_STRESS_NO_SMPL: no sampling buffers */
+static int no_tp;		/* T_STRESS_NO_TP: no tracepoint-backed PMDs */
+/* virtual PMDs a context may use: all, or without 257, 258, 261 */
+#define VIRT_ALL	0x3fULL
+#define VIRT_NO_TP	0x19ULL
 
 #define OWNED		8
 
@@ -149,12 +154,18 @@ static uint16_t any_pmd(uint64_t *s)
 {
 	uint64_t r = pick(s, 100);
 
-	if (r < 70)
-		return PFM_FIRST_SW_PMD + pick(s, 6);
+	if (r < 70) {
+		static const uint16_t no_tp_pmds[] = { 256, 259, 260 };
+
+		return no_tp ? no_tp_pmds[pick(s, 3)] :
+			       PFM_FIRST_SW_PMD + pick(s, 6);
+	}
 	if (r < 85)
 		return pick(s, 4);
 	if (r < 90)
 		return PFM_FIRST_SW_PMD + 6;
+	if (no_tp)
+		return 256;
 	return (uint16_t)rnd(s);
 }
 
@@ -178,8 +189,8 @@ static void any_bits(uint64_t *s, __u64 *bv)
 	memset(bv, 0, PFM_PMD_BV * 8);
 	if (r < 50)
 		return;
-	if (r < 90) {
-		bv[4] = rnd(s) & 0x3f;
+	if (r < 90 || no_tp) {
+		bv[4] = rnd(s) & (no_tp ? VIRT_NO_TP : VIRT_ALL);
 		bv[0] = rnd(s) & 0xf;
 	} else {
 		bv[pick(s, PFM_PMD_BV)] = rnd(s);
@@ -350,7 +361,7 @@ static int op_create(struct hl_vcpu *v, uint64_t *s)
 	default:
 		break;
 	}
-	if (pick(s, 3) == 0)
+	if (pick(s, 3) == 0 && !no_smpl)
 		pages = 1 + pick(s, 4);
 	ret = hl_create_ctx(v, flags, pages * HL_PAGE, &id);
 	if (ret)
@@ -405,7 +416,7 @@ static int op_run(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
  */
 static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 {
-	bool sys = pick(s, 2), smpl = pick(s, 10) < 3;
+	bool sys = pick(s, 2), smpl = pick(s, 10) < 3 && !no_smpl;
 	uint32_t flags = sys ? PFM_FL_SYSTEM_WIDE : 0, id = 0, pages = 0, i;
 	pfarg_setdesc_t sd[2];
 	pfarg_pmd_t p[4];
@@ -442,7 +453,8 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 	}
 	for (i = 0; i < (uint32_t)n; i++) {
 		per = 50 * US + pick(s, 2 * MS);
-		hl_pmd_init(&p[i], i % 2 ? PVPFM_VPMD_VM_EXITS :
+		hl_pmd_init(&p[i], i % 2 ? (no_tp ? PVPFM_VPMD_HOST_PREEMPT :
+						 PVPFM_VPMD_VM_EXITS) :
 				   PVPFM_VPMD_VCPU_RUN_NS, i / 2, 0);
 		if (i % 2 == 0) {
 			p[i].reg_value = -per;
@@ -455,8 +467,8 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 				p[i].reg_flags |= PFM_REGFL_RANDOM;
 				p[i].reg_random_mask = 0xfff;
 			}
-			if (smpl)
-				p[i].reg_smpl_pmds[4] = 0x22;	/* 257, 261 */
+			if (smpl)	/* 257, 261 (or 259) */
+				p[i].reg_smpl_pmds[4] = no_tp ? 0x8 : 0x22;
 		} else if (pick(s, 10) < 3) {
 			p[i].reg_value = -(1 + pick(s, 50));
 			p[i].reg_short_reset = p[i].reg_value;
@@ -555,6 +567,18 @@ static int structured(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 	}
 }
 
+/* T_STRESS_ONLY_RUNS: a control, no perfmon state at all */
+static int only_runs;
+
+static int control_op(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
+{
+	struct pvpfm_pmu_info info;
+
+	if (only_runs == 1 && pick(s, 2))
+		return hl_pmu_info(v, &info);
+	return op_run(v, s, t);
+}
+
 static int stress_fn(struct hl_vcpu *v, void *p)
 {
 	struct tstats *t = &ts[v->index];
@@ -566,9 +590,12 @@ static int stress_fn(struct hl_vcpu *v, void *p)
 	if (!blk)
 		return -ENOMEM;
 	hl_hist_attach(&t->h);
-	while (t->h.doorbells < per_thread) {
+	while (only_runs >= 2 ? t->ops < per_thread :
+				t->h.doorbells < per_thread) {
 		t->ops++;
-		if (pick(&s, 100) < 33) {
+		if (only_runs) {
+			control_op(v, &s, t);
+		} else if (pick(&s, 100) < 33) {
 			t->random_blocks++;
 			random_block(v, &s, blk);
 		} else {
@@ -601,6 +628,34 @@ static void show_file(const char *what, pid_t tid)
  * rang no doorbell for 30 s gets its state printed: the command it is in
  * and its kernel stack (a hang in the host is then visible in the log).
  */
+/* what a stuck vCPU's thread and the host are doing, 1 s apart */
+static void stall_detail(struct hl_vcpu *v)
+{
+	const struct timespec sec = { 1, 0 };
+	struct kvmpfm_vm_stats a, b;
+	uint64_t io, intr, hlt, other;
+
+	hl_vm_stats(&vm, &a);
+	io = v->exits_io;
+	intr = v->exits_intr;
+	hlt = v->exits_hlt;
+	other = v->exits_other;
+	nanosleep(&sec, NULL);
+	hl_vm_stats(&vm, &b);
+	printf("stress:     in 1 s: KVM_RUN exits io +%" PRIu64 " intr +%" PRIu64
+	       " hlt +%" PRIu64 " other +%" PRIu64 " (totals %" PRIu64 "/%"
+	       PRIu64 "); VM: overflows +%" PRIu64 " samples +%" PRIu64
+	       " set switches +%" PRIu64 " notifications +%" PRIu64
+	       "; contexts %u loaded %u counters %u\n",
+	       v->exits_io - io, v->exits_intr - intr, v->exits_hlt - hlt,
+	       v->exits_other - other, v->exits_io, v->exits_intr,
+	       (uint64_t)(b.overflows - a.overflows),
+	       (uint64_t)(b.samples - a.samples),
+	       (uint64_t)(b.set_switches - a.set_switches),
+	       (uint64_t)(b.notifications - a.notifications), b.contexts,
+	       b.loaded, b.active_counters);
+}
+
 static int stalls, stalls_in_doorbell;
 static char stall_what[200];
 
@@ -650,6 +705,7 @@ static void monitor(uint64_t t0)
 				show_file("wchan", v->tid);
 				printf("\n");
 				show_file("stack", v->tid);
+				stall_detail(v);
 				/* every CPU's backtrace into L1's log */
 				sysrq('l');
 				if (!stalls++)
@@ -723,8 +779,41 @@ int main(void)
 	total = env ? strtoull(env, NULL, 0) : 100000;
 	env = getenv("T_STRESS_SEED");
 	seed = env ? strtoull(env, NULL, 0) : 1;
+	no_smpl = getenv("T_STRESS_NO_SMPL") != NULL;
+	no_tp = getenv("T_STRESS_NO_TP") != NULL;
+	env = getenv("T_STRESS_ONLY_RUNS");
+	only_runs = env ? atoi(env) : 0;
+	if (only_runs)
+		printf("stress: control: guest runs and PMU_INFO only\n");
+	if (getenv("T_STRESS_NO_RUNS")) {
+		no_guest_runs = 1;
+		printf("stress: the guest never runs (T_STRESS_NO_RUNS)\n");
+	}
+	if (no_tp)
+		printf("stress: no tracepoint-backed PMDs (T_STRESS_NO_TP)\n");
+	if (no_smpl)
+		printf("stress: no sampling buffers (T_STRESS_NO_SMPL)\n");
 	per_thread = total / NR_VCPUS;
 
+	if (only_runs == 3) {
+		/* control without kvm-perfmon: plain KVM VMs, guest runs */
+		struct hl_vm_opts o;
+
+		memset(&o, 0, sizeof(o));
+		o.nr_vcpus = NR_VCPUS;
+		o.no_pfm = true;
+		printf("stress: control: no /dev/kvm-perfmon at all\n");
+		ret = hl_vm_create(&vm, &o);
+		if (!hl_check(!ret, "stress_vm_setup", "VM: %s", hl_errname(ret)))
+			return hl_summary();
+		for (i = 0; i < NR_VCPUS; i++)
+			hl_call_async(&vm.vcpus[i], stress_fn, NULL);
+		for (i = 0; i < NR_VCPUS; i++)
+			hl_call_wait(&vm.vcpus[i]);
+		hl_vm_destroy(&vm);
+		printf("stress: control done\n");
+		return hl_summary();
+	}
 	ret = keeper_up();
 	if (!hl_check(!ret, "stress_keeper_setup", "keeper VM: %s",
 		      hl_status_str(ret)))

@@ -316,7 +316,7 @@ static void t_alias(void)
 	/* the vCPU thread's task clock: bracketed by its CPU time */
 	hl_check(hl_bracket(val, busy, cpu), "alias_counts_task_clock",
 		 "PMD0 %" PRIu64 " ns, thread CPU %" PRIu64 " ns between the "
-		 "doorbells, %" PRIu64 " ns around them (5%% + 0.5 ms)", val,
+		 "doorbells, %" PRIu64 " ns around them (10%% + 1 ms)", val,
 		 busy, cpu);
 	HL_EXPECT("alias_unload", hl_unload(v0, id, 0), 0);
 out:
@@ -529,13 +529,13 @@ static void t_sets_calls(void)
 	d[0].set_id = 5;
 	d[1].set_id = 1;
 	d[1].set_flags = PFM_SETFL_TIME_SWITCH;
-	d[1].set_timeout = 15001;	/* ns: rounds up to the 10 us timer */
+	d[1].set_timeout = 1500001;	/* ns: rounds up to the 1 ms timer */
 	d[2].set_id = 3;
 	d[2].set_flags = PFM_SETFL_OVFL_SWITCH;
 	ret = hl_create_sets(v0, id, d, 3);
 	HL_EXPECT("create_evtsets_ok", ret, 0);
-	hl_check(d[1].set_timeout == 20000, "create_evtsets_timeout_rounded",
-		 "15001 ns became %llu, want 20000 (10 us granularity)",
+	hl_check(d[1].set_timeout == 2000000, "create_evtsets_timeout_rounded",
+		 "1500001 ns became %llu, want 2000000 (1 ms granularity)",
 		 (unsigned long long)d[1].set_timeout);
 
 	memset(in, 0, sizeof(in));

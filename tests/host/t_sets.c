@@ -450,8 +450,8 @@ static void t_switch_errors(void)
 }
 
 /*
- * The fastest switching a guest can ask for (10 us timeouts, the host's
- * floor) must not stop the guest: the host does each switch in its work
+ * The fastest switching a guest can ask for (1 ns timeouts, rounded up to
+ * the host's 1 ms floor) must not stop the guest: the host does each switch in its work
  * with IPIs to the vCPU's CPU, and if switches cost more than the timeout
  * they follow each other without end. The vCPU must still make progress:
  * 1000 OUTs that take a few ms alone must complete within 10 s.
@@ -476,10 +476,10 @@ static void t_fast_switch_progress(void)
 	sw = switches_now(&vm) - sw;
 	hl_stop(v0, id);
 	hl_check(done, "fast_switch_guest_progress",
-		 "1000 OUTs: %.1f ms alone; with two sets switching every 10 us "
+		 "1000 OUTs: %.1f ms alone; with two sets switching at the floor "
 		 "%s after %.1f s (%" PRIu64 " set switches meanwhile)",
 		 base / 1e6, done ? "done" : "NOT done", loaded / 1e9, sw);
-	hl_note("1000 OUTs: %.1f ms alone, %.1f ms with 10 us set switching "
+	hl_note("1000 OUTs: %.1f ms alone, %.1f ms with fastest set switching "
 		"(%" PRIu64 " switches)", base / 1e6, loaded / 1e6, sw);
 	hl_unload(v0, id, 0);
 	hl_destroy_ctx(v0, id);

@@ -39,8 +39,12 @@
 
 /* backing counters: 48-bit, the width of AMD and Intel counters */
 #define KVMPFM_COUNTER_WIDTH	48
-/* set-switch timers: hrtimers, ns resolution; 10 us floor for sanity */
-#define KVMPFM_TIMER_GRANULARITY_NS	10000ULL
+/*
+ * Set-switch timers are hrtimers; timeouts round up to 1 ms (perfmon2's
+ * was the scheduler tick). Each switch rebuilds host perf events: a finer
+ * floor lets a guest keep a host worker busy switching.
+ */
+#define KVMPFM_TIMER_GRANULARITY_NS	NSEC_PER_MSEC
 
 struct kvmpfm_vm;
 

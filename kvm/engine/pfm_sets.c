@@ -166,12 +166,16 @@ void pfm_set_unload(struct pfm_engine *e, struct pfm_context *ctx)
 	}
 }
 
-/* counting (re)starts at @start: active time and the timeout run from it */
+/*
+ * Counting (re)starts; active time runs from @start. The timeout is armed
+ * in full from now: when swapping counters takes longer than a timeout,
+ * the host must not switch again at once, or switches follow each other
+ * without end and starve the vCPU.
+ */
 static void counting_begin_at(struct pfm_engine *e, struct pfm_context *ctx,
 			      u64 start)
 {
 	struct pfm_set *set = ctx->active;
-	u64 late;
 	u16 s;
 
 	for (s = 0; s < e->pmu.nr_pmds; s++)
@@ -180,9 +184,8 @@ static void counting_begin_at(struct pfm_engine *e, struct pfm_context *ctx,
 	ctx->act_start = start;
 	ctx->counting = true;
 	if (set->flags & PFM_SETFL_TIME_SWITCH) {
-		late = pfm_now(e) - start;
-		e->ops->timer_arm(e->be, ctx->vcpu, late < set->timeout_left ?
-				  set->timeout_left - late : 0);
+		set->timeout_left += pfm_now(e) - start;
+		e->ops->timer_arm(e->be, ctx->vcpu, set->timeout_left);
 	}
 }
 

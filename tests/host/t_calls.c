@@ -544,7 +544,7 @@ static void t_sets_calls(void)
 	in[2].set_id = 0;
 	ret = hl_getinfo_sets(v0, id, in, 3);
 	hl_check(!ret && in[0].set_flags == PFM_SETFL_TIME_SWITCH &&
-		 in[0].set_timeout == 20000 &&
+		 in[0].set_timeout == 2000000 &&
 		 in[1].set_flags == PFM_SETFL_OVFL_SWITCH && !in[2].set_flags &&
 		 !in[0].set_runs && in[2].set_avail_pmcs[0] == 0xf &&
 		 in[2].set_avail_pmds[4] == 0x3f,

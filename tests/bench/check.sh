@@ -11,7 +11,8 @@
 # estimated from a busy loop of the same length. That estimate is noisy,
 # so each bound leaves half an exit per operation of room:
 #
-#   exits_per_call_mode in [0.5, 1.5], exits_per_call (the mean less the
+#   exits_per_call_mode (1-entry calls; the min for the slow 64-entry
+#                     vectors) in [0.5, 1.5], exits_per_call (the mean less the
 #                     background) <= 1.5 for the short calls
 #                             design: 1 (one perfmon2 call = one DOORBELL
 #                             write = one VM exit, whatever the vector
@@ -45,9 +46,12 @@ function judge(ok, name, why) {
 /^BENCH-DONE/ { done = 1 }
 END {
 	judge(done, "b_exits ran to the end", "no BENCH-DONE line")
-	n = split("read_pmds_1 read_pmds_max_unloaded write_pmds_1_unloaded getinfo_evtsets_1 read_pmds_max", ops, " ")
+	# 1-entry calls: the mode; the 64-entry ones take milliseconds on the
+	# TCG rig and most gather a guest tick, so their mode flips between
+	# 1 and 2 from run to run: the fewest exits any call made (min) there
+	n = split("read_pmds_1 write_pmds_1_unloaded getinfo_evtsets_1 read_pmds_max_unloaded read_pmds_max", ops, " ")
 	for (i = 1; i <= n; i++) {
-		k = ops[i] ".exits_per_call_mode"
+		k = ops[i] (i <= 3 ? ".exits_per_call_mode" : ".exits_per_call_min")
 		if (!(k in seen)) {
 			judge(0, k, "missing")
 			continue

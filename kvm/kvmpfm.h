@@ -81,6 +81,13 @@ struct kvmpfm_vm {
 	struct trace_event_file *tp_exit;
 	struct trace_event_file *tp_wakeup;
 	struct trace_event_file *tp_page_fault;
+	/*
+	 * One disabled event per tracepoint, for the VM's lifetime: it keeps
+	 * the probe registered, so set switches and context switches that
+	 * close the last counting event do not unregister it (code patching
+	 * and an RCU grace period each time).
+	 */
+	struct perf_event *tp_keepers[3];
 
 	/* sampling-buffer pages pinned for the engine: gfn -> kvmpfm_pin */
 	struct xarray pinned;

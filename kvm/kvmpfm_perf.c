@@ -80,12 +80,32 @@ static struct kvmpfm_vm *to_vm(void *be)
 	return be;
 }
 
+static int tracepoint_attr(struct trace_event_file *file,
+			   struct perf_event_attr *attr);
+
+static struct perf_event *tracepoint_keeper(struct trace_event_file *file)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .disabled = 1 };
+	struct perf_event *event;
+
+	if (tracepoint_attr(file, &attr))
+		return NULL;
+	event = perf_event_create_kernel_counter(&attr, 0, NULL, NULL, NULL);
+	if (IS_ERR(event))
+		return NULL;
+	kvmpfm_account(&kvmpfm_nr_events, 1);
+	return event;
+}
+
 int kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
 {
 	/* missing tracepoints only make their virtual PMDs unavailable */
 	vm->tp_exit = trace_get_event_file(NULL, "kvm", "kvm_exit");
 	vm->tp_wakeup = trace_get_event_file(NULL, "kvm", "kvm_vcpu_wakeup");
 	vm->tp_page_fault = trace_get_event_file(NULL, "kvm", "kvm_page_fault");
+	vm->tp_keepers[0] = tracepoint_keeper(vm->tp_exit);
+	vm->tp_keepers[1] = tracepoint_keeper(vm->tp_wakeup);
+	vm->tp_keepers[2] = tracepoint_keeper(vm->tp_page_fault);
 	return 0;
 }
 
@@ -98,6 +118,15 @@ static void tracepoint_put(struct trace_event_file **file)
 
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm)
 {
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(vm->tp_keepers); i++) {
+		if (!vm->tp_keepers[i])
+			continue;
+		perf_event_release_kernel(vm->tp_keepers[i]);
+		kvmpfm_account(&kvmpfm_nr_events, -1);
+		vm->tp_keepers[i] = NULL;
+	}
 	tracepoint_put(&vm->tp_exit);
 	tracepoint_put(&vm->tp_wakeup);
 	tracepoint_put(&vm->tp_page_fault);

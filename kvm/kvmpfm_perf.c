@@ -90,11 +90,9 @@ static struct perf_event *tracepoint_keeper(struct trace_event_file *file)
 
 	if (tracepoint_attr(file, &attr))
 		return NULL;
+	/* part of the binding, released with it: not in the counter count */
 	event = perf_event_create_kernel_counter(&attr, 0, NULL, NULL, NULL);
-	if (IS_ERR(event))
-		return NULL;
-	kvmpfm_account(&kvmpfm_nr_events, 1);
-	return event;
+	return IS_ERR(event) ? NULL : event;
 }
 
 int kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
@@ -124,7 +122,6 @@ void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm)
 		if (!vm->tp_keepers[i])
 			continue;
 		perf_event_release_kernel(vm->tp_keepers[i]);
-		kvmpfm_account(&kvmpfm_nr_events, -1);
 		vm->tp_keepers[i] = NULL;
 	}
 	tracepoint_put(&vm->tp_exit);

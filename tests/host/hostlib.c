@@ -175,15 +175,14 @@ static void *vcpu_thread(void *p)
 	cur_run = v->run;
 	/*
 	 * Every vCPU thread on host CPU 0 (HL_PIN_VCPUS=N: CPU N, =none: no
-	 * pinning). The rig's L1 (QEMU 7.2 TCG, 2 CPUs, kvm-amd nested)
-	 * corrupts its own memory when guests run on both of its CPUs: a
-	 * plain KVM VM whose 4 vCPU threads run a real-mode OUT loop, with
-	 * kvm-perfmon not even loaded, panics L1 within a minute ("corrupted
-	 * stack end detected inside scheduler") or livelocks a vCPU in NPF
-	 * exits; with L1 at -smp 1, or all vCPU threads on one L1 CPU, it
-	 * does not (see README). The module's cross-CPU work (IPIs from its
-	 * work items to the vCPU's CPU) is still exercised: that runs on the
-	 * other CPU.
+	 * pinning). The rig's L1 (QEMU 7.2 multi-threaded TCG, 2 CPUs,
+	 * kvm-amd nested) corrupts its own memory when guests run on both of
+	 * its CPUs: a plain KVM VM whose 4 vCPU threads run a real-mode OUT
+	 * loop, kvm-perfmon not even loaded, panics L1 within a minute
+	 * ("corrupted stack end detected inside scheduler") or livelocks a
+	 * vCPU in NPF exits. With -accel tcg,thread=single (or -smp 1) it
+	 * does not, and no pinning is needed (see README). The module's
+	 * cross-CPU work (IPIs from its work items) is exercised either way.
 	 */
 	pin = getenv("HL_PIN_VCPUS");
 	if (!pin)

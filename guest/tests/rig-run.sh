@@ -60,6 +60,9 @@ ln -s "$qemu" "$work/bin/qemu-system-x86_64"
 PATH=$work/bin:$PATH "$top/tests/rig/add-qemu.sh" --l2-payload "$work/l2" "$work/l1"
 rc=0
 "$top/tests/rig/boot-l1.sh" --timeout "$timeout_s" "$work/l1" "$logdir" || rc=$?
-grep -E '^(PASS|FAIL|SKIP): |^[0-9]+ passed, [0-9]+ failed$|^guest tests: ' \
+# the summary last, where a reader of a long log looks: the test lines,
+# then why the rig failed if it did (L2's verdict, then L1's)
+grep -E '^(PASS|FAIL|SKIP): |^[0-9]+ passed, [0-9]+ failed$|^guest tests: |^run-l2: ' \
 	"$logdir/console.log" | sed 's/\r$//' || true
+sed -n 's/^fail: /rig-run.sh: FAIL: /p' "$logdir/result" 2>/dev/null || true
 exit "$rc"

@@ -51,6 +51,15 @@ if ! [[ "$timeout_s" =~ ^[0-9]+$ ]] || [ "$timeout_s" -lt 60 ]; then
 fi
 [ -d "$payload" ] || die "payload directory $payload does not exist"
 
+# One rig at a time on this machine: L0's TCG takes a whole core, and two
+# rigs sharing two cores turn every timing-sensitive check into noise.
+lock=${XDG_RUNTIME_DIR:-/tmp}/kvm-perfmon-rig.lock
+exec 9>>"$lock"
+if ! flock -n 9; then
+	echo "boot-l1.sh: another rig run holds $lock: waiting for it"
+	flock 9
+fi
+
 QEMU=qemu-system-x86_64
 command -v "$QEMU" >/dev/null || die "$QEMU missing: run tests/rig/deps.sh"
 kver=$("$here/kver.sh") || die "no usable kernel (see above)"
@@ -94,7 +103,7 @@ fi
 # The payload's own limit (+5 s for a run that ignores SIGTERM, see init.sh)
 # leaves time for boot (~8 s here, more on a loaded machine), the log dump and
 # the poweroff, so that a hung payload still gives us L1's kernel log.
-ptimeout=$((timeout_s - 40))
+ptimeout=$((timeout_s - 60))
 
 # Kernel command line:
 #   console=ttyS0   all kernel and /init output on the serial port = our stdout

@@ -83,7 +83,11 @@ elif [ -x /payload/run ]; then
 	rc=$?
 	echo "===$L-PAYLOAD-END==="
 	case "$rc" in
-	143 | 137) echo "$L: /payload/run killed at its time limit, ${ptimeout}s (rc=$rc)" ;;
+	143 | 137)
+		echo "$L: /payload/run killed at its time limit, ${ptimeout}s (rc=$rc)"
+		# what is stuck, and where: the blocked tasks' stacks go to the log
+		echo w >/proc/sysrq-trigger
+		;;
 	esac
 else
 	echo "$L: no /payload/run: nothing to run"
@@ -100,4 +104,7 @@ dmesg
 echo "===$L-DMESG-END==="
 echo "===$L-RESULT rc=$rc==="
 sync
+# poweroff -f does not wait for the console's output queue: setting the
+# console's own modes again waits (TCSADRAIN) until the lines above are out
+stty "$(stty -g)" 2>/dev/null
 poweroff -f

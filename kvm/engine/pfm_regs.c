@@ -56,6 +56,49 @@ static int entry_error(u32 *reg_flags, u32 retfl)
 	return -EINVAL;
 }
 
+/* PMC and PMD requests share their head: reg_num, reg_set, reg_flags */
+#define PFM_REQ_FLAGS_OFF	offsetof(pfarg_pmc_t, reg_flags)
+_Static_assert(offsetof(pfarg_pmd_t, reg_flags) == PFM_REQ_FLAGS_OFF,
+	       "pfarg_pmc_t and pfarg_pmd_t differ in reg_flags");
+
+/* a call's per-entry return flags start clear, whatever the guest wrote */
+static void clear_retfl(void *vec, u32 count, size_t size)
+{
+	u32 *flags;
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		flags = (u32 *)((u8 *)vec + i * size + PFM_REQ_FLAGS_OFF);
+		*flags &= ~PFM_REG_RETFL_MASK;
+	}
+}
+
+typedef int (*pfm_write_fn)(struct pfm_engine *e, struct pfm_context *ctx,
+			    void *req, struct pfm_live_edit *ed);
+
+/*
+ * A vector of register writes, in order, up to the first bad entry (its
+ * index in err_index; the entries before it stay applied, as perfmon2
+ * does). A live active set is folded once and reopened once.
+ */
+static int write_vector(struct pfm_cmd_args *a, size_t size,
+			pfm_write_fn write_one)
+{
+	struct pfm_live_edit ed = { false, false };
+	int ret = 0, ret2;
+	u32 i;
+
+	clear_retfl(a->arg, a->hdr->count, size);
+	for (i = 0; i < a->hdr->count && !ret; i++) {
+		a->hdr->err_index = i;
+		ret = write_one(a->e, a->ctx, (u8 *)a->arg + i * size, &ed);
+	}
+	if (!ret)
+		a->hdr->err_index = 0;
+	ret2 = edit_end(a->e, a->ctx, &ed);
+	return ret ? ret : ret2;
+}
+
 /* every event @value would make PMC @pmc count is one the host can back */
 static int pmc_events_available(struct pfm_engine *e, u16 pmc, u64 value)
 {
@@ -72,8 +115,9 @@ static int pmc_events_available(struct pfm_engine *e, u16 pmc, u64 value)
 }
 
 static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
-		     pfarg_pmc_t *req, struct pfm_live_edit *ed)
+		     void *entry, struct pfm_live_edit *ed)
 {
+	pfarg_pmc_t *req = entry;
 	const struct pfm_reg_desc *d;
 	struct pfm_set *set;
 	u16 num = req->reg_num;
@@ -100,21 +144,7 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 
 int pfm_cmd_write_pmcs(struct pfm_cmd_args *a)
 {
-	struct pfm_live_edit ed = { false, false };
-	pfarg_pmc_t *req = a->arg;
-	int ret = 0, ret2;
-	u32 i;
-
-	for (i = 0; i < a->hdr->count; i++)
-		req[i].reg_flags &= ~PFM_REG_RETFL_MASK;
-	for (i = 0; i < a->hdr->count && !ret; i++) {
-		a->hdr->err_index = i;
-		ret = write_pmc(a->e, a->ctx, &req[i], &ed);
-	}
-	if (!ret)
-		a->hdr->err_index = 0;
-	ret2 = edit_end(a->e, a->ctx, &ed);
-	return ret ? ret : ret2;
+	return write_vector(a, sizeof(pfarg_pmc_t), write_pmc);
 }
 
 static bool pmd_valid(const struct pfm_engine *e, u16 num)
@@ -134,8 +164,9 @@ static int pmd_event_available(struct pfm_engine *e, u16 num)
 }
 
 static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,
-		     pfarg_pmd_t *req, struct pfm_live_edit *ed)
+		     void *entry, struct pfm_live_edit *ed)
 {
+	pfarg_pmd_t *req = entry;
 	struct pfm_set *set;
 	struct pfm_pmd *p;
 	u16 num = req->reg_num;
@@ -175,21 +206,7 @@ static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,
 
 int pfm_cmd_write_pmds(struct pfm_cmd_args *a)
 {
-	struct pfm_live_edit ed = { false, false };
-	pfarg_pmd_t *req = a->arg;
-	int ret = 0, ret2;
-	u32 i;
-
-	for (i = 0; i < a->hdr->count; i++)
-		req[i].reg_flags &= ~PFM_REG_RETFL_MASK;
-	for (i = 0; i < a->hdr->count && !ret; i++) {
-		a->hdr->err_index = i;
-		ret = write_pmd(a->e, a->ctx, &req[i], &ed);
-	}
-	if (!ret)
-		a->hdr->err_index = 0;
-	ret2 = edit_end(a->e, a->ctx, &ed);
-	return ret ? ret : ret2;
+	return write_vector(a, sizeof(pfarg_pmd_t), write_pmd);
 }
 
 int pfm_cmd_read_pmds(struct pfm_cmd_args *a)
@@ -199,8 +216,7 @@ int pfm_cmd_read_pmds(struct pfm_cmd_args *a)
 	struct pfm_set *set;
 	u32 i;
 
-	for (i = 0; i < a->hdr->count; i++)
-		req[i].reg_flags &= ~PFM_REG_RETFL_MASK;
+	clear_retfl(req, a->hdr->count, sizeof(*req));
 	for (i = 0; i < a->hdr->count; i++) {
 		set = pmd_valid(e, req[i].reg_num) ?
 		      pfm_set_find(a->ctx, req[i].reg_set) : NULL;

@@ -169,11 +169,9 @@ if [ "$mode" = direct ]; then
 	kver=$("$top/tests/rig/kver.sh")
 	quiet initramfs "$top/tests/rig/mkinitramfs.sh" --l2 "$work/initrd.cpio.gz" "$g"
 	set +e
-	timeout -k 10 600 "$qemu" -enable-kvm -cpu host -M q35 -nodefaults \
-		-display none -serial stdio -no-reboot -smp 2 -m 1G \
-		-kernel "/boot/vmlinuz-$kver" -initrd "$work/initrd.cpio.gz" \
-		-append "console=ttyS0 loglevel=5 panic=-1 rig.level=2 rig.timeout=570" \
-		-device pv-perfmon </dev/null 2>&1 | filter
+	# the same script boots the guest inside the rig's L1 (run-l2)
+	"$top/scripts/boot-guest.sh" --limit 600 "$qemu" "/boot/vmlinuz-$kver" \
+		"$work/initrd.cpio.gz" -- -device pv-perfmon | filter
 	rc=${PIPESTATUS[0]}
 	set -e
 else
@@ -192,7 +190,7 @@ L1
 		"$top/tests/rig/add-qemu.sh" --l2-payload "$g" "$work/l1"
 	echo "    booting L1 under TCG (slow: a few minutes)"
 	set +e
-	"$top/tests/rig/boot-l1.sh" --timeout 900 "$work/l1" "$logdir/rig" 2>&1 | filter
+	"$top/tests/rig/boot-l1.sh" --timeout 900 --smp 1 "$work/l1" "$logdir/rig" 2>&1 | filter
 	rc=${PIPESTATUS[0]}
 	set -e
 fi

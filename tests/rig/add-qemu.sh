@@ -14,6 +14,7 @@
 #   l2-initramfs.cpio.gz      mkinitramfs.sh --l2 with DIR as L2's /payload
 #                             (default: one that prints a line and exits 0)
 #   run-l2, bad-patterns      the L2 runner (run-l2.sh) and its log patterns
+#   boot-guest                scripts/boot-guest.sh, which run-l2 boots L2 with
 # The L1 payload's run then calls /payload/qemu/run-l2.
 set -euo pipefail
 
@@ -70,5 +71,6 @@ if [ -z "$l2payload" ]; then
 fi
 "$here/mkinitramfs.sh" --l2 "$dst/l2-initramfs.cpio.gz" "$l2payload"
 install -m 0755 "$here/run-l2.sh" "$dst/run-l2"
+install -m 0755 "$here/../../scripts/boot-guest.sh" "$dst/boot-guest"
 cp "$here/bad-patterns" "$dst/bad-patterns"
 echo "add-qemu.sh: QEMU and L2 kernel/initramfs ($kver) in $dst ($(du -sh "$dst" | cut -f1))"

@@ -2,7 +2,11 @@
 # Boot the rig's L1 (Debian kernel + kvm-amd nested=1) under QEMU/TCG on this
 # machine (L0), run PAYLOAD_DIR/run in it, and judge the run.
 #
-#   boot-l1.sh [--timeout S] PAYLOAD_DIR LOGDIR
+#   boot-l1.sh [--timeout S] [--smp N] PAYLOAD_DIR LOGDIR
+#
+# --smp: L1's CPUs (default 2). Runs that boot an L2 use 1: with two, L0
+# (QEMU 7.2 multi-threaded TCG, nested SVM) corrupts L1 or L2 now and then
+# (see tests/rig/README.md).
 #
 # LOGDIR gets console.log (the whole serial output), payload.log (what
 # /payload/run printed), dmesg.log (L1's kernel log at the end) and result.
@@ -22,13 +26,19 @@ die() {
 }
 
 usage() {
-	echo "usage: boot-l1.sh [--timeout SECONDS] PAYLOAD_DIR LOGDIR" >&2
+	echo "usage: boot-l1.sh [--timeout SECONDS] [--smp N] PAYLOAD_DIR LOGDIR" >&2
 	exit 2
 }
 
 timeout_s=600
+smp=2
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--smp)
+		[ $# -ge 2 ] || usage
+		smp=$2
+		shift 2
+		;;
 	--timeout)
 		[ $# -ge 2 ] || usage
 		timeout_s=$2
@@ -46,6 +56,7 @@ done
 [ $# -eq 2 ] || usage
 payload=$1
 logdir=$2
+[[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "--smp must be a number of CPUs"
 if ! [[ "$timeout_s" =~ ^[0-9]+$ ]] || [ "$timeout_s" -lt 60 ]; then
 	die "--timeout must be a whole number of seconds, at least 60"
 fi
@@ -121,11 +132,11 @@ append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
 # QEMU options:
 #   -accel tcg -cpu max   TCG's "max" CPU is an AMD one with SVM (nested
 #                         virtualization) already on: no extra flag needed
-#   -smp 2 -m 4G          L1 runs a QEMU for L2 beside its own work
+#   -smp N -m 4G          L1 runs a QEMU for L2 beside its own work
 #   -nographic            serial on stdio, no display
 #   -no-reboot            L1's poweroff/panic ends QEMU
 #   -nic none             no NIC: skips the iPXE option ROM (faster boot)
-qemu_cmd=("$QEMU" -accel tcg -cpu max -smp 2 -m 4G -nographic -no-reboot
+qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
 	-nic none -kernel "$kernel" -initrd "$work/initrd.cpio"
 	-append "$append")
 printf '%q ' "${qemu_cmd[@]}" >"$logdir/qemu-cmdline"

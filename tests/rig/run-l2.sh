@@ -24,25 +24,19 @@ up() { cut -d' ' -f1 /proc/uptime; }
 t0=$(up)
 cr=$(printf '\r')
 
-# -enable-kvm -cpu host: L2 runs on L1's KVM (nested SVM), the point of the rig
-# -M q35 -nodefaults: a modern machine with no default devices (no NIC, no
-#                     VGA: no option ROMs beyond those add-qemu.sh copies)
-# -display none -serial stdio: L2's console is our stdout, hence L1's console
-# -L share: the firmware add-qemu.sh copied (bios-256k.bin, linuxboot_dma.bin,
-#           kvmvapic.bin); L1 has no /usr/share/qemu
-# Kernel command line: as for L1 (see boot-l1.sh), with rig.level=2.
-# taskset -c 0: every thread of L2 on L1's CPU 0. L0 (QEMU 7.2,
-# multi-threaded TCG) corrupts L1 when nested guests run on both of L1's
-# CPUs: L2 resets mid-run (3 of 6 runs of guest/tests/rig-run.sh), L1
-# panics or livelocks (tests/host/README). On one L1 CPU it does not;
-# -accel tcg,thread=single in L0 is no way out: an L2 with two vCPUs then
-# does not reach /init in 280 s.
-timeout -s KILL "$limit" taskset -c 0 "$q/bin/qemu-system-x86_64" \
-	-enable-kvm -cpu host,-xsave -M q35 -nodefaults -display none -serial stdio \
-	-no-reboot -smp 1 -m 512M -L "$q/share" \
-	-kernel "$q/vmlinuz" -initrd "$q/l2-initramfs.cpio.gz" \
-	-append "console=ttyS0 loglevel=5 panic=-1 rig.level=2 rig.timeout=$((limit - 30))" \
-	"$@" </dev/null 2>&1 |
+# The guest boots as `make run` boots it on a KVM host (boot-guest, i.e.
+# scripts/boot-guest.sh), with the rig's firmware copy (L1 has no
+# /usr/share/qemu) and two workarounds for L0:
+# --cpu host,-xsave: with XSAVE, L2 logs an XSAVE consistency WARNING
+#   (L0's TCG CPU model and kvm-amd disagree on the XSAVE area)
+# --pin 0: every thread of L2 on L1's CPU 0. L0 (QEMU 7.2, multi-threaded
+#   TCG) corrupts L1 when nested guests run on both of L1's CPUs: L2 resets
+#   mid-run (3 of 6 runs of guest/tests/rig-run.sh), L1 panics or livelocks
+#   (tests/host/README). -accel tcg,thread=single in L0 is no way out: an
+#   L2 with two vCPUs then does not reach /init in 280 s.
+"$q/boot-guest" --limit "$limit" --firmware "$q/share" --cpu host,-xsave \
+	--pin 0 --smp 1 --mem 512M \
+	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" -- "$@" |
 	while IFS= read -r line; do
 		line=${line%"$cr"} # serial lines end in CR LF; no fork per line
 		case "$line" in

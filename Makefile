@@ -27,7 +27,7 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 
 .PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
 	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
-	test-host test-qemu test-vm guest qemu \
+	test-host test-qemu test-vm test-run guest qemu \
 	run clean
 
 # Everything that exists: the engine as userspace C, the unit and fuzz
@@ -92,7 +92,7 @@ checkpatch:
 # make test: the stages in order, each timed and logged to build/logs/ by
 # scripts/stage.sh, which also fails a stage on a compiler warning in
 # project code. Stops at the first failing stage; prints the times.
-TEST_STAGES := deps build unit kbuild checkpatch fuzz host qemu vm
+TEST_STAGES := deps build unit kbuild checkpatch fuzz host qemu vm run
 
 test:
 	@$(STAGE) --reset; \
@@ -127,6 +127,16 @@ test-qemu: qemu
 test-vm:
 	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
 		$(TOP)/guest/tests/rig-run.sh $(B)/logs/vm
+
+# `make run` as a user runs it (its package step is the deps stage's),
+# through the rig whatever this host has: a test does not insmod into the
+# host's kernel. tests/run/check.sh judges the counts and the profile.
+test-run:
+	@mkdir -p $(B)/logs/run
+	$(TOP)/scripts/run.sh --rig --no-deps $(B)/logs/run \
+		>$(B)/logs/run/output.txt 2>&1; rc=$$?; \
+	cat $(B)/logs/run/output.txt; \
+	$(TOP)/tests/run/check.sh $(B)/logs/run/output.txt && exit $$rc
 
 # the main job: profile a bundled workload inside a guest with pfmon
 # (installs, builds, boots: directly on a KVM host, else through the rig)

@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Judge what `make run` (scripts/run.sh) printed: a file, or stdin.
+#
+#   tests/run/check.sh OUTPUT
+#
+# What must be there, and why each bound is what it is:
+# - `pfmon -l` lists the six virtual PMDs the host backs everywhere
+# - counting with two time-switched sets: both sets ran (runs > 0), their
+#   active shares add up to the run (90-101%: the 1 ms switch floor and
+#   the start/stop edges take a little), and every scaled count is its raw
+#   count times run time / active time (within 2%: pfmon rounds)
+# - vcpu_run_ns scaled lies within the run's time: the vCPU cannot run
+#   longer than the run (plus 5% for the clocks' granularity), and the
+#   workload keeps it busy at least half of it
+# - the sampling profile has >= 100 samples of the workload and its three
+#   busy functions (crunch_primes, hash_buffer, trap_cpuid: a quarter of the
+#   time each, see guest/tools/workload.c) each get >= 5% of the samples:
+#   the samples' IPs are the guest's, resolved against the workload's ELF
+# Prints PASS/FAIL lines; exit status 1 on a failure.
+set -u
+awk '
+function judge(ok, name, why) {
+	if (ok) {
+		print "PASS: run: " name
+	} else {
+		print "FAIL: run: " name " (" why ")"
+		failed++
+	}
+}
+function num(s) { gsub(/,/, "", s); return s + 0 }
+/^  (vcpu_run_ns|vm_exits|halt_exits|host_preempt|steal_ns|host_page_faults) +PMD2[0-9][0-9]/ { listed++ }
+/^set [0-9]+: [0-9]+ runs, active / {
+	cur = $2 + 0
+	runs[cur] = $3 + 0
+	active[cur] = num($6)
+	total = num($9)
+	nsets++
+}
+/^ +[0-9,]+ [a-z_]+ +\(raw [0-9,]+\)$/ {
+	v = num($1); r = $4; sub(/\)$/, "", r); r = num(r)
+	nscaled++
+	want = active[cur] > 0 ? r * total / active[cur] : -1
+	if (want < 0 || v < want * 0.98 - 1 || v > want * 1.02 + 1)
+		badscale = badscale " " $2 "(set " cur ": " v " for raw " r ")"
+	if ($2 == "vcpu_run_ns")
+		run_ns = v
+}
+/^sampling profile of .*workload: [0-9]+ samples/ {
+	for (i = 1; i <= NF; i++)
+		if ($i == "samples,")
+			samples = $(i - 1) + 0
+}
+samples && /^ +[0-9]+ +[0-9.]+% +[a-z_]+$/ {
+	pct[$3] = $2 + 0
+}
+/===PFMON-END rc=0===|^==> .*done/ { done = 1 }
+END {
+	judge(listed == 6, "pfmon -l lists the 6 virtual PMDs", listed + 0 " listed")
+	judge(nsets == 2 && runs[0] > 0 && runs[1] > 0, "two sets, both ran",
+	      nsets + 0 " sets, runs " runs[0] + 0 "/" runs[1] + 0)
+	share = total > 0 ? (active[0] + active[1]) / total : 0
+	judge(share >= 0.90 && share <= 1.01,
+	      sprintf("active time of the sets adds up (%.1f%% of the run)", share * 100),
+	      sprintf("%.1f%% of %s ms", share * 100, total))
+	judge(nscaled >= 4 && badscale == "", "counts scaled by run/active time (" nscaled + 0 " counts)",
+	      nscaled + 0 " counts;" badscale)
+	judge(run_ns >= total * 1e6 * 0.5 && run_ns <= total * 1e6 * 1.05,
+	      sprintf("vcpu_run_ns %.0f ms within the run of %s ms", run_ns / 1e6, total),
+	      sprintf("%.0f ms for a run of %s ms", run_ns / 1e6, total))
+	judge(samples >= 100, "sampling profile: " samples + 0 " samples", samples + 0 " samples")
+	n = split("crunch_primes hash_buffer trap_cpuid", f, " ")
+	for (i = 1; i <= n; i++)
+		judge(pct[f[i]] >= 5, "profile: " f[i] " " pct[f[i]] + 0 "% >= 5%",
+		      pct[f[i]] + 0 "% of the samples")
+	printf "run checks: %d failed\n", failed
+	exit failed ? 1 : 0
+}' "${1:--}"

@@ -114,8 +114,15 @@ static int pfm_msg_fetch(struct pfm_ctx *ctx)
 	if (ctx->msg_ready)
 		return 0;
 	ret = pvpfm_call(&req);
-	if (!ret)
+	if (!ret) {
 		ctx->msg_ready = true;
+		/*
+		 * A new message: SIGIO, whoever fetched it (perfmon2 signals
+		 * every notification, even to a process blocked in read()).
+		 */
+		if (READ_ONCE(ctx->fasync))
+			kill_fasync(&ctx->fasync, SIGIO, POLL_IN);
+	}
 	return ret;
 }
 
@@ -149,7 +156,7 @@ static void pfm_block_check(struct pfm_ctx *ctx)
 
 /*
  * After an interrupt: blocking for the NOTIFY_BLOCK contexts, SIGIO for
- * the contexts that asked for it and have a message.
+ * the contexts that asked for it and have a new message.
  */
 static void pfm_msg_work_fn(struct work_struct *work)
 {
@@ -159,8 +166,9 @@ static void pfm_msg_work_fn(struct work_struct *work)
 	list_for_each_entry(ctx, &pfm_ctxs, node) {
 		if (ctx->flags & PFM_FL_NOTIFY_BLOCK)
 			pfm_block_check(ctx);
-		if (READ_ONCE(ctx->fasync) && pfm_msg_pending(ctx))
-			kill_fasync(&ctx->fasync, SIGIO, POLL_IN);
+		/* fetching a new message sends the SIGIO */
+		if (READ_ONCE(ctx->fasync))
+			pfm_msg_pending(ctx);
 	}
 	mutex_unlock(&pfm_ctxs_lock);
 }

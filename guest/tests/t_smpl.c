@@ -356,12 +356,19 @@ static void samples(void)
 		"max %llu ns, period %llu ns", (unsigned long long)over[n - 1],
 		(unsigned long long)SMPL_PERIOD);
 	/*
-	 * The thread does nothing but spin in spin_until() (whose loop makes
-	 * no system call), yet its vCPU also runs the guest kernel: timer
-	 * interrupts and the exits they cause, and the host's own overflow
-	 * interrupts. At least 3/4 of the samples must fall in the function.
+	 * The thread does nothing but spin in spin_until(), whose loop makes
+	 * no system call: a user-mode IP anywhere else is wrong (but for
+	 * the two the way out to pfm_stop() may catch). Its vCPU also runs
+	 * the guest kernel (timer interrupts) and VCPU_RUN_NS counts the
+	 * host's handling of the vCPU's exits, during which the guest stands
+	 * at the kernel instruction that exited: 19% of the samples on the
+	 * rig. Most (at least 60%) must fall in spin_until().
 	 */
-	t_check(in_fn * 4 >= n * 3, "smpl: IPs are the guest's: >= 75% in spin_until()",
+	t_check(n - in_fn - in_kernel <= 2,
+		"smpl: user-mode IPs are in spin_until()",
+		"%llu of %llu elsewhere", (unsigned long long)(n - in_fn - in_kernel),
+		(unsigned long long)n);
+	t_check(in_fn * 10 >= n * 6, "smpl: IPs: >= 60% in spin_until()",
 		"%llu of %llu (%llu in the kernel)", (unsigned long long)in_fn,
 		(unsigned long long)n, (unsigned long long)in_kernel);
 	munmap(h, size);
@@ -485,6 +492,8 @@ static void full(void)
 	t_check(sigio_count >= 1, "smpl: SIGIO with F_SETOWN + O_ASYNC",
 		"%d signals", (int)sigio_count);
 
+	/* stopped, so that no sample comes between restart and the look */
+	pfm_stop(fd);
 	if (!t_expect_ok("smpl: pfm_restart", pfm_restart(fd)))
 		goto out;
 	t_check(h->hdr_count == 0 && h->hdr_cur_offs == HDR_SIZE &&
@@ -494,6 +503,7 @@ static void full(void)
 		(unsigned long long)h->hdr_count,
 		(unsigned long long)h->hdr_cur_offs,
 		(unsigned long long)h->hdr_overflows);
+	pfm_start(fd, NULL);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	t_expect_err("smpl: no message before the next fill (O_NONBLOCK: EAGAIN)",
 		     (int)read(fd, &m, sizeof(m)), EAGAIN);
@@ -561,17 +571,28 @@ static void no_msg(void)
 
 struct dist {
 	uint64_t n, distinct, min_p, max_p, min_d, max_d, out;
+	/* host time between samples: whole, and by half of the periods */
+	uint64_t dt_q1, dt_q3, dt_low, dt_high;
 };
 
+static uint64_t median(uint64_t *v, uint64_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[n / 2];
+}
+
 /*
- * Periods of @n samples: programmed (-last_reset_val) and measured
- * (programmed + overshoot, the sampled PMD's own recorded value).
+ * Periods of NR_RANDOM samples: programmed (-last_reset_val), measured in
+ * the sampled PMD (programmed + overshoot, its own recorded value) and in
+ * host time (tstamp to tstamp: the vCPU thread of this pinned, spinning
+ * thread runs nearly all the time on the rig's one-CPU host).
  */
 static bool periods(uint64_t mask, struct dist *d)
 {
 	const size_t size = 4 * 4096;
 	const uint32_t smpl = SMPL_RUN;
-	uint64_t p[NR_RANDOM], i, j, dist;
+	uint64_t p[NR_RANDOM], dt[NR_RANDOM], i, j, dist, lo[NR_RANDOM];
+	uint64_t hi[NR_RANDOM], nlo = 0, nhi = 0, mid;
 	const pfm_dfl_smpl_entry_t *e;
 	pfm_dfl_smpl_hdr_t *h;
 	int fd;
@@ -587,6 +608,7 @@ static bool periods(uint64_t mask, struct dist *d)
 	for (i = 1; i <= NR_RANDOM && i < h->hdr_count; i++) {
 		e = entry_at(h, smpl, i);
 		p[d->n] = -e->last_reset_val;
+		dt[d->n] = e->tstamp - entry_at(h, smpl, i - 1)->tstamp;
 		dist = p[d->n] + *(const uint64_t *)(e + 1);
 		if (p[d->n] < SMPL_PERIOD || p[d->n] > SMPL_PERIOD + mask)
 			d->out++;
@@ -601,7 +623,23 @@ static bool periods(uint64_t mask, struct dist *d)
 	}
 	munmap(h, size);
 	close(fd);
-	return d->n == NR_RANDOM;
+	if (d->n != NR_RANDOM)
+		return false;
+	/* host time by the lower and the upper half of the periods */
+	memcpy(lo, p, sizeof(p));
+	mid = median(lo, d->n);
+	for (i = 0; i < d->n; i++) {
+		if (p[i] < mid)
+			lo[nlo++] = dt[i];
+		else
+			hi[nhi++] = dt[i];
+	}
+	d->dt_low = nlo ? median(lo, nlo) : 0;
+	d->dt_high = nhi ? median(hi, nhi) : 0;
+	qsort(dt, d->n, sizeof(dt[0]), cmp_u64);
+	d->dt_q1 = dt[d->n / 4];
+	d->dt_q3 = dt[d->n * 3 / 4];
+	return true;
 }
 
 static void randomized(void)
@@ -611,16 +649,19 @@ static void randomized(void)
 
 	ok_f = periods(0, &f);
 	ok_r = periods(RANDOM_MASK, &r);
-	printf("smpl: fixed period %llu ns: periods [%llu, %llu], distances [%llu, %llu] (noise %llu ns)\n",
+	printf("smpl: fixed period %llu ns: periods [%llu, %llu], distances [%llu, %llu] (noise %llu ns), host ns between samples: quartiles %llu, %llu\n",
 	       (unsigned long long)SMPL_PERIOD, (unsigned long long)f.min_p,
 	       (unsigned long long)f.max_p, (unsigned long long)f.min_d,
 	       (unsigned long long)f.max_d,
-	       (unsigned long long)(f.max_d - f.min_d));
-	printf("smpl: random mask %#llx: periods [%llu, %llu] (%llu distinct of %llu), distances [%llu, %llu]\n",
+	       (unsigned long long)(f.max_d - f.min_d),
+	       (unsigned long long)f.dt_q1, (unsigned long long)f.dt_q3);
+	printf("smpl: random mask %#llx: periods [%llu, %llu] (%llu distinct of %llu), distances [%llu, %llu], host ns between samples: quartiles %llu, %llu; median %llu after the shorter half of the periods, %llu after the longer\n",
 	       (unsigned long long)RANDOM_MASK, (unsigned long long)r.min_p,
 	       (unsigned long long)r.max_p, (unsigned long long)r.distinct,
 	       (unsigned long long)r.n, (unsigned long long)r.min_d,
-	       (unsigned long long)r.max_d);
+	       (unsigned long long)r.max_d, (unsigned long long)r.dt_q1,
+	       (unsigned long long)r.dt_q3, (unsigned long long)r.dt_low,
+	       (unsigned long long)r.dt_high);
 	t_check(ok_f && f.min_p == SMPL_PERIOD && f.max_p == SMPL_PERIOD,
 		"smpl: without PFM_REGFL_RANDOM every period is the same",
 		"%llu samples, periods [%llu, %llu]", (unsigned long long)f.n,
@@ -639,13 +680,20 @@ static void randomized(void)
 		(unsigned long long)r.distinct, (unsigned long long)r.n,
 		(unsigned long long)(r.max_p - r.min_p),
 		(unsigned long long)RANDOM_MASK);
-	/* the measured distances: the randomization reached the counter */
-	t_check(ok_r && ok_f && r.min_d >= SMPL_PERIOD &&
-		r.max_d - r.min_d > f.max_d - f.min_d,
-		"smpl: measured distances vary beyond the fixed period's noise",
-		"random [%llu, %llu], fixed [%llu, %llu]",
-		(unsigned long long)r.min_d, (unsigned long long)r.max_d,
-		(unsigned long long)f.min_d, (unsigned long long)f.max_d);
+	t_check(ok_r && ok_f && r.min_d >= SMPL_PERIOD && f.min_d >= SMPL_PERIOD,
+		"smpl: measured distances at least the period",
+		"random from %llu, fixed from %llu", (unsigned long long)r.min_d,
+		(unsigned long long)f.min_d);
+	/*
+	 * Independently of what the entries say about periods, the host's
+	 * clock: after the longer half of the random periods (mean mask / 2
+	 * = 262 us longer than the shorter half) samples come later. Medians,
+	 * so that a few slow overflow paths do not decide; at least mask / 8.
+	 */
+	t_check(ok_r && r.dt_high > r.dt_low + RANDOM_MASK / 8,
+		"smpl: longer random periods space samples further in host time",
+		"median %llu ns after the shorter half, %llu ns after the longer",
+		(unsigned long long)r.dt_low, (unsigned long long)r.dt_high);
 }
 
 /* the state letter of /proc/PID/stat, '?' if unreadable */
@@ -793,15 +841,17 @@ static bool check_blocked(struct blocked *b, const char *name)
 		       (unsigned long long)b->h->hdr_count);
 }
 
-/* running again: at least 20 ms of CPU time over 300 ms */
+/*
+ * Running again: at least 20 ms of CPU time over 300 ms (it may fill its
+ * buffer and block again within them: the state says nothing).
+ */
 static bool check_runs(pid_t pid, const char *name)
 {
 	uint64_t used = cpu_over(pid, 300);
-	char st = proc_state(pid);
 
-	return t_check(used >= 20 * NSEC_PER_MSEC && st != 'S', name,
-		       "state %c, %llu ns of CPU in 300 ms", st,
-		       (unsigned long long)used);
+	return t_check(used >= 20 * NSEC_PER_MSEC, name,
+		       "%llu ns of CPU in 300 ms, state now %c",
+		       (unsigned long long)used, proc_state(pid));
 }
 
 static void block(int cpu_child)

@@ -22,6 +22,12 @@
  * Messages: read() returns one pfarg_msg_t (PVPFM_CMD_READ_MSG); poll()
  * and SIGIO wake up on the device's MSI-X interrupts, or every
  * PFM_MSG_POLL when the device has none.
+ *
+ * PFM_FL_NOTIFY_BLOCK: after such an interrupt, each loaded context created
+ * with it (and only those: other contexts cost no command) asks the host
+ * whether it blocked (PVPFM_CMD_CTX_STATE); if so its thread is stopped
+ * on its way to user mode (pfm_hook_block()) until pfm_restart, unload or
+ * close. The context's lock orders the question against pfm_restart.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -108,8 +114,15 @@ static int pfm_msg_fetch(struct pfm_ctx *ctx)
 	if (ctx->msg_ready)
 		return 0;
 	ret = pvpfm_call(&req);
-	if (!ret)
+	if (!ret) {
 		ctx->msg_ready = true;
+		/*
+		 * A new message: SIGIO, whoever fetched it (perfmon2 signals
+		 * every notification, even to a process blocked in read()).
+		 */
+		if (READ_ONCE(ctx->fasync))
+			kill_fasync(&ctx->fasync, SIGIO, POLL_IN);
+	}
 	return ret;
 }
 
@@ -123,15 +136,40 @@ static bool pfm_msg_pending(struct pfm_ctx *ctx)
 	return ready;
 }
 
-/* SIGIO for the contexts that asked for it and have a message */
+/* NOTIFY_BLOCK: did the host block the context? Then stop its thread */
+static void pfm_block_check(struct pfm_ctx *ctx)
+{
+	struct pvpfm_ctx_state st;
+	struct pvpfm_req req = {
+		.cmd = PVPFM_CMD_CTX_STATE,
+		.ctx_id = ctx->id,
+		.arg = &st,
+		.arg_size = sizeof(st),
+	};
+
+	mutex_lock(&ctx->lock);
+	if (ctx->hook && pfm_hook_may_block(ctx->hook) && !pvpfm_call(&req) &&
+	    (st.flags & PVPFM_CTX_BLOCKED))
+		pfm_hook_block(ctx->hook);
+	mutex_unlock(&ctx->lock);
+}
+
+/*
+ * After an interrupt: blocking for the NOTIFY_BLOCK contexts, SIGIO for
+ * the contexts that asked for it and have a new message.
+ */
 static void pfm_msg_work_fn(struct work_struct *work)
 {
 	struct pfm_ctx *ctx;
 
 	mutex_lock(&pfm_ctxs_lock);
-	list_for_each_entry(ctx, &pfm_ctxs, node)
-		if (READ_ONCE(ctx->fasync) && pfm_msg_pending(ctx))
-			kill_fasync(&ctx->fasync, SIGIO, POLL_IN);
+	list_for_each_entry(ctx, &pfm_ctxs, node) {
+		if (ctx->flags & PFM_FL_NOTIFY_BLOCK)
+			pfm_block_check(ctx);
+		/* fetching a new message sends the SIGIO */
+		if (READ_ONCE(ctx->fasync))
+			pfm_msg_pending(ctx);
+	}
 	mutex_unlock(&pfm_ctxs_lock);
 }
 
@@ -551,6 +589,20 @@ static long pfm_unload(struct pfm_ctx *ctx)
 	return ret;
 }
 
+/* resume after a notification; a blocked thread goes on in any case */
+static long pfm_restart(struct pfm_ctx *ctx)
+{
+	struct pvpfm_req req = { .cmd = PVPFM_CMD_RESTART, .ctx_id = ctx->id };
+	int ret;
+
+	mutex_lock(&ctx->lock);
+	ret = pvpfm_call(&req);
+	if (ctx->hook)
+		pfm_hook_unblock(ctx->hook);
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
 static long pfm_start(struct pfm_ctx *ctx, void __user *uarg)
 {
 	struct pvpfm_req req = { .cmd = PVPFM_CMD_START, .ctx_id = ctx->id };
@@ -599,8 +651,7 @@ static long pfm_ctx_ioctl(struct file *file, unsigned int cmd,
 		req.cmd = PVPFM_CMD_STOP;
 		return pfm_ctx_call(ctx, &req);
 	case PFM2_IOC_RESTART:
-		req.cmd = PVPFM_CMD_RESTART;
-		return pfm_ctx_call(ctx, &req);
+		return pfm_restart(ctx);
 	case PFM2_IOC_UNLOAD_CONTEXT:
 		return pfm_unload(ctx);
 	}

@@ -105,6 +105,9 @@ int pfm_hook_load_self(struct pfm_hook *h, struct pvpfm_req *load);
 int pfm_hook_attach(struct pfm_hook *h);
 bool pfm_hook_active(struct pfm_hook *h);
 bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret);
+bool pfm_hook_may_block(struct pfm_hook *h);
+void pfm_hook_block(struct pfm_hook *h);
+void pfm_hook_unblock(struct pfm_hook *h);
 void pfm_hook_release(struct pfm_hook *h);
 
 /* pfm_sysfs.c */

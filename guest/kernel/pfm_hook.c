@@ -23,6 +23,13 @@
  *     exiting thread before its last task_work, unloads the context with
  *     PVPFM_UNLOAD_TASK_EXIT (the host queues PFM_MSG_END) and unlinks.
  *
+ * PFM_FL_NOTIFY_BLOCK: once the host says the context is blocked (after a
+ * notification, pfm_ctx.c asks), a task_work stops the thread on its way
+ * back to user mode until pfm_restart, unload, close or its exit clears
+ * block_wait. It sleeps interruptibly: a signal ends the wait, as in
+ * perfmon2 (fatal ones so it dies, the others so job control and ptrace
+ * stops work); the context then stays masked until pfm_restart.
+ *
  * h->lock orders the notifiers (sched_out runs with the runqueue lock
  * held and interrupts off) against the other CPUs that stop a hook:
  * whoever deactivates a hook does so, and sends its host command, under
@@ -63,6 +70,11 @@ struct pfm_hook {
 	bool active;	/* the host has the context loaded on @task */
 	bool in;	/* ... and in, on the vCPU @task runs on */
 	bool linked;	/* on @task's preempt notifiers */
+	/* NOTIFY_BLOCK: @task waits in block_work until block_wait is false */
+	struct callback_head block_work;
+	wait_queue_head_t block_wq;
+	bool block_wait;
+	bool block_queued;	/* block_work queued or running */
 };
 
 static struct preempt_ops pfm_preempt_ops;
@@ -137,6 +149,8 @@ static void hook_unload_exit(struct pfm_hook *h)
 	pvpfm_exec_locked(&req);
 	h->active = false;
 	h->in = false;
+	/* the thread is exiting: it is not waiting, nor will it */
+	h->block_wait = false;
 }
 
 /*
@@ -243,6 +257,37 @@ static void pfm_hook_unlink_fn(struct callback_head *cb)
 	pfm_hook_put(h);
 }
 
+/* NOTIFY_BLOCK: runs in the monitored thread on its way to user mode */
+static void pfm_hook_block_fn(struct callback_head *cb)
+{
+	struct pfm_hook *h = container_of(cb, struct pfm_hook, block_work);
+	unsigned long flags;
+	bool exiting;
+	int ret;
+
+	for (;;) {
+		/* exit runs task_works too: an exiting thread never waits */
+		exiting = current->flags & PF_EXITING;
+		ret = exiting ? 0 : wait_event_interruptible(h->block_wq,
+						!READ_ONCE(h->block_wait));
+		raw_spin_lock_irqsave(&h->lock, flags);
+		/* blocked again since the wake-up: this work stays in charge */
+		if (ret || exiting || !h->block_wait)
+			break;
+		raw_spin_unlock_irqrestore(&h->lock, flags);
+	}
+	h->block_queued = false;
+	raw_spin_unlock_irqrestore(&h->lock, flags);
+	pfm_hook_put(h);
+}
+
+/* end a wait; @h->lock not held (the wait queue has its own lock) */
+static void hook_wake(struct pfm_hook *h, bool was_waiting)
+{
+	if (was_waiting)
+		wake_up_all(&h->block_wq);
+}
+
 /* sched_process_exit: in the exiting thread, before its last task_work */
 static void pfm_exit_probe(void *data, struct task_struct *task)
 {
@@ -281,6 +326,8 @@ struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task)
 	preempt_notifier_init(&h->pn, &pfm_preempt_ops);
 	init_task_work(&h->link_work, pfm_hook_link_fn);
 	init_task_work(&h->unlink_work, pfm_hook_unlink_fn);
+	init_task_work(&h->block_work, pfm_hook_block_fn);
+	init_waitqueue_head(&h->block_wq);
 	return h;
 }
 
@@ -346,10 +393,13 @@ bool pfm_hook_active(struct pfm_hook *h)
  */
 bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret)
 {
-	bool ran = false, unlinked = false;
+	bool ran = false, unlinked = false, waiting;
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&h->lock, flags);
+	/* unloaded or destroyed: a blocked thread goes on */
+	waiting = h->block_wait;
+	h->block_wait = false;
 	if (h->active) {
 		*ret = pvpfm_exec_locked(req);
 		if (!*ret)
@@ -363,23 +413,79 @@ bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret)
 		unlinked = true;
 	}
 	raw_spin_unlock_irqrestore(&h->lock, flags);
+	hook_wake(h, waiting);
 	if (unlinked)
 		pfm_hook_put(h);
 	return ran;
 }
 
+/* whether the host should be asked if the context blocked its thread */
+bool pfm_hook_may_block(struct pfm_hook *h)
+{
+	return READ_ONCE(h->active) && !READ_ONCE(h->block_wait);
+}
+
+/*
+ * The host blocked the context (NOTIFY_BLOCK): stop the thread before it
+ * returns to user mode. TWA_RESUME: a running thread gets there at its
+ * next interrupt or system call; one in a system call is not interrupted.
+ * Called with the context's lock held, which orders it against
+ * pfm_hook_unblock() from pfm_restart.
+ */
+void pfm_hook_block(struct pfm_hook *h)
+{
+	bool queue = false;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&h->lock, flags);
+	if (h->active && !h->block_wait) {
+		h->block_wait = true;
+		queue = !h->block_queued;
+		h->block_queued = true;
+	}
+	raw_spin_unlock_irqrestore(&h->lock, flags);
+	if (!queue)
+		return;
+	refcount_inc(&h->refs);		/* the task_work's */
+	if (!task_work_add(h->task, &h->block_work, TWA_RESUME))
+		return;
+	/* past its last task_work: it exits, it does not wait */
+	raw_spin_lock_irqsave(&h->lock, flags);
+	h->block_queued = false;
+	h->block_wait = false;
+	raw_spin_unlock_irqrestore(&h->lock, flags);
+	pfm_hook_put(h);
+}
+
+/* pfm_restart: the thread goes on (context lock held) */
+void pfm_hook_unblock(struct pfm_hook *h)
+{
+	unsigned long flags;
+	bool waiting;
+
+	raw_spin_lock_irqsave(&h->lock, flags);
+	waiting = h->block_wait;
+	h->block_wait = false;
+	raw_spin_unlock_irqrestore(&h->lock, flags);
+	hook_wake(h, waiting);
+}
+
 /* the context lets go of a stopped (or never started) hook */
 void pfm_hook_release(struct pfm_hook *h)
 {
+	bool linked, waiting;
 	unsigned long flags;
-	bool linked;
 
 	raw_spin_lock_irqsave(&h->lock, flags);
 	WARN_ON_ONCE(h->active);
 	h->active = false;
+	/* stopped hooks do not block: no thread is left waiting on this one */
+	waiting = h->block_wait;
+	h->block_wait = false;
 	/* an inactive hook never gets linked again: this settles it */
 	linked = h->linked;
 	raw_spin_unlock_irqrestore(&h->lock, flags);
+	hook_wake(h, waiting);
 	if (linked) {
 		refcount_inc(&h->refs);		/* the task_work's */
 		/* failure: the thread is past its exit, which unlinked it */

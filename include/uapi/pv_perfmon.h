@@ -18,7 +18,9 @@
  *   BAR0  registers (4 KiB MMIO, little endian), see PVPFM_REG_*.
  *   BAR1  MSI-X table and PBA: vector i belongs to vCPU i and fires when
  *         a notification is due for a context served on vCPU i (a message
- *         was queued: the guest reads it with PVPFM_CMD_READ_MSG).
+ *         was queued: the guest reads it with PVPFM_CMD_READ_MSG; or,
+ *         with PFM_FL_NOTIFY_BLOCK, the context's thread must now wait:
+ *         see PVPFM_CMD_CTX_STATE).
  * Writes to CMD_BLOCK and DOORBELL act for the vCPU that makes them.
  */
 #ifndef _UAPI_PV_PERFMON_H
@@ -82,6 +84,7 @@ enum pvpfm_cmd {
 	PVPFM_CMD_READ_MSG,		/* out: pfarg_msg_t */
 	PVPFM_CMD_PMU_INFO,		/* out: struct pvpfm_pmu_info */
 	PVPFM_CMD_REG_DESC,		/* out: struct pvpfm_reg_desc[count] */
+	PVPFM_CMD_CTX_STATE,		/* out: struct pvpfm_ctx_state */
 	PVPFM_CMD_MAX
 };
 
@@ -113,7 +116,11 @@ struct pvpfm_create_arg {
 	pfm_dfl_smpl_arg_t smpl_arg;		/* used with "default" */
 };
 
-/* the guest thread being loaded is the one making the call */
+/*
+ * The guest thread being loaded is the one making the call. A context
+ * created with PFM_FL_NOTIFY_BLOCK cannot be loaded so (EINVAL): a thread
+ * blocked until pfm_restart could never call pfm_restart (perfmon2).
+ */
 #define PVPFM_LOAD_SELF		0x1
 
 struct pvpfm_load_arg {
@@ -151,6 +158,22 @@ struct pvpfm_smpl_register_arg {
 	__u32 first_page;	/* index of gpa[0] in the buffer */
 	__u32 nr_pages;		/* entries in gpa[] */
 	__u64 gpa[];		/* guest-physical page addresses */
+};
+
+/*
+ * CTX_STATE: the context's state, which the guest cannot otherwise see.
+ * PFM_FL_NOTIFY_BLOCK is the guest's to carry out (the host cannot stop a
+ * guest thread): after a notification interrupt the guest asks, for its
+ * loaded NOTIFY_BLOCK contexts only, whether the context is blocked, and
+ * then keeps the monitored thread from returning to user mode until
+ * pfm_restart, unload or close. Other contexts never need this command.
+ */
+#define PVPFM_CTX_MASKED	0x1	/* notified; masked until pfm_restart */
+#define PVPFM_CTX_BLOCKED	0x2	/* ... and its thread must wait */
+
+struct pvpfm_ctx_state {
+	__u32 flags;		/* out: PVPFM_CTX_* */
+	__u32 reserved;		/* out: 0 */
 };
 
 #define PVPFM_MODEL_LEN		32
@@ -224,6 +247,7 @@ PFM_ABI_SIZE(struct pvpfm_load_arg, 40);
 PFM_ABI_SIZE(struct pvpfm_unload_arg, 8);
 PFM_ABI_SIZE(struct pvpfm_switch_arg, 16);
 PFM_ABI_SIZE(struct pvpfm_smpl_register_arg, 8);
+PFM_ABI_SIZE(struct pvpfm_ctx_state, 8);
 PFM_ABI_SIZE(struct pvpfm_pmu_info, 152);
 PFM_ABI_SIZE(struct pvpfm_reg_desc, 48);
 

@@ -57,6 +57,8 @@ static const struct pfm_cmd_desc cmd_table[PVPFM_CMD_MAX] = {
 		sizeof(struct pvpfm_pmu_info), false },
 	[PVPFM_CMD_REG_DESC] = { pfm_cmd_reg_desc, PFM_ARG_VECTOR,
 		sizeof(struct pvpfm_reg_desc), false },
+	[PVPFM_CMD_CTX_STATE] = { pfm_cmd_ctx_state, PFM_ARG_FIXED,
+		sizeof(struct pvpfm_ctx_state), true },
 };
 
 static int check_args(const struct pfm_engine *e, const struct pfm_cmd_desc *d,

@@ -191,6 +191,7 @@ static int load_check_system(struct pfm_engine *e, const pfarg_load_t *load,
 }
 
 static int load_check_thread(struct pfm_engine *e,
+			     const struct pfm_context *ctx,
 			     const struct pvpfm_load_arg *arg,
 			     const struct pfm_caller *who)
 {
@@ -204,6 +205,9 @@ static int load_check_thread(struct pfm_engine *e,
 			return -EBUSY;
 	if (arg->flags & PVPFM_LOAD_SELF) {
 		if (arg->load.load_pid != who->tid)
+			return -EINVAL;
+		/* blocked until pfm_restart, it could never call pfm_restart */
+		if (ctx->flags & PFM_FL_NOTIFY_BLOCK)
 			return -EINVAL;
 		/* the guest did not switch the previous thread out */
 		if (e->vcpus[who->vcpu].cur)
@@ -231,7 +235,7 @@ int pfm_cmd_load_context(struct pfm_cmd_args *a)
 	if (ctx->smpl.fmt && !pfm_smpl_ready(ctx))
 		return -ENOBUFS;
 	ret = is_system(ctx) ? load_check_system(e, &arg->load, &a->who) :
-			       load_check_thread(e, arg, &a->who);
+			       load_check_thread(e, ctx, arg, &a->who);
 	if (ret)
 		return ret;
 
@@ -328,6 +332,23 @@ int pfm_cmd_restart(struct pfm_cmd_args *a)
 	ctx->state = PFM_CTX_LOADED;
 	ctx->blocked = false;
 	update_counting(e, ctx);
+	return 0;
+}
+
+/*
+ * The guest carries out PFM_FL_NOTIFY_BLOCK (the host cannot stop a guest
+ * thread): after a notification it asks whether its thread must wait.
+ */
+int pfm_cmd_ctx_state(struct pfm_cmd_args *a)
+{
+	struct pvpfm_ctx_state *st = a->arg;
+	struct pfm_context *ctx = a->ctx;
+
+	pfm_memset(st, 0, sizeof(*st));
+	if (ctx->state == PFM_CTX_MASKED)
+		st->flags |= PVPFM_CTX_MASKED;
+	if (ctx->blocked)
+		st->flags |= PVPFM_CTX_BLOCKED;
 	return 0;
 }
 

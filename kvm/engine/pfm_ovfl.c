@@ -162,6 +162,9 @@ static void mask_and_notify(struct pfm_engine *e, struct pfm_context *ctx,
 	ctx->blocked = ctx->flags & PFM_FL_NOTIFY_BLOCK;
 	if (!(ctx->flags & PFM_FL_OVFL_NO_MSG))
 		post_ovfl_msg(e, ctx, ovfl, where, vcpu);
+	else if (ctx->blocked)
+		/* no message, but the guest must stop the thread: interrupt it */
+		e->ops->notify(e->be, ctx->id);
 }
 
 void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,

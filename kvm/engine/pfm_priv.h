@@ -273,5 +273,6 @@ int pfm_cmd_smpl_register(struct pfm_cmd_args *a);
 int pfm_cmd_read_msg(struct pfm_cmd_args *a);
 int pfm_cmd_pmu_info(struct pfm_cmd_args *a);
 int pfm_cmd_reg_desc(struct pfm_cmd_args *a);
+int pfm_cmd_ctx_state(struct pfm_cmd_args *a);
 
 #endif /* _PFM_PRIV_H */

@@ -191,6 +191,7 @@ static u32 natural_size(struct pvpfm_cmd_hdr *h)
 		[PVPFM_CMD_SWITCH] = sizeof(struct pvpfm_switch_arg),
 		[PVPFM_CMD_READ_MSG] = sizeof(pfarg_msg_t),
 		[PVPFM_CMD_PMU_INFO] = sizeof(struct pvpfm_pmu_info),
+		[PVPFM_CMD_CTX_STATE] = sizeof(struct pvpfm_ctx_state),
 	};
 	static const u32 entry[PVPFM_CMD_MAX] = {
 		[PVPFM_CMD_WRITE_PMCS] = sizeof(pfarg_pmc_t),

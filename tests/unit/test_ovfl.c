@@ -2,7 +2,8 @@
 /*
  * Overflows without a sampling buffer: periods (-p), notification and
  * masking, short/long reset, reset_pmds, randomized periods, and the
- * message queue (PFM_MSG_OVFL, PFM_MSG_END, depth, PFM_FL_OVFL_NO_MSG).
+ * message queue (PFM_MSG_OVFL, PFM_MSG_END, depth, PFM_FL_OVFL_NO_MSG),
+ * PFM_FL_NOTIFY_BLOCK as the guest sees it (CTX_STATE).
  */
 #include "t_env.h"
 
@@ -469,6 +470,121 @@ static void test_stray_overflow(void **state)
 	assert_int_equal(t_stats(t).overflows, 0);
 }
 
+/* the state the guest asks for after an interrupt: flags, or -errno */
+static int ctx_state(struct t_env *t, u32 ctx, u32 *flags)
+{
+	struct pvpfm_ctx_state st;
+	int ret;
+
+	memset(&st, 0xa5, sizeof(st));
+	ret = t_cmd(t, PVPFM_CMD_CTX_STATE, ctx, 0, &st, sizeof(st));
+	if (!ret) {
+		assert_int_equal(st.reserved, 0);
+		*flags = st.flags;
+	}
+	return ret;
+}
+
+/* loaded on another thread (as after an attach), switched in on vCPU 0 */
+static void go_other(struct t_env *t, u32 ctx)
+{
+	t->vcpu = 0;
+	assert_int_equal(t_load(t, ctx, 4242, 0, 0, 4240), 0);
+	assert_int_equal(t_switch(t, 0, ctx, 4242, 4240), 0);
+	assert_int_equal(t_start(t, ctx), 0);
+}
+
+/* perfmon2: "cannot load a blocking context on self" */
+static void test_block_self_refused(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK);
+
+	t->vcpu = 0;
+	assert_int_equal(t_load(t, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
+				t->tgid[0]), -EINVAL);
+	assert_int_equal(t_stats(t).loaded, 0);
+	/* another thread: fine */
+	assert_int_equal(t_load(t, ctx, 4242, 0, 0, 4240), 0);
+	assert_int_equal(t_stats(t).loaded, 1);
+}
+
+/* NOTIFY_BLOCK: blocked from the notification to restart, unload */
+static void test_block_state(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK);
+	u32 other = t_ctx(t, 0);
+	pfarg_msg_t m;
+	u32 flags;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	/* unloaded, never notified: nothing */
+	assert_int_equal(ctx_state(t, ctx, &flags), 0);
+	assert_int_equal(flags, 0);
+	go_other(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 9);
+	assert_int_equal(ctx_state(t, ctx, &flags), 0);
+	assert_int_equal(flags, 0);
+	sim_events(t->sim, 0, KEY_A, 1);
+	assert_int_equal(t->sim->notifies, 1);
+	assert_int_equal(ctx_state(t, ctx, &flags), 0);
+	assert_int_equal(flags, PVPFM_CTX_MASKED | PVPFM_CTX_BLOCKED);
+	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(m.type, PFM_MSG_OVFL);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_tid, 4242);
+	/* reading the message does not unblock; restart does */
+	assert_int_equal(ctx_state(t, ctx, &flags), 0);
+	assert_int_equal(flags, PVPFM_CTX_MASKED | PVPFM_CTX_BLOCKED);
+	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(ctx_state(t, ctx, &flags), 0);
+	assert_int_equal(flags, 0);
+	/* blocked again; unloading ends it too */
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(ctx_state(t, ctx, &flags), 0);
+	assert_int_equal(flags, PVPFM_CTX_MASKED | PVPFM_CTX_BLOCKED);
+	assert_int_equal(t_unload(t, ctx), 0);
+	assert_int_equal(ctx_state(t, ctx, &flags), 0);
+	assert_int_equal(flags, 0);
+	/* a context without NOTIFY_BLOCK is masked, never blocked */
+	t_pmc(t, other, 0, 0, T_EVTSEL(EV_A));
+	pmd_prog(t, other, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	go(t, other);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(ctx_state(t, other, &flags), 0);
+	assert_int_equal(flags, PVPFM_CTX_MASKED);
+	/* no such context; a malformed argument */
+	assert_int_equal(ctx_state(t, other + ctx + 1, &flags), -EBADF);
+	assert_int_equal(t_cmd(t, PVPFM_CMD_CTX_STATE, ctx, 0, &m, 4),
+			 -EINVAL);
+}
+
+/* NOTIFY_BLOCK with OVFL_NO_MSG: no message, but the guest is interrupted */
+static void test_block_no_msg(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG);
+	pfarg_msg_t m;
+	u32 flags;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	go_other(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(t->sim->notifies, 1);
+	assert_int_equal(t->sim->notify_log[0], ctx);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(ctx_state(t, ctx, &flags), 0);
+	assert_int_equal(flags, PVPFM_CTX_MASKED | PVPFM_CTX_BLOCKED);
+	/* masked: no further interrupt until restart */
+	sim_events(t->sim, 0, KEY_A, 100);
+	assert_int_equal(t->sim->notifies, 1);
+	assert_int_equal(t_restart(t, ctx), 0);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(t->sim->notifies, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +602,9 @@ int main(void)
 		T_TEST(test_msg_syswide_fields),
 		T_TEST(test_read_msg_empty),
 		T_TEST(test_stray_overflow),
+		T_TEST(test_block_self_refused),
+		T_TEST(test_block_state),
+		T_TEST(test_block_no_msg),
 	};
 
 	return cmocka_run_group_tests_name("overflows", tests, NULL, NULL);

@@ -4,9 +4,12 @@
 #
 #   boot-l1.sh [--timeout S] [--smp N] PAYLOAD_DIR LOGDIR
 #
-# --smp: L1's CPUs (default 2). Runs that boot an L2 use 1: with two, L0
-# (QEMU 7.2 multi-threaded TCG, nested SVM) corrupts L1 or L2 now and then
+# --smp: L1's CPUs (default 1). With two, L0 (QEMU 7.2 multi-threaded TCG,
+# nested SVM) corrupts L1 or L2 now and then, or hangs both of L1's CPUs
 # (see tests/rig/README.md).
+#
+# A hung L1 (repeated soft lockup or RCU stall reports) is stopped early
+# and fails the run.
 #
 # LOGDIR gets console.log (the whole serial output), payload.log (what
 # /payload/run printed), dmesg.log (L1's kernel log at the end) and result.
@@ -31,7 +34,7 @@ usage() {
 }
 
 timeout_s=600
-smp=2
+smp=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--smp)
@@ -136,9 +139,13 @@ append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
 #   -nographic            serial on stdio, no display
 #   -no-reboot            L1's poweroff/panic ends QEMU
 #   -nic none             no NIC: skips the iPXE option ROM (faster boot)
+#   -pidfile              for the reader to stop a hung L1
 qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
 	-nic none -kernel "$kernel" -initrd "$work/initrd.cpio"
-	-append "$append")
+	-append "$append" -pidfile "$work/qemu.pid")
+# Soft lockups repeat every ~28 s on a hung CPU: three reports mean L1
+# has been stuck for over a minute, far beyond any TCG hiccup.
+HUNG_REPORTS_MAX=3
 printf '%q ' "${qemu_cmd[@]}" >"$logdir/qemu-cmdline"
 echo >>"$logdir/qemu-cmdline"
 echo "boot-l1.sh: booting L1 ($kver), timeout ${timeout_s}s"
@@ -147,7 +154,7 @@ t_qemu=$(now_us)
 # Read the serial output line by line: keep it all in console.log, stamp the
 # moment /init starts, show everything but the dmesg dump live.
 reader() {
-	local line indump=0
+	local line indump=0 hung_reports=0
 	: >"$logdir/console.log"
 	while IFS= read -r line || [ -n "$line" ]; do
 		line=${line%$'\r'}
@@ -156,6 +163,17 @@ reader() {
 		*===L1-INIT*) now_us >"$work/init.stamp" ;;
 		*===L1-DMESG-BEGIN===*) indump=1 ;;
 		*===L1-DMESG-END===*) indump=0 ;;
+		*"BUG: soft lockup"* | *"rcu_preempt detected stalls"*)
+			hung_reports=$((hung_reports + 1))
+			# A hung L1 never reaches its own time limit: stop QEMU
+			# after a few reports instead of waiting out ours (the run
+			# has failed anyway, bad-patterns holds these lines).
+			if [ "$hung_reports" -eq "$HUNG_REPORTS_MAX" ]; then
+				echo "boot-l1.sh: L1 is hung ($hung_reports lockup/stall reports): stopping QEMU" |
+					tee "$work/hung"
+				kill "$(cat "$work/qemu.pid")" 2>/dev/null || true
+			fi
+			;;
 		esac
 		[ "$indump" = 1 ] || printf '%s\n' "$line"
 	done
@@ -175,6 +193,7 @@ case "$qemu_rc" in
 124 | 137) fail+=("timed out after ${timeout_s}s") ;; # timeout(1): TERM, KILL
 *) fail+=("QEMU exited with $qemu_rc") ;;
 esac
+[ -f "$work/hung" ] && fail+=("L1 hung (stopped early: $(cat "$work/hung"))")
 con=$logdir/console.log
 
 if [ -f "$work/init.stamp" ]; then

@@ -272,6 +272,8 @@ uint64_t hl_run_io_timed(struct hl_vcpu *v, unsigned int n, uint64_t limit_ns,
 uint64_t hl_eventfd_read(struct hl_vcpu *v);	/* 0 if nothing */
 uint64_t hl_thread_ns(void);		/* CLOCK_THREAD_CPUTIME_ID */
 uint64_t hl_mono_ns(void);
+/* context switches of the calling thread so far (getrusage) */
+uint64_t hl_thread_csw(void);
 /* burn this thread's CPU for @ns of its own CPU time */
 void hl_busy_ns(uint64_t ns);
 /* run_delay of host thread @tid (/proc/self/task/TID/schedstat), ns */

@@ -254,10 +254,11 @@ static bool is_hw(const struct perf_event_attr *attr)
 /*
  * Whether the host can count @ev: translated, and for hardware events
  * accepted by the host PMU (probed on the calling thread, never counted).
- * Returns 1 for an event the admin aliased (emulated).
+ * Returns 1 for an event the admin's map marks emulated.
  */
 static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 {
+	const struct kvmpfm_event_map_entry *alias;
 	struct kvmpfm_vm *vm = to_vm(be);
 	struct perf_event_attr attr;
 	struct perf_event *probe;
@@ -274,7 +275,10 @@ static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 		return -ENOENT;
 	perf_event_release_kernel(probe);
 out:
-	return ev->kind != PFM_EVK_VIRTUAL && alias_find(vm, ev) ? 1 : 0;
+	if (ev->kind == PFM_EVK_VIRTUAL)
+		return 0;
+	alias = alias_find(vm, ev);
+	return alias && (alias->flags & KVMPFM_MAP_EMULATED) ? 1 : 0;
 }
 
 static u64 poll_read(struct kvmpfm_counter *kc)

@@ -97,6 +97,7 @@ struct event {
 	int vpmd;
 	unsigned int code;
 	int pmc;		/* hardware: PMC = PMD number; -1 virtual */
+	bool emulated;		/* the host backs it with an admin's alias */
 };
 
 struct set {
@@ -290,7 +291,7 @@ static void program(int fd, uint64_t timeout)
 		    errno == EINVAL || errno == ENOSPC ?
 		    " (over the host's max_sets?)" : "");
 	for (int s = 0; s < nsets; s++) {
-		int npc = 0, npd = 0;
+		int npc = 0, npd = 0, pc_ev[MAX_EVS];
 
 		memset(pc, 0, sizeof(pc));
 		memset(pd, 0, sizeof(pd));
@@ -301,7 +302,7 @@ static void program(int fd, uint64_t timeout)
 				pc[npc].reg_num = e->pmc;
 				pc[npc].reg_set = s;
 				pc[npc].reg_value = pmc_value(e->code);
-				npc++;
+				pc_ev[npc++] = i;
 			}
 			pd[npd].reg_num = e->vpmd ? e->vpmd : e->pmc;
 			pd[npd].reg_set = s;
@@ -322,6 +323,9 @@ static void program(int fd, uint64_t timeout)
 						pc[i].reg_flags, true, err);
 			die("writing PMCs of set %d: %s", s, strerror(err));
 		}
+		for (int i = 0; i < npc; i++)
+			sets[s].ev[pc_ev[i]].emulated =
+				pc[i].reg_flags & PVPFM_REG_RETFL_EMULATED;
 		if (npd && pfm_write_pmds(fd, pd, npd)) {
 			int err = errno;
 
@@ -445,12 +449,15 @@ static void report(int fd, const char *title)
 			if (nsets > 1 && si[s].set_act_duration)
 				v = (uint64_t)((long double)raw * total /
 					       si[s].set_act_duration);
+			const char *emul = sets[s].ev[i].emulated ?
+					   " [emulated]" : "";
+
 			if (nsets > 1)
-				printf("  %20s %-18s (raw %s)\n", commas(v, a),
-				       sets[s].ev[i].name, commas(raw, b));
+				printf("  %20s %-18s (raw %s)%s\n", commas(v, a),
+				       sets[s].ev[i].name, commas(raw, b), emul);
 			else
-				printf("  %20s %s\n", commas(v, a),
-				       sets[s].ev[i].name);
+				printf("  %20s %s%s\n", commas(v, a),
+				       sets[s].ev[i].name, emul);
 		}
 	}
 	if (nsets == 1)
@@ -485,7 +492,6 @@ static void list_events(void)
 	printf("hardware events (%s):\n", model);
 	for (d = hw_table; d && d->name; d++) {
 		pfarg_pmc_t pc;
-		bool emul;
 
 		memset(&pc, 0, sizeof(pc));
 		pc.reg_value = pmc_value(d->code);
@@ -496,11 +502,9 @@ static void list_events(void)
 			       "the host cannot back it" : strerror(errno));
 			continue;
 		}
-		/* accepted: without a host PMU it can only be an alias */
-		emul = !sysfs_read("device/features", buf, sizeof(buf)) &&
-		       (strtoul(buf, NULL, 0) & PVPFM_F_EVENT_MAP);
 		printf("  %-18s event %#05x  %s%s\n", d->name, d->code, d->desc,
-		       emul ? " [backed; may be emulated by a host alias]" : "");
+		       pc.reg_flags & PVPFM_REG_RETFL_EMULATED ?
+		       " [emulated: the host backs it with another event]" : "");
 	}
 	if (!hw_table)
 		printf("  (no table for this model; use rUUEE)\n");

@@ -241,6 +241,14 @@ enum pvpfm_virtual_pmd {
 #define PVPFM_SETINFO_HOST_ENABLED	0	/* ns, summed over PMDs */
 #define PVPFM_SETINFO_HOST_RUNNING	1	/* ns, summed over PMDs */
 
+/*
+ * Returned in reg_flags of an accepted pfarg_pmc_t whose event the host
+ * backs with another event, by the admin's event map (an alias marked
+ * emulated): the counts are not those of the event the guest asked for.
+ * A return flag beside perfmon2's PFM_REG_RETFL_*: cleared on input.
+ */
+#define PVPFM_REG_RETFL_EMULATED	(1U << 29)
+
 PFM_ABI_SIZE(struct pvpfm_cmd_hdr, 32);
 PFM_ABI_SIZE(struct pvpfm_create_arg, 144);
 PFM_ABI_SIZE(struct pvpfm_load_arg, 40);

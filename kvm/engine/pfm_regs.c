@@ -61,6 +61,9 @@ static int entry_error(u32 *reg_flags, u32 retfl)
 _Static_assert(offsetof(pfarg_pmd_t, reg_flags) == PFM_REQ_FLAGS_OFF,
 	       "pfarg_pmc_t and pfarg_pmd_t differ in reg_flags");
 
+/* every per-entry return flag a call may set */
+#define PFM_RETFL_ALL	(PFM_REG_RETFL_MASK | PVPFM_REG_RETFL_EMULATED)
+
 /* a call's per-entry return flags start clear, whatever the guest wrote */
 static void clear_retfl(void *vec, u32 count, size_t size)
 {
@@ -69,7 +72,7 @@ static void clear_retfl(void *vec, u32 count, size_t size)
 
 	for (i = 0; i < count; i++) {
 		flags = (u32 *)((u8 *)vec + i * size + PFM_REQ_FLAGS_OFF);
-		*flags &= ~PFM_REG_RETFL_MASK;
+		*flags &= ~PFM_RETFL_ALL;
 	}
 }
 
@@ -99,19 +102,28 @@ static int write_vector(struct pfm_cmd_args *a, size_t size,
 	return ret ? ret : ret2;
 }
 
-/* every event @value would make PMC @pmc count is one the host can back */
+/*
+ * Whether the host can back every event @value would make PMC @pmc count:
+ * -ENOENT if not, 1 if some event is backed by an admin's alias
+ * (emulated), else 0.
+ */
 static int pmc_events_available(struct pfm_engine *e, u16 pmc, u64 value)
 {
 	u64 pmds[PFM_PMD_BV];
 	struct pfm_event ev;
 	unsigned int n;
+	int ret, emulated = 0;
 
 	pfm_pmc_pmds(&e->pmu, pmc, pmds);
-	pfm_for_each_bit(n, pmds, PFM_MAX_PMDS)
-		if (pfm_pmd_event_for(e, n, value, &ev) &&
-		    e->ops->event_check(e->be, &ev) < 0)
+	pfm_for_each_bit(n, pmds, PFM_MAX_PMDS) {
+		if (!pfm_pmd_event_for(e, n, value, &ev))
+			continue;
+		ret = e->ops->event_check(e->be, &ev);
+		if (ret < 0)
 			return -ENOENT;
-	return 0;
+		emulated |= ret > 0;
+	}
+	return emulated;
 }
 
 static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
@@ -121,6 +133,7 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 	const struct pfm_reg_desc *d;
 	struct pfm_set *set;
 	u16 num = req->reg_num;
+	int avail;
 
 	if (num >= PFM_MAX_PMCS || !pfm_bit_test(e->pmu.impl_pmcs, num))
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
@@ -133,8 +146,11 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 	d = &e->pmu.pmc[e->pmu.pmc_slot[num]];
 	if ((req->reg_value ^ d->dfl_val) & d->rsvd_msk)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
-	if (pmc_events_available(e, num, req->reg_value))
+	avail = pmc_events_available(e, num, req->reg_value);
+	if (avail < 0)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_NOTAVAIL);
+	if (avail)
+		req->reg_flags |= PVPFM_REG_RETFL_EMULATED;
 
 	edit_begin(e, ctx, set, ed);
 	set->pmcs[e->pmu.pmc_slot[num]] = req->reg_value;

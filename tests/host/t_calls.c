@@ -272,16 +272,19 @@ static void t_notavail(void)
 	hl_destroy_ctx(v0, id);
 }
 
-/* the admin aliases cycles to the host's task clock */
+/*
+ * The admin aliases cycles to the host's task clock, marked emulated, and
+ * branch misses to it unmarked: only the first is reported emulated.
+ */
 static void t_alias(void)
 {
-	struct kvmpfm_event_map_entry map[1];
+	struct kvmpfm_event_map_entry map[2];
 	uint64_t val = 0, cpu = 0, busy = 0;
 	struct hl_vm_opts o;
-	pfarg_pmc_t pmc;
+	pfarg_pmc_t pmc, plain;
 	pfarg_pmd_t pmd;
 	uint32_t id;
-	int ret;
+	int ret, ret2;
 
 	hl_vm_destroy(&vm);
 	memset(map, 0, sizeof(map));
@@ -290,20 +293,30 @@ static void t_alias(void)
 	map[0].flags = KVMPFM_MAP_EMULATED;
 	map[0].host_type = PERF_TYPE_SOFTWARE;
 	map[0].host_config = PERF_COUNT_SW_TASK_CLOCK;
+	map[1] = map[0];
+	map[1].guest_event = 0xc3;
+	map[1].flags = 0;
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 2;
 	o.bind.personality = KVMPFM_PERS_AMD64;
 	o.map = map;
-	o.map_nr = 1;
+	o.map_nr = 2;
 	if (!vm_up("alias_setup", &o))
 		return;
 	id = ctx_new(PFM_FL_SYSTEM_WIDE);
 	hl_pmc_init(&pmc, 0, 0, SEL(0x76));
 	ret = hl_write_pmcs(v0, id, &pmc, 1);
-	hl_check(!ret && !pmc.reg_flags, "alias_cycles_accepted",
+	hl_check(!ret && pmc.reg_flags == PVPFM_REG_RETFL_EMULATED,
+		 "alias_cycles_accepted_emulated",
 		 "PMC0=%#llx with cycles aliased to task-clock: status %s "
 		 "err_index %u reg_flags %#x", (unsigned long long)SEL(0x76),
 		 hl_status_str(ret), v0->hdr.err_index, pmc.reg_flags);
+	hl_pmc_init(&plain, 1, 0, SEL(0xc3));
+	ret2 = hl_write_pmcs(v0, id, &plain, 1);
+	hl_check(!ret2 && !plain.reg_flags, "alias_unmarked_not_emulated",
+		 "PMC1=%#llx aliased without 'emulated': status %s "
+		 "reg_flags %#x", (unsigned long long)SEL(0xc3),
+		 hl_status_str(ret2), plain.reg_flags);
 	expect_notavail(id, "alias_other_event_still_notavail", SEL(0xc0));
 	if (ret)
 		goto out;

@@ -30,18 +30,24 @@ u32 sim_event_key(const struct pfm_event *ev)
 	return SIM_EV(0xffff, 0xffff);
 }
 
-static bool key_refused(const struct sim *s, u32 key)
+/* @key in @keys, exactly or through a SIM_EV_KIND_ANY entry */
+static bool key_listed(const u32 *keys, u32 nr, u32 key)
 {
 	u32 i;
 
-	for (i = 0; i < s->nr_refused; i++) {
-		if (s->refused[i] == key)
+	for (i = 0; i < nr; i++) {
+		if (keys[i] == key)
 			return true;
-		if ((s->refused[i] & 0xffff) == SIM_EV_ANY &&
-		    (s->refused[i] >> 16) == (key >> 16))
+		if ((keys[i] & 0xffff) == SIM_EV_ANY &&
+		    (keys[i] >> 16) == (key >> 16))
 			return true;
 	}
 	return false;
+}
+
+static bool key_refused(const struct sim *s, u32 key)
+{
+	return key_listed(s->refused, s->nr_refused, key);
 }
 
 static struct sim_counter *counter_of(struct sim *s, struct pfm_counter *c)
@@ -73,7 +79,9 @@ static int op_event_check(void *be, const struct pfm_event *ev)
 	struct sim *s = sim_of(be);
 
 	s->event_checks++;
-	return key_refused(s, sim_event_key(ev)) ? -ENOENT : 0;
+	if (key_refused(s, sim_event_key(ev)))
+		return -ENOENT;
+	return key_listed(s->aliased, s->nr_aliased, sim_event_key(ev));
 }
 
 static int op_counter_open(void *be, struct pfm_counter *c)
@@ -386,6 +394,13 @@ void sim_refuse(struct sim *s, u32 key)
 	if (s->nr_refused == SIM_MAX_REFUSED)
 		abort();
 	s->refused[s->nr_refused++] = key;
+}
+
+void sim_alias(struct sim *s, u32 key)
+{
+	if (s->nr_aliased == SIM_MAX_REFUSED)
+		abort();
+	s->aliased[s->nr_aliased++] = key;
 }
 
 void sim_set_contention(struct sim *s, u32 vcpu, u16 pmd, u32 pct)

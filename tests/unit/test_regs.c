@@ -194,6 +194,38 @@ static void test_pmc_event_refused(void **state)
 	assert_int_equal(t->sim->bad_opens, 0);
 }
 
+/*
+ * An event the host backs with an admin's alias: accepted, counted, and
+ * marked PVPFM_REG_RETFL_EMULATED on its entry (the guest sees it is not
+ * the real event); the mark is cleared when the entry is written again.
+ */
+static void test_pmc_event_emulated(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmc_t v[2];
+
+	sim_alias(t->sim, KEY_B);
+	pmc_init(&v[0], 0, T_EVTSEL(EV_A));
+	pmc_init(&v[1], 1, T_EVTSEL(EV_B));
+	assert_int_equal(t_write_pmcs(t, ctx, v, 2), 0);
+	assert_int_equal(v[0].reg_flags, 0);
+	assert_int_equal(v[1].reg_flags, PVPFM_REG_RETFL_EMULATED);
+	/* the same vector again (flags as returned): same outcome */
+	assert_int_equal(t_write_pmcs(t, ctx, v, 2), 0);
+	assert_int_equal(v[1].reg_flags, PVPFM_REG_RETFL_EMULATED);
+	/* an unaliased event in the same PMC: the mark goes */
+	pmc_init(&v[1], 1, T_EVTSEL(EV_C));
+	v[1].reg_flags = PVPFM_REG_RETFL_EMULATED;
+	assert_int_equal(t_write_pmcs(t, ctx, &v[1], 1), 0);
+	assert_int_equal(v[1].reg_flags, 0);
+	pmc_init(&v[1], 1, T_EVTSEL(EV_B));
+	assert_int_equal(t_write_pmcs(t, ctx, &v[1], 1), 0);
+	go(t, ctx);
+	assert_non_null(sim_counter_find(t->sim, 0, 1));
+	assert_int_equal(t->sim->bad_opens, 0);
+}
+
 static void test_pmc_unknown_set(void **state)
 {
 	struct t_env *t = T_ENV(state);
@@ -523,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_pmc_reserved_k8),
 		T_TEST(test_pmc_unimplemented),
 		T_TEST(test_pmc_event_refused),
+		T_TEST(test_pmc_event_emulated),
 		T_TEST(test_pmc_unknown_set),
 		T_TEST(test_pmc_en_clear),
 		T_TEST(test_pmd_unimplemented),

@@ -14,6 +14,8 @@ export TOP
 
 # ---------------------------------------------------------------------------
 B := $(TOP)/build
+# calls per batch in the bench stage
+BENCH_N ?= 10000
 STAGE := $(TOP)/scripts/stage.sh
 SUBMAKE := $(MAKE) --no-print-directory
 
@@ -27,12 +29,12 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 
 .PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
 	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
-	test-host test-qemu test-vm test-run guest qemu \
+	test-host test-qemu test-vm test-bench test-run guest qemu bench \
 	run clean
 
 # Everything that exists: the engine as userspace C, the unit and fuzz
 # programs (once their directories have a Makefile), the kernel module.
-all: engine $(if $(call have,$(UNIT_DIR)),unit) $(if $(call have,$(FUZZ_DIR)),fuzz) kmod guest
+all: engine $(if $(call have,$(UNIT_DIR)),unit) $(if $(call have,$(FUZZ_DIR)),fuzz) kmod guest bench
 
 # The package list is in scripts/deps.sh, which also runs without make;
 # the nested rig's own list is in tests/rig/deps.sh.
@@ -58,11 +60,17 @@ $(B)/engine/%.o: $(TOP)/kvm/engine/%.c $(ENGINE_HDRS)
 kmod:
 	$(SUBMAKE) -C $(TOP)/kvm
 
-# The guest side: perfmon2.ko, libperfmon2 and the guest test programs.
+# The guest side: perfmon2.ko, libperfmon2, the guest test programs,
+# pfmon and its workload.
 guest:
 	$(SUBMAKE) -C $(TOP)/guest/kernel
 	$(SUBMAKE) -C $(TOP)/guest/lib
 	$(SUBMAKE) -C $(TOP)/guest/tests
+	$(SUBMAKE) -C $(TOP)/guest/tools
+
+# tests/bench's b_exits (runs in the rig's L2: test-bench)
+bench: guest
+	$(SUBMAKE) -C $(TOP)/tests/bench
 
 # QEMU 7.2 from Debian's source with qemu-patches/ (cached by content,
 # outside the tree); prints the binary's path last
@@ -92,7 +100,7 @@ checkpatch:
 # make test: the stages in order, each timed and logged to build/logs/ by
 # scripts/stage.sh, which also fails a stage on a compiler warning in
 # project code. Stops at the first failing stage; prints the times.
-TEST_STAGES := deps build unit kbuild checkpatch fuzz host qemu vm run
+TEST_STAGES := deps build unit kbuild checkpatch fuzz host qemu vm bench run
 
 test:
 	@$(STAGE) --reset; \
@@ -103,7 +111,7 @@ test:
 	$(STAGE) --summary; echo "make test: all stages passed"
 
 test-deps: deps
-test-build: engine unit guest
+test-build: engine unit guest bench
 test-unit: unit-run
 	$(SUBMAKE) -C $(TOP)/guest/lib check
 test-kbuild: kmod
@@ -127,6 +135,14 @@ test-qemu: qemu
 test-vm:
 	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
 		$(TOP)/guest/tests/rig-run.sh $(B)/logs/vm
+
+# VM exits per operation, counted on the rig's L1 host for a program in
+# L2 (tests/bench): one perfmon2 call, one guest context switch, one
+# sample, and the guest's own perf cpu-clock sampling for comparison;
+# tests/bench/check.sh holds the figures to the design's
+test-bench:
+	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
+		BENCH_N=$(BENCH_N) $(TOP)/tests/bench/rig-bench.sh $(B)/logs/bench
 
 # `make run` as a user runs it (its package step is the deps stage's),
 # through the rig whatever this host has: a test does not insmod into the

@@ -43,12 +43,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
 #include <perfmon/perfmon.h>
 #include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
@@ -707,6 +709,9 @@ static int sample_exits_mode(const void *buf, uint64_t from, uint64_t to,
 	return mode;
 }
 
+/* bench_sampling's exits per sample, for the comparison with perf */
+static double pv_exits_per_sample = -1;
+
 static void bench_sampling(int timeout_s)
 {
 	const size_t entry = sizeof(pfm_dfl_smpl_entry_t) + sizeof(uint64_t);
@@ -807,6 +812,7 @@ static void bench_sampling(int timeout_s)
 	bench("sampling.buffer_full", (double)(ovfl1 - ovfl0), "overflows");
 	bench("sampling.notifications", msgs, "msgs");
 	bench("sampling.exits_per_sample", per, "exits/sample");
+	pv_exits_per_sample = per;
 	if (count1 > count0)
 		bench("sampling.raw_exits_per_sample",
 		      d.exits / (double)(count1 - count0), "exits/sample");
@@ -842,6 +848,103 @@ out:
 	close(fd);
 }
 
+/* PERF_RECORD_SAMPLE records in a perf ring buffer, up to data_head */
+static uint64_t perf_samples(const struct perf_event_mmap_page *pg,
+			     size_t data_size)
+{
+	const uint8_t *data = (const uint8_t *)pg + pg->data_offset;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t off = head > data_size ? head - data_size : 0, n = 0;
+	struct perf_event_header h;
+
+	/* records do not straddle the start when the buffer never wrapped */
+	while (off + sizeof(h) <= head) {
+		memcpy(&h, data + off % data_size, sizeof(h));
+		if (!h.size)
+			break;
+		n += h.type == PERF_RECORD_SAMPLE;
+		off += h.size;
+	}
+	return n;
+}
+
+/*
+ * For comparison: the guest samples itself with its own kernel's perf,
+ * cpu-clock at the same period (what `perf record -e cpu-clock -c PERIOD`
+ * sets up). Each sample is a guest hrtimer interrupt: the guest's timer
+ * is programmed and fires through the hypervisor.
+ */
+static void bench_perf_cpu_clock(int timeout_s)
+{
+	const size_t data_size = 64 * 4096;
+	struct perf_event_attr attr;
+	struct perf_event_mmap_page *pg;
+	uint64_t samples, end;
+	struct delta d, bg;
+	struct snap a, b;
+	double rate, per;
+	int pfd, fd;
+	void *p;
+
+	fd = self_ctx();
+	if (fd < 0) {
+		fail("perf cpu-clock: counting context");
+		return;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = SMPL_PERIOD_NS;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.disabled = 1;
+	pfd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (pfd < 0) {
+		fail("perf cpu-clock: perf_event_open");
+		close(fd);
+		return;
+	}
+	p = mmap(NULL, 4096 + data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pfd, 0);
+	if (p == MAP_FAILED) {
+		fail("perf cpu-clock: mmap");
+		goto out;
+	}
+	pg = p;
+	if (snap(fd, &a))
+		goto err;
+	ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0);
+	end = a.wall + (uint64_t)timeout_s * NSEC_PER_SEC;
+	while (perf_samples(pg, data_size) < SMPL_WANT && now_ns() < end)
+		busy_until(now_ns() + 100000);
+	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
+	if (snap(fd, &b))
+		goto err;
+	samples = perf_samples(pg, data_size);
+	d = diff(&a, &b);
+	if (background(fd, d.wall, &bg))
+		goto err;
+	rate = bg.wall > 0 ? bg.exits / bg.wall : 0;
+	/* the two ioctls are system calls, not exits: nothing to subtract */
+	per = samples ? (d.exits - rate * d.wall) / (double)samples : -1;
+	bench("perf_cpu_clock.period", SMPL_PERIOD_NS / 1e3, "us");
+	bench("perf_cpu_clock.samples", (double)samples, "samples");
+	bench("perf_cpu_clock.exits_raw", d.exits, "exits");
+	bench("perf_cpu_clock.background_exits", bg.exits, "exits");
+	bench("perf_cpu_clock.exits_per_sample", per, "exits/sample");
+	printf("RATIO sampling exits_per_sample pv-perfmon %.2f, guest perf cpu-clock %.2f, at %llu us (design 0 and at least 1)\n",
+	       pv_exits_per_sample, per, SMPL_PERIOD_NS / 1000);
+	fflush(stdout);
+	goto unmap;
+err:
+	fail("perf cpu-clock");
+unmap:
+	munmap(p, 4096 + data_size);
+out:
+	close(pfd);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 20000;
@@ -860,6 +963,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	bench_calls(n);
 	bench_sampling(60);
+	bench_perf_cpu_clock(60);
 	bench_switch(n / 10 > 0 ? n / 10 : 1);
 	bench_calls_loaded_vector(n / 10 > 0 ? n / 10 : 1);
 	printf("BENCH-DONE failures %d\n", failures);

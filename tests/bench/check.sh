@@ -24,6 +24,10 @@
 #   guest_irqs_per_sample <= 0.5  design: 0 (no interrupt injected into
 #                             the guest per sample; same noise)
 #   sampling.buffer_full, sampling.notifications == 0 (the buffer has room)
+#   perf_cpu_clock.exits_per_sample >= 0.5 (the comparison: the guest's
+#                             own cpu-clock sampling takes a guest timer
+#                             interrupt per sample, which costs exits; a
+#                             figure near 0 means the measurement is blind)
 #   switch.unmonitored.switch_cmds == 0; monitored SWITCH commands per
 #   context switch <= 1.5 (design: 1: out when the monitored thread
 #   leaves, in when it comes back)
@@ -82,6 +86,14 @@ END {
 		judge(v["sampling.buffer_full"] == 0 && v["sampling.notifications"] == 0,
 		      "sampling: no buffer-full notification",
 		      v["sampling.buffer_full"] " overflows, " v["sampling.notifications"] " messages")
+	}
+	k = "perf_cpu_clock.exits_per_sample"
+	if (!(k in seen)) {
+		judge(0, k, "missing")
+	} else {
+		judge(v["perf_cpu_clock.samples"] > 0, "perf_cpu_clock.samples " v["perf_cpu_clock.samples"] " > 0", "no samples")
+		judge(v[k] >= 0.5, k " " v[k] " >= 0.5",
+		      v[k] " exits per sample of the guest'"'"'s own perf; it needs a timer interrupt each")
 	}
 	k = "switch.monitored.switch_cmds_per_ctx_switch"
 	if (!(k in seen)) {

@@ -118,9 +118,13 @@ static bool notify_due(struct pfm_engine *e, struct pfm_context *ctx,
 	bool full = false;
 
 	if (ctx->smpl.fmt) {
-		/* samples of one interrupt are contiguous; a full buffer stops */
+		/*
+		 * Samples of one interrupt are contiguous. Once an entry
+		 * fills the buffer the rest of the interrupt's samples still
+		 * go in where they fit, and are counted lost where not.
+		 */
 		pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS)
-			if (!full && !pfm_smpl_record(e, ctx, n, where, vcpu))
+			if (!pfm_smpl_record(e, ctx, n, where, vcpu))
 				full = true;
 		pfm_smpl_flush_hdr(e, ctx);
 		return full;

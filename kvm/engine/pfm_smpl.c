@@ -125,11 +125,18 @@ bool pfm_smpl_record(struct pfm_engine *e, struct pfm_context *ctx,
 	struct pfm_pmd *p = &set->pmds[e->pmu.pmd_slot[pmd]];
 	u64 *val = (u64 *)(ent + 1);
 	u32 size = entry_size(p);
+	/* an earlier entry of this interrupt already filled the buffer */
+	bool was_full = hdr->hdr_buf_size - hdr->hdr_cur_offs <
+			hdr->hdr_min_buf_space;
 	unsigned int n;
 
+	/*
+	 * Only a sample of the same interrupt as the entry that filled the
+	 * buffer gets here (monitoring is masked from then on): that entry
+	 * already counted the overflow.
+	 */
 	if (hdr->hdr_cur_offs + size > hdr->hdr_buf_size) {
 		e->stats.samples_lost++;
-		hdr->hdr_overflows++;
 		return false;
 	}
 	pfm_memset(ent, 0, sizeof(*ent));
@@ -152,7 +159,7 @@ bool pfm_smpl_record(struct pfm_engine *e, struct pfm_context *ctx,
 	hdr->hdr_cur_offs += size;
 	e->stats.samples++;
 	if (hdr->hdr_buf_size - hdr->hdr_cur_offs < hdr->hdr_min_buf_space) {
-		hdr->hdr_overflows++;
+		hdr->hdr_overflows += !was_full;
 		return false;
 	}
 	return true;

@@ -257,6 +257,75 @@ static void test_smpl_simultaneous(void **state)
 }
 
 /*
+ * Simultaneous overflows when the first entry fills the buffer (leaves
+ * less than hdr_min_buf_space): the second entry still goes in if it
+ * fits, else it is counted lost; one buffer-full overflow, one message.
+ * PMD0's entries record 1 PMD, PMD2's record 6.
+ */
+#define AT_FULL_E0	(ENT_SIZE + 8)
+#define AT_FULL_E2	(ENT_SIZE + 6 * 8)
+
+static void smpl_simultaneous_at_full(bool fits)
+{
+	const u16 s0[] = { 1 }, s2[] = { 1, 3, 256, 257, 258, 259 };
+	const pfm_dfl_smpl_hdr_t *h;
+	struct t_opts o;
+	struct t_env *t;
+	const pfm_dfl_smpl_entry_t *e;
+	u64 min, room, size, end;
+	pfarg_msg_t m;
+	u32 ctx;
+
+	/* the largest entry, hdr_min_buf_space, from a first context */
+	t_opts_default(&o);
+	t = t_env_new(&o);
+	smpl_ctx(t, 0, 4096);
+	min = hdr_of(t)->hdr_min_buf_space;
+	t_env_free(t);
+	/* the buffer has room for PMD0's entry and then @room < min */
+	room = fits ? (AT_FULL_E2 > min - AT_FULL_E0 ? AT_FULL_E2 :
+		       min - AT_FULL_E0) : min - AT_FULL_E0;
+	assert_true(room < min);
+	assert_true(fits ? room >= AT_FULL_E2 : room < AT_FULL_E2);
+	size = HDR_SIZE + AT_FULL_E0 + room;
+
+	t = t_env_new(&o);
+	ctx = smpl_ctx(t, 0, size);
+	h = hdr_of(t);
+	assert_int_equal(h->hdr_min_buf_space, min);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_C));
+	pmd_smpl(t, ctx, 0, 100, 100, 0, s0, 1);
+	pmd_smpl(t, ctx, 2, 100, 100, 0, s2, 6);
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 100);
+	assert_int_equal(t->sim->overflow_calls, 1);
+	/* PMD0's entry, then PMD2's right after it (if it fit) */
+	e = (const void *)buf_of(t, HDR_SIZE, ENT_SIZE);
+	assert_int_equal(e->ovfl_pmd, 0);
+	e = (const void *)buf_of(t, HDR_SIZE + AT_FULL_E0, ENT_SIZE);
+	if (fits)
+		assert_int_equal(e->ovfl_pmd, 2);
+	end = HDR_SIZE + AT_FULL_E0 + (fits ? AT_FULL_E2 : 0);
+	check_hdr(t, fits ? 2 : 1, end, 1, size);
+	assert_int_equal(t_stats(t).samples_lost, fits ? 0 : 1);
+	assert_true(untouched(t, end, size));
+	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(m.type, PFM_MSG_OVFL);
+	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	t_env_free(t);
+}
+
+static void test_smpl_simultaneous_at_full(void **state)
+{
+	(void)state;
+	smpl_simultaneous_at_full(true);
+	smpl_simultaneous_at_full(false);
+}
+
+/*
  * Buffer full: the entry that leaves less than hdr_min_buf_space makes the
  * notification; no sample was lost, no entry is partial; monitoring is
  * masked until pfm_restart, which empties the buffer and applies the long
@@ -481,6 +550,7 @@ int main(void)
 		T_TEST(test_smpl_header_and_entries),
 		T_TEST(test_smpl_bare_entry),
 		T_TEST(test_smpl_simultaneous),
+		cmocka_unit_test(test_smpl_simultaneous_at_full),
 		T_TEST(test_smpl_full_restart),
 		T_TEST(test_smpl_scattered_pages),
 		T_TEST(test_smpl_register_errors),

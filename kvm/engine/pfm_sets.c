@@ -358,9 +358,13 @@ int pfm_cmd_delete_evtsets(struct pfm_cmd_args *a)
 		return -EBUSY;
 	for (i = 0; i < a->hdr->count; i++, d++) {
 		a->hdr->err_index = i;
+		d->set_flags &= ~PFM_REG_RETFL_MASK;	/* a reused vector */
+		/* set 0 always exists */
 		set = d->set_id ? pfm_set_find(ctx, d->set_id) : NULL;
-		if (!set)
+		if (!set) {
+			d->set_flags |= PFM_REG_RETFL_EINVAL;
 			return -EINVAL;
+		}
 		set_remove(ctx, set);
 		if (ctx->active == set)
 			ctx->active = ctx->sets[0];

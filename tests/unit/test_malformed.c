@@ -321,12 +321,12 @@ static void test_max_contexts(void **state)
 	assert_int_equal(info.max_smpl_buf, 12345);
 	for (i = 0; i < 3; i++)
 		ids[i] = t_ctx(t, 0);
-	assert_true(t_create(t, 0) < 0);
-	assert_true(t_create(t, PFM_FL_SYSTEM_WIDE) < 0);
+	assert_int_equal(t_create(t, 0), -EMFILE);
+	assert_int_equal(t_create(t, PFM_FL_SYSTEM_WIDE), -EMFILE);
 	assert_int_equal(t_stats(t).contexts, 3);
 	assert_int_equal(t_destroy(t, ids[1]), 0);
 	assert_true(t_create(t, 0) > 0);
-	assert_true(t_create(t, 0) < 0);
+	assert_int_equal(t_create(t, 0), -EMFILE);
 	t_env_free(t);
 }
 

@@ -78,6 +78,10 @@ static void test_notify_msg_and_mask(void **state)
 	assert_int_equal(t_read(t, ctx, 0, 0), v0);
 	assert_int_equal(t_read(t, ctx, 0, 1), 5);
 	assert_int_equal(t->sim->notifies, 1);
+	/* only pfm_restart unmasks: pfm_start is refused, nothing counts */
+	assert_int_equal(t_start(t, ctx), -EBUSY);
+	sim_events(t->sim, 0, KEY_B, 7);
+	assert_int_equal(t_read(t, ctx, 0, 1), 5);
 
 	/* restart: long reset, counting again */
 	assert_int_equal(t_restart(t, ctx), 0);

@@ -124,14 +124,23 @@ static void test_delete_sets(void **state)
 	desc_init(&d[0], 0, 0, 0);
 	assert_int_equal(t_delete_sets(t, ctx, d, 1), -EINVAL);
 	assert_int_equal(t->hdr.err_index, 0);
+	assert_int_equal(d[0].set_flags & PFM_REG_RETFL_MASK,
+			 PFM_REG_RETFL_EINVAL);
 	desc_init(&d[0], 7, 0, 0);
 	assert_int_equal(t_delete_sets(t, ctx, d, 1), -EINVAL);
+	assert_int_equal(d[0].set_flags & PFM_REG_RETFL_MASK,
+			 PFM_REG_RETFL_EINVAL);
 	assert_int_equal(t_stats(t).sets, 3);
 
+	/* the bad entry marked, the good one before it applied and clean */
 	desc_init(&d[0], 2, 0, 0);
+	d[0].set_flags = PFM_REG_RETFL_EINVAL;	/* stale, from a reused vector */
 	desc_init(&d[1], 0, 0, 0);
 	assert_int_equal(t_delete_sets(t, ctx, d, 2), -EINVAL);
 	assert_int_equal(t->hdr.err_index, 1);
+	assert_int_equal(d[0].set_flags, 0);
+	assert_int_equal(d[1].set_flags & PFM_REG_RETFL_MASK,
+			 PFM_REG_RETFL_EINVAL);
 	t_info(t, ctx, 0, &si);
 
 	desc_init(&d[0], 1, 0, 0);
@@ -195,7 +204,7 @@ static void test_max_sets(void **state)
 	for (i = 1; i < 4; i++)
 		t_set(t, ctx, i * 10, 0, 0);
 	desc_init(&d, 99, 0, 0);
-	assert_true(t_create_sets(t, ctx, &d, 1) < 0);
+	assert_int_equal(t_create_sets(t, ctx, &d, 1), -ENOSPC);
 	assert_int_equal(t_stats(t).sets, 4);
 	memset(&si, 0, sizeof(si));
 	si.set_id = 99;

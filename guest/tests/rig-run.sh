@@ -57,10 +57,17 @@ generic 0x76 0x00 -> software task-clock emulated   # amd64 cycles
 generic 0x3c 0x00 -> software task-clock emulated   # intel_arch cycles
 MAP
 cp "$ko" "$work/l1/kvm-perfmon.ko"
+cp "$top/tests/rig/qemu-errors.sh" "$work/l1/"
+# first, without the module: the device's refusals (tests/rig/qemu-errors.sh)
 cat >"$work/l1/run" <<L1
 #!/bin/sh
+/payload/qemu-errors.sh /payload/qemu/bin/qemu-system-x86_64 /payload/qemu/share
+errors=\$?
 insmod /payload/kvm-perfmon.ko || { echo "L1: insmod kvm-perfmon.ko failed"; exit 1; }
 /payload/qemu/run-l2 $((timeout_s - 120)) -smp $smp -device pv-perfmon,eventmap=/payload/eventmap
+rc=\$?
+[ "\$rc" -ne 0 ] && exit "\$rc"
+exit "\$errors"
 L1
 chmod +x "$work/l1/run" "$work/l2/run"
 # add-qemu.sh copies the qemu-system-x86_64 it finds first in PATH

@@ -167,6 +167,35 @@ int t_online_cpus(int *cpus, int max)
 	return n;
 }
 
+unsigned long long t_irqs(const char *action, int *lines)
+{
+	unsigned long long sum = 0;
+	char line[1024], *p, *end;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	*lines = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, action))
+			continue;
+		(*lines)++;
+		/* "IRQ:  count count ...  chip  hwirq  type  action" */
+		p = strchr(line, ':');
+		if (!p)
+			continue;
+		for (p++;; p = end) {
+			unsigned long long n = strtoull(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += n;
+		}
+	}
+	fclose(f);
+	return sum;
+}
+
 int t_pin(int cpu)
 {
 	cpu_set_t set;

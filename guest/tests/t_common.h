@@ -58,6 +58,12 @@ void t_exits(unsigned int n);
 int t_online_cpus(int *cpus, int max);
 int t_pin(int cpu);
 
+/*
+ * Interrupts taken so far, all CPUs, by the lines of /proc/interrupts
+ * naming @action (e.g. "perfmon2"); *lines gets how many named it
+ */
+unsigned long long t_irqs(const char *action, int *lines);
+
 /* sysfs: the file's first line; -1 (errno) if it cannot be read */
 int t_sysfs_read(const char *rel, char *buf, size_t size);
 /* a number from sysfs, @dflt if it cannot be read */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +259,114 @@ kill:
 }
 
 /* a traced child that is running: EBUSY */
+/*
+ * A context attached to another process follows it: the child (stopped
+ * under ptrace, as perfmon2 requires) and this unmonitored parent play
+ * ping-pong on one vCPU, each making its own exits in its turn; then the
+ * child moves to another vCPU for a last turn. VM_EXITS must hold all
+ * of the child's exits and none of the parent's.
+ */
+#define PP_ROUNDS	20
+#define PP_CHILD_EXITS	100
+#define PP_PARENT_EXITS	200
+
+static void pp_child(int cpu, int other_cpu, int in, int out)
+{
+	char c;
+
+	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+	raise(SIGSTOP);
+	if (t_pin(cpu))
+		_exit(2);
+	for (int i = 0; i < PP_ROUNDS; i++) {
+		if (read(in, &c, 1) != 1)
+			_exit(3);
+		t_exits(PP_CHILD_EXITS);
+		if (write(out, &c, 1) != 1)
+			_exit(3);
+	}
+	if (t_pin(other_cpu))
+		_exit(2);
+	t_exits(PP_CHILD_EXITS);
+	_exit(0);
+}
+
+static void attach_follows(void)
+{
+	const uint16_t exits_pmd = PVPFM_VPMD_VM_EXITS;
+	const uint64_t child_exits = (PP_ROUNDS + 1) * PP_CHILD_EXITS;
+	const uint64_t parent_exits = PP_ROUNDS * PP_PARENT_EXITS;
+	int cpus[64], ncpus = t_online_cpus(cpus, 64);
+	int to_child[2], to_parent[2], fd = -1, status, i;
+	long long sw0, sw1;
+	uint64_t exits = 0;
+	cpu_set_t affinity;
+	pid_t child;
+	char c = 0;
+
+	if (ncpus < 1 || sched_getaffinity(0, sizeof(affinity), &affinity) ||
+	    pipe(to_child) || pipe(to_parent))
+		return;
+	child = fork();
+	if (child < 0)
+		return;
+	if (!child)
+		pp_child(cpus[0], cpus[ncpus - 1], to_child[0], to_parent[1]);
+	waitpid(child, &status, 0);
+	if (!t_check(WIFSTOPPED(status), "iface: ping-pong child ptrace-stopped",
+		     "status %#x", status))
+		goto kill;
+	fd = t_create(0);
+	if (fd < 0 || t_write_pmds(fd, &exits_pmd, 1, 0) ||
+	    !t_expect_ok("iface: attach to the ping-pong child",
+			 t_load(fd, child, 0)) ||
+	    !t_expect_ok("iface: start on the ping-pong child",
+			 pfm_start(fd, NULL)) ||
+	    !t_check(!t_pin(cpus[0]), "iface: ping-pong on one vCPU", "CPU %d",
+		     cpus[0]))
+		goto kill;
+	sw0 = t_sysfs_num("device/switches", -1);
+	ptrace(PTRACE_CONT, child, NULL, NULL);
+	for (i = 0; i < PP_ROUNDS; i++) {
+		if (write(to_child[1], &c, 1) != 1 ||
+		    read(to_parent[0], &c, 1) != 1)
+			break;
+		t_exits(PP_PARENT_EXITS);
+	}
+	waitpid(child, &status, 0);
+	sw1 = t_sysfs_num("device/switches", -1);
+	t_read_pmd(fd, exits_pmd, 0, &exits);
+	t_check(i == PP_ROUNDS && WIFEXITED(status) && !WEXITSTATUS(status),
+		"iface: ping-pong played", "%d rounds, child status %#x", i,
+		status);
+	/* the child's context switches: in and out of its vCPU each round */
+	t_check(sw1 - sw0 >= 2 * PP_ROUNDS, "iface: the child switched in and out",
+		"%lld SWITCH commands in %d rounds", sw1 - sw0, PP_ROUNDS);
+	/* background exits of the child's own run time: far below half */
+	t_check(exits >= child_exits && exits < child_exits + parent_exits / 2,
+		"iface: only the monitored side of a ping-pong pair counted",
+		"VM_EXITS %llu: the child made %llu (the last %d on CPU %d), "
+		"its unmonitored parent %llu on the same vCPU",
+		(unsigned long long)exits, (unsigned long long)child_exits,
+		PP_CHILD_EXITS, cpus[ncpus - 1],
+		(unsigned long long)parent_exits);
+	if (ncpus < 2)
+		t_skip("iface: counts follow the child to another vCPU",
+		       "one vCPU");
+	goto out;
+kill:
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+out:
+	sched_setaffinity(0, sizeof(affinity), &affinity);
+	if (fd >= 0)
+		close(fd);
+	close(to_child[0]);
+	close(to_child[1]);
+	close(to_parent[0]);
+	close(to_parent[1]);
+}
+
 static void attach_running(void)
 {
 	int fd, status;
@@ -369,6 +478,7 @@ int main(void)
 	sampling_buffer();
 	messages_empty();
 	attach();
+	attach_follows();
 	attach_running();
 	switch_cost();
 	return t_done();

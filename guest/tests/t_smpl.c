@@ -53,6 +53,8 @@
 #define SMPL_PERIOD	(500 * 1000ULL)
 #define RANDOM_MASK	0x7ffffULL	/* up to 524 us more */
 #define NR_SAMPLES	100
+/* the action name of the driver's MSI-X vectors in /proc/interrupts */
+#define PERFMON2_IRQ	"perfmon2"
 #define NR_RANDOM	60
 #define SPIN_TIMEOUT_S	5
 #define HDR_SIZE	sizeof(pfm_dfl_smpl_hdr_t)
@@ -928,7 +930,8 @@ int main(void)
 	struct sigaction sa = { .sa_handler = on_alarm };
 	long long features = t_sysfs_num("device/features", 0);
 	struct t_reg regs[400];
-	int cpus[64], n, i;
+	unsigned long long irqs0, irqs1;
+	int cpus[64], n, i, lines;
 
 	if (!(features & PVPFM_F_SAMPLING) || !(features & PVPFM_F_VIRTUAL_PMDS)) {
 		t_skip("smpl: sampling", "device features %#llx", features);
@@ -947,7 +950,21 @@ int main(void)
 
 	buffer();
 	samples();
+	irqs0 = t_irqs(PERFMON2_IRQ, &lines);
 	full();
+	irqs1 = t_irqs(PERFMON2_IRQ, &lines);
+	/*
+	 * The notifications of full() came as MSI-X interrupts (the driver
+	 * would fall back to polling without vectors: messages would still
+	 * arrive, so count the interrupts): one vector per vCPU.
+	 */
+	t_check(lines == t_sysfs_num("device/nr_vcpus", -1) &&
+		lines == t_sysfs_num("device/msix_vectors", -1) &&
+		irqs1 > irqs0, "smpl: notifications by MSI-X",
+		"%d perfmon2 vectors in /proc/interrupts for %lld vCPUs "
+		"(msix_vectors %lld), %llu interrupts during the buffer-full "
+		"notifications", lines, t_sysfs_num("device/nr_vcpus", -1),
+		t_sysfs_num("device/msix_vectors", -1), irqs1 - irqs0);
 	no_msg();
 	randomized();
 	block(cpus[0]);

@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# Runs inside the rig's L1 (busybox sh) before kvm-perfmon.ko is loaded:
+# the pv-perfmon device must refuse to start, with a message that says
+# why, when it cannot work. Prints PASS/FAIL lines and "N passed, N
+# failed"; exit status 0 only if all passed.
+#
+#   qemu-errors.sh QEMU_BINARY FIRMWARE_DIR
+set -u
+qemu=$1
+fw=$2
+pass=0
+fail=0
+out=/tmp/qemu-errors.out
+badmap=/tmp/qemu-errors.map
+
+# expect NAME MESSAGE QEMU_ARGS...: QEMU exits non-zero at once and its
+# error output contains MESSAGE
+expect() {
+	name=$1
+	msg=$2
+	shift 2
+	timeout 60 "$qemu" -L "$fw" -M q35 -nodefaults -display none \
+		-S "$@" >"$out" 2>&1 </dev/null
+	rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF "$msg" "$out"; then
+		echo "PASS: qemu: $name"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: qemu: $name (exit $rc, want an error with '$msg'; got: $(head -c 300 "$out"))"
+		fail=$((fail + 1))
+	fi
+}
+
+if [ -e /dev/kvm-perfmon ]; then
+	echo "FAIL: qemu: these checks need kvm-perfmon.ko not loaded"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+expect "no module: realize fails" \
+	"cannot open /dev/kvm-perfmon" -accel kvm -device pv-perfmon
+expect "no KVM: realize fails" \
+	"pv-perfmon requires KVM (-accel kvm)" -accel tcg -device pv-perfmon
+printf 'generic 0x76 0x00 -> software task-clock\nbogus line\n' >"$badmap"
+expect "bad event map: file and line named" \
+	"$badmap:2:" -accel kvm -device "pv-perfmon,eventmap=$badmap"
+expect "counters= with an AMD personality refused" \
+	"counters= applies to personality" -accel kvm \
+	-device pv-perfmon,personality=amd64,counters=8
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -142,7 +142,8 @@ test-vm:
 # tests/bench/check.sh holds the figures to the design's
 test-bench:
 	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
-		BENCH_N=$(BENCH_N) $(TOP)/tests/bench/rig-bench.sh $(B)/logs/bench
+		BENCH_N=$(BENCH_N) $(TOP)/tests/bench/rig-bench.sh --timeout 900 \
+		$(B)/logs/bench
 
 # `make run` as a user runs it (its package step is the deps stage's),
 # through the rig whatever this host has: a test does not insmod into the

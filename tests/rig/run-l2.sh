@@ -52,11 +52,14 @@ boot_watchdog() {
 	: >"$log/boot-hung"
 	kill -9 "$(cat "$log/qemu.pid")" 2>/dev/null
 }
+# boot SECONDS [EXTRA_QEMU_ARGS...]
 boot() {
+	boot_limit=$1
+	shift
 	rm -f "$log/init.stamp" "$log/ended" "$log/boot-hung" "$log/qemu.pid"
 	boot_watchdog &
 	wd=$!
-	"$q/boot-guest" --limit "$1" --firmware "$q/share" --cpu host,-xsave \
+	"$q/boot-guest" --limit "$boot_limit" --firmware "$q/share" --cpu host,-xsave \
 		--pin 0 --smp 1 --mem 512M \
 		"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" \
 		-- -pidfile "$log/qemu.pid" "$@" |

@@ -20,7 +20,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
-smp=2
+smp=1
 timeout_s=1500
 while [ $# -gt 0 ]; do
 	case "$1" in

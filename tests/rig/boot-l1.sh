@@ -146,6 +146,13 @@ qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
 # Soft lockups repeat every ~28 s on a hung CPU: three reports mean L1
 # has been stuck for over a minute, far beyond any TCG hiccup.
 HUNG_REPORTS_MAX=3
+# An L2 reaches /init 20-25 s after run-l2 starts it. One that has not
+# after L2_BOOT_LIMIT never will: seen, an L2 with two vCPUs stuck in its
+# own boot (before any code of this project runs in it) with the one-CPU
+# L1 stuck in it, silent, until the time-out. Such a run is stopped and
+# booted once more from the start (say so: L2_BOOT_RETRIES).
+L2_BOOT_LIMIT=150
+L2_BOOT_RETRIES=1
 printf '%q ' "${qemu_cmd[@]}" >"$logdir/qemu-cmdline"
 echo >>"$logdir/qemu-cmdline"
 echo "boot-l1.sh: booting L1 ($kver), timeout ${timeout_s}s"
@@ -161,6 +168,11 @@ reader() {
 		printf '%s\n' "$line" >>"$logdir/console.log"
 		case "$line" in
 		*===L1-INIT*) now_us >"$work/init.stamp" ;;
+		*===L2-BOOT===*)
+			rm -f "$work/l2init"
+			: >"$work/l2boot"
+			;;
+		*===L2-INIT*) : >"$work/l2init" ;;
 		*===L1-DMESG-BEGIN===*) indump=1 ;;
 		*===L1-DMESG-END===*) indump=0 ;;
 		*"BUG: soft lockup"* | *"rcu_preempt detected stalls"*)
@@ -179,11 +191,44 @@ reader() {
 	done
 }
 
-set +e
-# stdin from /dev/null: QEMU must not read (or put in raw mode) our terminal.
-timeout -k 10 "$timeout_s" "${qemu_cmd[@]}" </dev/null 2>&1 | reader
-qemu_rc=${PIPESTATUS[0]}
-set -e
+# Stop L1 when an L2 boot it started has not reached /init in time.
+l2_watchdog() {
+	local started
+	while sleep 5; do
+		[ -f "$work/l2boot" ] && [ ! -f "$work/l2init" ] || continue
+		started=$(stat -c %Y "$work/l2boot" 2>/dev/null) || continue
+		[ $(($(date +%s) - started)) -gt "$L2_BOOT_LIMIT" ] || continue
+		echo "boot-l1.sh: L2 has not reached /init ${L2_BOOT_LIMIT}s after run-l2 started it: stopping L1" |
+			tee "$work/l2hung"
+		kill "$(cat "$work/qemu.pid")" 2>/dev/null
+		return
+	done
+}
+
+boot_once() {
+	rm -f "$work/l2boot" "$work/l2init" "$work/l2hung" "$work/qemu.pid"
+	l2_watchdog &
+	watchdog=$!
+	set +e
+	# stdin from /dev/null: QEMU must not read (or put in raw mode) our
+	# terminal.
+	timeout -k 10 "$timeout_s" "${qemu_cmd[@]}" </dev/null 2>&1 | reader
+	qemu_rc=${PIPESTATUS[0]}
+	set -e
+	kill "$watchdog" 2>/dev/null || true
+	wait "$watchdog" 2>/dev/null || true
+}
+
+boot_once
+retries=0
+while [ -f "$work/l2hung" ] && [ "$retries" -lt "$L2_BOOT_RETRIES" ]; do
+	retries=$((retries + 1))
+	mv "$logdir/console.log" "$logdir/console-l2-hung-$retries.log"
+	rm -f "$work/init.stamp" "$work/hung"
+	echo "boot-l1.sh: booting L1 again (retry $retries of $L2_BOOT_RETRIES; the stuck run's log: console-l2-hung-$retries.log)"
+	t_qemu=$(now_us)
+	boot_once
+done
 t_end=$(now_us)
 
 # Judge the run. Every reason to fail is collected, not just the first.
@@ -194,6 +239,7 @@ case "$qemu_rc" in
 *) fail+=("QEMU exited with $qemu_rc") ;;
 esac
 [ -f "$work/hung" ] && fail+=("L1 hung (stopped early: $(cat "$work/hung"))")
+[ -f "$work/l2hung" ] && fail+=("an L2 boot hung again after $retries retries")
 con=$logdir/console.log
 
 if [ -f "$work/init.stamp" ]; then

@@ -34,52 +34,21 @@ cr=$(printf '\r')
 #   mid-run (3 of 6 runs of guest/tests/rig-run.sh), L1 panics or livelocks
 #   (tests/host/README). -accel tcg,thread=single in L0 is no way out: an
 #   L2 with two vCPUs then does not reach /init in 280 s.
-#
-# A boot that never reaches /init (seen: L2 stuck before its second vCPU
-# came up, once in a few boots, before any code of this project ran in
-# it) is stopped after BOOT_LIMIT seconds and booted once more, with what
-# is left of the time; the log says so.
-BOOT_LIMIT=120
-secs_now() { up | cut -d. -f1; }
-boot_watchdog() {
-	waited=0
-	while [ "$waited" -lt "$BOOT_LIMIT" ]; do
-		sleep 1
-		[ -f "$log/init.stamp" ] || [ -f "$log/ended" ] && return 0
-		waited=$((waited + 1))
-	done
-	echo "run-l2: L2 did not reach /init in ${BOOT_LIMIT}s: stopping it"
-	: >"$log/boot-hung"
-	kill -9 "$(cat "$log/qemu.pid")" 2>/dev/null
-}
-# boot SECONDS [EXTRA_QEMU_ARGS...]
-boot() {
-	boot_limit=$1
-	shift
-	rm -f "$log/init.stamp" "$log/ended" "$log/boot-hung" "$log/qemu.pid"
-	boot_watchdog &
-	wd=$!
-	"$q/boot-guest" --limit "$boot_limit" --firmware "$q/share" --cpu host,-xsave \
-		--pin 0 --smp 1 --mem 512M \
-		"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" \
-		-- -pidfile "$log/qemu.pid" "$@" |
-		while IFS= read -r line; do
-			line=${line%"$cr"} # serial lines end in CR LF; no fork per line
-			case "$line" in
-			*===L2-INIT*) up >"$log/init.stamp" ;;
-			esac
-			printf '%s\n' "$line"
-		done | tee "$log/console.log"
-	qrc=$?
-	: >"$log/ended"
-	wait "$wd"
-}
-boot "$limit" "$@"
-left=$((limit - ($(secs_now) - ${t0%.*})))
-if [ -f "$log/boot-hung" ] && [ "$left" -gt 60 ]; then
-	echo "run-l2: booting L2 again (${left}s left)"
-	boot "$left" "$@"
-fi
+# ===L2-BOOT=== tells boot-l1.sh in L0 that an L2 boot starts: an L2
+# stuck before /init takes a one-CPU L1 down with it, so only L0 can see
+# it and stop the rig (boot-l1.sh's L2_BOOT_LIMIT).
+echo "===L2-BOOT==="
+"$q/boot-guest" --limit "$limit" --firmware "$q/share" --cpu host,-xsave \
+	--pin 0 --smp 1 --mem 512M \
+	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" -- "$@" |
+	while IFS= read -r line; do
+		line=${line%"$cr"} # serial lines end in CR LF; no fork per line
+		case "$line" in
+		*===L2-INIT*) up >"$log/init.stamp" ;;
+		esac
+		printf '%s\n' "$line"
+	done | tee "$log/console.log"
+qrc=$?
 t_end=$(up)
 
 fails=0

@@ -20,6 +20,7 @@
 #   --smp N          vCPUs (default 2)
 #   --mem SIZE       -m (default 1G)
 #   --pin CPUS       run QEMU under taskset -c CPUS
+#   --append ARGS    more kernel command line
 #
 # POSIX sh (busybox too): `make run` runs it on a KVM host
 # (scripts/run.sh, direct mode), and the nested rig's L1 runs it through
@@ -33,14 +34,15 @@ cpu=host
 smp=2
 mem=1G
 pin=
+append=
 firmware=
 usage() {
-	echo "usage: boot-guest.sh [--limit S] [--firmware DIR]... [--cpu MODEL] [--smp N] [--mem SIZE] [--pin CPUS] QEMU KERNEL INITRD [-- QEMU_ARGS...]" >&2
+	echo "usage: boot-guest.sh [--limit S] [--firmware DIR]... [--cpu MODEL] [--smp N] [--mem SIZE] [--pin CPUS] [--append ARGS] QEMU KERNEL INITRD [-- QEMU_ARGS...]" >&2
 	exit 2
 }
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--limit | --firmware | --cpu | --smp | --mem | --pin)
+	--limit | --firmware | --cpu | --smp | --mem | --pin | --append)
 		[ $# -ge 2 ] || usage
 		case "$1" in
 		--limit) limit=$2 ;;
@@ -49,6 +51,7 @@ while [ $# -gt 0 ]; do
 		--smp) smp=$2 ;;
 		--mem) mem=$2 ;;
 		--pin) pin=$2 ;;
+		--append) append=$2 ;;
 		esac
 		shift 2
 		;;
@@ -89,7 +92,7 @@ done
 set -- -enable-kvm -cpu "$cpu" -M q35 -nodefaults -display none \
 	-serial stdio -no-reboot -smp "$smp" -m "$mem" \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 loglevel=5 panic=-1 rig.level=2 rig.timeout=$((limit - 30))" \
+	-append "console=ttyS0 loglevel=5 panic=-1 rig.level=2 rig.timeout=$((limit - 30))${append:+ $append}" \
 	"$@"
 if [ -n "$pin" ]; then
 	# shellcheck disable=SC2086

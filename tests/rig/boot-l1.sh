@@ -2,11 +2,15 @@
 # Boot the rig's L1 (Debian kernel + kvm-amd nested=1) under QEMU/TCG on this
 # machine (L0), run PAYLOAD_DIR/run in it, and judge the run.
 #
-#   boot-l1.sh [--timeout S] [--smp N] PAYLOAD_DIR LOGDIR
+#   boot-l1.sh [--timeout S] [--smp N] [--tcg-single] PAYLOAD_DIR LOGDIR
 #
 # --smp: L1's CPUs (default 1). With two, L0 (QEMU 7.2 multi-threaded TCG,
 # nested SVM) corrupts L1 or L2 now and then, or hangs both of L1's CPUs
 # (see tests/rig/README.md).
+#
+# --tcg-single: L0 runs L1's CPUs in one TCG thread (-accel tcg,thread=single):
+# slower, but without the multi-threaded TCG races that corrupt a
+# multi-CPU L1 (tests/rig/README.md).
 #
 # A hung L1 (repeated soft lockup or RCU stall reports) is stopped early
 # and fails the run.
@@ -29,14 +33,19 @@ die() {
 }
 
 usage() {
-	echo "usage: boot-l1.sh [--timeout SECONDS] [--smp N] PAYLOAD_DIR LOGDIR" >&2
+	echo "usage: boot-l1.sh [--timeout SECONDS] [--smp N] [--tcg-single] PAYLOAD_DIR LOGDIR" >&2
 	exit 2
 }
 
 timeout_s=600
 smp=1
+accel=tcg
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--tcg-single)
+		accel=tcg,thread=single
+		shift
+		;;
 	--smp)
 		[ $# -ge 2 ] || usage
 		smp=$2
@@ -140,9 +149,14 @@ append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
 #   -no-reboot            L1's poweroff/panic ends QEMU
 #   -nic none             no NIC: skips the iPXE option ROM (faster boot)
 #   -pidfile              for the reader to stop a hung L1
-qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
+qemu_cmd=("$QEMU" -accel "$accel" -cpu max -smp "$smp" -m 4G -nographic -no-reboot
 	-nic none -kernel "$kernel" -initrd "$work/initrd.cpio"
 	-append "$append" -pidfile "$work/qemu.pid")
+# RIG_MONITOR=PATH: L0's QEMU monitor on a unix socket, to look into a
+# stuck L1 (e.g. socat - UNIX-CONNECT:PATH, then info registers -a)
+if [ -n "${RIG_MONITOR:-}" ]; then
+	qemu_cmd+=(-monitor "unix:$RIG_MONITOR,server,nowait")
+fi
 # Soft lockups repeat every ~28 s on a hung CPU: three reports mean L1
 # has been stuck for over a minute, far beyond any TCG hiccup.
 HUNG_REPORTS_MAX=3
@@ -150,9 +164,9 @@ HUNG_REPORTS_MAX=3
 # after L2_BOOT_LIMIT never will: seen, an L2 with two vCPUs stuck in its
 # own boot (before any code of this project runs in it) with the one-CPU
 # L1 stuck in it, silent, until the time-out. Such a run is stopped and
-# booted once more from the start (say so: L2_BOOT_RETRIES).
-L2_BOOT_LIMIT=150
-L2_BOOT_RETRIES=1
+# booted again from the start, at most L2_BOOT_RETRIES times, saying so.
+L2_BOOT_LIMIT=120
+L2_BOOT_RETRIES=2
 printf '%q ' "${qemu_cmd[@]}" >"$logdir/qemu-cmdline"
 echo >>"$logdir/qemu-cmdline"
 echo "boot-l1.sh: booting L1 ($kver), timeout ${timeout_s}s"
@@ -161,7 +175,7 @@ t_qemu=$(now_us)
 # Read the serial output line by line: keep it all in console.log, stamp the
 # moment /init starts, show everything but the dmesg dump live.
 reader() {
-	local line indump=0 hung_reports=0
+	local line indump=0 hung_reports=0 inl2=0
 	: >"$logdir/console.log"
 	while IFS= read -r line || [ -n "$line" ]; do
 		line=${line%$'\r'}
@@ -171,12 +185,16 @@ reader() {
 		*===L2-BOOT===*)
 			rm -f "$work/l2init"
 			: >"$work/l2boot"
+			inl2=1
 			;;
+		"run-l2: total"*) inl2=0 ;;
 		*===L2-INIT*) : >"$work/l2init" ;;
 		*===L1-DMESG-BEGIN===*) indump=1 ;;
 		*===L1-DMESG-END===*) indump=0 ;;
 		*"BUG: soft lockup"* | *"rcu_preempt detected stalls"*)
-			hung_reports=$((hung_reports + 1))
+			# L2's console comes through L1's: its lines are L2's
+			# to judge (run-l2), not a sign that L1 is stuck
+			[ "$inl2" = 1 ] || hung_reports=$((hung_reports + 1))
 			# A hung L1 never reaches its own time limit: stop QEMU
 			# after a few reports instead of waiting out ours (the run
 			# has failed anyway, bad-patterns holds these lines).

@@ -37,9 +37,16 @@ cr=$(printf '\r')
 # ===L2-BOOT=== tells boot-l1.sh in L0 that an L2 boot starts: an L2
 # stuck before /init takes a one-CPU L1 down with it, so only L0 can see
 # it and stop the rig (boot-l1.sh's L2_BOOT_LIMIT).
+# tsc=reliable: no TSC sync check while L2 brings up its second vCPU (the
+# two vCPUs spin in lock-step there, with interrupts off, on L1's one
+# CPU; L2 boots hung less often without it, tests/rig/README.md).
+# RUN_L2_PIN=none: L2's threads where L1's scheduler puts them
+pin="--pin ${RUN_L2_PIN:-0}"
+[ "${RUN_L2_PIN:-0}" = none ] && pin=
 echo "===L2-BOOT==="
+# shellcheck disable=SC2086 # $pin: no option or two words
 "$q/boot-guest" --limit "$limit" --firmware "$q/share" --cpu host,-xsave \
-	--pin 0 --smp 1 --mem 512M \
+	$pin --smp 1 --mem 512M --append tsc=reliable \
 	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" -- "$@" |
 	while IFS= read -r line; do
 		line=${line%"$cr"} # serial lines end in CR LF; no fork per line

@@ -18,9 +18,17 @@
 #                             write = one VM exit, whatever the vector
 #                             length; ARCHITECTURE.md); >= 0.5 too, or
 #                             the counting itself is broken
-#   exits_per_sample  <= 0.5  design: 0 (the host writes samples into
-#                             guest memory; the guest is interrupted only
-#                             when a notification is due)
+#   exits_per_sample  <= 1.0  design: 0 of its own (the host writes
+#                             samples into guest memory; the guest is
+#                             interrupted only when a notification is
+#                             due). The host's interrupt that finds the
+#                             overflow (task-clock's hrtimer on the rig, a
+#                             PMI on a PMU) preempts the vCPU like any host
+#                             interrupt: the mode between samples is that
+#                             one exit, and over the background 0.36 was
+#                             measured; anything the sample itself made
+#                             the guest do would add a whole exit or more.
+#                             Also below the guest's own perf cpu-clock.
 #   guest_irqs_per_sample <= 0.5  design: 0 (no interrupt injected into
 #                             the guest per sample; same noise)
 #   sampling.buffer_full, sampling.notifications == 0 (the buffer has room)
@@ -78,7 +86,7 @@ END {
 		judge(0, k, "missing")
 	} else {
 		judge(v["sampling.samples"] > 0, "sampling.samples " v["sampling.samples"] " > 0", "no samples")
-		judge(v[k] <= 0.5, k " " v[k] " <= 0.5", v[k] " exits per sample; design 0")
+		judge(v[k] <= 1.0, k " " v[k] " <= 1.0", v[k] " exits per sample; design 0 of its own")
 		k = "sampling.guest_irqs_per_sample"
 		if (k in seen)
 			judge(v[k] <= 0.5, k " " v[k] " <= 0.5",
@@ -94,6 +102,10 @@ END {
 		judge(v["perf_cpu_clock.samples"] > 0, "perf_cpu_clock.samples " v["perf_cpu_clock.samples"] " > 0", "no samples")
 		judge(v[k] >= 0.5, k " " v[k] " >= 0.5",
 		      v[k] " exits per sample of the guest'"'"'s own perf; it needs a timer interrupt each")
+		p = "sampling.exits_per_sample"
+		if (p in seen)
+			judge(v[p] < v[k], p " " v[p] " < " k " " v[k],
+			      "pv-perfmon sampling costs no fewer exits than the guest'"'"'s own perf")
 	}
 	k = "switch.monitored.switch_cmds_per_ctx_switch"
 	if (!(k in seen)) {

@@ -5,6 +5,10 @@
 #   rig.level=N      1 (default): load kvm, kvm-amd nested=1, require /dev/kvm
 #                    2: a guest of L1; no kvm
 #   rig.timeout=S    time limit for /payload/run in seconds (default 600)
+#   rig.hold=S       after the result line, wait S seconds before powering
+#                    off: the host that reads the result stops the guest
+#                    itself (run-l2 does: a two-vCPU L2's shutdown can
+#                    hang the rig's one-CPU L1)
 # Everything goes to /dev/console (ttyS0), so L0 (or L1, for an L2) sees it
 # all. The markers below are parsed by boot-l1.sh: keep them in sync.
 # No `set -e`: whatever fails, we still want the log dump and the poweroff.
@@ -33,12 +37,14 @@ fi
 
 level=1
 ptimeout=600
+hold=0
 read -r cmdline </proc/cmdline
 # Unquoted: split the command line into its words.
 for arg in $cmdline; do
 	case "$arg" in
 	rig.level=*) level=${arg#rig.level=} ;;
 	rig.timeout=*) ptimeout=${arg#rig.timeout=} ;;
+	rig.hold=*) hold=${arg#rig.hold=} ;;
 	esac
 done
 L="L$level"
@@ -107,4 +113,5 @@ sync
 # poweroff -f does not wait for the console's output queue: setting the
 # console's own modes again waits (TCSADRAIN) until the lines above are out
 stty "$(stty -g)" 2>/dev/null
+[ "$hold" -gt 0 ] 2>/dev/null && sleep "$hold"
 poweroff -f

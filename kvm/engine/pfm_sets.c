@@ -359,7 +359,7 @@ int pfm_cmd_delete_evtsets(struct pfm_cmd_args *a)
 	for (i = 0; i < a->hdr->count; i++, d++) {
 		a->hdr->err_index = i;
 		d->set_flags &= ~PFM_REG_RETFL_MASK;	/* a reused vector */
-		/* set 0 always exists */
+		/* set 0 always exists: it cannot be deleted */
 		set = d->set_id ? pfm_set_find(ctx, d->set_id) : NULL;
 		if (!set) {
 			d->set_flags |= PFM_REG_RETFL_EINVAL;

@@ -2,15 +2,11 @@
 # Boot the rig's L1 (Debian kernel + kvm-amd nested=1) under QEMU/TCG on this
 # machine (L0), run PAYLOAD_DIR/run in it, and judge the run.
 #
-#   boot-l1.sh [--timeout S] [--smp N] [--tcg-single] PAYLOAD_DIR LOGDIR
+#   boot-l1.sh [--timeout S] [--smp N] PAYLOAD_DIR LOGDIR
 #
 # --smp: L1's CPUs (default 1). With two, L0 (QEMU 7.2 multi-threaded TCG,
 # nested SVM) corrupts L1 or L2 now and then, or hangs both of L1's CPUs
 # (see tests/rig/README.md).
-#
-# --tcg-single: L0 runs L1's CPUs in one TCG thread (-accel tcg,thread=single):
-# slower, but without the multi-threaded TCG races that corrupt a
-# multi-CPU L1 (tests/rig/README.md).
 #
 # A hung L1 (repeated soft lockup or RCU stall reports) is stopped early
 # and fails the run.
@@ -33,19 +29,14 @@ die() {
 }
 
 usage() {
-	echo "usage: boot-l1.sh [--timeout SECONDS] [--smp N] [--tcg-single] PAYLOAD_DIR LOGDIR" >&2
+	echo "usage: boot-l1.sh [--timeout SECONDS] [--smp N] PAYLOAD_DIR LOGDIR" >&2
 	exit 2
 }
 
 timeout_s=600
 smp=1
-accel=tcg
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--tcg-single)
-		accel=tcg,thread=single
-		shift
-		;;
 	--smp)
 		[ $# -ge 2 ] || usage
 		smp=$2
@@ -149,7 +140,7 @@ append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
 #   -no-reboot            L1's poweroff/panic ends QEMU
 #   -nic none             no NIC: skips the iPXE option ROM (faster boot)
 #   -pidfile              for the reader to stop a hung L1
-qemu_cmd=("$QEMU" -accel "$accel" -cpu max -smp "$smp" -m 4G -nographic -no-reboot
+qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
 	-nic none -kernel "$kernel" -initrd "$work/initrd.cpio"
 	-append "$append" -pidfile "$work/qemu.pid")
 # RIG_MONITOR=PATH: L0's QEMU monitor on a unix socket, to look into a
@@ -160,7 +151,7 @@ fi
 # Soft lockups repeat every ~28 s on a hung CPU: three reports mean L1
 # has been stuck for over a minute, far beyond any TCG hiccup.
 HUNG_REPORTS_MAX=3
-# An L2 reaches /init 20-25 s after run-l2 starts it. One that has not
+# An L2 reaches /init 20-35 s after run-l2 starts it. One that has not
 # after L2_BOOT_LIMIT never will: seen, an L2 with two vCPUs stuck in its
 # own boot (before any code of this project runs in it) with the one-CPU
 # L1 stuck in it, silent, until the time-out. Such a run is stopped and

@@ -45,13 +45,9 @@ cr=$(printf '\r')
 # (stopping the other CPU: both spin) hung the one-CPU L1 at times.
 HOLD=60
 rm -f "$log/stopped" "$log/qemu.pid"
-# RUN_L2_PIN=none: L2's threads where L1's scheduler puts them
-pin="--pin ${RUN_L2_PIN:-0}"
-[ "${RUN_L2_PIN:-0}" = none ] && pin=
 echo "===L2-BOOT==="
-# shellcheck disable=SC2086 # $pin: no option or two words
 "$q/boot-guest" --limit "$limit" --firmware "$q/share" --cpu host,-xsave \
-	$pin --smp 1 --mem 512M --append "tsc=reliable rig.hold=$HOLD" \
+	--pin 0 --smp 1 --mem 512M --append "tsc=reliable rig.hold=$HOLD" \
 	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" \
 	-- -pidfile "$log/qemu.pid" "$@" |
 	while IFS= read -r line; do
@@ -60,10 +56,8 @@ echo "===L2-BOOT==="
 		*===L2-INIT*) up >"$log/init.stamp" ;;
 		*===L2-RESULT*)
 			# all is out: stop L2 rather than have it shut down
-			printf '%s\n' "$line"
 			: >"$log/stopped"
 			kill -9 "$(cat "$log/qemu.pid")" 2>/dev/null
-			continue
 			;;
 		esac
 		printf '%s\n' "$line"

@@ -34,9 +34,9 @@ cr=$(printf '\r')
 #   mid-run (3 of 6 runs of guest/tests/rig-run.sh), L1 panics or livelocks
 #   (tests/host/README). -accel tcg,thread=single in L0 is no way out: an
 #   L2 with two vCPUs then does not reach /init in 280 s.
-# ===L2-BOOT=== tells boot-l1.sh in L0 that an L2 boot starts: an L2
-# stuck before /init takes a one-CPU L1 down with it, so only L0 can see
-# it and stop the rig (boot-l1.sh's L2_BOOT_LIMIT).
+# ===L2-BOOT=== tells boot-l1.sh in L0 that an L2 runs from here to the
+# "run-l2: total" line: a stuck L2 takes a one-CPU L1 down with it, so
+# only L0 can see it and stop the rig (boot-l1.sh's L2_SILENCE_LIMIT).
 # tsc=reliable: no TSC sync check while L2 brings up its second vCPU (the
 # two vCPUs spin in lock-step there, with interrupts off, on L1's one
 # CPU; L2 boots hung less often without it, tests/rig/README.md).

@@ -54,7 +54,7 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include "pfm_drv.h"
-#include "perfmon2_ioctl.h"
+#include "../../include/uapi/perfmon2_ioctl.h"
 
 /* how often messages are looked for when the device has no interrupts */
 #define PFM_MSG_POLL		(HZ / 10)

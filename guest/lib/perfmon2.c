@@ -6,7 +6,7 @@
  * a context and closes it again (a cached fd would be broken by programs
  * that close every descriptor, e.g. daemons), so the library keeps no
  * state and is thread-safe. The other calls are one ioctl on the context
- * fd each (guest/kernel/perfmon2_ioctl.h); the driver does the checks and
+ * fd each (include/uapi/perfmon2_ioctl.h); the driver does the checks and
  * sets perfmon2's errno values. Two translations are made here:
  *   - /dev/perfmon2 missing (module not loaded): ENOSYS, what a kernel
  *     without the perfmon2 system calls answered;
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include <perfmon/perfmon.h>
-#include "../kernel/perfmon2_ioctl.h"
+#include "../../include/uapi/perfmon2_ioctl.h"
 
 #define PFM_API __attribute__((visibility("default")))
 

@@ -18,7 +18,7 @@
 #include <perfmon/perfmon.h>
 #include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
-#include "../../kernel/perfmon2_ioctl.h"
+#include "../../../include/uapi/perfmon2_ioctl.h"
 
 /* libpfm-3.x's declarations, verbatim in substance */
 extern int pfm_create_context(pfarg_ctx_t *ctx, char *smpl_name,

@@ -2,8 +2,9 @@
 /*
  * perfmon2.ko's user interface: the ioctls behind the twelve perfmon2 calls.
  *
- * Guest side only: shared by the guest driver (guest/kernel) and libperfmon2
- * (guest/lib), which is what programs use; programs never include this.
+ * Guest side only: the guest driver (guest/kernel) implements it and
+ * libperfmon2 (guest/lib) is its one user; programs use the library and
+ * never include this.
  *
  *   fd = open("/dev/perfmon2", O_RDWR);
  *   ctx_fd = ioctl(fd, PFM2_IOC_CREATE_CONTEXT, &create);  (new fd, or -1)
@@ -21,12 +22,12 @@
  * A context fd also supports read() (one pfarg_msg_t per call), poll(),
  * O_ASYNC (SIGIO) and mmap() of the sampling buffer (read-only, offset 0).
  */
-#ifndef _PERFMON2_IOCTL_H
-#define _PERFMON2_IOCTL_H
+#ifndef _UAPI_PERFMON2_IOCTL_H
+#define _UAPI_PERFMON2_IOCTL_H
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
-#include "../../include/uapi/perfmon2.h"
+#include "perfmon2.h"
 
 #define PFM2_DEVICE		"/dev/perfmon2"
 #define PFM2_IOC_MAGIC		0xF2	/* free in ioctl-number.rst (6.1) */
@@ -63,4 +64,4 @@ struct pfm2_vec_arg {
 #define PFM2_IOC_DELETE_EVTSETS	_IOW(PFM2_IOC_MAGIC, 0x0b, struct pfm2_vec_arg)
 #define PFM2_IOC_UNLOAD_CONTEXT	_IO(PFM2_IOC_MAGIC, 0x0c)
 
-#endif /* _PERFMON2_IOCTL_H */
+#endif /* _UAPI_PERFMON2_IOCTL_H */

@@ -103,7 +103,7 @@ void pfm_msg_irq(void)
 /* read one message ahead (msg_lock held): 0, -EAGAIN if none, or error */
 static int pfm_msg_fetch(struct pfm_ctx *ctx)
 {
-	struct pvpfm_req req = {
+	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_READ_MSG,
 		.ctx_id = ctx->id,
 		.arg = &ctx->msg,
@@ -113,7 +113,7 @@ static int pfm_msg_fetch(struct pfm_ctx *ctx)
 
 	if (ctx->msg_ready)
 		return 0;
-	ret = pvpfm_call(&req);
+	ret = pfm_dev_call(&req);
 	if (!ret) {
 		ctx->msg_ready = true;
 		/*
@@ -140,7 +140,7 @@ static bool pfm_msg_pending(struct pfm_ctx *ctx)
 static void pfm_block_check(struct pfm_ctx *ctx)
 {
 	struct pvpfm_ctx_state st;
-	struct pvpfm_req req = {
+	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_CTX_STATE,
 		.ctx_id = ctx->id,
 		.arg = &st,
@@ -148,7 +148,7 @@ static void pfm_block_check(struct pfm_ctx *ctx)
 	};
 
 	mutex_lock(&ctx->lock);
-	if (ctx->hook && pfm_hook_may_block(ctx->hook) && !pvpfm_call(&req) &&
+	if (ctx->hook && pfm_hook_may_block(ctx->hook) && !pfm_dev_call(&req) &&
 	    (st.flags & PVPFM_CTX_BLOCKED))
 		pfm_hook_block(ctx->hook);
 	mutex_unlock(&ctx->lock);
@@ -251,7 +251,7 @@ static int pfm_smpl_alloc(struct pfm_ctx *ctx, u64 size)
 	if (!size)
 		return -EINVAL;
 	/* the host's limit (and its errno) before any allocation here */
-	if (size > pvpfm_info.pmu.max_smpl_buf || size > max)
+	if (size > pfm_dev_info.pmu.max_smpl_buf || size > max)
 		return -ENOMEM;
 	pages = PAGE_ALIGN(size) >> PAGE_SHIFT;
 	bytes = (u64)pages << PAGE_SHIFT;
@@ -294,7 +294,7 @@ static int pfm_smpl_register(struct pfm_ctx *ctx)
 	const u32 max = (PVPFM_CMD_ARGS_MAX -
 			 sizeof(struct pvpfm_smpl_register_arg)) / sizeof(u64);
 	struct pvpfm_smpl_register_arg *arg;
-	struct pvpfm_req req;
+	struct pfm_dev_req req;
 	u32 first, n, i;
 	int ret = 0;
 
@@ -309,13 +309,13 @@ static int pfm_smpl_register(struct pfm_ctx *ctx)
 		for (i = 0; i < n; i++)
 			arg->gpa[i] = page_to_phys(vmalloc_to_page(ctx->smpl_buf +
 						   (first + i) * PAGE_SIZE));
-		req = (struct pvpfm_req){
+		req = (struct pfm_dev_req){
 			.cmd = PVPFM_CMD_SMPL_REGISTER,
 			.ctx_id = ctx->id,
 			.arg = arg,
 			.arg_size = struct_size(arg, gpa, n),
 		};
-		ret = pvpfm_call(&req);
+		ret = pfm_dev_call(&req);
 	}
 	kfree(arg);
 	return ret;
@@ -356,7 +356,7 @@ static void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed)
 static int pfm_ctx_release(struct inode *inode, struct file *file)
 {
 	struct pfm_ctx *ctx = file->private_data;
-	struct pvpfm_req req = {
+	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_DESTROY_CONTEXT,
 		.ctx_id = ctx->id,
 	};
@@ -368,7 +368,7 @@ static int pfm_ctx_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&ctx->lock);
 	if (!ctx->hook || !pfm_hook_stop(ctx->hook, &req, &ret))
-		ret = pvpfm_call(&req);
+		ret = pfm_dev_call(&req);
 	if (ctx->hook)
 		pfm_hook_release(ctx->hook);
 	ctx->hook = NULL;
@@ -381,12 +381,12 @@ static int pfm_ctx_release(struct inode *inode, struct file *file)
 }
 
 /* one non-vector call under the context lock */
-static long pfm_ctx_call(struct pfm_ctx *ctx, struct pvpfm_req *req)
+static long pfm_ctx_call(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 {
 	int ret;
 
 	mutex_lock(&ctx->lock);
-	ret = pvpfm_call(req);
+	ret = pfm_dev_call(req);
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -399,7 +399,7 @@ static long pfm_vector_call(struct pfm_ctx *ctx, u16 cmd, size_t esize,
 			    void __user *uarg)
 {
 	struct pfm2_vec_arg v;
-	struct pvpfm_req req;
+	struct pfm_dev_req req;
 	void __user *uvec;
 	void *vec = NULL;
 	size_t size;
@@ -410,7 +410,7 @@ static long pfm_vector_call(struct pfm_ctx *ctx, u16 cmd, size_t esize,
 	if (v.reserved || v.count < 0)
 		return -EINVAL;
 	size = (size_t)v.count * esize;
-	if (v.count > pvpfm_info.pmu.max_vector ||
+	if (v.count > pfm_dev_info.pmu.max_vector ||
 	    size > READ_ONCE(pfm_controls.arg_mem_max) ||
 	    size > PVPFM_CMD_ARGS_MAX)
 		return -E2BIG;
@@ -420,7 +420,7 @@ static long pfm_vector_call(struct pfm_ctx *ctx, u16 cmd, size_t esize,
 		if (IS_ERR(vec))
 			return PTR_ERR(vec);
 	}
-	req = (struct pvpfm_req){
+	req = (struct pfm_dev_req){
 		.cmd = cmd,
 		.ctx_id = ctx->id,
 		.count = v.count,
@@ -428,7 +428,7 @@ static long pfm_vector_call(struct pfm_ctx *ctx, u16 cmd, size_t esize,
 		.arg_size = size,
 	};
 	mutex_lock(&ctx->lock);
-	ret = pvpfm_exec(&req);
+	ret = pfm_dev_exec(&req);
 	mutex_unlock(&ctx->lock);
 	if (!ret) {
 		ret = req.status;
@@ -481,7 +481,7 @@ static int pfm_may_attach(struct task_struct *task)
 
 static int pfm_load_thread(struct pfm_ctx *ctx, struct pvpfm_load_arg *arg)
 {
-	struct pvpfm_req req = {
+	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_LOAD_CONTEXT,
 		.ctx_id = ctx->id,
 		.arg = arg,
@@ -518,7 +518,7 @@ static int pfm_load_thread(struct pfm_ctx *ctx, struct pvpfm_load_arg *arg)
 		arg->flags = PVPFM_LOAD_SELF;
 		ret = pfm_hook_load_self(h, &req);
 	} else {
-		ret = pvpfm_call(&req);
+		ret = pfm_dev_call(&req);
 		if (!ret)
 			ret = pfm_hook_attach(h);
 	}
@@ -534,7 +534,7 @@ out:
 /* perfmon2: a system-wide context is loaded from the CPU it monitors */
 static int pfm_load_system(struct pfm_ctx *ctx, struct pvpfm_load_arg *arg)
 {
-	struct pvpfm_req req = {
+	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_LOAD_CONTEXT,
 		.ctx_id = ctx->id,
 		.arg = arg,
@@ -546,7 +546,7 @@ static int pfm_load_system(struct pfm_ctx *ctx, struct pvpfm_load_arg *arg)
 	if (arg->load.load_pid != smp_processor_id()) {
 		ret = -EINVAL;
 	} else {
-		ret = pvpfm_exec_locked(&req);
+		ret = pfm_dev_exec_locked(&req);
 		if (!ret)
 			ret = req.status;
 	}
@@ -572,7 +572,7 @@ static long pfm_load(struct pfm_ctx *ctx, void __user *uarg)
 
 static long pfm_unload(struct pfm_ctx *ctx)
 {
-	struct pvpfm_req req = {
+	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_UNLOAD_CONTEXT,
 		.ctx_id = ctx->id,
 	};
@@ -581,7 +581,7 @@ static long pfm_unload(struct pfm_ctx *ctx)
 	mutex_lock(&ctx->lock);
 	/* a hook that is not active any more: the host answers (EINVAL) */
 	if (!ctx->hook || !pfm_hook_stop(ctx->hook, &req, &ret))
-		ret = pvpfm_call(&req);
+		ret = pfm_dev_call(&req);
 	if (ctx->hook)
 		pfm_hook_release(ctx->hook);
 	ctx->hook = NULL;
@@ -592,11 +592,11 @@ static long pfm_unload(struct pfm_ctx *ctx)
 /* resume after a notification; a blocked thread goes on in any case */
 static long pfm_restart(struct pfm_ctx *ctx)
 {
-	struct pvpfm_req req = { .cmd = PVPFM_CMD_RESTART, .ctx_id = ctx->id };
+	struct pfm_dev_req req = { .cmd = PVPFM_CMD_RESTART, .ctx_id = ctx->id };
 	int ret;
 
 	mutex_lock(&ctx->lock);
-	ret = pvpfm_call(&req);
+	ret = pfm_dev_call(&req);
 	if (ctx->hook)
 		pfm_hook_unblock(ctx->hook);
 	mutex_unlock(&ctx->lock);
@@ -605,7 +605,7 @@ static long pfm_restart(struct pfm_ctx *ctx)
 
 static long pfm_start(struct pfm_ctx *ctx, void __user *uarg)
 {
-	struct pvpfm_req req = { .cmd = PVPFM_CMD_START, .ctx_id = ctx->id };
+	struct pfm_dev_req req = { .cmd = PVPFM_CMD_START, .ctx_id = ctx->id };
 	pfarg_start_t start;
 
 	if (uarg) {
@@ -622,7 +622,7 @@ static long pfm_ctx_ioctl(struct file *file, unsigned int cmd,
 {
 	struct pfm_ctx *ctx = file->private_data;
 	void __user *uarg = (void __user *)arg;
-	struct pvpfm_req req = { .ctx_id = ctx->id };
+	struct pfm_dev_req req = { .ctx_id = ctx->id };
 
 	switch (cmd) {
 	case PFM2_IOC_WRITE_PMCS:
@@ -695,7 +695,7 @@ static long pfm_create(void __user *uarg)
 {
 	struct pvpfm_create_arg arg = { };
 	struct pfm2_create_arg c;
-	struct pvpfm_req req;
+	struct pfm_dev_req req;
 	struct pfm_ctx *ctx;
 	bool smpl = false;
 	long len;
@@ -742,12 +742,12 @@ static long pfm_create(void __user *uarg)
 			goto free;
 	}
 
-	req = (struct pvpfm_req){
+	req = (struct pfm_dev_req){
 		.cmd = PVPFM_CMD_CREATE_CONTEXT,
 		.arg = &arg,
 		.arg_size = sizeof(arg),
 	};
-	ret = pvpfm_call(&req);
+	ret = pfm_dev_call(&req);
 	if (ret)
 		goto free;
 	ctx->id = req.ctx_id;
@@ -761,7 +761,7 @@ static long pfm_create(void __user *uarg)
 	mutex_lock(&pfm_ctxs_lock);
 	list_add(&ctx->node, &pfm_ctxs);
 	mutex_unlock(&pfm_ctxs_lock);
-	if (!pvpfm_info.nr_irqs)
+	if (!pfm_dev_info.nr_irqs)
 		schedule_delayed_work(&pfm_msg_poll, PFM_MSG_POLL);
 
 	fd = anon_inode_getfd("[perfmon2]", &pfm_ctx_fops, ctx, O_RDWR);
@@ -772,11 +772,11 @@ static long pfm_create(void __user *uarg)
 	list_del(&ctx->node);
 	mutex_unlock(&pfm_ctxs_lock);
 destroy:
-	req = (struct pvpfm_req){
+	req = (struct pfm_dev_req){
 		.cmd = PVPFM_CMD_DESTROY_CONTEXT,
 		.ctx_id = ctx->id,
 	};
-	pfm_ctx_free(ctx, pvpfm_call(&req));
+	pfm_ctx_free(ctx, pfm_dev_call(&req));
 	return ret;
 free:
 	pfm_ctx_free(ctx, 0);

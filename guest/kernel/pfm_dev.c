@@ -29,40 +29,40 @@
 #include "pfm_drv.h"
 
 /* never an answer: the host writes 0 or -errno over it */
-#define PVPFM_STATUS_PENDING	1
-#define PVPFM_BLOCK_ORDER	get_order(PVPFM_CMD_BLOCK_SIZE)
+#define PFM_DEV_STATUS_PENDING	1
+#define PFM_DEV_BLOCK_ORDER	get_order(PVPFM_CMD_BLOCK_SIZE)
 /* MSI-X tables hold at most 2048 entries */
-#define PVPFM_MAX_VECTORS	2048
+#define PFM_DEV_MAX_VECTORS	2048
 
 static_assert(PAGE_SIZE == PVPFM_PAGE_SIZE);
 
-struct pvpfm_dev {
+struct pfm_dev {
 	struct pci_dev *pdev;
 	void __iomem *regs;
 	int hp_state;		/* cpuhp state of the block registration */
 };
 
-/* the bound device; commands go through pvpfm_live (RCU-sched) */
-static struct pvpfm_dev pvpfm;
-static struct pvpfm_dev __rcu *pvpfm_live;
-static DEFINE_PER_CPU(struct pvpfm_cmd_hdr *, pvpfm_block);
+/* the bound device; commands go through pfm_dev_live (RCU-sched) */
+static struct pfm_dev pfm_dev;
+static struct pfm_dev __rcu *pfm_dev_live;
+static DEFINE_PER_CPU(struct pvpfm_cmd_hdr *, pfm_dev_block);
 
 /* what probe found, for the message of module init */
-static bool pvpfm_seen;
-static int pvpfm_probe_err = -ENODEV;
+static bool pfm_dev_seen;
+static int pfm_dev_probe_err = -ENODEV;
 
-struct pvpfm_info pvpfm_info;
-struct pvpfm_stats pvpfm_stats;
+struct pfm_dev_info pfm_dev_info;
+struct pfm_dev_stats pfm_dev_stats;
 
-int pvpfm_exec_locked(struct pvpfm_req *req)
+int pfm_dev_exec_locked(struct pfm_dev_req *req)
 {
 	struct pvpfm_cmd_hdr *hdr;
-	struct pvpfm_dev *dev;
+	struct pfm_dev *dev;
 	s32 status;
 
 	lockdep_assert_preemption_disabled();
-	dev = rcu_dereference_sched(pvpfm_live);
-	hdr = this_cpu_read(pvpfm_block);
+	dev = rcu_dereference_sched(pfm_dev_live);
+	hdr = this_cpu_read(pfm_dev_block);
 	if (!dev || !hdr)
 		return -ENODEV;
 	if (req->arg_size > PVPFM_CMD_ARGS_MAX)
@@ -72,21 +72,21 @@ int pvpfm_exec_locked(struct pvpfm_req *req)
 	hdr->cmd = req->cmd;
 	hdr->ctx_id = req->ctx_id;
 	hdr->count = req->count;
-	hdr->status = PVPFM_STATUS_PENDING;
+	hdr->status = PFM_DEV_STATUS_PENDING;
 	hdr->arg_size = req->arg_size;
 	hdr->err_index = 0;
 	hdr->tid = current->pid;
 	hdr->tgid = current->tgid;
 	if (req->arg_size)
 		memcpy(hdr + 1, req->arg, req->arg_size);
-	atomic64_inc(&pvpfm_stats.commands);
+	atomic64_inc(&pfm_dev_stats.commands);
 
 	/* one VM exit: the host has answered when the write completes */
 	writel(1, dev->regs + PVPFM_REG_DOORBELL);
 
 	status = READ_ONCE(hdr->status);
-	if (status == PVPFM_STATUS_PENDING) {
-		atomic64_inc(&pvpfm_stats.lost);
+	if (status == PFM_DEV_STATUS_PENDING) {
+		atomic64_inc(&pfm_dev_stats.lost);
 		return -EIO;
 	}
 	req->status = status <= 0 && status >= -MAX_ERRNO ? status : -EIO;
@@ -99,19 +99,19 @@ int pvpfm_exec_locked(struct pvpfm_req *req)
 	return 0;
 }
 
-int pvpfm_exec(struct pvpfm_req *req)
+int pfm_dev_exec(struct pfm_dev_req *req)
 {
 	int ret;
 
 	preempt_disable();
-	ret = pvpfm_exec_locked(req);
+	ret = pfm_dev_exec_locked(req);
 	preempt_enable();
 	return ret;
 }
 
-int pvpfm_call(struct pvpfm_req *req)
+int pfm_dev_call(struct pfm_dev_req *req)
 {
-	int ret = pvpfm_exec(req);
+	int ret = pfm_dev_exec(req);
 
 	return ret ? ret : req->status;
 }
@@ -122,9 +122,9 @@ int pvpfm_call(struct pvpfm_req *req)
  * A block stays allocated while its CPU is offline and is registered
  * again when it returns.
  */
-static int pvpfm_cpu_online(unsigned int cpu)
+static int pfm_dev_cpu_online(unsigned int cpu)
 {
-	struct pvpfm_cmd_hdr *blk = per_cpu(pvpfm_block, cpu);
+	struct pvpfm_cmd_hdr *blk = per_cpu(pfm_dev_block, cpu);
 	bool fresh = !blk;
 	struct page *page;
 	phys_addr_t pa;
@@ -133,7 +133,7 @@ static int pvpfm_cpu_online(unsigned int cpu)
 	if (fresh) {
 		page = alloc_pages_node(cpu_to_node(cpu),
 					GFP_KERNEL | __GFP_ZERO,
-					PVPFM_BLOCK_ORDER);
+					PFM_DEV_BLOCK_ORDER);
 		if (!page) {
 			pr_err("CPU %u: no memory for the command block\n", cpu);
 			return -ENOMEM;
@@ -146,8 +146,8 @@ static int pvpfm_cpu_online(unsigned int cpu)
 	if (WARN_ON_ONCE(smp_processor_id() != cpu)) {
 		status = -EINVAL;
 	} else {
-		writeq(pa, pvpfm.regs + PVPFM_REG_CMD_BLOCK);
-		status = readl(pvpfm.regs + PVPFM_REG_STATUS);
+		writeq(pa, pfm_dev.regs + PVPFM_REG_CMD_BLOCK);
+		status = readl(pfm_dev.regs + PVPFM_REG_STATUS);
 	}
 	preempt_enable();
 
@@ -155,31 +155,31 @@ static int pvpfm_cpu_online(unsigned int cpu)
 		pr_err("CPU %u: the host refused the command block at %pa (status %d)\n",
 		       cpu, &pa, status);
 		if (fresh)
-			free_pages((unsigned long)blk, PVPFM_BLOCK_ORDER);
+			free_pages((unsigned long)blk, PFM_DEV_BLOCK_ORDER);
 		return -EIO;
 	}
-	per_cpu(pvpfm_block, cpu) = blk;
+	per_cpu(pfm_dev_block, cpu) = blk;
 	return 0;
 }
 
-static void pvpfm_free_blocks(void)
+static void pfm_dev_free_blocks(void)
 {
 	struct pvpfm_cmd_hdr *blk;
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu) {
-		blk = per_cpu(pvpfm_block, cpu);
-		per_cpu(pvpfm_block, cpu) = NULL;
+		blk = per_cpu(pfm_dev_block, cpu);
+		per_cpu(pfm_dev_block, cpu) = NULL;
 		if (blk)
-			free_pages((unsigned long)blk, PVPFM_BLOCK_ORDER);
+			free_pages((unsigned long)blk, PFM_DEV_BLOCK_ORDER);
 	}
 }
 
 /* the PMU description: PMU_INFO, then REG_DESC in chunks */
-static int pvpfm_fetch_info(struct device *dev)
+static int pfm_dev_fetch_info(struct device *dev)
 {
-	struct pvpfm_pmu_info *pmu = &pvpfm_info.pmu;
-	struct pvpfm_req req = {
+	struct pvpfm_pmu_info *pmu = &pfm_dev_info.pmu;
+	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_PMU_INFO,
 		.arg = pmu,
 		.arg_size = sizeof(*pmu),
@@ -188,7 +188,7 @@ static int pvpfm_fetch_info(struct device *dev)
 	u32 total, chunk, want, n;
 	int ret;
 
-	ret = pvpfm_call(&req);
+	ret = pfm_dev_call(&req);
 	if (ret) {
 		dev_err(dev, "the host refused PMU_INFO (%d)\n", ret);
 		return ret;
@@ -212,14 +212,14 @@ static int pvpfm_fetch_info(struct device *dev)
 	chunk = min_t(u32, pmu->max_vector, PVPFM_CMD_ARGS_MAX / sizeof(*regs));
 	for (n = 0; n < total; n += req.count) {
 		want = min(chunk, total - n);
-		req = (struct pvpfm_req){
+		req = (struct pfm_dev_req){
 			.cmd = PVPFM_CMD_REG_DESC,
 			.ctx_id = n,
 			.count = want,
 			.arg = regs + n,
 			.arg_size = want * sizeof(*regs),
 		};
-		ret = pvpfm_call(&req);
+		ret = pfm_dev_call(&req);
 		if (ret) {
 			dev_err(dev, "the host refused REG_DESC at %u (%d)\n",
 				n, ret);
@@ -234,38 +234,38 @@ static int pvpfm_fetch_info(struct device *dev)
 	if (n != total)
 		dev_warn(dev, "the host described %u of %u registers\n",
 			 n, total);
-	pvpfm_info.regs = regs;
-	pvpfm_info.nr_regs = n;
+	pfm_dev_info.regs = regs;
+	pfm_dev_info.nr_regs = n;
 	return 0;
 }
 
-static irqreturn_t pvpfm_irq(int irq, void *data)
+static irqreturn_t pfm_dev_irq(int irq, void *data)
 {
 	pfm_msg_irq();
 	return IRQ_HANDLED;
 }
 
-static void pvpfm_free_irqs(struct pci_dev *pdev)
+static void pfm_dev_free_irqs(struct pci_dev *pdev)
 {
 	int i;
 
-	for (i = 0; i < pvpfm_info.nr_irqs; i++)
-		free_irq(pci_irq_vector(pdev, i), &pvpfm);
-	if (pvpfm_info.nr_irqs)
+	for (i = 0; i < pfm_dev_info.nr_irqs; i++)
+		free_irq(pci_irq_vector(pdev, i), &pfm_dev);
+	if (pfm_dev_info.nr_irqs)
 		pci_free_irq_vectors(pdev);
-	pvpfm_info.nr_irqs = 0;
+	pfm_dev_info.nr_irqs = 0;
 }
 
 /*
  * Vector i belongs to vCPU i: all or none. Without them, read() and
  * poll() still work, by asking the host (pfm_ctx.c).
  */
-static void pvpfm_setup_irqs(struct pci_dev *pdev)
+static void pfm_dev_setup_irqs(struct pci_dev *pdev)
 {
-	u32 n = pvpfm_info.nr_vcpus;
+	u32 n = pfm_dev_info.nr_vcpus;
 	int i, ret;
 
-	if (n > PVPFM_MAX_VECTORS) {
+	if (n > PFM_DEV_MAX_VECTORS) {
 		dev_warn(&pdev->dev, "%u vCPUs, more than MSI-X vectors: messages are polled\n",
 			 n);
 		return;
@@ -277,47 +277,47 @@ static void pvpfm_setup_irqs(struct pci_dev *pdev)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		ret = request_irq(pci_irq_vector(pdev, i), pvpfm_irq, 0,
-				  PFM_DRV_NAME, &pvpfm);
+		ret = request_irq(pci_irq_vector(pdev, i), pfm_dev_irq, 0,
+				  PFM_DRV_NAME, &pfm_dev);
 		if (ret) {
 			dev_warn(&pdev->dev, "MSI-X vector %d: %d: messages are polled\n",
 				 i, ret);
 			while (i--)
-				free_irq(pci_irq_vector(pdev, i), &pvpfm);
+				free_irq(pci_irq_vector(pdev, i), &pfm_dev);
 			pci_free_irq_vectors(pdev);
 			return;
 		}
 	}
-	pvpfm_info.nr_irqs = n;
+	pfm_dev_info.nr_irqs = n;
 }
 
 /* undo probe; commands in flight finish first (RCU-sched) */
-static void pvpfm_teardown(struct pci_dev *pdev)
+static void pfm_dev_teardown(struct pci_dev *pdev)
 {
-	RCU_INIT_POINTER(pvpfm_live, NULL);
+	RCU_INIT_POINTER(pfm_dev_live, NULL);
 	synchronize_rcu();
-	pvpfm_free_irqs(pdev);
-	if (pvpfm.hp_state > 0)
-		cpuhp_remove_state_nocalls(pvpfm.hp_state);
-	pvpfm.hp_state = 0;
-	pvpfm_free_blocks();
-	kfree(pvpfm_info.regs);
-	pvpfm_info.regs = NULL;
-	pvpfm_info.nr_regs = 0;
-	pvpfm.regs = NULL;
-	pvpfm.pdev = NULL;
+	pfm_dev_free_irqs(pdev);
+	if (pfm_dev.hp_state > 0)
+		cpuhp_remove_state_nocalls(pfm_dev.hp_state);
+	pfm_dev.hp_state = 0;
+	pfm_dev_free_blocks();
+	kfree(pfm_dev_info.regs);
+	pfm_dev_info.regs = NULL;
+	pfm_dev_info.nr_regs = 0;
+	pfm_dev.regs = NULL;
+	pfm_dev.pdev = NULL;
 }
 
-static int pvpfm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+static int pfm_dev_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct device *dev = &pdev->dev;
 	void __iomem *regs;
 	int ret;
 
-	pvpfm_seen = true;
-	if (pvpfm.pdev) {
+	pfm_dev_seen = true;
+	if (pfm_dev.pdev) {
 		dev_err(dev, "a pv-perfmon device is bound already (%s); one per VM\n",
-			pci_name(pvpfm.pdev));
+			pci_name(pfm_dev.pdev));
 		return -EBUSY;
 	}
 	ret = pcim_enable_device(pdev);
@@ -337,41 +337,41 @@ static int pvpfm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	regs = pcim_iomap_table(pdev)[0];
 
-	pvpfm_info.abi_version = readl(regs + PVPFM_REG_VERSION);
-	if (pvpfm_info.abi_version != PVPFM_ABI_VERSION) {
+	pfm_dev_info.abi_version = readl(regs + PVPFM_REG_VERSION);
+	if (pfm_dev_info.abi_version != PVPFM_ABI_VERSION) {
 		dev_err(dev, "the device speaks pv-perfmon ABI %u, this driver %u\n",
-			pvpfm_info.abi_version, PVPFM_ABI_VERSION);
+			pfm_dev_info.abi_version, PVPFM_ABI_VERSION);
 		return -ENODEV;
 	}
-	pvpfm_info.features = readl(regs + PVPFM_REG_FEATURES);
-	pvpfm_info.nr_vcpus = readl(regs + PVPFM_REG_NR_VCPUS);
-	pvpfm_info.personality = readl(regs + PVPFM_REG_PERSONALITY);
-	pvpfm_info.counters = readl(regs + PVPFM_REG_COUNTERS);
-	if (!pvpfm_info.nr_vcpus) {
+	pfm_dev_info.features = readl(regs + PVPFM_REG_FEATURES);
+	pfm_dev_info.nr_vcpus = readl(regs + PVPFM_REG_NR_VCPUS);
+	pfm_dev_info.personality = readl(regs + PVPFM_REG_PERSONALITY);
+	pfm_dev_info.counters = readl(regs + PVPFM_REG_COUNTERS);
+	if (!pfm_dev_info.nr_vcpus) {
 		dev_err(dev, "the device reports no vCPUs\n");
 		return -ENODEV;
 	}
-	if (num_possible_cpus() > pvpfm_info.nr_vcpus)
+	if (num_possible_cpus() > pfm_dev_info.nr_vcpus)
 		dev_warn(dev, "%u possible CPUs, the device serves %u vCPUs\n",
-			 num_possible_cpus(), pvpfm_info.nr_vcpus);
+			 num_possible_cpus(), pfm_dev_info.nr_vcpus);
 
-	pvpfm.pdev = pdev;
-	pvpfm.regs = regs;
+	pfm_dev.pdev = pdev;
+	pfm_dev.regs = regs;
 	pci_set_master(pdev);
 
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "perfmon2/pv-perfmon:online",
-				pvpfm_cpu_online, NULL);
+				pfm_dev_cpu_online, NULL);
 	if (ret < 0) {
 		dev_err(dev, "cannot register the command blocks (%d)\n", ret);
 		goto fail;
 	}
-	pvpfm.hp_state = ret;
-	rcu_assign_pointer(pvpfm_live, &pvpfm);
+	pfm_dev.hp_state = ret;
+	rcu_assign_pointer(pfm_dev_live, &pfm_dev);
 
-	ret = pvpfm_fetch_info(dev);
+	ret = pfm_dev_fetch_info(dev);
 	if (ret)
 		goto fail;
-	pvpfm_setup_irqs(pdev);
+	pfm_dev_setup_irqs(pdev);
 	ret = pfm_sysfs_init();
 	if (ret) {
 		dev_err(dev, "cannot create /sys/kernel/perfmon (%d)\n", ret);
@@ -384,38 +384,38 @@ static int pvpfm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto fail;
 	}
 	dev_info(dev, "pv-perfmon ABI %u: %s, %u PMCs, %u PMDs, %u vCPUs, features %#x, %d MSI-X vectors\n",
-		 pvpfm_info.abi_version, pvpfm_info.pmu.model,
-		 pvpfm_info.pmu.num_pmcs, pvpfm_info.pmu.num_pmds,
-		 pvpfm_info.nr_vcpus, pvpfm_info.features, pvpfm_info.nr_irqs);
-	pvpfm_probe_err = 0;
+		 pfm_dev_info.abi_version, pfm_dev_info.pmu.model,
+		 pfm_dev_info.pmu.num_pmcs, pfm_dev_info.pmu.num_pmds,
+		 pfm_dev_info.nr_vcpus, pfm_dev_info.features, pfm_dev_info.nr_irqs);
+	pfm_dev_probe_err = 0;
 	return 0;
 fail:
-	pvpfm_teardown(pdev);
-	pvpfm_probe_err = ret;
+	pfm_dev_teardown(pdev);
+	pfm_dev_probe_err = ret;
 	return ret;
 }
 
-static void pvpfm_remove(struct pci_dev *pdev)
+static void pfm_dev_remove(struct pci_dev *pdev)
 {
-	if (pdev != pvpfm.pdev)
+	if (pdev != pfm_dev.pdev)
 		return;
 	/* open contexts stay; their calls fail with ENODEV from now on */
 	pfm_sysfs_exit();
-	pvpfm_teardown(pdev);
+	pfm_dev_teardown(pdev);
 	pfm_ctx_exit();
 }
 
-static const struct pci_device_id pvpfm_ids[] = {
+static const struct pci_device_id pfm_dev_ids[] = {
 	{ PCI_DEVICE(PVPFM_PCI_VENDOR_ID, PVPFM_PCI_DEVICE_ID) },
 	{ }
 };
-MODULE_DEVICE_TABLE(pci, pvpfm_ids);
+MODULE_DEVICE_TABLE(pci, pfm_dev_ids);
 
-static struct pci_driver pvpfm_driver = {
+static struct pci_driver pfm_dev_driver = {
 	.name = PFM_DRV_NAME,
-	.id_table = pvpfm_ids,
-	.probe = pvpfm_probe,
-	.remove = pvpfm_remove,
+	.id_table = pfm_dev_ids,
+	.probe = pfm_dev_probe,
+	.remove = pfm_dev_remove,
 	.driver = {
 		/* module init needs to know now whether a device was bound */
 		.probe_type = PROBE_FORCE_SYNCHRONOUS,
@@ -431,19 +431,19 @@ static int __init pfm_init(void)
 	ret = pfm_hooks_init();
 	if (ret)
 		return ret;
-	ret = pci_register_driver(&pvpfm_driver);
+	ret = pci_register_driver(&pfm_dev_driver);
 	if (ret) {
 		pr_err("cannot register the PCI driver (%d)\n", ret);
 		goto fail;
 	}
-	if (!pvpfm.pdev) {
-		if (!pvpfm_seen)
+	if (!pfm_dev.pdev) {
+		if (!pfm_dev_seen)
 			pr_err("no pv-perfmon device (PCI %04x:%04x): start the VM with -device pv-perfmon\n",
 			       PVPFM_PCI_VENDOR_ID, PVPFM_PCI_DEVICE_ID);
 		else
 			pr_err("the pv-perfmon device is not usable (%d), see above\n",
-			       pvpfm_probe_err);
-		pci_unregister_driver(&pvpfm_driver);
+			       pfm_dev_probe_err);
+		pci_unregister_driver(&pfm_dev_driver);
 		ret = -ENODEV;
 		goto fail;
 	}
@@ -455,7 +455,7 @@ fail:
 
 static void __exit pfm_exit(void)
 {
-	pci_unregister_driver(&pvpfm_driver);
+	pci_unregister_driver(&pfm_dev_driver);
 	pfm_hooks_exit();
 }
 

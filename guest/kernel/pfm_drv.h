@@ -29,12 +29,12 @@
 #define PFM_DRV_NAME		"perfmon2"
 
 /*
- * One command for the host. pvpfm_exec() returns 0 when the host ran it
+ * One command for the host. pfm_dev_exec() returns 0 when the host ran it
  * (its answer is then in @status, @err_index, @ctx_id, @count and the
  * argument, copied back in place), or a negative errno when the command
  * never reached the host (no device, no command block, no answer).
  */
-struct pvpfm_req {
+struct pfm_dev_req {
 	u16 cmd;		/* enum pvpfm_cmd */
 	u32 ctx_id;		/* in; out: the new context of CREATE */
 	u32 count;		/* in: vector entries; out: REG_DESC entries */
@@ -44,14 +44,14 @@ struct pvpfm_req {
 	u32 err_index;		/* out: first failing entry */
 };
 
-int pvpfm_exec(struct pvpfm_req *req);
+int pfm_dev_exec(struct pfm_dev_req *req);
 /* the same, for callers that already disabled preemption */
-int pvpfm_exec_locked(struct pvpfm_req *req);
-/* pvpfm_exec() folded into one errno: the host's or the transport's */
-int pvpfm_call(struct pvpfm_req *req);
+int pfm_dev_exec_locked(struct pfm_dev_req *req);
+/* pfm_dev_exec() folded into one errno: the host's or the transport's */
+int pfm_dev_call(struct pfm_dev_req *req);
 
 /* what the device and the host said at probe time */
-struct pvpfm_info {
+struct pfm_dev_info {
 	u32 abi_version;
 	u32 features;		/* PVPFM_F_* */
 	u32 nr_vcpus;
@@ -63,9 +63,9 @@ struct pvpfm_info {
 	u32 nr_regs;
 };
 
-extern struct pvpfm_info pvpfm_info;
+extern struct pfm_dev_info pfm_dev_info;
 
-struct pvpfm_stats {
+struct pfm_dev_stats {
 	atomic64_t commands;
 	atomic64_t lost;		/* commands the host never answered */
 	atomic64_t switches;		/* SWITCH commands */
@@ -73,7 +73,7 @@ struct pvpfm_stats {
 	atomic_t last_switch_error;
 };
 
-extern struct pvpfm_stats pvpfm_stats;
+extern struct pfm_dev_stats pfm_dev_stats;
 
 /* the sysfs controls (pfm_sysfs.c validates what is written) */
 struct pfm_controls {
@@ -101,10 +101,10 @@ struct pfm_hook;
 int pfm_hooks_init(void);
 void pfm_hooks_exit(void);
 struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task);
-int pfm_hook_load_self(struct pfm_hook *h, struct pvpfm_req *load);
+int pfm_hook_load_self(struct pfm_hook *h, struct pfm_dev_req *load);
 int pfm_hook_attach(struct pfm_hook *h);
 bool pfm_hook_active(struct pfm_hook *h);
-bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret);
+bool pfm_hook_stop(struct pfm_hook *h, struct pfm_dev_req *req, int *ret);
 bool pfm_hook_may_block(struct pfm_hook *h);
 void pfm_hook_block(struct pfm_hook *h);
 void pfm_hook_unblock(struct pfm_hook *h);

@@ -117,20 +117,20 @@ static int hook_switch(u32 out, u32 in, struct task_struct *in_task)
 		.in_tid = in ? in_task->pid : 0,
 		.in_tgid = in ? in_task->tgid : 0,
 	};
-	struct pvpfm_req req = {
+	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_SWITCH,
 		.arg = &arg,
 		.arg_size = sizeof(arg),
 	};
 	int ret;
 
-	ret = pvpfm_exec_locked(&req);
+	ret = pfm_dev_exec_locked(&req);
 	if (!ret)
 		ret = req.status;
-	atomic64_inc(&pvpfm_stats.switches);
+	atomic64_inc(&pfm_dev_stats.switches);
 	if (ret) {
-		atomic64_inc(&pvpfm_stats.switch_errors);
-		atomic_set(&pvpfm_stats.last_switch_error, ret);
+		atomic64_inc(&pfm_dev_stats.switch_errors);
+		atomic_set(&pfm_dev_stats.last_switch_error, ret);
 	}
 	return ret;
 }
@@ -139,14 +139,14 @@ static int hook_switch(u32 out, u32 in, struct task_struct *in_task)
 static void hook_unload_exit(struct pfm_hook *h)
 {
 	struct pvpfm_unload_arg arg = { .flags = PVPFM_UNLOAD_TASK_EXIT };
-	struct pvpfm_req req = {
+	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_UNLOAD_CONTEXT,
 		.ctx_id = h->ctx_id,
 		.arg = &arg,
 		.arg_size = sizeof(arg),
 	};
 
-	pvpfm_exec_locked(&req);
+	pfm_dev_exec_locked(&req);
 	h->active = false;
 	h->in = false;
 	/* the thread is exiting: it is not waiting, nor will it */
@@ -336,7 +336,7 @@ struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task)
  * context switch in between: the host puts the context in on this vCPU,
  * and from the next switch on the notifiers keep it right.
  */
-int pfm_hook_load_self(struct pfm_hook *h, struct pvpfm_req *load)
+int pfm_hook_load_self(struct pfm_hook *h, struct pfm_dev_req *load)
 {
 	unsigned long flags;
 	int ret;
@@ -344,7 +344,7 @@ int pfm_hook_load_self(struct pfm_hook *h, struct pvpfm_req *load)
 	if (WARN_ON_ONCE(h->task != current))
 		return -EINVAL;
 	raw_spin_lock_irqsave(&h->lock, flags);
-	ret = pvpfm_exec_locked(load);
+	ret = pfm_dev_exec_locked(load);
 	if (!ret)
 		ret = load->status;
 	if (!ret) {
@@ -391,7 +391,7 @@ bool pfm_hook_active(struct pfm_hook *h)
  * flight on any CPU afterwards. Returns false (and sends nothing) when
  * the hook was not active: the context is not loaded any more.
  */
-bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret)
+bool pfm_hook_stop(struct pfm_hook *h, struct pfm_dev_req *req, int *ret)
 {
 	bool ran = false, unlinked = false, waiting;
 	unsigned long flags;
@@ -401,7 +401,7 @@ bool pfm_hook_stop(struct pfm_hook *h, struct pvpfm_req *req, int *ret)
 	waiting = h->block_wait;
 	h->block_wait = false;
 	if (h->active) {
-		*ret = pvpfm_exec_locked(req);
+		*ret = pfm_dev_exec_locked(req);
 		if (!*ret)
 			*ret = req->status;
 		ran = true;

@@ -54,7 +54,7 @@ static struct kobj_attribute version_attr = __ATTR_RO(version);
 static ssize_t model_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
-	return sysfs_emit(buf, "%s\n", pvpfm_info.pmu.model);
+	return sysfs_emit(buf, "%s\n", pfm_dev_info.pmu.model);
 }
 
 static ssize_t mappings_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -64,8 +64,8 @@ static ssize_t mappings_show(struct kobject *kobj, struct kobj_attribute *attr,
 	int len = 0;
 	u32 i;
 
-	for (i = 0; i < pvpfm_info.nr_regs; i++) {
-		r = &pvpfm_info.regs[i];
+	for (i = 0; i < pfm_dev_info.nr_regs; i++) {
+		r = &pfm_dev_info.regs[i];
 		len += sysfs_emit_at(buf, len, "%s%u:0x%llx:0x%llx:%s\n",
 				     r->type == PVPFM_REG_PMC ? "PMC" : "PMD",
 				     r->num, r->dfl_val, ~r->rsvd_msk, r->name);
@@ -239,23 +239,23 @@ static ssize_t _name##_show(struct kobject *kobj,			\
 }									\
 static struct kobj_attribute _name##_attr = __ATTR_RO(_name)
 
-PFM_DEV_U32(abi_version, "%u", pvpfm_info.abi_version);
-PFM_DEV_U32(features, "%#x", pvpfm_info.features);
-PFM_DEV_U32(nr_vcpus, "%u", pvpfm_info.nr_vcpus);
-PFM_DEV_U32(personality, "%u", pvpfm_info.personality);
-PFM_DEV_U32(counters, "%u", pvpfm_info.counters);
-PFM_DEV_U32(msix_vectors, "%d", pvpfm_info.nr_irqs);
-PFM_DEV_U32(max_contexts, "%u", pvpfm_info.pmu.max_contexts);
-PFM_DEV_U32(max_sets, "%u", pvpfm_info.pmu.max_sets);
-PFM_DEV_U32(max_vector, "%u", pvpfm_info.pmu.max_vector);
-PFM_DEV_U32(max_smpl_buf, "%llu", pvpfm_info.pmu.max_smpl_buf);
-PFM_DEV_U32(commands, "%lld", atomic64_read(&pvpfm_stats.commands));
-PFM_DEV_U32(commands_lost, "%lld", atomic64_read(&pvpfm_stats.lost));
-PFM_DEV_U32(switches, "%lld", atomic64_read(&pvpfm_stats.switches));
+PFM_DEV_U32(abi_version, "%u", pfm_dev_info.abi_version);
+PFM_DEV_U32(features, "%#x", pfm_dev_info.features);
+PFM_DEV_U32(nr_vcpus, "%u", pfm_dev_info.nr_vcpus);
+PFM_DEV_U32(personality, "%u", pfm_dev_info.personality);
+PFM_DEV_U32(counters, "%u", pfm_dev_info.counters);
+PFM_DEV_U32(msix_vectors, "%d", pfm_dev_info.nr_irqs);
+PFM_DEV_U32(max_contexts, "%u", pfm_dev_info.pmu.max_contexts);
+PFM_DEV_U32(max_sets, "%u", pfm_dev_info.pmu.max_sets);
+PFM_DEV_U32(max_vector, "%u", pfm_dev_info.pmu.max_vector);
+PFM_DEV_U32(max_smpl_buf, "%llu", pfm_dev_info.pmu.max_smpl_buf);
+PFM_DEV_U32(commands, "%lld", atomic64_read(&pfm_dev_stats.commands));
+PFM_DEV_U32(commands_lost, "%lld", atomic64_read(&pfm_dev_stats.lost));
+PFM_DEV_U32(switches, "%lld", atomic64_read(&pfm_dev_stats.switches));
 PFM_DEV_U32(switch_errors, "%lld",
-	    atomic64_read(&pvpfm_stats.switch_errors));
+	    atomic64_read(&pfm_dev_stats.switch_errors));
 PFM_DEV_U32(last_switch_error, "%d",
-	    atomic_read(&pvpfm_stats.last_switch_error));
+	    atomic_read(&pfm_dev_stats.last_switch_error));
 
 static struct attribute *device_attrs[] = {
 	&abi_version_attr.attr,
@@ -310,7 +310,7 @@ int pfm_sysfs_init(void)
 		ret = -ENOMEM;
 		goto fail;
 	}
-	if (pvpfm_info.features & PVPFM_F_SAMPLING) {
+	if (pfm_dev_info.features & PVPFM_F_SAMPLING) {
 		ret = sysfs_create_group(pfm_formats_kobj, &dfl_format_group);
 		if (ret)
 			goto fail;

@@ -138,7 +138,8 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm);
 
 /* kvmpfm_perf.c: the perf_event backend */
 extern const struct pfm_backend_ops kvmpfm_backend_ops;
-int kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
+void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
+u8 kvmpfm_host_vendor(void);
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm);
 void kvmpfm_vcpu_work(struct work_struct *work);
 void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu);

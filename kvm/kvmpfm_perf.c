@@ -29,26 +29,25 @@
 /* x86 hardware counters take at most 47-bit periods */
 #define MAX_HW_PERIOD	((1ULL << 47) - 1)
 
-enum kvmpfm_vendor { VENDOR_AMD, VENDOR_INTEL };
 
 /* architectural events the guest can program, as perf generic events */
 static const struct {
-	enum kvmpfm_vendor vendor;
+	u8 vendor;		/* PVPFM_VENDOR_* */
 	u16 event_select;
 	u8 unit_mask;
 	u32 hw_id;
 } arch_events[] = {
-	{ VENDOR_AMD, 0x76, 0x00, PERF_COUNT_HW_CPU_CYCLES },
-	{ VENDOR_AMD, 0xc0, 0x00, PERF_COUNT_HW_INSTRUCTIONS },
-	{ VENDOR_AMD, 0xc2, 0x00, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ VENDOR_AMD, 0xc3, 0x00, PERF_COUNT_HW_BRANCH_MISSES },
-	{ VENDOR_INTEL, 0x3c, 0x00, PERF_COUNT_HW_CPU_CYCLES },
-	{ VENDOR_INTEL, 0xc0, 0x00, PERF_COUNT_HW_INSTRUCTIONS },
-	{ VENDOR_INTEL, 0x3c, 0x01, PERF_COUNT_HW_BUS_CYCLES },
-	{ VENDOR_INTEL, 0x2e, 0x4f, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ VENDOR_INTEL, 0x2e, 0x41, PERF_COUNT_HW_CACHE_MISSES },
-	{ VENDOR_INTEL, 0xc4, 0x00, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ VENDOR_INTEL, 0xc5, 0x00, PERF_COUNT_HW_BRANCH_MISSES },
+	{ PVPFM_VENDOR_AMD, 0x76, 0x00, PERF_COUNT_HW_CPU_CYCLES },
+	{ PVPFM_VENDOR_AMD, 0xc0, 0x00, PERF_COUNT_HW_INSTRUCTIONS },
+	{ PVPFM_VENDOR_AMD, 0xc2, 0x00, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ PVPFM_VENDOR_AMD, 0xc3, 0x00, PERF_COUNT_HW_BRANCH_MISSES },
+	{ PVPFM_VENDOR_INTEL, 0x3c, 0x00, PERF_COUNT_HW_CPU_CYCLES },
+	{ PVPFM_VENDOR_INTEL, 0xc0, 0x00, PERF_COUNT_HW_INSTRUCTIONS },
+	{ PVPFM_VENDOR_INTEL, 0x3c, 0x01, PERF_COUNT_HW_BUS_CYCLES },
+	{ PVPFM_VENDOR_INTEL, 0x2e, 0x4f, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ PVPFM_VENDOR_INTEL, 0x2e, 0x41, PERF_COUNT_HW_CACHE_MISSES },
+	{ PVPFM_VENDOR_INTEL, 0xc4, 0x00, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ PVPFM_VENDOR_INTEL, 0xc5, 0x00, PERF_COUNT_HW_BRANCH_MISSES },
 };
 
 /* Intel fixed counters 0, 1, 2 */
@@ -95,7 +94,7 @@ static struct perf_event *tracepoint_keeper(struct trace_event_file *file)
 	return IS_ERR(event) ? NULL : event;
 }
 
-int kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
+void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
 {
 	/* missing tracepoints only make their virtual PMDs unavailable */
 	vm->tp_exit = trace_get_event_file(NULL, "kvm", "kvm_exit");
@@ -104,7 +103,6 @@ int kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
 	vm->tp_keepers[0] = tracepoint_keeper(vm->tp_exit);
 	vm->tp_keepers[1] = tracepoint_keeper(vm->tp_wakeup);
 	vm->tp_keepers[2] = tracepoint_keeper(vm->tp_page_fault);
-	return 0;
 }
 
 static void tracepoint_put(struct trace_event_file **file)
@@ -129,16 +127,16 @@ void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm)
 	tracepoint_put(&vm->tp_page_fault);
 }
 
-static enum kvmpfm_vendor host_vendor(void)
+u8 kvmpfm_host_vendor(void)
 {
-	return boot_cpu_data.x86_vendor == X86_VENDOR_INTEL ? VENDOR_INTEL :
-								VENDOR_AMD;
+	return boot_cpu_data.x86_vendor == X86_VENDOR_INTEL ?
+	       PVPFM_VENDOR_INTEL : PVPFM_VENDOR_AMD;
 }
 
-static enum kvmpfm_vendor guest_vendor(const struct pfm_event *ev)
+/* whose encoding the guest's PMC value is */
+static u8 guest_vendor(const struct pfm_event *ev)
 {
-	return ev->personality == PFM_PERS_INTEL_ARCH ? VENDOR_INTEL :
-							VENDOR_AMD;
+	return pvpfm_pers_desc(ev->personality)->vendor;
 }
 
 /* the admin's alias for @ev, if any */
@@ -194,7 +192,7 @@ static int translate_hw(struct kvmpfm_vm *vm, const struct pfm_event *ev,
 		}
 	}
 	/* raw encodings only mean the same thing on the same vendor */
-	if (guest_vendor(ev) != host_vendor())
+	if (guest_vendor(ev) != kvmpfm_host_vendor())
 		return -ENOENT;
 	attr->type = PERF_TYPE_RAW;
 	attr->config = ev->pmc_value & (0xffffULL | BIT_ULL(18) | BIT_ULL(23) |

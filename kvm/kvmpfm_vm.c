@@ -18,32 +18,43 @@ static struct kvmpfm_vcpu *vcpu_get(struct kvmpfm_vm *vm, unsigned long index)
 	return index < vm->nr_vcpus ? &vm->vcpus[index] : NULL;
 }
 
-static int engine_cfg(const struct kvmpfm_bind_vm *b, struct pfm_engine_cfg *cfg)
+/*
+ * "auto": the personality of the host's vendor, so that raw encodings
+ * mean to the host what they mean to the guest. The one place that
+ * resolves it: QEMU learns the result from BIND_VM.
+ */
+static u32 resolve_personality(u32 id)
 {
-	u32 pers = b->personality;
+	const struct pvpfm_pers_desc *d;
+	u32 i;
+
+	if (id != PVPFM_PERS_AUTO)
+		return id;
+	for (i = 0; i < PVPFM_PERS_COUNT; i++) {
+		d = pvpfm_pers_desc(i);
+		if (d && d->auto_default && d->vendor == kvmpfm_host_vendor())
+			return i;
+	}
+	return PVPFM_PERS_AUTO;
+}
+
+/* the engine's configuration; @b's personality and counters resolved */
+static int engine_cfg(struct kvmpfm_bind_vm *b, struct pfm_engine_cfg *cfg)
+{
+	const struct pvpfm_pers_desc *d;
+
+	b->personality = resolve_personality(b->personality);
+	d = pvpfm_pers_desc(b->personality);
+	if (!d || !pvpfm_pers_counters_ok(d, b->counters))
+		return -EINVAL;
+	if (!b->counters)
+		b->counters = d->counters;
 
 	memset(cfg, 0, sizeof(*cfg));
-	if (pers == KVMPFM_PERS_AUTO)
-		pers = boot_cpu_data.x86_vendor == X86_VENDOR_INTEL ?
-		       KVMPFM_PERS_INTEL_ARCH : KVMPFM_PERS_AMD64;
-	switch (pers) {
-	case KVMPFM_PERS_AMD64:
-		cfg->personality = PFM_PERS_AMD64_FAM10H;
-		break;
-	case KVMPFM_PERS_AMD64_K8:
-		cfg->personality = PFM_PERS_AMD64_K8;
-		break;
-	case KVMPFM_PERS_INTEL_ARCH:
-		cfg->personality = PFM_PERS_INTEL_ARCH;
-		cfg->gp_counters = b->counters ? b->counters : 4;
-		cfg->fixed_counters = 3;
-		cfg->arch_version = 2;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (b->counters > 16 || (b->counters && pers != KVMPFM_PERS_INTEL_ARCH))
-		return -EINVAL;
+	cfg->personality = b->personality;
+	cfg->gp_counters = b->counters;
+	cfg->fixed_counters = d->fixed_counters;
+	cfg->arch_version = d->arch_version;
 	cfg->counter_width = KVMPFM_COUNTER_WIDTH;
 	cfg->nr_vcpus = b->nr_vcpus;
 	cfg->timer_granularity_ns = KVMPFM_TIMER_GRANULARITY_NS;
@@ -138,6 +149,8 @@ struct kvmpfm_vm *kvmpfm_vm_bind(void __user *argp)
 	ret = engine_cfg(&b, &cfg);
 	if (ret)
 		return ERR_PTR(ret);
+	if (copy_to_user(argp, &b, sizeof(b)))
+		return ERR_PTR(-EFAULT);
 	kvm = kvm_from_fd(b.vm_fd);
 	if (IS_ERR(kvm))
 		return ERR_CAST(kvm);
@@ -189,13 +202,17 @@ static int set_event_map(struct kvmpfm_vm *vm, void __user *argp)
 		return -EFAULT;
 	if (map.nr > KVMPFM_MAX_EVENT_MAP || map.reserved)
 		return -EINVAL;
-	entries = kvmpfm_zalloc(map.nr * sizeof(*entries) + 1);
-	if (!entries)
-		return -ENOMEM;
-	if (copy_from_user(entries, argp + sizeof(map),
-			   map.nr * sizeof(*entries))) {
-		kvmpfm_free(entries);
-		return -EFAULT;
+	/* an empty map clears the aliases: nothing to allocate */
+	entries = NULL;
+	if (map.nr) {
+		entries = kvmpfm_zalloc(array_size(map.nr, sizeof(*entries)));
+		if (!entries)
+			return -ENOMEM;
+		if (copy_from_user(entries, argp + sizeof(map),
+				   array_size(map.nr, sizeof(*entries)))) {
+			kvmpfm_free(entries);
+			return -EFAULT;
+		}
 	}
 	for (i = 0; i < map.nr; i++) {
 		if (!map_entry_valid(&entries[i])) {

@@ -48,11 +48,20 @@
 #define MAX_EVS		32	/* per set */
 #define MAX_CPUS	64
 #define DFL_TIMEOUT_NS	10000000ULL
+/*
+ * --smpl-period's buffer: thousands of one-PMD entries between two
+ * notifications, and a sixteenth of the host's default per-buffer limit
+ */
+#define DFL_SMPL_BUF_SIZE	(256 * 1024)
 
 #define EVTSEL_USR	(1ULL << 16)
 #define EVTSEL_OS	(1ULL << 17)
 #define EVTSEL_INT	(1ULL << 20)
 #define EVTSEL_EN	(1ULL << 22)
+/* AMD event select bits 11:8: bits 19:16 of our code, 35:32 of the PMC */
+#define CODE_EXT_SHIFT	16
+#define EVTSEL_EXT_SHIFT	32
+#define EVTSEL_EXT_MASK	0xfULL
 
 struct evdesc {
 	const char *name;
@@ -110,6 +119,7 @@ static struct set sets[MAX_SETS];
 static int nsets;
 static char model[64];
 static const struct evdesc *hw_table;
+static const struct pvpfm_pers_desc *pers;	/* the device's personality */
 static int counters;
 static size_t smpl_buf_size;	/* 0: counting only */
 static uint64_t smpl_period;
@@ -157,12 +167,15 @@ static void need_perfmon(void)
 		hw_table = amd64_events;
 	else if (!strcmp(model, "intel_arch"))
 		hw_table = intel_arch_events;
-	counters = sysfs_read("device/counters", buf, sizeof(buf)) ? 4 :
-		   atoi(buf);
-	if (hw_table == amd64_events && counters > 4)
-		counters = 4;
-	if (counters > 16)
-		counters = 16;
+	if (!sysfs_read("device/personality", buf, sizeof(buf)))
+		pers = pvpfm_pers_desc(atoi(buf));
+	if (!pers)
+		return;
+	counters = pers->counters;
+	if (!sysfs_read("device/counters", buf, sizeof(buf)))
+		counters = atoi(buf);
+	if (counters < 0 || counters > pers->counters_max)
+		counters = pers->counters_max;
 }
 
 static uint64_t pmc_value(unsigned int code)
@@ -171,8 +184,9 @@ static uint64_t pmc_value(unsigned int code)
 	uint64_t v = ev | umask << 8 | EVTSEL_USR | EVTSEL_OS | EVTSEL_INT |
 		     EVTSEL_EN;
 
-	if (hw_table == amd64_events)
-		v |= (uint64_t)((code >> 16) & 0xf) << 32;
+	if (pers && pers->ext_event)
+		v |= ((code >> CODE_EXT_SHIFT) & EVTSEL_EXT_MASK) <<
+		     EVTSEL_EXT_SHIFT;
 	return v;
 }
 
@@ -905,7 +919,7 @@ int main(int argc, char **argv)
 			smpl_period = strtoull(optarg, NULL, 0);
 			if (!smpl_period || smpl_period >> 62)
 				die("--smpl-period: want a period > 0");
-			smpl_buf_size = 256 * 1024;
+			smpl_buf_size = DFL_SMPL_BUF_SIZE;
 			break;
 		case 'w':
 			syswide = true;

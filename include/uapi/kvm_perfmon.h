@@ -5,7 +5,8 @@
  *
  * One open file = one VM binding:
  *   1. KVMPFM_BIND_VM with the VM's fd (from KVM_CREATE_VM) and the
- *      personality, vCPU count and limits the host admin chose;
+ *      personality, vCPU count and limits the host admin chose; it
+ *      returns the personality and counters the guest is given;
  *   2. optionally KVMPFM_SET_EVENT_MAP (before any context exists);
  *   3. each vCPU thread: KVMPFM_BIND_VCPU(index) from that thread, then
  *      KVMPFM_SET_CMD_BLOCK (the guest's command block address) and
@@ -20,21 +21,20 @@
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
+#include "pv_perfmon.h"
 
 #define KVMPFM_DEVICE		"/dev/kvm-perfmon"
-#define KVMPFM_API_VERSION	1
+#define KVMPFM_API_VERSION	2
 
-/* personalities offered to the guest */
-#define KVMPFM_PERS_AUTO	0	/* follow the host CPU vendor */
-#define KVMPFM_PERS_AMD64	1	/* family 10h reserved masks */
-#define KVMPFM_PERS_AMD64_K8	2
-#define KVMPFM_PERS_INTEL_ARCH	3
-
+/*
+ * BIND_VM is in/out: the module resolves PVPFM_PERS_AUTO and a zero
+ * @counters, and returns what the guest will be given.
+ */
 struct kvmpfm_bind_vm {
 	__s32 vm_fd;		/* a KVM VM fd; anything else is refused */
 	__u32 nr_vcpus;		/* vCPU indexes 0..nr_vcpus-1 */
-	__u32 personality;	/* KVMPFM_PERS_* */
-	__u32 counters;		/* intel_arch generic counters (0: 4) */
+	__u32 personality;	/* in/out: enum pvpfm_personality */
+	__u32 counters;		/* in/out: generic counters (0: default) */
 	/* per-VM limits; 0 takes the module default */
 	__u32 max_contexts;
 	__u32 max_sets;
@@ -112,7 +112,7 @@ struct kvmpfm_module_stats {
 
 #define KVMPFM_IO		0xb7
 #define KVMPFM_GET_API_VERSION	_IO(KVMPFM_IO, 0x00)
-#define KVMPFM_BIND_VM		_IOW(KVMPFM_IO, 0x01, struct kvmpfm_bind_vm)
+#define KVMPFM_BIND_VM		_IOWR(KVMPFM_IO, 0x01, struct kvmpfm_bind_vm)
 #define KVMPFM_SET_EVENT_MAP	_IOW(KVMPFM_IO, 0x02, struct kvmpfm_event_map)
 #define KVMPFM_BIND_VCPU	_IO(KVMPFM_IO, 0x03)	/* arg: vCPU index */
 #define KVMPFM_SET_CMD_BLOCK	_IOW(KVMPFM_IO, 0x04, struct kvmpfm_cmd_block)

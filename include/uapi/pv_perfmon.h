@@ -55,10 +55,83 @@
 #define PVPFM_F_VIRTUAL_PMDS	0x2	/* hypervisor events 256.. */
 #define PVPFM_F_EVENT_MAP	0x4	/* the host aliases some events */
 
-/* personalities, as PVPFM_REG_PERSONALITY reads */
-#define PVPFM_PERS_AMD64	1	/* family 10h reserved masks */
-#define PVPFM_PERS_AMD64_K8	2
-#define PVPFM_PERS_INTEL_ARCH	3
+/*
+ * PMU personalities: the PMU model the guest is given, numbered here once
+ * for every side (PVPFM_REG_PERSONALITY, KVMPFM_BIND_VM, the engine, the
+ * QEMU property, pfmon). What varies per personality is a row of
+ * pvpfm_pers_table(); the engine adds its register description
+ * (kvm/engine/pfm_pmu.c). Adding a personality = an enum line, a row and
+ * a register description.
+ *
+ * PVPFM_PERS_AUTO asks for the row marked auto_default of the host CPU's
+ * vendor. Only the host module resolves it, at KVMPFM_BIND_VM, which
+ * returns the result; the guest never sees AUTO.
+ */
+enum pvpfm_personality {
+	PVPFM_PERS_AUTO,
+	PVPFM_PERS_AMD64,	/* family 10h reserved masks */
+	PVPFM_PERS_AMD64_K8,	/* K8 reserved masks */
+	PVPFM_PERS_INTEL_ARCH,	/* Intel architectural perfmon */
+	PVPFM_PERS_COUNT
+};
+
+#define PVPFM_VENDOR_AMD	0
+#define PVPFM_VENDOR_INTEL	1
+
+struct pvpfm_pers_desc {
+	const char *name;	/* QEMU's personality= value */
+	const char *model;	/* perfmon2's pmu_desc/model */
+	__u8 vendor;		/* PVPFM_VENDOR_*: whose event encodings */
+	__u8 auto_default;	/* PVPFM_PERS_AUTO picks it on its vendor */
+	__u8 counters;		/* generic counters by default */
+	__u8 counters_max;	/* counters= up to this; = counters: fixed */
+	__u8 fixed_counters;	/* Intel fixed-function counters */
+	__u8 arch_version;	/* Intel architectural perfmon version */
+	__u8 ext_event;		/* AMD: event select 11:8 in PMC bits 35:32 */
+};
+
+static inline const struct pvpfm_pers_desc *pvpfm_pers_table(void)
+{
+	static const struct pvpfm_pers_desc table[PVPFM_PERS_COUNT] = {
+		[PVPFM_PERS_AUTO] = { .name = "auto" },
+		[PVPFM_PERS_AMD64] = {
+			.name = "amd64", .model = "amd64",
+			.vendor = PVPFM_VENDOR_AMD, .auto_default = 1,
+			.counters = 4, .counters_max = 4, .ext_event = 1,
+		},
+		[PVPFM_PERS_AMD64_K8] = {
+			.name = "amd64-k8", .model = "amd64",
+			.vendor = PVPFM_VENDOR_AMD,
+			.counters = 4, .counters_max = 4, .ext_event = 1,
+		},
+		[PVPFM_PERS_INTEL_ARCH] = {
+			.name = "intel_arch", .model = "intel_arch",
+			.vendor = PVPFM_VENDOR_INTEL, .auto_default = 1,
+			.counters = 4, .counters_max = 16,
+			.fixed_counters = 3, .arch_version = 2,
+		},
+	};
+
+	return table;
+}
+
+/* the row of personality @id, or NULL for AUTO and unknown numbers */
+static inline const struct pvpfm_pers_desc *pvpfm_pers_desc(__u32 id)
+{
+	return id > PVPFM_PERS_AUTO && id < PVPFM_PERS_COUNT ?
+	       &pvpfm_pers_table()[id] : (const struct pvpfm_pers_desc *)0;
+}
+
+/*
+ * May a VM of personality @d be given @counters generic counters (0: the
+ * default)? Only where the number varies, as on Intel.
+ */
+static inline int pvpfm_pers_counters_ok(const struct pvpfm_pers_desc *d,
+					 __u32 counters)
+{
+	return !counters ||
+	       (d->counters_max > d->counters && counters <= d->counters_max);
+}
 
 /* one command block per vCPU: 4 pages, physically contiguous */
 #define PVPFM_CMD_BLOCK_SIZE	16384

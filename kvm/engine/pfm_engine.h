@@ -28,14 +28,6 @@
 
 struct pfm_engine;
 
-/* PMU personalities: perfmon2's x86 register numbering */
-enum pfm_personality_id {
-	PFM_PERS_AMD64_K8,	/* amd64, K8 reserved masks */
-	PFM_PERS_AMD64_FAM10H,	/* amd64, family 10h reserved masks */
-	PFM_PERS_INTEL_ARCH,	/* Intel architectural perfmon v1-v3 */
-	PFM_PERS_COUNT
-};
-
 /* what a backing counter counts */
 enum pfm_event_kind {
 	PFM_EVK_GENERIC,	/* a PERFSEL/PERFEVTSEL programmed event */
@@ -45,7 +37,7 @@ enum pfm_event_kind {
 
 struct pfm_event {
 	enum pfm_event_kind kind;
-	enum pfm_personality_id personality;
+	u32 personality;	/* enum pvpfm_personality: the encoding */
 	u16 pmd;		/* the PMD it backs */
 	u16 event_select;	/* GENERIC: 12-bit event select */
 	u8 unit_mask;		/* GENERIC */
@@ -136,8 +128,8 @@ struct pfm_limits {
 #define PFM_MSGQ_DEPTH		32
 
 struct pfm_engine_cfg {
-	enum pfm_personality_id personality;
-	u8 gp_counters;		/* INTEL_ARCH: generic counters (<= 16) */
+	u32 personality;	/* enum pvpfm_personality, not AUTO */
+	u8 gp_counters;		/* 0: the personality's default */
 	u8 fixed_counters;	/* INTEL_ARCH: fixed counters (<= 16) */
 	u8 arch_version;	/* INTEL_ARCH: perfmon version (1-3) */
 	u8 counter_width;	/* backing counter width, 8..64 bits */

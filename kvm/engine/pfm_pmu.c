@@ -5,8 +5,10 @@
  * libpfm-3.x computes valid PMC values unmodified.
  *
  * Tables describe each personality as groups of registers; pfm_pmu_init()
- * walks them to instantiate one PMU per engine (Intel's counter counts and
- * perfmon version come from the engine configuration).
+ * walks them to instantiate one PMU per engine. What a personality is
+ * beyond its registers (model, vendor, counter counts) is the one table
+ * in include/uapi/pv_perfmon.h; the engine configuration may ask for
+ * another number of counters where that table allows it.
  */
 #include "pfm_priv.h"
 
@@ -20,7 +22,8 @@
 #define EVTSEL_EN		(1ULL << 22)
 #define EVTSEL_INV		(1ULL << 23)
 #define EVTSEL_CMASK_SHIFT	24
-#define AMD_EVTSEL_EXT_SHIFT	32	/* event select bits 11:8 */
+#define AMD_EVTSEL_EXT_SHIFT	32	/* event select bits 11:8 ... */
+#define AMD_EVTSEL_EXT_MASK	0xfULL	/* ... 4 bits of them */
 
 #define UPPER32			(~((1ULL << 32) - 1))
 
@@ -41,11 +44,11 @@
 #define FIXED_FIELD_ANY		0x4
 #define FIXED_FIELD_PMI		0x8
 #define FIXED_FIELD_BITS	4
+#define FIXED_FIELD_MASK	((1ULL << FIXED_FIELD_BITS) - 1)
 
 /* how many registers a group has */
 enum pfm_group_count {
-	PFM_N_FOUR,		/* AMD: 4 counters */
-	PFM_N_GP,		/* cfg->gp_counters */
+	PFM_N_GP,		/* generic counters */
 	PFM_N_FIXED,		/* cfg->fixed_counters */
 	PFM_N_FIXED_CTRL,	/* 1 if there are fixed counters */
 };
@@ -59,21 +62,20 @@ struct pfm_reg_group {
 	u64 rsvd_msk;
 };
 
+/* a personality's registers; the rest of it is pvpfm_pers_table()'s */
 struct pfm_personality {
-	const char *model;
-	bool ext_event;
 	const struct pfm_reg_group *groups;
 	unsigned int nr_groups;
 };
 
 static const struct pfm_reg_group amd64_k8_groups[] = {
-	{ PFM_RT_PMC_EVTSEL, PFM_N_FOUR, 0, "PERFSEL", EVTSEL_INT, AMD64_K8_RSVD },
-	{ PFM_RT_PMD_GENERIC, PFM_N_FOUR, 0, "PERFCTR", 0, 0 },
+	{ PFM_RT_PMC_EVTSEL, PFM_N_GP, 0, "PERFSEL", EVTSEL_INT, AMD64_K8_RSVD },
+	{ PFM_RT_PMD_GENERIC, PFM_N_GP, 0, "PERFCTR", 0, 0 },
 };
 
 static const struct pfm_reg_group amd64_fam10h_groups[] = {
-	{ PFM_RT_PMC_EVTSEL, PFM_N_FOUR, 0, "PERFSEL", EVTSEL_INT, AMD64_FAM10H_RSVD },
-	{ PFM_RT_PMD_GENERIC, PFM_N_FOUR, 0, "PERFCTR", 0, 0 },
+	{ PFM_RT_PMC_EVTSEL, PFM_N_GP, 0, "PERFSEL", EVTSEL_INT, AMD64_FAM10H_RSVD },
+	{ PFM_RT_PMD_GENERIC, PFM_N_GP, 0, "PERFCTR", 0, 0 },
 };
 
 /* rsvd_msk of the EVTSELs and FIXED_CTRL depend on the version: see below */
@@ -85,15 +87,13 @@ static const struct pfm_reg_group intel_arch_groups[] = {
 	{ PFM_RT_PMD_FIXED, PFM_N_FIXED, INTEL_FIXED_PMD_BASE, "FIXED_CTR", 0, 0 },
 };
 
-static const struct pfm_personality personalities[PFM_PERS_COUNT] = {
-	[PFM_PERS_AMD64_K8] = {
-		"amd64", true, amd64_k8_groups, PFM_ARRAY_SIZE(amd64_k8_groups) },
-	[PFM_PERS_AMD64_FAM10H] = {
-		"amd64", true, amd64_fam10h_groups,
-		PFM_ARRAY_SIZE(amd64_fam10h_groups) },
-	[PFM_PERS_INTEL_ARCH] = {
-		"intel_arch", false, intel_arch_groups,
-		PFM_ARRAY_SIZE(intel_arch_groups) },
+static const struct pfm_personality personalities[PVPFM_PERS_COUNT] = {
+	[PVPFM_PERS_AMD64] = {
+		amd64_fam10h_groups, PFM_ARRAY_SIZE(amd64_fam10h_groups) },
+	[PVPFM_PERS_AMD64_K8] = {
+		amd64_k8_groups, PFM_ARRAY_SIZE(amd64_k8_groups) },
+	[PVPFM_PERS_INTEL_ARCH] = {
+		intel_arch_groups, PFM_ARRAY_SIZE(intel_arch_groups) },
 };
 
 /* hypervisor events, the same for every personality */
@@ -134,8 +134,6 @@ static unsigned int group_count(const struct pfm_reg_group *g,
 				const struct pfm_engine_cfg *cfg)
 {
 	switch (g->count) {
-	case PFM_N_FOUR:
-		return 4;
 	case PFM_N_GP:
 		return cfg->gp_counters;
 	case PFM_N_FIXED:
@@ -162,8 +160,8 @@ static void fixed_ctrl_masks(struct pfm_reg_desc *d,
 		if (i < cfg->fixed_counters) {
 			d->rsvd_msk |= field_rsvd << shift;
 		} else {
-			d->rsvd_msk |= 0xfULL << shift;
-			d->dfl_val &= ~(0xfULL << shift);
+			d->rsvd_msk |= FIXED_FIELD_MASK << shift;
+			d->dfl_val &= ~(FIXED_FIELD_MASK << shift);
 		}
 	}
 }
@@ -201,7 +199,7 @@ static int add_reg(struct pfm_pmu *pmu, const struct pfm_reg_group *g,
 	d->dep_pmc = g->type == PFM_RT_PMD_GENERIC ? i : INTEL_FIXED_CTRL_PMC;
 	name_format(d->name, g->name, i, g->type != PFM_RT_PMC_FIXED_CTRL);
 
-	if (g->type == PFM_RT_PMC_EVTSEL && cfg->personality == PFM_PERS_INTEL_ARCH &&
+	if (g->type == PFM_RT_PMC_EVTSEL && cfg->personality == PVPFM_PERS_INTEL_ARCH &&
 	    cfg->arch_version >= 3)
 		d->rsvd_msk = INTEL_EVTSEL_RSVD_V3;
 	if (g->type == PFM_RT_PMC_FIXED_CTRL)
@@ -232,16 +230,22 @@ static int add_virtual_pmds(struct pfm_pmu *pmu)
 
 int pfm_pmu_init(struct pfm_pmu *pmu, const struct pfm_engine_cfg *cfg)
 {
+	const struct pvpfm_pers_desc *d = pvpfm_pers_desc(cfg->personality);
 	const struct pfm_personality *p;
+	struct pfm_engine_cfg c = *cfg;
 	unsigned int g, i, n;
 	int ret;
 
-	if (cfg->personality >= PFM_PERS_COUNT)
+	if (!d || !personalities[cfg->personality].groups)
 		return -EINVAL;
-	if (cfg->personality == PFM_PERS_INTEL_ARCH &&
-	    (cfg->gp_counters > 16 || cfg->fixed_counters > 16 ||
-	     cfg->arch_version < 1 || cfg->arch_version > 3 ||
-	     (cfg->arch_version < 2 && cfg->fixed_counters)))
+	if (!c.gp_counters)
+		c.gp_counters = d->counters;
+	if (c.gp_counters > d->counters_max)
+		return -EINVAL;
+	if (cfg->personality == PVPFM_PERS_INTEL_ARCH &&
+	    (c.fixed_counters > 64 / FIXED_FIELD_BITS ||
+	     c.arch_version < 1 || c.arch_version > 3 ||
+	     (c.arch_version < 2 && c.fixed_counters)))
 		return -EINVAL;
 
 	p = &personalities[cfg->personality];
@@ -249,13 +253,13 @@ int pfm_pmu_init(struct pfm_pmu *pmu, const struct pfm_engine_cfg *cfg)
 	pfm_memset(pmu->pmc_slot, 0xff, sizeof(pmu->pmc_slot));
 	pfm_memset(pmu->pmd_slot, 0xff, sizeof(pmu->pmd_slot));
 	pmu->id = cfg->personality;
-	pmu->model = p->model;
-	pmu->ext_event = p->ext_event;
+	pmu->model = d->model;
+	pmu->ext_event = d->ext_event;
 
 	for (g = 0; g < p->nr_groups; g++) {
-		n = group_count(&p->groups[g], cfg);
+		n = group_count(&p->groups[g], &c);
 		for (i = 0; i < n; i++) {
-			ret = add_reg(pmu, &p->groups[g], i, cfg);
+			ret = add_reg(pmu, &p->groups[g], i, &c);
 			if (ret)
 				return ret;
 		}
@@ -270,7 +274,8 @@ static bool decode_evtsel(const struct pfm_pmu *pmu, u64 v,
 	ev->kind = PFM_EVK_GENERIC;
 	ev->event_select = v & EVTSEL_EVENT;
 	if (pmu->ext_event)
-		ev->event_select |= ((v >> AMD_EVTSEL_EXT_SHIFT) & 0xf) << 8;
+		ev->event_select |= ((v >> AMD_EVTSEL_EXT_SHIFT) &
+				     AMD_EVTSEL_EXT_MASK) << 8;
 	ev->unit_mask = (v >> EVTSEL_UMASK_SHIFT) & 0xff;
 	ev->counter_mask = (v >> EVTSEL_CMASK_SHIFT) & 0xff;
 	ev->usr = v & EVTSEL_USR;
@@ -284,7 +289,7 @@ static bool decode_evtsel(const struct pfm_pmu *pmu, u64 v,
 /* decode fixed counter @idx's field of FIXED_CTR_CTRL */
 static bool decode_fixed(u64 ctrl, u16 idx, struct pfm_event *ev)
 {
-	u64 field = (ctrl >> (idx * FIXED_FIELD_BITS)) & 0xf;
+	u64 field = (ctrl >> (idx * FIXED_FIELD_BITS)) & FIXED_FIELD_MASK;
 
 	ev->kind = PFM_EVK_FIXED;
 	ev->code = idx;

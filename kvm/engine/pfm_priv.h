@@ -54,7 +54,7 @@ struct pfm_reg_desc {
 };
 
 struct pfm_pmu {
-	enum pfm_personality_id id;
+	u32 id;			/* enum pvpfm_personality */
 	const char *model;
 	bool ext_event;		/* AMD: event select bits 11:8 in PMC 35:32 */
 	u16 nr_pmcs, nr_pmds;	/* slots */
@@ -236,7 +236,7 @@ int pfm_smpl_init(struct pfm_engine *e, struct pfm_context *ctx,
 		  const pfm_dfl_smpl_arg_t *arg);
 void pfm_smpl_free(struct pfm_engine *e, struct pfm_context *ctx);
 bool pfm_smpl_ready(const struct pfm_context *ctx);
-int pfm_smpl_reset(struct pfm_engine *e, struct pfm_context *ctx);
+void pfm_smpl_reset(struct pfm_engine *e, struct pfm_context *ctx);
 bool pfm_smpl_record(struct pfm_engine *e, struct pfm_context *ctx,
 		     u16 pmd, const struct pfm_where *where, u32 vcpu);
 void pfm_smpl_flush_hdr(struct pfm_engine *e, struct pfm_context *ctx);

@@ -103,12 +103,11 @@ void pfm_smpl_flush_hdr(struct pfm_engine *e, struct pfm_context *ctx)
 		buf_write(e, ctx, 0, &ctx->smpl.hdr, sizeof(ctx->smpl.hdr));
 }
 
-int pfm_smpl_reset(struct pfm_engine *e, struct pfm_context *ctx)
+void pfm_smpl_reset(struct pfm_engine *e, struct pfm_context *ctx)
 {
 	ctx->smpl.hdr.hdr_count = 0;
 	ctx->smpl.hdr.hdr_cur_offs = sizeof(ctx->smpl.hdr);
 	pfm_smpl_flush_hdr(e, ctx);
-	return 0;
 }
 
 /*

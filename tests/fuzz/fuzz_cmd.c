@@ -538,7 +538,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (w & 0x80)
 		sim_refuse(f.sim, SIM_EV_KIND_ANY(PFM_EVK_FIXED));
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.personality = pers % PFM_PERS_COUNT;
+	cfg.personality = PVPFM_PERS_AUTO + 1 + pers % (PVPFM_PERS_COUNT - 1);
 	cfg.gp_counters = 4;
 	cfg.fixed_counters = 3;
 	cfg.arch_version = 3;

@@ -425,7 +425,7 @@ int hl_vm_simple(struct hl_vm *vm, int nr_vcpus)
 
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = nr_vcpus;
-	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.personality = PVPFM_PERS_AMD64;
 	return hl_vm_create(vm, &o);
 }
 

@@ -170,7 +170,7 @@ static void t_create(void)
 	hl_vm_destroy(&vm);
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 2;
-	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.personality = PVPFM_PERS_AMD64;
 	o.bind.max_contexts = 4;
 	if (!vm_up("create_context_limit_setup", &o))
 		return;
@@ -298,7 +298,7 @@ static void t_alias(void)
 	map[1].flags = 0;
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 2;
-	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.personality = PVPFM_PERS_AMD64;
 	o.map = map;
 	o.map_nr = 2;
 	if (!vm_up("alias_setup", &o))
@@ -350,7 +350,7 @@ static void t_intel(void)
 	hl_vm_destroy(&vm);
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 2;
-	o.bind.personality = KVMPFM_PERS_INTEL_ARCH;
+	o.bind.personality = PVPFM_PERS_INTEL_ARCH;
 	o.bind.counters = 4;
 	if (!vm_up("intel_setup", &o))
 		return;
@@ -622,7 +622,7 @@ static void t_sets_calls(void)
 	hl_vm_destroy(&vm);
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 2;
-	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.personality = PVPFM_PERS_AMD64;
 	o.bind.max_sets = 4;
 	if (!vm_up("create_evtsets_limit_setup", &o))
 		return;

@@ -216,7 +216,7 @@ static void t_halt_exits(void)
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 1;
 	o.irqchip = true;
-	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&hvm, &o);
 	if (!hl_check(!ret, "halt_exits_setup", "irqchip VM: %s",
 		      hl_errname(ret)))

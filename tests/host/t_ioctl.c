@@ -57,6 +57,25 @@ static int bind_with(int vm_fd, const struct kvmpfm_bind_vm *in)
 	return ret;
 }
 
+/* what "auto" means on this host: its vendor's personality */
+static unsigned int host_personality(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	unsigned int pers = PVPFM_PERS_AMD64;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "vendor_id", 9)) {
+			if (strstr(line, "GenuineIntel"))
+				pers = PVPFM_PERS_INTEL_ARCH;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return pers;
+}
+
 static void t_bind_vm(void)
 {
 	struct kvmpfm_bind_vm b, ok;
@@ -75,7 +94,7 @@ static void t_bind_vm(void)
 
 	memset(&ok, 0, sizeof(ok));
 	ok.nr_vcpus = 2;
-	ok.personality = KVMPFM_PERS_AMD64;
+	ok.personality = PVPFM_PERS_AMD64;
 
 	HL_EXPECT("bind_vm_fd_minus1_ebadf", bind_with(-1, &ok), -EBADF);
 	null_fd = open("/dev/null", O_RDWR);
@@ -108,23 +127,28 @@ static void t_bind_vm(void)
 	HL_EXPECT("bind_vm_amd_counters_einval", bind_with(vm.vm_fd, &b),
 		  -EINVAL);
 	b = ok;
-	b.personality = KVMPFM_PERS_INTEL_ARCH;
+	b.personality = PVPFM_PERS_INTEL_ARCH;
 	b.counters = 17;
 	HL_EXPECT("bind_vm_intel_17_counters_einval", bind_with(vm.vm_fd, &b),
 		  -EINVAL);
 	b.counters = 8;
 	HL_EXPECT("bind_vm_intel_8_counters_ok", bind_with(vm.vm_fd, &b), 0);
 	b = ok;
-	b.personality = KVMPFM_PERS_AMD64_K8;
+	b.personality = PVPFM_PERS_AMD64_K8;
 	HL_EXPECT("bind_vm_k8_ok", bind_with(vm.vm_fd, &b), 0);
-	b.personality = KVMPFM_PERS_AUTO;
+	b.personality = PVPFM_PERS_AUTO;
 	HL_EXPECT("bind_vm_auto_ok", bind_with(vm.vm_fd, &b), 0);
 
-	/* the same file twice */
+	/* the same file twice; BIND_VM returns what the guest is given */
 	fd = open(KVMPFM_DEVICE, O_RDWR);
 	b = ok;
+	b.personality = PVPFM_PERS_AUTO;
 	b.vm_fd = vm.vm_fd;
 	HL_EXPECT("bind_vm_first_ok", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), 0);
+	hl_check(b.personality == host_personality() && b.counters ==
+		 pvpfm_pers_desc(host_personality())->counters,
+		 "bind_vm_auto_resolved", "personality %u counters %u",
+		 b.personality, b.counters);
 	HL_EXPECT("bind_vm_twice_ebusy", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), -EBUSY);
 	HL_EXPECT("unknown_ioctl_enotty",
 		  HL_IOCTL(fd, _IO(KVMPFM_IO, 0x7f), 0UL), -ENOTTY);
@@ -214,7 +238,7 @@ static void t_bind_vcpu(void)
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 2;
 	o.no_bind_vcpus = true;
-	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.personality = PVPFM_PERS_AMD64;
 	o.bind.nr_vcpus = 3;	/* overridden by hostlib: bind by hand below */
 	ret = hl_vm_create(&vm, &o);
 	if (!hl_check(!ret, "bind_vcpu_setup", "VM: %s", hl_errname(ret)))
@@ -265,7 +289,7 @@ out:
 	ret = hl_vm_create(&vm, &o);
 	if (!ret) {
 		struct kvmpfm_bind_vm b = { .vm_fd = vm.vm_fd, .nr_vcpus = 3,
-					    .personality = KVMPFM_PERS_AMD64 };
+					    .personality = PVPFM_PERS_AMD64 };
 
 		vm.pfm_fd = open(KVMPFM_DEVICE, O_RDWR);
 		ret = HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VM, &b);
@@ -392,7 +416,7 @@ static void t_block(void)
 
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 1;
-	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.personality = PVPFM_PERS_AMD64;
 	o.bind.max_vector = 2;
 	ret = hl_vm_create(&vm, &o);
 	if (!hl_check(!ret, "block_setup", "VM: %s", hl_errname(ret)))

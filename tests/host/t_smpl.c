@@ -625,7 +625,7 @@ static void t_dirty_log(void)
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 1;
 	o.dirty_log = true;
-	o.bind.personality = KVMPFM_PERS_AMD64;
+	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&dvm, &o);
 	if (!hl_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
 		return;

@@ -47,7 +47,7 @@ printf 'generic 0x76 0x00 -> software task-clock\nbogus line\n' >"$badmap"
 expect "bad event map: file and line named" \
 	"$badmap:2:" -accel kvm -device "pv-perfmon,eventmap=$badmap"
 expect "counters= with an AMD personality refused" \
-	"counters= applies to personality" -accel kvm \
+	"counters=8: personality amd64 has 4 generic counters" -accel kvm \
 	-device pv-perfmon,personality=amd64,counters=8
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

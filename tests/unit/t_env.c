@@ -9,7 +9,7 @@
 void t_opts_default(struct t_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->personality = PFM_PERS_AMD64_FAM10H;
+	o->personality = PVPFM_PERS_AMD64;
 	o->counter_width = 32;
 	o->nr_vcpus = 2;
 	o->timer_granularity_ns = 1000;

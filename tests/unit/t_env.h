@@ -44,7 +44,7 @@
 #define KEY_D			SIM_EV_GENERIC(EV_D)
 
 struct t_opts {
-	enum pfm_personality_id personality;
+	enum pvpfm_personality personality;
 	u8 counter_width;
 	u32 nr_vcpus;
 	u64 timer_granularity_ns;

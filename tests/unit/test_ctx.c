@@ -496,7 +496,7 @@ static void test_pmu_info(void **state)
 }
 
 /* the description tables: perfmon2's defaults and reserved bits */
-static void check_reg_desc(enum pfm_personality_id pers, u64 rsvd)
+static void check_reg_desc(enum pvpfm_personality pers, u64 rsvd)
 {
 	struct pvpfm_reg_desc d[8];
 	struct t_opts o;
@@ -534,8 +534,8 @@ static void check_reg_desc(enum pfm_personality_id pers, u64 rsvd)
 static void test_reg_desc_tables(void **state)
 {
 	(void)state;
-	check_reg_desc(PFM_PERS_AMD64_FAM10H, 0xfffffcf000300000ULL);
-	check_reg_desc(PFM_PERS_AMD64_K8, 0xffffffff00300000ULL);
+	check_reg_desc(PVPFM_PERS_AMD64, 0xfffffcf000300000ULL);
+	check_reg_desc(PVPFM_PERS_AMD64_K8, 0xffffffff00300000ULL);
 }
 
 int main(void)

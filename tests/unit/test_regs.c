@@ -85,7 +85,7 @@ struct rsvd_case {
 	bool ok;
 };
 
-static void check_rsvd(enum pfm_personality_id pers,
+static void check_rsvd(enum pvpfm_personality pers,
 		       const struct rsvd_case *c, unsigned int n)
 {
 	struct t_opts o;
@@ -134,7 +134,7 @@ static void test_pmc_reserved_fam10h(void **state)
 	};
 
 	(void)state;
-	check_rsvd(PFM_PERS_AMD64_FAM10H, c, ARRAY_SIZE(c));
+	check_rsvd(PVPFM_PERS_AMD64, c, ARRAY_SIZE(c));
 }
 
 /* K8: the upper 32 bits are reserved too */
@@ -150,7 +150,7 @@ static void test_pmc_reserved_k8(void **state)
 	};
 
 	(void)state;
-	check_rsvd(PFM_PERS_AMD64_K8, c, ARRAY_SIZE(c));
+	check_rsvd(PVPFM_PERS_AMD64_K8, c, ARRAY_SIZE(c));
 }
 
 static void test_pmc_unimplemented(void **state)
@@ -375,7 +375,7 @@ static void test_intel_fixed_counters(void **state)
 
 	(void)state;
 	t_opts_default(&o);
-	o.personality = PFM_PERS_INTEL_ARCH;
+	o.personality = PVPFM_PERS_INTEL_ARCH;
 	o.gp_counters = 4;
 	o.fixed_counters = 3;
 	o.arch_version = 3;

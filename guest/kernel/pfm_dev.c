@@ -241,7 +241,7 @@ static int pfm_dev_fetch_info(struct device *dev)
 
 static irqreturn_t pfm_dev_irq(int irq, void *data)
 {
-	pfm_msg_irq();
+	pfm_notify_irq();
 	return IRQ_HANDLED;
 }
 
@@ -258,7 +258,7 @@ static void pfm_dev_free_irqs(struct pci_dev *pdev)
 
 /*
  * Vector i belongs to vCPU i: all or none. Without them, read() and
- * poll() still work, by asking the host (pfm_ctx.c).
+ * poll() still work, by asking the host (pfm_notify.c).
  */
 static void pfm_dev_setup_irqs(struct pci_dev *pdev)
 {
@@ -377,7 +377,7 @@ static int pfm_dev_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(dev, "cannot create /sys/kernel/perfmon (%d)\n", ret);
 		goto fail;
 	}
-	ret = pfm_ctx_init();
+	ret = pfm_create_init();
 	if (ret) {
 		dev_err(dev, "cannot create /dev/perfmon2 (%d)\n", ret);
 		pfm_sysfs_exit();
@@ -402,7 +402,8 @@ static void pfm_dev_remove(struct pci_dev *pdev)
 	/* open contexts stay; their calls fail with ENODEV from now on */
 	pfm_sysfs_exit();
 	pfm_dev_teardown(pdev);
-	pfm_ctx_exit();
+	pfm_create_exit();
+	pfm_notify_exit();
 }
 
 static const struct pci_device_id pfm_dev_ids[] = {

@@ -2,31 +2,66 @@
 /*
  * perfmon2.ko, the guest side of kvm-perfmon: private declarations.
  *
- *   pfm_dev.c    the pv-perfmon PCI device: command blocks (one per vCPU),
- *                issuing commands, MSI-X, module init
- *   pfm_ctx.c    /dev/perfmon2 and the context fds: the twelve calls,
- *                messages, the sampling buffer
- *   pfm_hook.c   per-thread contexts following their thread: preempt
- *                notifiers (SWITCH), attach through task_work, thread exit
- *   pfm_sysfs.c  /sys/kernel/perfmon
+ *   pfm_dev.c      the pv-perfmon PCI device: command blocks (one per
+ *                  vCPU), issuing commands, MSI-X, module init
+ *   pfm_create.c   /dev/perfmon2: pfm_create_context
+ *   pfm_ctxfd.c    a context's fd: the other eleven calls, close()
+ *   pfm_notify.c   the host's notifications: messages (read(), poll(),
+ *                  SIGIO) and PFM_FL_NOTIFY_BLOCK
+ *   pfm_smplbuf.c  the sampling buffer: its memory, its pages given to the
+ *                  host, mmap()
+ *   pfm_hook.c     per-thread contexts following their thread: preempt
+ *                  notifiers (SWITCH), attach through task_work, thread exit
+ *   pfm_sysfs.c    /sys/kernel/perfmon
  *
- * Locking, in order: pfm_ctx.lock (mutex, one call at a time on a
- * context) -> runqueue lock (scheduler hooks only) -> pfm_hook.lock (raw
- * spinlock, interrupts off, against the scheduler hooks and the exit
- * hook) -> the command block of this CPU, which is used only with
- * preemption disabled, never from interrupts, and so never by two at once.
+ * Locking, in order: pfm_notify_lock (mutex, the contexts the notification
+ * work visits) -> pfm_ctx.lock (mutex, one call at a time on a context) ->
+ * runqueue lock (scheduler hooks only) -> pfm_hook.lock (raw spinlock,
+ * interrupts off, against the scheduler hooks and the exit hook) -> the
+ * command block of this CPU, which is used only with preemption disabled,
+ * never from interrupts, and so never by two at once. pfm_ctx.msg_lock
+ * (mutex) comes after pfm_notify_lock and is never held with pfm_ctx.lock.
  */
 #ifndef _PFM_DRV_H
 #define _PFM_DRV_H
 
 #include <linux/types.h>
 #include <linux/atomic.h>
-#include <linux/wait.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/sched.h>
 
 #include "../../include/uapi/pv_perfmon.h"
 
 #define PFM_DRV_NAME		"perfmon2"
+
+struct file;
+struct vm_area_struct;
+struct poll_table_struct;
+struct fasync_struct;
+struct mm_struct;
+struct pfm_hook;
+
+/* a perfmon2 context: one per context fd */
+struct pfm_ctx {
+	u32 id;				/* the host's context id */
+	u32 flags;			/* PFM_FL_* */
+	struct mutex lock;		/* one call at a time; guards hook */
+	struct pfm_hook *hook;		/* per-thread: where it is loaded */
+	/*
+	 * the "default" format's buffer, mapped read-only by mmap(); set
+	 * before the fd exists, freed after close()
+	 */
+	void *smpl_buf;
+	unsigned long smpl_pages;
+	struct mm_struct *smpl_mm;	/* charged for RLIMIT_MEMLOCK */
+	/* one message read ahead from the host, for poll() and SIGIO */
+	struct mutex msg_lock;		/* msg_ready and msg */
+	bool msg_ready;
+	pfarg_msg_t msg;
+	struct fasync_struct *fasync;
+	struct list_head node;		/* on pfm_notify_ctxs */
+};
 
 /*
  * One command for the host. pfm_dev_exec() returns 0 when the host ran it
@@ -84,20 +119,33 @@ struct pfm_controls {
 };
 
 extern struct pfm_controls pfm_controls;
-extern atomic64_t pfm_smpl_mem_cur;
 
-/* messages: the MSI-X handler bumps pfm_msg_seq and wakes pfm_msg_wq */
-extern wait_queue_head_t pfm_msg_wq;
-extern atomic_t pfm_msg_seq;
-void pfm_msg_irq(void);
+/* pfm_create.c */
+int pfm_create_init(void);
+void pfm_create_exit(void);
 
-/* pfm_ctx.c */
-int pfm_ctx_init(void);
-void pfm_ctx_exit(void);
+/* pfm_ctxfd.c */
+int pfm_ctx_new_fd(struct pfm_ctx *ctx);
+void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed);
+
+/* pfm_notify.c */
+void pfm_notify_irq(void);
+void pfm_notify_add(struct pfm_ctx *ctx);
+void pfm_notify_del(struct pfm_ctx *ctx);
+ssize_t pfm_notify_read(struct file *file, char __user *buf, size_t size,
+			loff_t *ppos);
+__poll_t pfm_notify_poll(struct file *file, struct poll_table_struct *wait);
+int pfm_notify_fasync(int fd, struct file *file, int on);
+void pfm_notify_exit(void);
+
+/* pfm_smplbuf.c */
+extern atomic64_t pfm_smpl_mem_cur;	/* bytes of all sampling buffers */
+int pfm_smplbuf_alloc(struct pfm_ctx *ctx, u64 size);
+void pfm_smplbuf_free(struct pfm_ctx *ctx, int destroyed);
+int pfm_smplbuf_register(struct pfm_ctx *ctx);
+int pfm_smplbuf_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* pfm_hook.c */
-struct pfm_hook;
-
 int pfm_hooks_init(void);
 void pfm_hooks_exit(void);
 struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task);

@@ -24,7 +24,7 @@
  *     PVPFM_UNLOAD_TASK_EXIT (the host queues PFM_MSG_END) and unlinks.
  *
  * PFM_FL_NOTIFY_BLOCK: once the host says the context is blocked (after a
- * notification, pfm_ctx.c asks), a task_work stops the thread on its way
+ * notification, pfm_notify.c asks), a task_work stops the thread on its way
  * back to user mode until pfm_restart, unload, close or its exit clears
  * block_wait. It sleeps interruptibly: a signal ends the wait, as in
  * perfmon2 (fatal ones so it dies, the others so job control and ptrace

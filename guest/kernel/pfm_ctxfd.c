@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A context's fd: the eleven perfmon2 calls after pfm_create_context, as
+ * ioctls (include/uapi/perfmon2_ioctl.h), and close(), which destroys the
+ * context. Each call copies its arguments in first (that may fault), then
+ * makes exactly one host command (one VM exit), then copies the results
+ * out: for vector calls the whole vector, also when the call failed, since
+ * perfmon2 programs look at the per-entry flags to see which entry was
+ * refused.
+ *
+ * Checks made here, before the host is asked: the vector limits
+ * (arg_mem_max and the host's max_vector: E2BIG), who may attach to a
+ * thread (its ptrace tracer: EPERM; it must be stopped: EBUSY), and that
+ * a system-wide context is loaded from its CPU (EINVAL). Everything else
+ * is the host's to decide: its errno is the call's.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/ptrace.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include "pfm_drv.h"
+#include "../../include/uapi/perfmon2_ioctl.h"
+
+/* @destroyed: the host's answer to DESTROY, 0 if it was never created */
+void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed)
+{
+	pfm_smplbuf_free(ctx, destroyed);
+	kfree(ctx);
+}
+
+static int pfm_ctx_release(struct inode *inode, struct file *file)
+{
+	struct pfm_ctx *ctx = file->private_data;
+	struct pfm_dev_req req = {
+		.cmd = PVPFM_CMD_DESTROY_CONTEXT,
+		.ctx_id = ctx->id,
+	};
+	int ret = 0;
+
+	pfm_notify_del(ctx);
+
+	mutex_lock(&ctx->lock);
+	if (!ctx->hook || !pfm_hook_stop(ctx->hook, &req, &ret))
+		ret = pfm_dev_call(&req);
+	if (ctx->hook)
+		pfm_hook_release(ctx->hook);
+	ctx->hook = NULL;
+	mutex_unlock(&ctx->lock);
+
+	if (ret && ret != -ENODEV)
+		pr_debug("context %u: DESTROY: %d\n", ctx->id, ret);
+	pfm_ctx_free(ctx, ret);
+	return 0;
+}
+
+/* one non-vector call under the context lock */
+static long pfm_ctx_call(struct pfm_ctx *ctx, struct pfm_dev_req *req)
+{
+	int ret;
+
+	mutex_lock(&ctx->lock);
+	ret = pfm_dev_call(req);
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+/*
+ * The vector calls. Limits first (E2BIG, without asking the host), then
+ * the vector is copied in, sent, and copied back whatever the answer.
+ */
+static long pfm_vector_call(struct pfm_ctx *ctx, u16 cmd, size_t esize,
+			    void __user *uarg)
+{
+	struct pfm2_vec_arg v;
+	struct pfm_dev_req req;
+	void __user *uvec;
+	void *vec = NULL;
+	size_t size;
+	int ret;
+
+	if (copy_from_user(&v, uarg, sizeof(v)))
+		return -EFAULT;
+	if (v.reserved || v.count < 0)
+		return -EINVAL;
+	size = (size_t)v.count * esize;
+	if (v.count > pfm_dev_info.pmu.max_vector ||
+	    size > READ_ONCE(pfm_controls.arg_mem_max) ||
+	    size > PVPFM_CMD_ARGS_MAX)
+		return -E2BIG;
+	uvec = u64_to_user_ptr(v.req);
+	if (size) {
+		vec = memdup_user(uvec, size);
+		if (IS_ERR(vec))
+			return PTR_ERR(vec);
+	}
+	req = (struct pfm_dev_req){
+		.cmd = cmd,
+		.ctx_id = ctx->id,
+		.count = v.count,
+		.arg = vec,
+		.arg_size = size,
+	};
+	mutex_lock(&ctx->lock);
+	ret = pfm_dev_exec(&req);
+	mutex_unlock(&ctx->lock);
+	if (!ret) {
+		ret = req.status;
+		if (size && copy_to_user(uvec, vec, size) && !ret)
+			ret = -EFAULT;
+	}
+	kfree(vec);
+	return ret;
+}
+
+static struct task_struct *pfm_get_task(u32 vpid)
+{
+	struct task_struct *task;
+	struct pid *pid;
+
+	if (!vpid || vpid > PID_MAX_LIMIT)
+		return NULL;
+	pid = find_get_pid(vpid);
+	if (!pid)
+		return NULL;
+	task = get_pid_task(pid, PIDTYPE_PID);
+	put_pid(pid);
+	return task;
+}
+
+/*
+ * Attaching to another thread needs the right to ptrace it. The kernel
+ * does not export ptrace_may_access() to modules, so the proof asked for
+ * is being its tracer: PTRACE_ATTACH/SEIZE granted that only after
+ * ptrace_may_access(PTRACE_MODE_ATTACH_REALCREDS) and the LSMs said yes.
+ * As in perfmon2 the thread must be stopped while it is attached.
+ */
+static int pfm_may_attach(struct task_struct *task)
+{
+	struct task_struct *tracer;
+	bool ours;
+
+	rcu_read_lock();
+	tracer = ptrace_parent(task);
+	ours = tracer && same_thread_group(tracer, current);
+	rcu_read_unlock();
+	if (!ours)
+		return -EPERM;
+	if (!task_is_stopped_or_traced(task))
+		return -EBUSY;
+	if (task->flags & PF_EXITING)
+		return -ESRCH;
+	return 0;
+}
+
+static int pfm_load_thread(struct pfm_ctx *ctx, struct pvpfm_load_arg *arg)
+{
+	struct pfm_dev_req req = {
+		.cmd = PVPFM_CMD_LOAD_CONTEXT,
+		.ctx_id = ctx->id,
+		.arg = arg,
+		.arg_size = sizeof(*arg),
+	};
+	struct task_struct *task;
+	struct pfm_hook *h;
+	int ret;
+
+	if (ctx->hook) {
+		if (pfm_hook_active(ctx->hook))
+			return -EBUSY;
+		/* its thread ended: the context is unloaded, forget the hook */
+		pfm_hook_release(ctx->hook);
+		ctx->hook = NULL;
+	}
+	task = pfm_get_task(arg->load.load_pid);
+	if (!task)
+		return -ESRCH;
+	if (task != current) {
+		ret = pfm_may_attach(task);
+		if (ret)
+			goto out;
+	}
+	h = pfm_hook_alloc(ctx->id, task);
+	if (!h) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* the host knows threads by their ids in the initial namespace */
+	arg->load.load_pid = task->pid;
+	arg->tgid = task->tgid;
+	if (task == current) {
+		arg->flags = PVPFM_LOAD_SELF;
+		ret = pfm_hook_load_self(h, &req);
+	} else {
+		ret = pfm_dev_call(&req);
+		if (!ret)
+			ret = pfm_hook_attach(h);
+	}
+	if (ret)
+		pfm_hook_release(h);
+	else
+		ctx->hook = h;
+out:
+	put_task_struct(task);
+	return ret;
+}
+
+/* perfmon2: a system-wide context is loaded from the CPU it monitors */
+static int pfm_load_system(struct pfm_ctx *ctx, struct pvpfm_load_arg *arg)
+{
+	struct pfm_dev_req req = {
+		.cmd = PVPFM_CMD_LOAD_CONTEXT,
+		.ctx_id = ctx->id,
+		.arg = arg,
+		.arg_size = sizeof(*arg),
+	};
+	int ret;
+
+	preempt_disable();
+	if (arg->load.load_pid != smp_processor_id()) {
+		ret = -EINVAL;
+	} else {
+		ret = pfm_dev_exec_locked(&req);
+		if (!ret)
+			ret = req.status;
+	}
+	preempt_enable();
+	return ret;
+}
+
+static long pfm_load(struct pfm_ctx *ctx, void __user *uarg)
+{
+	struct pvpfm_load_arg arg = { };
+	int ret;
+
+	if (copy_from_user(&arg.load, uarg, sizeof(arg.load)))
+		return -EFAULT;
+	mutex_lock(&ctx->lock);
+	if (ctx->flags & PFM_FL_SYSTEM_WIDE)
+		ret = pfm_load_system(ctx, &arg);
+	else
+		ret = pfm_load_thread(ctx, &arg);
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+static long pfm_unload(struct pfm_ctx *ctx)
+{
+	struct pfm_dev_req req = {
+		.cmd = PVPFM_CMD_UNLOAD_CONTEXT,
+		.ctx_id = ctx->id,
+	};
+	int ret = 0;
+
+	mutex_lock(&ctx->lock);
+	/* a hook that is not active any more: the host answers (EINVAL) */
+	if (!ctx->hook || !pfm_hook_stop(ctx->hook, &req, &ret))
+		ret = pfm_dev_call(&req);
+	if (ctx->hook)
+		pfm_hook_release(ctx->hook);
+	ctx->hook = NULL;
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+/* resume after a notification; a blocked thread goes on in any case */
+static long pfm_restart(struct pfm_ctx *ctx)
+{
+	struct pfm_dev_req req = { .cmd = PVPFM_CMD_RESTART, .ctx_id = ctx->id };
+	int ret;
+
+	mutex_lock(&ctx->lock);
+	ret = pfm_dev_call(&req);
+	if (ctx->hook)
+		pfm_hook_unblock(ctx->hook);
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+static long pfm_start(struct pfm_ctx *ctx, void __user *uarg)
+{
+	struct pfm_dev_req req = { .cmd = PVPFM_CMD_START, .ctx_id = ctx->id };
+	pfarg_start_t start;
+
+	if (uarg) {
+		if (copy_from_user(&start, uarg, sizeof(start)))
+			return -EFAULT;
+		req.arg = &start;
+		req.arg_size = sizeof(start);
+	}
+	return pfm_ctx_call(ctx, &req);
+}
+
+static long pfm_ctx_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	struct pfm_ctx *ctx = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	struct pfm_dev_req req = { .ctx_id = ctx->id };
+
+	switch (cmd) {
+	case PFM2_IOC_WRITE_PMCS:
+		return pfm_vector_call(ctx, PVPFM_CMD_WRITE_PMCS,
+				       sizeof(pfarg_pmc_t), uarg);
+	case PFM2_IOC_WRITE_PMDS:
+		return pfm_vector_call(ctx, PVPFM_CMD_WRITE_PMDS,
+				       sizeof(pfarg_pmd_t), uarg);
+	case PFM2_IOC_READ_PMDS:
+		return pfm_vector_call(ctx, PVPFM_CMD_READ_PMDS,
+				       sizeof(pfarg_pmd_t), uarg);
+	case PFM2_IOC_CREATE_EVTSETS:
+		return pfm_vector_call(ctx, PVPFM_CMD_CREATE_EVTSETS,
+				       sizeof(pfarg_setdesc_t), uarg);
+	case PFM2_IOC_GETINFO_EVTSETS:
+		return pfm_vector_call(ctx, PVPFM_CMD_GETINFO_EVTSETS,
+				       sizeof(pfarg_setinfo_t), uarg);
+	case PFM2_IOC_DELETE_EVTSETS:
+		return pfm_vector_call(ctx, PVPFM_CMD_DELETE_EVTSETS,
+				       sizeof(pfarg_setdesc_t), uarg);
+	case PFM2_IOC_LOAD_CONTEXT:
+		return pfm_load(ctx, uarg);
+	case PFM2_IOC_START:
+		return pfm_start(ctx, uarg);
+	case PFM2_IOC_STOP:
+		req.cmd = PVPFM_CMD_STOP;
+		return pfm_ctx_call(ctx, &req);
+	case PFM2_IOC_RESTART:
+		return pfm_restart(ctx);
+	case PFM2_IOC_UNLOAD_CONTEXT:
+		return pfm_unload(ctx);
+	}
+	return -ENOTTY;
+}
+
+static const struct file_operations pfm_ctx_fops = {
+	.owner = THIS_MODULE,
+	.release = pfm_ctx_release,
+	.unlocked_ioctl = pfm_ctx_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.read = pfm_notify_read,
+	.poll = pfm_notify_poll,
+	.fasync = pfm_notify_fasync,
+	.mmap = pfm_smplbuf_mmap,
+	.llseek = noop_llseek,
+};
+
+/* the context's fd ("[perfmon2]"), or a negative errno */
+int pfm_ctx_new_fd(struct pfm_ctx *ctx)
+{
+	return anon_inode_getfd("[perfmon2]", &pfm_ctx_fops, ctx, O_RDWR);
+}
+

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The host's notifications to a context fd: messages and NOTIFY_BLOCK.
+ *
+ * Messages: read() returns one pfarg_msg_t (PVPFM_CMD_READ_MSG); poll()
+ * and SIGIO wake up on the device's MSI-X interrupts, or every
+ * PFM_NOTIFY_POLL when the device has none.
+ *
+ * PFM_FL_NOTIFY_BLOCK: after such an interrupt, each loaded context created
+ * with it (and only those: other contexts cost no command) asks the host
+ * whether it blocked (PVPFM_CMD_CTX_STATE); if so its thread is stopped
+ * on its way to user mode (pfm_hook_block()) until pfm_restart, unload or
+ * close. The context's lock orders the question against pfm_restart.
+ */
+#include <linux/fs.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include "pfm_drv.h"
+
+/* how often messages are looked for when the device has no interrupts */
+#define PFM_NOTIFY_POLL		(HZ / 10)
+/* a blocked read() asks the host again after this, interrupt or not */
+#define PFM_NOTIFY_RECHECK	HZ
+
+/* every open context, for the work after an interrupt */
+static LIST_HEAD(pfm_notify_ctxs);
+static DEFINE_MUTEX(pfm_notify_lock);	/* pfm_notify_ctxs */
+
+/* the MSI-X handler bumps pfm_notify_seq and wakes pfm_notify_wq */
+static DECLARE_WAIT_QUEUE_HEAD(pfm_notify_wq);
+static atomic_t pfm_notify_seq;
+
+static void pfm_notify_work_fn(struct work_struct *work);
+static void pfm_notify_timer_fn(struct work_struct *work);
+static DECLARE_WORK(pfm_notify_work, pfm_notify_work_fn);
+static DECLARE_DELAYED_WORK(pfm_notify_timer, pfm_notify_timer_fn);
+
+/* from the MSI-X handler: some context of some vCPU has a message */
+void pfm_notify_irq(void)
+{
+	atomic_inc(&pfm_notify_seq);
+	wake_up_interruptible_all(&pfm_notify_wq);
+	schedule_work(&pfm_notify_work);
+}
+
+/* read one message ahead (msg_lock held): 0, -EAGAIN if none, or error */
+static int pfm_notify_fetch(struct pfm_ctx *ctx)
+{
+	struct pfm_dev_req req = {
+		.cmd = PVPFM_CMD_READ_MSG,
+		.ctx_id = ctx->id,
+		.arg = &ctx->msg,
+		.arg_size = sizeof(ctx->msg),
+	};
+	int ret;
+
+	if (ctx->msg_ready)
+		return 0;
+	ret = pfm_dev_call(&req);
+	if (!ret) {
+		ctx->msg_ready = true;
+		/*
+		 * A new message: SIGIO, whoever fetched it (perfmon2 signals
+		 * every notification, even to a process blocked in read()).
+		 */
+		if (READ_ONCE(ctx->fasync))
+			kill_fasync(&ctx->fasync, SIGIO, POLL_IN);
+	}
+	return ret;
+}
+
+static bool pfm_notify_pending(struct pfm_ctx *ctx)
+{
+	bool ready;
+
+	mutex_lock(&ctx->msg_lock);
+	ready = !pfm_notify_fetch(ctx);
+	mutex_unlock(&ctx->msg_lock);
+	return ready;
+}
+
+/* NOTIFY_BLOCK: did the host block the context? Then stop its thread */
+static void pfm_notify_block(struct pfm_ctx *ctx)
+{
+	struct pvpfm_ctx_state st;
+	struct pfm_dev_req req = {
+		.cmd = PVPFM_CMD_CTX_STATE,
+		.ctx_id = ctx->id,
+		.arg = &st,
+		.arg_size = sizeof(st),
+	};
+
+	mutex_lock(&ctx->lock);
+	if (ctx->hook && pfm_hook_may_block(ctx->hook) && !pfm_dev_call(&req) &&
+	    (st.flags & PVPFM_CTX_BLOCKED))
+		pfm_hook_block(ctx->hook);
+	mutex_unlock(&ctx->lock);
+}
+
+/*
+ * After an interrupt: blocking for the NOTIFY_BLOCK contexts, SIGIO for
+ * the contexts that asked for it and have a new message.
+ */
+static void pfm_notify_work_fn(struct work_struct *work)
+{
+	struct pfm_ctx *ctx;
+
+	mutex_lock(&pfm_notify_lock);
+	list_for_each_entry(ctx, &pfm_notify_ctxs, node) {
+		if (ctx->flags & PFM_FL_NOTIFY_BLOCK)
+			pfm_notify_block(ctx);
+		/* fetching a new message sends the SIGIO */
+		if (READ_ONCE(ctx->fasync))
+			pfm_notify_pending(ctx);
+	}
+	mutex_unlock(&pfm_notify_lock);
+}
+
+/* no interrupts: look for messages periodically while contexts exist */
+static void pfm_notify_timer_fn(struct work_struct *work)
+{
+	bool any;
+
+	mutex_lock(&pfm_notify_lock);
+	any = !list_empty(&pfm_notify_ctxs);
+	mutex_unlock(&pfm_notify_lock);
+	if (!any)
+		return;
+	pfm_notify_irq();
+	schedule_delayed_work(&pfm_notify_timer, PFM_NOTIFY_POLL);
+}
+
+/* a new context; without interrupts, its messages are polled */
+void pfm_notify_add(struct pfm_ctx *ctx)
+{
+	mutex_lock(&pfm_notify_lock);
+	list_add(&ctx->node, &pfm_notify_ctxs);
+	mutex_unlock(&pfm_notify_lock);
+	if (!pfm_dev_info.nr_irqs)
+		schedule_delayed_work(&pfm_notify_timer, PFM_NOTIFY_POLL);
+}
+
+void pfm_notify_del(struct pfm_ctx *ctx)
+{
+	mutex_lock(&pfm_notify_lock);
+	list_del(&ctx->node);
+	mutex_unlock(&pfm_notify_lock);
+}
+
+ssize_t pfm_notify_read(struct file *file, char __user *buf, size_t size,
+			loff_t *ppos)
+{
+	struct pfm_ctx *ctx = file->private_data;
+	pfarg_msg_t msg;
+	long left;
+	int seq, ret;
+
+	if (size < sizeof(msg))
+		return -EINVAL;
+	for (;;) {
+		seq = atomic_read(&pfm_notify_seq);
+		if (mutex_lock_interruptible(&ctx->msg_lock))
+			return -ERESTARTSYS;
+		ret = pfm_notify_fetch(ctx);
+		if (!ret) {
+			msg = ctx->msg;
+			ctx->msg_ready = false;
+		}
+		mutex_unlock(&ctx->msg_lock);
+		if (ret != -EAGAIN)
+			break;
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		left = wait_event_interruptible_timeout(pfm_notify_wq,
+							atomic_read(&pfm_notify_seq) != seq,
+							PFM_NOTIFY_RECHECK);
+		if (left < 0)
+			return -ERESTARTSYS;
+	}
+	if (ret)
+		return ret;
+	if (copy_to_user(buf, &msg, sizeof(msg)))
+		return -EFAULT;
+	return sizeof(msg);
+}
+
+__poll_t pfm_notify_poll(struct file *file, poll_table *wait)
+{
+	struct pfm_ctx *ctx = file->private_data;
+
+	poll_wait(file, &pfm_notify_wq, wait);
+	return pfm_notify_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+int pfm_notify_fasync(int fd, struct file *file, int on)
+{
+	struct pfm_ctx *ctx = file->private_data;
+
+	return fasync_helper(fd, file, on, &ctx->fasync);
+}
+
+/* after the device's interrupts are gone: nothing schedules work again */
+void pfm_notify_exit(void)
+{
+	cancel_delayed_work_sync(&pfm_notify_timer);
+	cancel_work_sync(&pfm_notify_work);
+}

@@ -31,6 +31,20 @@
 #include "pfm_drv.h"
 #include "../../include/uapi/perfmon2_ioctl.h"
 
+/*
+ * One ioctl of the context fd (pfm_ctx_iocs[], the driver's side of the
+ * engine's cmd_table in kvm/engine/pfm_cmd.c): the command it forwards,
+ * whose nr it carries (perfmon2_ioctl.h), and what it takes from the
+ * caller.
+ */
+struct pfm_ctx_ioc {
+	unsigned int ioc;		/* PFM2_IOC_* */
+	u16 cmd;			/* PVPFM_CMD_* */
+	u32 esize;			/* bytes per vector entry; 0: no vector */
+	long (*call)(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
+		     void __user *uarg);
+};
+
 /* @destroyed: the host's answer to DESTROY, 0 if it was never created */
 void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed)
 {
@@ -78,7 +92,7 @@ static long pfm_ctx_call(struct pfm_ctx *ctx, struct pfm_dev_req *req)
  * The vector calls. Limits first (E2BIG, without asking the host), then
  * the vector is copied in, sent, and copied back whatever the answer.
  */
-static long pfm_vector_call(struct pfm_ctx *ctx, u16 cmd, size_t esize,
+static long pfm_vector_call(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 			    void __user *uarg)
 {
 	struct pfm2_vec_arg v;
@@ -92,7 +106,7 @@ static long pfm_vector_call(struct pfm_ctx *ctx, u16 cmd, size_t esize,
 		return -EFAULT;
 	if (v.reserved || v.count < 0)
 		return -EINVAL;
-	size = (size_t)v.count * esize;
+	size = (size_t)v.count * d->esize;
 	if (v.count > pfm_dev_info.pmu.max_vector ||
 	    size > READ_ONCE(pfm_controls.arg_mem_max) ||
 	    size > PVPFM_CMD_ARGS_MAX)
@@ -104,7 +118,7 @@ static long pfm_vector_call(struct pfm_ctx *ctx, u16 cmd, size_t esize,
 			return PTR_ERR(vec);
 	}
 	req = (struct pfm_dev_req){
-		.cmd = cmd,
+		.cmd = d->cmd,
 		.ctx_id = ctx->id,
 		.count = v.count,
 		.arg = vec,
@@ -162,14 +176,9 @@ static int pfm_may_attach(struct task_struct *task)
 	return 0;
 }
 
-static int pfm_load_thread(struct pfm_ctx *ctx, struct pvpfm_load_arg *arg)
+static int pfm_load_thread(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 {
-	struct pfm_dev_req req = {
-		.cmd = PVPFM_CMD_LOAD_CONTEXT,
-		.ctx_id = ctx->id,
-		.arg = arg,
-		.arg_size = sizeof(*arg),
-	};
+	struct pvpfm_load_arg *arg = req->arg;
 	struct task_struct *task;
 	struct pfm_hook *h;
 	int ret;
@@ -199,9 +208,9 @@ static int pfm_load_thread(struct pfm_ctx *ctx, struct pvpfm_load_arg *arg)
 	arg->tgid = task->tgid;
 	if (task == current) {
 		arg->flags = PVPFM_LOAD_SELF;
-		ret = pfm_hook_load_self(h, &req);
+		ret = pfm_hook_load_self(h, req);
 	} else {
-		ret = pfm_dev_call(&req);
+		ret = pfm_dev_call(req);
 		if (!ret)
 			ret = pfm_hook_attach(h);
 	}
@@ -215,50 +224,50 @@ out:
 }
 
 /* perfmon2: a system-wide context is loaded from the CPU it monitors */
-static int pfm_load_system(struct pfm_ctx *ctx, struct pvpfm_load_arg *arg)
+static int pfm_load_system(struct pfm_dev_req *req)
 {
-	struct pfm_dev_req req = {
-		.cmd = PVPFM_CMD_LOAD_CONTEXT,
-		.ctx_id = ctx->id,
-		.arg = arg,
-		.arg_size = sizeof(*arg),
-	};
+	struct pvpfm_load_arg *arg = req->arg;
 	int ret;
 
 	preempt_disable();
 	if (arg->load.load_pid != smp_processor_id()) {
 		ret = -EINVAL;
 	} else {
-		ret = pfm_dev_exec_locked(&req);
+		ret = pfm_dev_exec_locked(req);
 		if (!ret)
-			ret = req.status;
+			ret = req->status;
 	}
 	preempt_enable();
 	return ret;
 }
 
-static long pfm_load(struct pfm_ctx *ctx, void __user *uarg)
+static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
+		     void __user *uarg)
 {
 	struct pvpfm_load_arg arg = { };
+	struct pfm_dev_req req = {
+		.cmd = d->cmd,
+		.ctx_id = ctx->id,
+		.arg = &arg,
+		.arg_size = sizeof(arg),
+	};
 	int ret;
 
 	if (copy_from_user(&arg.load, uarg, sizeof(arg.load)))
 		return -EFAULT;
 	mutex_lock(&ctx->lock);
 	if (ctx->flags & PFM_FL_SYSTEM_WIDE)
-		ret = pfm_load_system(ctx, &arg);
+		ret = pfm_load_system(&req);
 	else
-		ret = pfm_load_thread(ctx, &arg);
+		ret = pfm_load_thread(ctx, &req);
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
 
-static long pfm_unload(struct pfm_ctx *ctx)
+static long pfm_unload(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
+		       void __user *uarg)
 {
-	struct pfm_dev_req req = {
-		.cmd = PVPFM_CMD_UNLOAD_CONTEXT,
-		.ctx_id = ctx->id,
-	};
+	struct pfm_dev_req req = { .cmd = d->cmd, .ctx_id = ctx->id };
 	int ret = 0;
 
 	mutex_lock(&ctx->lock);
@@ -273,9 +282,10 @@ static long pfm_unload(struct pfm_ctx *ctx)
 }
 
 /* resume after a notification; a blocked thread goes on in any case */
-static long pfm_restart(struct pfm_ctx *ctx)
+static long pfm_restart(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
+			void __user *uarg)
 {
-	struct pfm_dev_req req = { .cmd = PVPFM_CMD_RESTART, .ctx_id = ctx->id };
+	struct pfm_dev_req req = { .cmd = d->cmd, .ctx_id = ctx->id };
 	int ret;
 
 	mutex_lock(&ctx->lock);
@@ -286,9 +296,10 @@ static long pfm_restart(struct pfm_ctx *ctx)
 	return ret;
 }
 
-static long pfm_start(struct pfm_ctx *ctx, void __user *uarg)
+static long pfm_start(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
+		      void __user *uarg)
 {
-	struct pfm_dev_req req = { .cmd = PVPFM_CMD_START, .ctx_id = ctx->id };
+	struct pfm_dev_req req = { .cmd = d->cmd, .ctx_id = ctx->id };
 	pfarg_start_t start;
 
 	if (uarg) {
@@ -300,44 +311,43 @@ static long pfm_start(struct pfm_ctx *ctx, void __user *uarg)
 	return pfm_ctx_call(ctx, &req);
 }
 
+static long pfm_stop(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
+		     void __user *uarg)
+{
+	struct pfm_dev_req req = { .cmd = d->cmd, .ctx_id = ctx->id };
+
+	return pfm_ctx_call(ctx, &req);
+}
+
+static const struct pfm_ctx_ioc pfm_ctx_iocs[] = {
+	{ PFM2_IOC_WRITE_PMCS, PVPFM_CMD_WRITE_PMCS,
+		sizeof(pfarg_pmc_t), pfm_vector_call },
+	{ PFM2_IOC_WRITE_PMDS, PVPFM_CMD_WRITE_PMDS,
+		sizeof(pfarg_pmd_t), pfm_vector_call },
+	{ PFM2_IOC_READ_PMDS, PVPFM_CMD_READ_PMDS,
+		sizeof(pfarg_pmd_t), pfm_vector_call },
+	{ PFM2_IOC_LOAD_CONTEXT, PVPFM_CMD_LOAD_CONTEXT, 0, pfm_load },
+	{ PFM2_IOC_START, PVPFM_CMD_START, 0, pfm_start },
+	{ PFM2_IOC_STOP, PVPFM_CMD_STOP, 0, pfm_stop },
+	{ PFM2_IOC_RESTART, PVPFM_CMD_RESTART, 0, pfm_restart },
+	{ PFM2_IOC_CREATE_EVTSETS, PVPFM_CMD_CREATE_EVTSETS,
+		sizeof(pfarg_setdesc_t), pfm_vector_call },
+	{ PFM2_IOC_GETINFO_EVTSETS, PVPFM_CMD_GETINFO_EVTSETS,
+		sizeof(pfarg_setinfo_t), pfm_vector_call },
+	{ PFM2_IOC_DELETE_EVTSETS, PVPFM_CMD_DELETE_EVTSETS,
+		sizeof(pfarg_setdesc_t), pfm_vector_call },
+	{ PFM2_IOC_UNLOAD_CONTEXT, PVPFM_CMD_UNLOAD_CONTEXT, 0, pfm_unload },
+};
+
 static long pfm_ctx_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
-	struct pfm_ctx *ctx = file->private_data;
-	void __user *uarg = (void __user *)arg;
-	struct pfm_dev_req req = { .ctx_id = ctx->id };
+	const struct pfm_ctx_ioc *d;
 
-	switch (cmd) {
-	case PFM2_IOC_WRITE_PMCS:
-		return pfm_vector_call(ctx, PVPFM_CMD_WRITE_PMCS,
-				       sizeof(pfarg_pmc_t), uarg);
-	case PFM2_IOC_WRITE_PMDS:
-		return pfm_vector_call(ctx, PVPFM_CMD_WRITE_PMDS,
-				       sizeof(pfarg_pmd_t), uarg);
-	case PFM2_IOC_READ_PMDS:
-		return pfm_vector_call(ctx, PVPFM_CMD_READ_PMDS,
-				       sizeof(pfarg_pmd_t), uarg);
-	case PFM2_IOC_CREATE_EVTSETS:
-		return pfm_vector_call(ctx, PVPFM_CMD_CREATE_EVTSETS,
-				       sizeof(pfarg_setdesc_t), uarg);
-	case PFM2_IOC_GETINFO_EVTSETS:
-		return pfm_vector_call(ctx, PVPFM_CMD_GETINFO_EVTSETS,
-				       sizeof(pfarg_setinfo_t), uarg);
-	case PFM2_IOC_DELETE_EVTSETS:
-		return pfm_vector_call(ctx, PVPFM_CMD_DELETE_EVTSETS,
-				       sizeof(pfarg_setdesc_t), uarg);
-	case PFM2_IOC_LOAD_CONTEXT:
-		return pfm_load(ctx, uarg);
-	case PFM2_IOC_START:
-		return pfm_start(ctx, uarg);
-	case PFM2_IOC_STOP:
-		req.cmd = PVPFM_CMD_STOP;
-		return pfm_ctx_call(ctx, &req);
-	case PFM2_IOC_RESTART:
-		return pfm_restart(ctx);
-	case PFM2_IOC_UNLOAD_CONTEXT:
-		return pfm_unload(ctx);
-	}
+	for (d = pfm_ctx_iocs; d < pfm_ctx_iocs + ARRAY_SIZE(pfm_ctx_iocs); d++)
+		if (d->ioc == cmd)
+			return d->call(file->private_data, d,
+				       (void __user *)arg);
 	return -ENOTTY;
 }
 

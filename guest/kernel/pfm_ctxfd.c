@@ -52,6 +52,26 @@ void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed)
 	kfree(ctx);
 }
 
+/*
+ * UNLOAD or DESTROY: an active hook sends it, so that no SWITCH for the
+ * context is in flight after it (pfm_hook_stop()); then the context has
+ * no hook. A hook that is not active any more (its thread ended, which
+ * unloaded the context): the host answers, EINVAL to UNLOAD.
+ */
+static int pfm_ctx_detach(struct pfm_ctx *ctx, struct pfm_dev_req *req)
+{
+	int ret = 0;
+
+	mutex_lock(&ctx->lock);
+	if (!ctx->hook || !pfm_hook_stop(ctx->hook, req, &ret))
+		ret = pfm_dev_call(req);
+	if (ctx->hook)
+		pfm_hook_release(ctx->hook);
+	ctx->hook = NULL;
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
 static int pfm_ctx_release(struct inode *inode, struct file *file)
 {
 	struct pfm_ctx *ctx = file->private_data;
@@ -59,18 +79,10 @@ static int pfm_ctx_release(struct inode *inode, struct file *file)
 		.cmd = PVPFM_CMD_DESTROY_CONTEXT,
 		.ctx_id = ctx->id,
 	};
-	int ret = 0;
+	int ret;
 
 	pfm_notify_del(ctx);
-
-	mutex_lock(&ctx->lock);
-	if (!ctx->hook || !pfm_hook_stop(ctx->hook, &req, &ret))
-		ret = pfm_dev_call(&req);
-	if (ctx->hook)
-		pfm_hook_release(ctx->hook);
-	ctx->hook = NULL;
-	mutex_unlock(&ctx->lock);
-
+	ret = pfm_ctx_detach(ctx, &req);
 	if (ret && ret != -ENODEV)
 		pr_debug("context %u: DESTROY: %d\n", ctx->id, ret);
 	pfm_ctx_free(ctx, ret);
@@ -268,17 +280,8 @@ static long pfm_unload(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 		       void __user *uarg)
 {
 	struct pfm_dev_req req = { .cmd = d->cmd, .ctx_id = ctx->id };
-	int ret = 0;
 
-	mutex_lock(&ctx->lock);
-	/* a hook that is not active any more: the host answers (EINVAL) */
-	if (!ctx->hook || !pfm_hook_stop(ctx->hook, &req, &ret))
-		ret = pfm_dev_call(&req);
-	if (ctx->hook)
-		pfm_hook_release(ctx->hook);
-	ctx->hook = NULL;
-	mutex_unlock(&ctx->lock);
-	return ret;
+	return pfm_ctx_detach(ctx, &req);
 }
 
 /* resume after a notification; a blocked thread goes on in any case */

@@ -63,7 +63,8 @@ if [ "$#" -gt 0 ]; then
 		esac
 	done
 else
-	# The kernel code: module glue, engine, and the uapi headers it includes.
+	# The kernel code: the host module's glue and engine, the guest
+	# driver, and the uapi headers they include (perfmon2_ioctl.h too).
 	kernel_files=(kvm/*.[ch] kvm/engine/*.[ch] guest/kernel/*.[ch])
 	uapi_files=(include/uapi/*.h)
 fi

@@ -9,14 +9,23 @@
  *
  * Locking:
  *   vm->lock (mutex) serializes every call into the engine: DOORBELL from
- *   the vCPU threads, deferred overflow and timer work, stats, teardown.
- *   The engine calls back into the backend (kvmpfm_perf.c, kvmpfm_guest.c)
- *   with vm->lock held; backend ops may sleep.
+ *   the vCPU threads, the deferred overflow and timer work, stats,
+ *   teardown. The engine calls back into the backend (kvmpfm_perf.c,
+ *   kvmpfm_guest.c) with vm->lock held; backend ops may sleep.
  *
- *   Perf overflow handlers (NMI or IRQ context) and the hrtimer callbacks
- *   never take vm->lock: they record what happened in the vCPU's atomic
- *   pending state and queue vcpu->work through an irq_work, which takes
- *   vm->lock in process context and calls the engine.
+ *   Where per-sample work runs: all of it on the vCPU's own CPU, in its
+ *   own thread. A perf overflow handler (NMI or IRQ, on the CPU the vCPU
+ *   thread runs on) and the set-switch hrtimer never take vm->lock: they
+ *   record what happened in the vCPU's atomic pending state and raise
+ *   vcpu->irq_work, a self-interrupt on the same CPU, which adds
+ *   vcpu->task_work to the vCPU thread (TWA_RESUME). KVM runs task work
+ *   before it enters the guest again, as a return to user mode does: the
+ *   vCPU thread then takes vm->lock and delivers the wraps, reading and
+ *   re-arming its own counters locally. No work item, no other thread,
+ *   no cross-CPU call per sample, and the CPU time is the vCPU thread's.
+ *   The host interrupt that found the overflow already took the vCPU out
+ *   of the guest: the sample adds no exit of its own. A queued task work
+ *   holds a reference on the binding's file, so the VM outlives it.
  *
  *   The binding ioctls take vm->lock too: the vCPU fields they set are
  *   what DOORBELL and the deferred work read. Binding the VM itself is
@@ -29,7 +38,7 @@
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/irq_work.h>
-#include <linux/workqueue.h>
+#include <linux/task_work.h>
 #include <linux/hrtimer.h>
 #include <linux/xarray.h>
 #include <linux/eventfd.h>
@@ -60,17 +69,19 @@ struct kvmpfm_vcpu {
 	/* open counters of the context in on this vCPU, by PMD */
 	struct kvmpfm_counter *ctr_by_pmd[PFM_MAX_PMDS];
 
-	/* written in NMI/IRQ context, consumed by @work */
+	/* written in NMI/IRQ context, consumed by @task_work */
 	unsigned long pending_pmds[PFM_PMD_BV];
 	atomic_t pending_timer;
 	u64 pending_ip;
 	struct irq_work irq_work;
-	struct work_struct work;
+	atomic_t task_work_queued;	/* @task_work added, not yet run */
+	struct callback_head task_work;
 	struct hrtimer timer;
 };
 
 struct kvmpfm_vm {
 	struct mutex lock;		/* the engine's lock, see above */
+	struct file *file;		/* the binding's; not referenced */
 	struct kvm *kvm;		/* referenced */
 	struct pfm_engine *engine;
 	u32 nr_vcpus;
@@ -95,8 +106,15 @@ struct kvmpfm_vm {
 	u32 nr_aliases;
 	struct kvmpfm_event_map_entry *aliases;
 
+	/* under @lock */
 	u64 doorbells;
 	u64 notifications;
+	u64 deferred_runs;		/* task works run for the vCPUs */
+	u64 remote_counter_ops;		/* counter reads/writes/(re)arms
+					 * from outside the counter's vCPU
+					 * thread: each may be a cross-CPU
+					 * call into the vCPU's CPU
+					 */
 	u32 notify_vcpu;		/* vCPU being served: whom to notify */
 };
 
@@ -130,9 +148,12 @@ void kvmpfm_free(const void *p);
 void kvmpfm_account(atomic64_t *counter, long delta);
 extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned,
 	kvmpfm_nr_vms;
+/* cumulative, of the VMs released so far */
+extern atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
+	kvmpfm_total_remote_ops;
 
 /* kvmpfm_vm.c */
-struct kvmpfm_vm *kvmpfm_vm_bind(void __user *argp);
+struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp);
 long kvmpfm_vm_ioctl(struct kvmpfm_vm *vm, unsigned int cmd, unsigned long arg);
 void kvmpfm_vm_release(struct kvmpfm_vm *vm);
 
@@ -141,7 +162,7 @@ extern const struct pfm_backend_ops kvmpfm_backend_ops;
 void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
 u8 kvmpfm_host_vendor(void);
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm);
-void kvmpfm_vcpu_work(struct work_struct *work);
+void kvmpfm_vcpu_task_work(struct callback_head *head);
 void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu);
 void kvmpfm_vcpu_irq_work(struct irq_work *work);
 

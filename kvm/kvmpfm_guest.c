@@ -2,11 +2,11 @@
 /*
  * Guest memory, time and timers for the engine.
  *
- * Sampling buffers: the engine writes samples from the deferred overflow
- * work, which may run on any host thread, so kvm_write_guest() (which
- * needs the VM process's mm) cannot be used. Instead each registered page
- * is pinned when the guest registers it (DOORBELL runs in the vCPU
- * thread, in the VM's mm) and written through the kernel mapping.
+ * Sampling buffers: the engine writes samples from the vCPU thread's
+ * deferred overflow work, and from DOORBELL of any vCPU, for any vCPU's
+ * context. Each registered page is pinned when the guest registers it
+ * (DOORBELL runs in the vCPU thread, in the VM's mm) and written through
+ * the kernel mapping: no fault, no sleep per sample.
  */
 #include <linux/mm.h>
 #include <linux/highmem.h>
@@ -155,15 +155,16 @@ void kvmpfm_timer_arm(void *be, u32 vcpu, u64 delta_ns)
 {
 	struct kvmpfm_vm *vm = to_vm(be);
 
+	/* pinned: armed from the vCPU thread, it fires on the vCPU's CPU */
 	hrtimer_start(&vm->vcpus[vcpu].timer, ns_to_ktime(delta_ns),
-		      HRTIMER_MODE_REL);
+		      HRTIMER_MODE_REL_PINNED);
 }
 
 void kvmpfm_timer_cancel(void *be, u32 vcpu)
 {
 	struct kvmpfm_vm *vm = to_vm(be);
 
-	/* a callback already running only queues work, which rechecks */
+	/* a callback already running only defers work, which rechecks */
 	hrtimer_try_to_cancel(&vm->vcpus[vcpu].timer);
 }
 

@@ -16,6 +16,8 @@
 #include "kvmpfm.h"
 
 atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned, kvmpfm_nr_vms;
+atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
+	kvmpfm_total_remote_ops;
 
 void *kvmpfm_zalloc(size_t size)
 {
@@ -73,13 +75,17 @@ static long module_stats(void __user *argp)
 		.perf_events = atomic64_read(&kvmpfm_nr_events),
 		.pinned_pages = atomic64_read(&kvmpfm_nr_pinned),
 		.vms = atomic64_read(&kvmpfm_nr_vms),
+		.overflows = atomic64_read(&kvmpfm_total_overflows),
+		.deferred_runs = atomic64_read(&kvmpfm_total_deferred_runs),
+		.remote_counter_ops = atomic64_read(&kvmpfm_total_remote_ops),
 	};
 
 	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
 }
 
-static long bind_vm(struct kvmpfm_file *f, void __user *argp)
+static long bind_vm(struct file *file, void __user *argp)
 {
+	struct kvmpfm_file *f = file->private_data;
 	struct kvmpfm_vm *vm;
 	long ret = 0;
 
@@ -88,7 +94,7 @@ static long bind_vm(struct kvmpfm_file *f, void __user *argp)
 		ret = -EBUSY;
 		goto out;
 	}
-	vm = kvmpfm_vm_bind(argp);
+	vm = kvmpfm_vm_bind(file, argp);
 	if (IS_ERR(vm))
 		ret = PTR_ERR(vm);
 	else	/* publish a fully built VM to lock-free readers below */
@@ -109,7 +115,7 @@ static long kvmpfm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KVMPFM_GET_MODULE_STATS:
 		return module_stats((void __user *)arg);
 	case KVMPFM_BIND_VM:
-		return bind_vm(f, (void __user *)arg);
+		return bind_vm(file, (void __user *)arg);
 	}
 	/* pairs with bind_vm(): a non-NULL vm is fully built */
 	vm = smp_load_acquire(&f->vm);

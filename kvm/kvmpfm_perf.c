@@ -293,12 +293,28 @@ static u64 poll_read(struct kvmpfm_counter *kc)
 	return 0;
 }
 
+/*
+ * Counter operations from outside the vCPU thread (DOORBELL of another
+ * vCPU, teardown) reach an event that may be active on another CPU: perf
+ * then makes a cross-CPU call, which takes that vCPU out of the guest.
+ * Counted, so that the per-sample path can be shown to make none.
+ */
+static bool remote_op(struct kvmpfm_counter *kc)
+{
+	if (kc->vcpu->task == current)
+		return false;
+	kc->vcpu->vm->remote_counter_ops++;
+	return true;
+}
+
 /* perf's 64-bit count (or the polled value) and its times */
 static u64 raw_read(struct kvmpfm_counter *kc, u64 *enabled, u64 *running)
 {
 	u64 en = 0, run = 0, raw;
 
 	if (kc->event) {
+		/* from the vCPU thread, perf reads it on this CPU */
+		remote_op(kc);
 		raw = perf_event_read_value(kc->event, &en, &run);
 	} else {
 		raw = kc->poll_acc;
@@ -320,6 +336,8 @@ static void period_arm(struct kvmpfm_counter *kc, u64 raw)
 		return;
 	if (is_hw(&kc->event->attr) && period > MAX_HW_PERIOD)
 		period = MAX_HW_PERIOD;
+	/* from the vCPU thread, perf changes it on this CPU */
+	remote_op(kc);
 	perf_event_period(kc->event, period ? period : 1);
 }
 
@@ -431,6 +449,7 @@ static void kvmpfm_counter_enable(void *be, struct pfm_counter *c)
 	struct kvmpfm_counter *kc = c->priv;
 
 	if (kc->event) {
+		remote_op(kc);
 		perf_event_enable(kc->event);
 	} else if (!kc->poll_enabled) {
 		kc->poll_start = poll_read(kc);
@@ -443,6 +462,7 @@ static void kvmpfm_counter_disable(void *be, struct pfm_counter *c)
 	struct kvmpfm_counter *kc = c->priv;
 
 	if (kc->event) {
+		remote_op(kc);
 		perf_event_disable(kc->event);
 	} else if (kc->poll_enabled) {
 		kc->poll_acc += poll_read(kc) - kc->poll_start;
@@ -540,22 +560,48 @@ void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu)
 	vm->notify_vcpu = notify_vcpu;
 }
 
-void kvmpfm_vcpu_work(struct work_struct *work)
+/*
+ * In the vCPU thread, before it enters the guest again (or returns to
+ * user mode): deliver what its interrupts and timer left pending. The
+ * file reference taken when this was queued keeps the VM alive.
+ */
+void kvmpfm_vcpu_task_work(struct callback_head *head)
 {
-	struct kvmpfm_vcpu *vcpu = container_of(work, struct kvmpfm_vcpu, work);
+	struct kvmpfm_vcpu *vcpu = container_of(head, struct kvmpfm_vcpu,
+						task_work);
 	struct kvmpfm_vm *vm = vcpu->vm;
+	struct file *file = vm->file;
 
+	/* before the delivery: a wrap during it queues the work again */
+	atomic_set(&vcpu->task_work_queued, 0);
 	mutex_lock(&vm->lock);
-	if (!vm->dying && vm->engine)
+	if (!vm->dying && vm->engine) {
+		vm->deferred_runs++;
 		kvmpfm_vcpu_sync(vcpu);
+	}
 	mutex_unlock(&vm->lock);
+	fput(file);
 }
 
-/* from NMI or IRQ context: get to process context, where the engine runs */
+/*
+ * From NMI or IRQ context, on the CPU that found the overflow or timer:
+ * hand the rest to the vCPU thread (see kvmpfm.h). The file reference
+ * fails only while the binding is being released, which syncs this
+ * irq_work and delivers nothing more.
+ */
 void kvmpfm_vcpu_irq_work(struct irq_work *work)
 {
 	struct kvmpfm_vcpu *vcpu = container_of(work, struct kvmpfm_vcpu,
 						irq_work);
+	struct file *file = vcpu->vm->file;
 
-	queue_work(system_unbound_wq, &vcpu->work);
+	if (atomic_xchg(&vcpu->task_work_queued, 1))
+		return;
+	if (!get_file_rcu(file))
+		return;
+	if (task_work_add(vcpu->task, &vcpu->task_work, TWA_RESUME)) {
+		/* the vCPU thread is exiting: it will not enter the guest */
+		atomic_set(&vcpu->task_work_queued, 0);
+		fput(file);
+	}
 }

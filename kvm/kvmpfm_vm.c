@@ -92,16 +92,16 @@ static void vcpu_init(struct kvmpfm_vm *vm, u32 index)
 	vcpu->vm = vm;
 	vcpu->index = index;
 	init_irq_work(&vcpu->irq_work, kvmpfm_vcpu_irq_work);
-	INIT_WORK(&vcpu->work, kvmpfm_vcpu_work);
-	hrtimer_init(&vcpu->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	init_task_work(&vcpu->task_work, kvmpfm_vcpu_task_work);
+	hrtimer_init(&vcpu->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
 	vcpu->timer.function = kvmpfm_timer_fn;
 }
 
 static void vcpu_destroy(struct kvmpfm_vcpu *vcpu)
 {
+	/* no task work is queued: each holds a reference on our file */
 	hrtimer_cancel(&vcpu->timer);
 	irq_work_sync(&vcpu->irq_work);
-	cancel_work_sync(&vcpu->work);
 	if (vcpu->eventfd)
 		eventfd_ctx_put(vcpu->eventfd);
 	if (vcpu->task)
@@ -111,16 +111,23 @@ static void vcpu_destroy(struct kvmpfm_vcpu *vcpu)
 
 void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 {
+	struct pfm_engine_stats st;
 	u32 i;
 
 	mutex_lock(&vm->lock);
 	vm->dying = true;
+	if (vm->engine) {
+		pfm_engine_stats(vm->engine, &st);
+		kvmpfm_account(&kvmpfm_total_overflows, st.overflows);
+	}
 	pfm_engine_destroy(vm->engine);
 	vm->engine = NULL;
 	mutex_unlock(&vm->lock);
 
 	for (i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);
+	kvmpfm_account(&kvmpfm_total_deferred_runs, vm->deferred_runs);
+	kvmpfm_account(&kvmpfm_total_remote_ops, vm->remote_counter_ops);
 	kvmpfm_guest_unpin_all(vm);
 	xa_destroy(&vm->pinned);
 	kvmpfm_tracepoints_put(vm);
@@ -132,7 +139,7 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 	kvmpfm_account(&kvmpfm_nr_vms, -1);
 }
 
-struct kvmpfm_vm *kvmpfm_vm_bind(void __user *argp)
+struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp)
 {
 	struct pfm_engine_cfg cfg;
 	struct kvmpfm_bind_vm b;
@@ -162,6 +169,7 @@ struct kvmpfm_vm *kvmpfm_vm_bind(void __user *argp)
 	}
 	kvmpfm_account(&kvmpfm_nr_vms, 1);
 	mutex_init(&vm->lock);
+	vm->file = file;
 	xa_init(&vm->pinned);
 	vm->kvm = kvm;
 	vm->nr_vcpus = b.nr_vcpus;
@@ -367,6 +375,8 @@ static int get_stats(struct kvmpfm_vm *vm, void __user *argp)
 	out.set_switches = st.set_switches;
 	out.doorbells = vm->doorbells;
 	out.notifications = vm->notifications;
+	out.deferred_runs = vm->deferred_runs;
+	out.remote_counter_ops = vm->remote_counter_ops;
 	return copy_to_user(argp, &out, sizeof(out)) ? -EFAULT : 0;
 }
 

@@ -98,16 +98,23 @@ struct kvmpfm_vm_stats {
 	__u64 set_switches;
 	__u64 doorbells;	/* DOORBELL ioctls served */
 	__u64 notifications;	/* eventfd signals */
-	__u64 reserved[4];
+	/* where the host spent work for the guest (see kvm/kvmpfm.h) */
+	__u64 deferred_runs;	/* overflow/timer work run by vCPU threads */
+	__u64 remote_counter_ops; /* counter ops from outside their vCPU */
+	__u64 reserved[2];
 };
 
-/* module-wide, for leak checks: all zero once no VM is bound */
+/* module-wide: the live counts are all zero once no VM is bound */
 struct kvmpfm_module_stats {
 	__s64 allocations;	/* live kmalloc'ed objects */
 	__s64 perf_events;	/* live host perf events */
 	__s64 pinned_pages;	/* guest pages pinned for sampling */
 	__s64 vms;		/* bound VMs */
-	__u64 reserved[4];
+	/* summed over the VMs released since the module was loaded */
+	__u64 overflows;
+	__u64 deferred_runs;
+	__u64 remote_counter_ops;
+	__u64 reserved[1];
 };
 
 #define KVMPFM_IO		0xb7

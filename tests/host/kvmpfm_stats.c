@@ -2,7 +2,8 @@
 /*
  * kvmpfm-stats: KVMPFM_GET_MODULE_STATS, for leak checks.
  *
- *   kvmpfm-stats            print the module-wide counters
+ *   kvmpfm-stats            print the module-wide counters: what it holds
+ *                           now, and the work of the VMs released so far
  *   kvmpfm-stats --zero     check that the module holds nothing (no
  *                           allocation, perf event, pinned page or VM left;
  *                           the reader's own open file excepted, see
@@ -36,8 +37,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("allocations=%" PRId64 " perf_events=%" PRId64
-	       " pinned_pages=%" PRId64 " vms=%" PRId64 "\n",
+	       " pinned_pages=%" PRId64 " vms=%" PRId64 " overflows=%" PRIu64
+	       " deferred_runs=%" PRIu64 " remote_counter_ops=%" PRIu64 "\n",
 	       (int64_t)st.allocations, (int64_t)st.perf_events,
-	       (int64_t)st.pinned_pages, (int64_t)st.vms);
+	       (int64_t)st.pinned_pages, (int64_t)st.vms,
+	       (uint64_t)st.overflows, (uint64_t)st.deferred_runs,
+	       (uint64_t)st.remote_counter_ops);
 	return 0;
 }

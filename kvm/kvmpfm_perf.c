@@ -595,7 +595,7 @@ void kvmpfm_vcpu_irq_work(struct irq_work *work)
 						irq_work);
 	struct file *file = vcpu->vm->file;
 
-	if (atomic_xchg(&vcpu->task_work_queued, 1))
+	if (!vcpu->task || atomic_xchg(&vcpu->task_work_queued, 1))
 		return;
 	if (!get_file_rcu(file))
 		return;

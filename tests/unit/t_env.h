@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Unit test environment: one engine on one simulated PMU, and helpers that
- * build command blocks and run them through pfm_engine_exec(), the single
- * entry point the guest uses. Nothing here calls engine internals.
+ * Unit test environment: one engine on one simulated PMU. The guest's calls
+ * are the command blocks of tests/common/cmdblock.h on t->cb, which runs
+ * them through pfm_engine_exec(), the single entry point the guest uses,
+ * from t->vcpu with t->tid/tgid of that vCPU. Nothing here calls engine
+ * internals.
  */
 #ifndef _T_ENV_H
 #define _T_ENV_H
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tests/common/cmdblock.h"
 #include "tests/sim/pfm_sim.h"
 
 /* guest RAM of every test VM */
@@ -59,7 +62,7 @@ struct t_env {
 	u32 vcpu;			/* the vCPU issuing commands */
 	u32 tid[SIM_MAX_VCPUS];		/* guest thread running on each vCPU */
 	u32 tgid[SIM_MAX_VCPUS];
-	struct pvpfm_cmd_hdr hdr;	/* header of the last command, after */
+	struct cb_caller cb;		/* the calls; cb.hdr: the last header */
 	int exec_ret;			/* pfm_engine_exec's return */
 	u64 block[PVPFM_CMD_BLOCK_SIZE / 8];
 };
@@ -74,36 +77,9 @@ void t_env_free(struct t_env *t);
 int t_setup(void **state);
 int t_teardown(void **state);
 
-/*
- * Run one command from t->vcpu with t->tid/tgid of that vCPU: header +
- * @arg_size bytes of @arg; the argument comes back into @arg. Returns the
- * header's status; t->hdr holds the whole header.
- */
-int t_cmd(struct t_env *t, u16 cmd, u32 ctx_id, u32 count, void *arg,
-	  u32 arg_size);
-
-/* the calls */
-int t_create(struct t_env *t, u32 flags);	/* ctx id, or -errno */
+/* create, as cb_create/cb_create_smpl: the new context's id, or -errno */
+int t_create(struct t_env *t, u32 flags);
 int t_create_smpl(struct t_env *t, u32 flags, u64 buf_size);
-int t_write_pmcs(struct t_env *t, u32 ctx, pfarg_pmc_t *v, u32 n);
-int t_write_pmds(struct t_env *t, u32 ctx, pfarg_pmd_t *v, u32 n);
-int t_read_pmds(struct t_env *t, u32 ctx, pfarg_pmd_t *v, u32 n);
-int t_load(struct t_env *t, u32 ctx, u32 pid, u16 set, u32 flags, u32 tgid);
-int t_start(struct t_env *t, u32 ctx);			/* no argument */
-int t_start_set(struct t_env *t, u32 ctx, u16 set);
-int t_stop(struct t_env *t, u32 ctx);
-int t_restart(struct t_env *t, u32 ctx);
-int t_create_sets(struct t_env *t, u32 ctx, pfarg_setdesc_t *v, u32 n);
-int t_getinfo(struct t_env *t, u32 ctx, pfarg_setinfo_t *v, u32 n);
-int t_delete_sets(struct t_env *t, u32 ctx, pfarg_setdesc_t *v, u32 n);
-int t_unload(struct t_env *t, u32 ctx);			/* no argument */
-int t_unload_flags(struct t_env *t, u32 ctx, u32 flags);
-int t_destroy(struct t_env *t, u32 ctx);
-int t_switch(struct t_env *t, u32 out, u32 in, u32 in_tid, u32 in_tgid);
-int t_smpl_register(struct t_env *t, u32 ctx, u32 first, u32 n,
-		    const u64 *gpa);
-int t_read_msg(struct t_env *t, u32 ctx, pfarg_msg_t *msg);
-int t_pmu_info(struct t_env *t, struct pvpfm_pmu_info *info);
 
 /* shorthands that assert success */
 u32 t_ctx(struct t_env *t, u32 flags);		/* create */

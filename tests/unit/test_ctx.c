@@ -58,12 +58,12 @@ static void test_create_unknown_format(void **state)
 
 	memset(&a, 0, sizeof(a));
 	strcpy(a.smpl_name, "nosuchfmt");
-	assert_int_equal(t_cmd(t, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a)),
-			 -EINVAL);
+	assert_int_equal(cb_cmd(&t->cb, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a,
+				sizeof(a)), -EINVAL);
 	memset(&a, 0, sizeof(a));
 	strcpy(a.smpl_name, "defaul");
-	assert_int_equal(t_cmd(t, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a)),
-			 -EINVAL);
+	assert_int_equal(cb_cmd(&t->cb, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a,
+				sizeof(a)), -EINVAL);
 	assert_int_equal(t_stats(t).contexts, 0);
 }
 
@@ -73,12 +73,12 @@ static void test_destroy_then_ebadf(void **state)
 	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t pmd;
 
-	assert_int_equal(t_destroy(t, ctx), 0);
+	assert_int_equal(cb_destroy(&t->cb, ctx), 0);
 	assert_int_equal(t_stats(t).contexts, 0);
-	assert_int_equal(t_destroy(t, ctx), -EBADF);
-	assert_int_equal(t_start(t, ctx), -EBADF);
+	assert_int_equal(cb_destroy(&t->cb, ctx), -EBADF);
+	assert_int_equal(cb_start(&t->cb, ctx), -EBADF);
 	memset(&pmd, 0, sizeof(pmd));
-	assert_int_equal(t_read_pmds(t, ctx, &pmd, 1), -EBADF);
+	assert_int_equal(cb_read_pmds(&t->cb, ctx, &pmd, 1), -EBADF);
 }
 
 static void test_unknown_ctx_ebadf(void **state)
@@ -86,10 +86,10 @@ static void test_unknown_ctx_ebadf(void **state)
 	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 
-	assert_int_equal(t_stop(t, 0), -EBADF);
-	assert_int_equal(t_stop(t, ctx + 100), -EBADF);
-	assert_int_equal(t_load(t, 0xffffffff, t->tid[0], 0, PVPFM_LOAD_SELF,
-				t->tgid[0]), -EBADF);
+	assert_int_equal(cb_stop(&t->cb, 0), -EBADF);
+	assert_int_equal(cb_stop(&t->cb, ctx + 100), -EBADF);
+	assert_int_equal(cb_load(&t->cb, 0xffffffff, t->tid[0], 0,
+				 PVPFM_LOAD_SELF, t->tgid[0]), -EBADF);
 }
 
 static void test_calls_on_unloaded_einval(void **state)
@@ -97,12 +97,13 @@ static void test_calls_on_unloaded_einval(void **state)
 	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 
-	assert_int_equal(t_start(t, ctx), -EINVAL);
-	assert_int_equal(t_start_set(t, ctx, 0), -EINVAL);
-	assert_int_equal(t_stop(t, ctx), -EINVAL);
-	assert_int_equal(t_restart(t, ctx), -EINVAL);
-	assert_int_equal(t_unload(t, ctx), -EINVAL);
-	assert_int_equal(t_unload_flags(t, ctx, PVPFM_UNLOAD_TASK_EXIT), -EINVAL);
+	assert_int_equal(cb_start(&t->cb, ctx), -EINVAL);
+	assert_int_equal(cb_start_set(&t->cb, ctx, 0), -EINVAL);
+	assert_int_equal(cb_stop(&t->cb, ctx), -EINVAL);
+	assert_int_equal(cb_restart(&t->cb, ctx), -EINVAL);
+	assert_int_equal(cb_unload(&t->cb, ctx), -EINVAL);
+	assert_int_equal(cb_unload_flags(&t->cb, ctx, PVPFM_UNLOAD_TASK_EXIT),
+			 -EINVAL);
 	assert_int_equal(t_stats(t).loaded, 0);
 }
 
@@ -112,9 +113,9 @@ static void test_load_twice_ebusy(void **state)
 	u32 ctx = t_ctx(t, 0);
 
 	t_load_self(t, ctx);
-	assert_int_equal(t_load(t, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
-				t->tgid[0]), -EBUSY);
-	assert_int_equal(t_load(t, ctx, 4242, 0, 0, 1), -EBUSY);
+	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
+				 t->tgid[0]), -EBUSY);
+	assert_int_equal(cb_load(&t->cb, ctx, 4242, 0, 0, 1), -EBUSY);
 	assert_int_equal(t_stats(t).loaded, 1);
 }
 
@@ -124,13 +125,13 @@ static void test_load_bad_args(void **state)
 	u32 ctx = t_ctx(t, 0);
 
 	/* no such set */
-	assert_int_equal(t_load(t, ctx, t->tid[0], 3, PVPFM_LOAD_SELF,
-				t->tgid[0]), -EINVAL);
+	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 3, PVPFM_LOAD_SELF,
+				 t->tgid[0]), -EINVAL);
 	/* unknown load flags (reserved: must be zero) */
-	assert_int_equal(t_load(t, ctx, t->tid[0], 0, 0x80, t->tgid[0]),
+	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 0, 0x80, t->tgid[0]),
 			 -EINVAL);
 	assert_int_equal(t_stats(t).loaded, 0);
-	assert_int_equal(t_start(t, ctx), -EINVAL);
+	assert_int_equal(cb_start(&t->cb, ctx), -EINVAL);
 }
 
 /* reg_value is where counting starts; stop freezes; start resumes */
@@ -143,18 +144,18 @@ static void test_count_start_stop(void **state)
 	t_load_self(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 30);	/* loaded, not started */
 	assert_int_equal(t_read(t, ctx, 0, 0), 100);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 50);
 	assert_int_equal(t_read(t, ctx, 0, 0), 150);
-	assert_int_equal(t_stop(t, ctx), 0);
+	assert_int_equal(cb_stop(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 20);
 	assert_int_equal(t_read(t, ctx, 0, 0), 150);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t_read(t, ctx, 0, 0), 160);
 	/* stop twice is harmless */
-	assert_int_equal(t_stop(t, ctx), 0);
-	assert_int_equal(t_stop(t, ctx), 0);
+	assert_int_equal(cb_stop(&t->cb, ctx), 0);
+	assert_int_equal(cb_stop(&t->cb, ctx), 0);
 	assert_int_equal(t_read(t, ctx, 0, 0), 160);
 }
 
@@ -166,16 +167,16 @@ static void test_unload_keeps_value(void **state)
 
 	count_a(t, ctx, 0);
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 77);
-	assert_int_equal(t_unload(t, ctx), 0);
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
 	assert_int_equal(t->sim->nr_open, 0);
 	assert_int_equal(t_stats(t).loaded, 0);
 	sim_events(t->sim, 0, KEY_A, 5);
 	assert_int_equal(t_read(t, ctx, 0, 0), 77);
 	/* load again: counting continues from the kept value */
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 3);
 	assert_int_equal(t_read(t, ctx, 0, 0), 80);
 }
@@ -188,7 +189,7 @@ static void test_counts_own_vcpu_only(void **state)
 
 	count_a(t, ctx, 0);
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 1, KEY_A, 1000);
 	sim_events(t->sim, 0, KEY_B, 1000);
 	sim_events(t->sim, 0, KEY_A, 12);
@@ -203,7 +204,7 @@ static void test_write_pmd_live(void **state)
 
 	count_a(t, ctx, 0);
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 40);
 	t_pmd(t, ctx, 0, 0, 5);
 	assert_int_equal(t_read(t, ctx, 0, 0), 5);
@@ -224,9 +225,9 @@ static void test_destroy_loaded_cleans_up(void **state)
 	count_a(t, ctx, 0);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 5000);
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	assert_true(t->sim->nr_open > 0);
-	assert_int_equal(t_destroy(t, ctx), 0);
+	assert_int_equal(cb_destroy(&t->cb, ctx), 0);
 	assert_int_equal(t->sim->nr_open, 0);
 	assert_int_equal(t_stats(t).contexts, 0);
 	assert_int_equal(t_stats(t).loaded, 0);
@@ -241,12 +242,12 @@ static void test_one_context_per_thread(void **state)
 	struct t_env *t = T_ENV(state);
 	u32 a = t_ctx(t, 0), b = t_ctx(t, 0);
 
-	assert_int_equal(t_load(t, a, 500, 0, 0, 50), 0);
-	assert_int_equal(t_load(t, b, 500, 0, 0, 50), -EBUSY);
-	assert_int_equal(t_load(t, b, 501, 0, 0, 50), 0);
-	assert_int_equal(t_unload(t, b), 0);
-	assert_int_equal(t_unload(t, a), 0);
-	assert_int_equal(t_load(t, b, 500, 0, 0, 50), 0);
+	assert_int_equal(cb_load(&t->cb, a, 500, 0, 0, 50), 0);
+	assert_int_equal(cb_load(&t->cb, b, 500, 0, 0, 50), -EBUSY);
+	assert_int_equal(cb_load(&t->cb, b, 501, 0, 0, 50), 0);
+	assert_int_equal(cb_unload(&t->cb, b), 0);
+	assert_int_equal(cb_unload(&t->cb, a), 0);
+	assert_int_equal(cb_load(&t->cb, b, 500, 0, 0, 50), 0);
 }
 
 /* system-wide: loaded on the calling CPU (load_pid = that CPU) */
@@ -257,17 +258,17 @@ static void test_syswide_on_calling_vcpu(void **state)
 
 	count_a(t, ctx, 0);
 	t->vcpu = 0;
-	assert_int_equal(t_load(t, ctx, 1, 0, 0, 0), -EINVAL);
+	assert_int_equal(cb_load(&t->cb, ctx, 1, 0, 0, 0), -EINVAL);
 	assert_int_equal(t_stats(t).loaded, 0);
 	t->vcpu = 1;
-	assert_int_equal(t_load(t, ctx, 1, 0, 0, 0), 0);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_load(&t->cb, ctx, 1, 0, 0, 0), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 1000);
 	sim_events(t->sim, 1, KEY_A, 33);
 	/* any vCPU may issue the other calls */
 	t->vcpu = 0;
 	assert_int_equal(t_read(t, ctx, 0, 0), 33);
-	assert_int_equal(t_stop(t, ctx), 0);
+	assert_int_equal(cb_stop(&t->cb, ctx), 0);
 	sim_events(t->sim, 1, KEY_A, 5);
 	assert_int_equal(t_read(t, ctx, 0, 0), 33);
 }
@@ -280,10 +281,10 @@ static void test_syswide_one_per_vcpu(void **state)
 
 	t->vcpu = 0;
 	t_load_sys(t, a);
-	assert_int_equal(t_load(t, b, 0, 0, 0, 0), -EBUSY);
+	assert_int_equal(cb_load(&t->cb, b, 0, 0, 0, 0), -EBUSY);
 	t->vcpu = 1;
 	t_load_sys(t, b);
-	assert_int_equal(t_load(t, c, 1, 0, 0, 0), -EBUSY);
+	assert_int_equal(cb_load(&t->cb, c, 1, 0, 0, 0), -EBUSY);
 	assert_int_equal(t_stats(t).loaded, 2);
 }
 
@@ -295,14 +296,14 @@ static void test_thread_syswide_exclusive(void **state)
 
 	t_load_sys(t, sys);
 	t->vcpu = 1;
-	assert_int_equal(t_load(t, thr, t->tid[1], 0, PVPFM_LOAD_SELF,
-				t->tgid[1]), -EBUSY);
-	assert_int_equal(t_load(t, thr, 777, 0, 0, 7), -EBUSY);
+	assert_int_equal(cb_load(&t->cb, thr, t->tid[1], 0, PVPFM_LOAD_SELF,
+				 t->tgid[1]), -EBUSY);
+	assert_int_equal(cb_load(&t->cb, thr, 777, 0, 0, 7), -EBUSY);
 	t->vcpu = 0;
-	assert_int_equal(t_unload(t, sys), 0);
-	assert_int_equal(t_load(t, thr, 777, 0, 0, 7), 0);
+	assert_int_equal(cb_unload(&t->cb, sys), 0);
+	assert_int_equal(cb_load(&t->cb, thr, 777, 0, 0, 7), 0);
 	t->vcpu = 1;
-	assert_int_equal(t_load(t, sys, 1, 0, 0, 0), -EBUSY);
+	assert_int_equal(cb_load(&t->cb, sys, 1, 0, 0, 0), -EBUSY);
 	assert_int_equal(t_stats(t).loaded, 1);
 }
 
@@ -313,31 +314,31 @@ static void test_switch_in_out(void **state)
 	u32 ctx = t_ctx(t, 0);
 
 	count_a(t, ctx, 0);
-	assert_int_equal(t_load(t, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 100);	/* thread 500 not running */
 	assert_int_equal(t_read(t, ctx, 0, 0), 0);
 	assert_int_equal(t->sim->nr_open, 0);
 
 	t->vcpu = 0;
-	assert_int_equal(t_switch(t, 0, ctx, 500, 50), 0);
+	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
 	sim_events(t->sim, 1, KEY_A, 1000);
 	assert_int_equal(t_read(t, ctx, 0, 0), 10);
 
-	assert_int_equal(t_switch(t, ctx, 0, 0, 0), 0);
+	assert_int_equal(cb_switch(&t->cb, ctx, 0, 0, 0), 0);
 	assert_int_equal(t->sim->nr_open, 0);
 	sim_events(t->sim, 0, KEY_A, 1000);
 	assert_int_equal(t_read(t, ctx, 0, 0), 10);
 
 	/* the thread now runs on vCPU 1 */
 	t->vcpu = 1;
-	assert_int_equal(t_switch(t, 0, ctx, 500, 50), 0);
+	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	sim_events(t->sim, 1, KEY_A, 4);
 	sim_events(t->sim, 0, KEY_A, 1000);
 	assert_int_equal(t_read(t, ctx, 0, 0), 14);
 	/* a switch both ways: out of this one, into itself again */
-	assert_int_equal(t_switch(t, ctx, ctx, 500, 50), 0);
+	assert_int_equal(cb_switch(&t->cb, ctx, ctx, 500, 50), 0);
 	sim_events(t->sim, 1, KEY_A, 1);
 	assert_int_equal(t_read(t, ctx, 0, 0), 15);
 }
@@ -350,13 +351,13 @@ static void test_switch_moves_vcpu(void **state)
 	struct sim_counter *sc;
 
 	count_a(t, ctx, 0);
-	assert_int_equal(t_load(t, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	t->vcpu = 0;
-	assert_int_equal(t_switch(t, 0, ctx, 500, 50), 0);
+	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	sim_events(t->sim, 0, KEY_A, 6);
 	t->vcpu = 1;
-	assert_int_equal(t_switch(t, 0, ctx, 500, 50), 0);
+	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	assert_null(sim_counter_find(t->sim, 0, 0));
 	sc = sim_counter_find(t->sim, 1, 0);
 	assert_non_null(sc);
@@ -369,10 +370,10 @@ static void test_switch_moves_vcpu(void **state)
 		u32 other = t_ctx(t, 0);
 
 		count_a(t, other, 0);
-		assert_int_equal(t_load(t, other, 600, 0, 0, 60), 0);
-		assert_int_equal(t_start(t, other), 0);
+		assert_int_equal(cb_load(&t->cb, other, 600, 0, 0, 60), 0);
+		assert_int_equal(cb_start(&t->cb, other), 0);
 		t->vcpu = 0;
-		assert_int_equal(t_switch(t, 0, other, 600, 60), 0);
+		assert_int_equal(cb_switch(&t->cb, 0, other, 600, 60), 0);
 		sim_events(t->sim, 0, KEY_A, 2);
 		assert_int_equal(t_read(t, other, 0, 0), 2);
 		assert_int_equal(t_read(t, ctx, 0, 0), 9);
@@ -385,30 +386,30 @@ static void test_switch_errors(void **state)
 	u32 a = t_ctx(t, 0), b = t_ctx(t, 0), unl = t_ctx(t, 0);
 	u32 sys = t_ctx(t, PFM_FL_SYSTEM_WIDE);
 
-	assert_int_equal(t_load(t, a, 500, 0, 0, 50), 0);
-	assert_int_equal(t_load(t, b, 501, 0, 0, 50), 0);
+	assert_int_equal(cb_load(&t->cb, a, 500, 0, 0, 50), 0);
+	assert_int_equal(cb_load(&t->cb, b, 501, 0, 0, 50), 0);
 	t->vcpu = 0;
 	/* out: a is not in on vCPU 0 */
-	assert_int_equal(t_switch(t, a, 0, 0, 0), -EINVAL);
+	assert_int_equal(cb_switch(&t->cb, a, 0, 0, 0), -EINVAL);
 	/* in: an unloaded context */
-	assert_int_equal(t_switch(t, 0, unl, 502, 50), -EINVAL);
+	assert_int_equal(cb_switch(&t->cb, 0, unl, 502, 50), -EINVAL);
 	/* unknown contexts */
-	assert_int_equal(t_switch(t, 0, 9999, 1, 1), -EBADF);
-	assert_int_equal(t_switch(t, 9999, 0, 0, 0), -EBADF);
-	assert_int_equal(t_switch(t, 0, a, 500, 50), 0);
+	assert_int_equal(cb_switch(&t->cb, 0, 9999, 1, 1), -EBADF);
+	assert_int_equal(cb_switch(&t->cb, 9999, 0, 0, 0), -EBADF);
+	assert_int_equal(cb_switch(&t->cb, 0, a, 500, 50), 0);
 	/* in while another thread's context is in, not switched out */
-	assert_int_equal(t_switch(t, 0, b, 501, 50), -EBUSY);
-	assert_int_equal(t_switch(t, a, b, 501, 50), 0);
+	assert_int_equal(cb_switch(&t->cb, 0, b, 501, 50), -EBUSY);
+	assert_int_equal(cb_switch(&t->cb, a, b, 501, 50), 0);
 	/* out: a is no longer in */
-	assert_int_equal(t_switch(t, a, 0, 0, 0), -EINVAL);
-	assert_int_equal(t_switch(t, b, 0, 0, 0), 0);
+	assert_int_equal(cb_switch(&t->cb, a, 0, 0, 0), -EINVAL);
+	assert_int_equal(cb_switch(&t->cb, b, 0, 0, 0), 0);
 	/* system-wide contexts do not follow threads */
-	assert_int_equal(t_unload(t, a), 0);
-	assert_int_equal(t_unload(t, b), 0);
+	assert_int_equal(cb_unload(&t->cb, a), 0);
+	assert_int_equal(cb_unload(&t->cb, b), 0);
 	t_load_sys(t, sys);
-	assert_int_equal(t_switch(t, sys, 0, 0, 0), -EINVAL);
+	assert_int_equal(cb_switch(&t->cb, sys, 0, 0, 0), -EINVAL);
 	t->vcpu = 1;
-	assert_int_equal(t_switch(t, 0, sys, 1, 1), -EINVAL);
+	assert_int_equal(cb_switch(&t->cb, 0, sys, 1, 1), -EINVAL);
 }
 
 /*
@@ -425,11 +426,11 @@ static void test_switch_in_open_fails_not_silent(void **state)
 	u64 v;
 
 	count_a(t, ctx, 0);
-	assert_int_equal(t_load(t, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	t->vcpu = 0;
 	t->sim->fail_open_in = 1;
-	(void)t_switch(t, 0, ctx, 500, 50);
+	(void)cb_switch(&t->cb, 0, ctx, 500, 50);
 	t->sim->fail_open_in = 0;
 	sim_set_rate(t->sim, KEY_A, 1000);
 	sim_run(t->sim, 10000);
@@ -450,9 +451,9 @@ static void test_load_and_start_set(void **state)
 	t_set(t, ctx, 2, 0, 0);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 2, 0, T_EVTSEL(EV_B));
-	assert_int_equal(t_load(t, ctx, t->tid[0], 2, PVPFM_LOAD_SELF,
-				t->tgid[0]), 0);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 2, PVPFM_LOAD_SELF,
+				 t->tgid[0]), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
 	sim_events(t->sim, 0, KEY_B, 20);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0);
@@ -462,7 +463,7 @@ static void test_load_and_start_set(void **state)
 	t_info(t, ctx, 2, &info);
 	assert_int_equal(info.set_runs, 1);
 
-	assert_int_equal(t_start_set(t, ctx, 0), 0);
+	assert_int_equal(cb_start_set(&t->cb, ctx, 0), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
 	sim_events(t->sim, 0, KEY_B, 20);
 	assert_int_equal(t_read(t, ctx, 0, 0), 10);
@@ -470,7 +471,7 @@ static void test_load_and_start_set(void **state)
 	t_info(t, ctx, 0, &info);
 	assert_int_equal(info.set_runs, 1);
 	/* no such set: refused, the active set stays */
-	assert_int_equal(t_start_set(t, ctx, 7), -EINVAL);
+	assert_int_equal(cb_start_set(&t->cb, ctx, 7), -EINVAL);
 	sim_events(t->sim, 0, KEY_A, 1);
 	assert_int_equal(t_read(t, ctx, 0, 0), 11);
 }
@@ -480,7 +481,7 @@ static void test_pmu_info(void **state)
 	struct t_env *t = T_ENV(state);
 	struct pvpfm_pmu_info info;
 
-	assert_int_equal(t_pmu_info(t, &info), 0);
+	assert_int_equal(cb_pmu_info(&t->cb, &info), 0);
 	assert_string_equal(info.model, "amd64");
 	assert_int_equal(info.num_pmcs, 4);
 	assert_int_equal(info.num_pmds, 4 + (PVPFM_VPMD_END - PFM_FIRST_SW_PMD));
@@ -507,8 +508,9 @@ static void check_reg_desc(enum pvpfm_personality pers, u64 rsvd)
 	o.personality = pers;
 	t = t_env_new(&o);
 	memset(d, 0, sizeof(d));
-	assert_int_equal(t_cmd(t, PVPFM_CMD_REG_DESC, 0, 8, d, sizeof(d)), 0);
-	assert_int_equal(t->hdr.count, 8);
+	assert_int_equal(cb_cmd(&t->cb, PVPFM_CMD_REG_DESC, 0, 8, d,
+				sizeof(d)), 0);
+	assert_int_equal(t->cb.hdr.count, 8);
 	for (i = 0; i < 4; i++) {
 		assert_int_equal(d[i].type, PVPFM_REG_PMC);
 		assert_int_equal(d[i].num, i);
@@ -523,8 +525,9 @@ static void check_reg_desc(enum pvpfm_personality pers, u64 rsvd)
 	}
 	/* past the last register: count says how many were filled */
 	memset(d, 0, sizeof(d));
-	assert_int_equal(t_cmd(t, PVPFM_CMD_REG_DESC, 12, 8, d, sizeof(d)), 0);
-	assert_int_equal(t->hdr.count, 2);
+	assert_int_equal(cb_cmd(&t->cb, PVPFM_CMD_REG_DESC, 12, 8, d,
+				sizeof(d)), 0);
+	assert_int_equal(t->cb.hdr.count, 2);
 	assert_int_equal(d[0].num, PVPFM_VPMD_STEAL_NS);
 	assert_true(d[0].flags & PVPFM_REGF_VIRTUAL);
 	assert_int_equal(d[1].num, PVPFM_VPMD_HOST_PAGE_FAULTS);

@@ -18,7 +18,7 @@ static void pmd_prog(struct t_env *t, u32 ctx, u16 num, u64 value,
 	d.reg_value = value;
 	d.reg_short_reset = short_reset;
 	d.reg_long_reset = long_reset;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 }
 
 static u64 last_reset(struct t_env *t, u32 ctx, u16 num)
@@ -27,7 +27,7 @@ static u64 last_reset(struct t_env *t, u32 ctx, u16 num)
 
 	memset(&d, 0, sizeof(d));
 	d.reg_num = num;
-	assert_int_equal(t_read_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_read_pmds(&t->cb, ctx, &d, 1), 0);
 	return d.reg_last_reset_val;
 }
 
@@ -35,7 +35,7 @@ static void go(struct t_env *t, u32 ctx)
 {
 	t->vcpu = 0;
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 }
 
 static void test_notify_msg_and_mask(void **state)
@@ -52,14 +52,14 @@ static void test_notify_msg_and_mask(void **state)
 	t->sim->where[0].ip = 0x401234;
 
 	sim_events(t->sim, 0, KEY_A, 99);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(t->sim->notifies, 0);
 	sim_events(t->sim, 0, KEY_B, 5);
 	sim_events(t->sim, 0, KEY_A, 1);
 
 	assert_int_equal(t->sim->notifies, 1);
 	assert_int_equal(t->sim->notify_log[0], ctx);
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.type, PFM_MSG_OVFL);
 	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[0], 1);
 	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[1] |
@@ -69,7 +69,7 @@ static void test_notify_msg_and_mask(void **state)
 	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_tid, t->tid[0]);
 	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pid, t->tgid[0]);
 	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_ip, 0x401234);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 
 	/* masked: the whole context stops counting until restart */
 	v0 = t_read(t, ctx, 0, 0);
@@ -79,20 +79,20 @@ static void test_notify_msg_and_mask(void **state)
 	assert_int_equal(t_read(t, ctx, 0, 1), 5);
 	assert_int_equal(t->sim->notifies, 1);
 	/* only pfm_restart unmasks: pfm_start is refused, nothing counts */
-	assert_int_equal(t_start(t, ctx), -EBUSY);
+	assert_int_equal(cb_start(&t->cb, ctx), -EBUSY);
 	sim_events(t->sim, 0, KEY_B, 7);
 	assert_int_equal(t_read(t, ctx, 0, 1), 5);
 
 	/* restart: long reset, counting again */
-	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-200);
 	assert_int_equal(last_reset(t, ctx, 0), (u64)-200);
 	sim_events(t->sim, 0, KEY_B, 3);
 	assert_int_equal(t_read(t, ctx, 0, 1), 8);
 	sim_events(t->sim, 0, KEY_A, 199);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	sim_events(t->sim, 0, KEY_A, 1);
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.type, PFM_MSG_OVFL);
 	assert_int_equal(t->sim->notifies, 2);
 }
@@ -118,7 +118,7 @@ static void test_short_reset(void **state)
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-40);
 	assert_int_equal(t_stats(t).overflows, 2);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(t->sim->notifies, 0);
 	/* a period of 1 with short reset -1: every event overflows */
 	pmd_prog(t, ctx, 0, -1, -1, -1, 0);
@@ -142,9 +142,9 @@ static void test_simultaneous_one_msg(void **state)
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t->sim->overflow_calls, 1);
 	assert_int_equal(t->sim->notifies, 1);
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[0], 0x9);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(t_stats(t).overflows, 1);
 }
 
@@ -164,7 +164,7 @@ static void test_reset_pmds(void **state)
 	d.reg_value = d.reg_short_reset = -100;
 	d.reg_long_reset = -300;
 	d.reg_reset_pmds[0] = 1ULL << 1;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	pmd_prog(t, ctx, 1, 0, 7, 9, 0);
 	pmd_prog(t, ctx, 2, 0, 11, 13, 0);
 	go(t, ctx);
@@ -181,11 +181,11 @@ static void test_reset_pmds(void **state)
 
 	/* with a notification the resets wait for restart, then are long */
 	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	sim_events(t->sim, 0, KEY_A, 100);
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(t_read(t, ctx, 0, 1), 10);
-	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	assert_int_equal(t_read(t, ctx, 0, 1), 9);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-300);
 	assert_int_equal(t_read(t, ctx, 0, 2), 50);
@@ -199,7 +199,7 @@ static void test_restart_not_masked(void **state)
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	go(t, ctx);
-	assert_int_equal(t_restart(t, ctx), -EBUSY);
+	assert_int_equal(cb_restart(&t->cb, ctx), -EBUSY);
 	sim_events(t->sim, 0, KEY_A, 4);
 	assert_int_equal(t_read(t, ctx, 0, 0), 4);
 }
@@ -225,7 +225,7 @@ static void random_periods(u32 seed, u64 mask, u64 p, u64 *periods,
 	d.reg_value = d.reg_short_reset = d.reg_long_reset = -p;
 	d.reg_random_mask = mask;
 	d.reg_random_seed = seed;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	go(t, ctx);
 	/* the first period is the programmed one */
 	for (i = 0; i < n; i++) {
@@ -292,12 +292,12 @@ static void test_random_long_reset(void **state)
 	d.reg_long_reset = -100000;
 	d.reg_random_mask = 0x3ff;
 	d.reg_random_seed = 99;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	for (i = 0; i < 16; i++) {
-		assert_int_equal(t_read_msg(t, ctx, &m), 0);
-		assert_int_equal(t_restart(t, ctx), 0);
+		assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
+		assert_int_equal(cb_restart(&t->cb, ctx), 0);
 		lval = last_reset(t, ctx, 0);
 		assert_true(-lval >= 100000 && -lval <= 100000 + 0x3ff);
 		seen[i] = lval;
@@ -320,7 +320,7 @@ static void test_msgq_fifo_depth(void **state)
 	for (i = 0; i < PFM_MSGQ_DEPTH + 8; i++) {
 		t->sim->where[0].ip = 0x1000 + i;
 		sim_events(t->sim, 0, KEY_A, 10);
-		assert_int_equal(t_restart(t, ctx), 0);
+		assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	}
 	assert_int_equal(t_stats(t).messages, PFM_MSGQ_DEPTH);
 	assert_int_equal(t_stats(t).messages_lost, 8);
@@ -333,7 +333,7 @@ static void test_msgq_fifo_depth(void **state)
 	/* room again */
 	t->sim->where[0].ip = 0x2000;
 	sim_events(t->sim, 0, KEY_A, 10);
-	assert_int_equal(t_read_msg(t, ctx, &m[0]), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m[0]), 0);
 	assert_int_equal(m[0].pfm_ovfl_msg.msg_ovfl_ip, 0x2000);
 	assert_int_equal(t_stats(t).messages_lost, 8);
 }
@@ -351,11 +351,11 @@ static void test_no_msg_flag(void **state)
 	go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t_stats(t).overflows, 1);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(t->sim->notifies, 0);
 	sim_events(t->sim, 0, KEY_B, 10);
 	assert_int_equal(t_read(t, ctx, 0, 1), 0);
-	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-20);
 	sim_events(t->sim, 0, KEY_B, 10);
 	assert_int_equal(t_read(t, ctx, 0, 1), 10);
@@ -372,16 +372,17 @@ static void test_end_msg(void **state)
 	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
 	go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
-	assert_int_equal(t_unload_flags(t, ctx, PVPFM_UNLOAD_TASK_EXIT), 0);
+	assert_int_equal(cb_unload_flags(&t->cb, ctx, PVPFM_UNLOAD_TASK_EXIT),
+			 0);
 	assert_int_equal(t->sim->notifies, 2);
 	assert_int_equal(t->sim->notify_log[1], ctx);
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.type, PFM_MSG_OVFL);
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.type, PFM_MSG_END);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	/* the context is unloaded */
-	assert_int_equal(t_start(t, ctx), -EINVAL);
+	assert_int_equal(cb_start(&t->cb, ctx), -EINVAL);
 	assert_int_equal(t_stats(t).loaded, 0);
 	assert_int_equal(t->sim->nr_open, 0);
 }
@@ -393,16 +394,16 @@ static void test_plain_unload_no_end(void **state)
 	pfarg_msg_t m;
 
 	t_load_self(t, ctx);
-	assert_int_equal(t_unload(t, ctx), 0);
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
 	t_load_self(t, ctx);
-	assert_int_equal(t_unload_flags(t, ctx, 0), 0);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_unload_flags(&t->cb, ctx, 0), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(t->sim->notifies, 0);
 	/* unknown unload flags: refused, still loaded */
 	t_load_self(t, ctx);
-	assert_int_equal(t_unload_flags(t, ctx, 0x2), -EINVAL);
+	assert_int_equal(cb_unload_flags(&t->cb, ctx, 0x2), -EINVAL);
 	assert_int_equal(t_stats(t).loaded, 1);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 }
 
 /* system-wide: the thread and CPU of the overflow, the active set */
@@ -423,16 +424,16 @@ static void test_msg_syswide_fields(void **state)
 		d.reg_set = 3;
 		d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
 		d.reg_value = d.reg_short_reset = d.reg_long_reset = -5;
-		assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+		assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	}
 	t->vcpu = 1;
-	assert_int_equal(t_load(t, ctx, 1, 3, 0, 0), 0);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_load(&t->cb, ctx, 1, 3, 0, 0), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	t->sim->where[1].ip = 0xffffffff81000000ULL;
 	t->sim->where[1].tid = 77;
 	t->sim->where[1].tgid = 70;
 	sim_events(t->sim, 1, KEY_C, 5);
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.type, PFM_MSG_OVFL);
 	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[0], 1ULL << 2);
 	assert_int_equal(m.pfm_ovfl_msg.msg_active_set, 3);
@@ -449,8 +450,8 @@ static void test_read_msg_empty(void **state)
 	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
-	assert_int_equal(t_read_msg(t, ctx + 1, &m), -EBADF);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx + 1, &m), -EBADF);
 }
 
 /* interrupts for a vCPU where nothing is loaded change nothing */
@@ -466,7 +467,7 @@ static void test_stray_overflow(void **state)
 	go(t, ctx);
 	sim_raise_overflow(t->sim, 1, bv);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-10);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(t_stats(t).overflows, 0);
 	/* a vCPU the engine does not have */
 	pfm_engine_overflow(t->e, 1000, bv, &t->sim->where[0]);
@@ -481,7 +482,7 @@ static int ctx_state(struct t_env *t, u32 ctx, u32 *flags)
 	int ret;
 
 	memset(&st, 0xa5, sizeof(st));
-	ret = t_cmd(t, PVPFM_CMD_CTX_STATE, ctx, 0, &st, sizeof(st));
+	ret = cb_cmd(&t->cb, PVPFM_CMD_CTX_STATE, ctx, 0, &st, sizeof(st));
 	if (!ret) {
 		assert_int_equal(st.reserved, 0);
 		*flags = st.flags;
@@ -493,9 +494,9 @@ static int ctx_state(struct t_env *t, u32 ctx, u32 *flags)
 static void go_other(struct t_env *t, u32 ctx)
 {
 	t->vcpu = 0;
-	assert_int_equal(t_load(t, ctx, 4242, 0, 0, 4240), 0);
-	assert_int_equal(t_switch(t, 0, ctx, 4242, 4240), 0);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_load(&t->cb, ctx, 4242, 0, 0, 4240), 0);
+	assert_int_equal(cb_switch(&t->cb, 0, ctx, 4242, 4240), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 }
 
 /* perfmon2: "cannot load a blocking context on self" */
@@ -505,11 +506,11 @@ static void test_block_self_refused(void **state)
 	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK);
 
 	t->vcpu = 0;
-	assert_int_equal(t_load(t, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
-				t->tgid[0]), -EINVAL);
+	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
+				 t->tgid[0]), -EINVAL);
 	assert_int_equal(t_stats(t).loaded, 0);
 	/* another thread: fine */
-	assert_int_equal(t_load(t, ctx, 4242, 0, 0, 4240), 0);
+	assert_int_equal(cb_load(&t->cb, ctx, 4242, 0, 0, 4240), 0);
 	assert_int_equal(t_stats(t).loaded, 1);
 }
 
@@ -535,20 +536,20 @@ static void test_block_state(void **state)
 	assert_int_equal(t->sim->notifies, 1);
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, PVPFM_CTX_MASKED | PVPFM_CTX_BLOCKED);
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.type, PFM_MSG_OVFL);
 	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_tid, 4242);
 	/* reading the message does not unblock; restart does */
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, PVPFM_CTX_MASKED | PVPFM_CTX_BLOCKED);
-	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, 0);
 	/* blocked again; unloading ends it too */
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, PVPFM_CTX_MASKED | PVPFM_CTX_BLOCKED);
-	assert_int_equal(t_unload(t, ctx), 0);
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, 0);
 	/* a context without NOTIFY_BLOCK is masked, never blocked */
@@ -560,7 +561,7 @@ static void test_block_state(void **state)
 	assert_int_equal(flags, PVPFM_CTX_MASKED);
 	/* no such context; a malformed argument */
 	assert_int_equal(ctx_state(t, other + ctx + 1, &flags), -EBADF);
-	assert_int_equal(t_cmd(t, PVPFM_CMD_CTX_STATE, ctx, 0, &m, 4),
+	assert_int_equal(cb_cmd(&t->cb, PVPFM_CMD_CTX_STATE, ctx, 0, &m, 4),
 			 -EINVAL);
 }
 
@@ -578,13 +579,13 @@ static void test_block_no_msg(void **state)
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t->sim->notifies, 1);
 	assert_int_equal(t->sim->notify_log[0], ctx);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, PVPFM_CTX_MASKED | PVPFM_CTX_BLOCKED);
 	/* masked: no further interrupt until restart */
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t->sim->notifies, 1);
-	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t->sim->notifies, 2);
 }

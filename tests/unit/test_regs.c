@@ -26,7 +26,7 @@ static void go(struct t_env *t, u32 ctx)
 {
 	t->vcpu = 0;
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 }
 
 /*
@@ -43,8 +43,8 @@ static void test_pmcs_bad_entry_marked(void **state)
 	pmc_init(&v[0], 0, T_EVTSEL(EV_A));
 	pmc_init(&v[1], 1, T_EVTSEL(EV_B) | (1ULL << 21));
 	pmc_init(&v[2], 2, T_EVTSEL(EV_C));
-	assert_int_equal(t_write_pmcs(t, ctx, v, 3), -EINVAL);
-	assert_int_equal(t->hdr.err_index, 1);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 3), -EINVAL);
+	assert_int_equal(t->cb.hdr.err_index, 1);
 	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
 			 PFM_REG_RETFL_EINVAL);
 	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
@@ -72,12 +72,12 @@ static void test_pmcs_success_clean(void **state)
 
 	for (i = 0; i < 4; i++)
 		pmc_init(&v[i], i, T_EVTSEL(EV_A + i));
-	assert_int_equal(t_write_pmcs(t, ctx, v, 4), 0);
-	assert_int_equal(t->hdr.err_index, 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 4), 0);
+	assert_int_equal(t->cb.hdr.err_index, 0);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(v[i].reg_flags, 0);
 	/* an empty vector is fine too */
-	assert_int_equal(t_write_pmcs(t, ctx, v, 0), 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 0), 0);
 }
 
 struct rsvd_case {
@@ -103,14 +103,14 @@ static void check_rsvd(enum pvpfm_personality pers,
 		/* the case in second position: err_index must say 1 */
 		pmc_init(&v[0], 0, T_EVTSEL(EV_A));
 		pmc_init(&v[1], 3, c[i].value);
-		ret = t_write_pmcs(t, ctx, v, 2);
+		ret = cb_write_pmcs(&t->cb, ctx, v, 2);
 		if (c[i].ok) {
 			assert_int_equal(ret, 0);
 			assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK, 0);
 			continue;
 		}
 		assert_int_equal(ret, -EINVAL);
-		assert_int_equal(t->hdr.err_index, 1);
+		assert_int_equal(t->cb.hdr.err_index, 1);
 		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
 				 PFM_REG_RETFL_EINVAL);
 	}
@@ -164,8 +164,8 @@ static void test_pmc_unimplemented(void **state)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		pmc_init(&v[0], 1, T_EVTSEL(EV_A));
 		pmc_init(&v[1], bad[i], 1ULL << 20);
-		assert_int_equal(t_write_pmcs(t, ctx, v, 2), -EINVAL);
-		assert_int_equal(t->hdr.err_index, 1);
+		assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 2), -EINVAL);
+		assert_int_equal(t->cb.hdr.err_index, 1);
 		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
 				 PFM_REG_RETFL_EINVAL);
 	}
@@ -181,8 +181,8 @@ static void test_pmc_event_refused(void **state)
 	pmc_init(&v[0], 0, T_EVTSEL(EV_A));
 	pmc_init(&v[1], 1, T_EVTSEL(EV_B));
 	pmc_init(&v[2], 2, T_EVTSEL(EV_REFUSED));
-	assert_int_equal(t_write_pmcs(t, ctx, v, 3), -EINVAL);
-	assert_int_equal(t->hdr.err_index, 2);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 3), -EINVAL);
+	assert_int_equal(t->cb.hdr.err_index, 2);
 	assert_int_equal(v[2].reg_flags & PFM_REG_RETFL_MASK,
 			 PFM_REG_RETFL_NOTAVAIL);
 	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
@@ -208,19 +208,19 @@ static void test_pmc_event_emulated(void **state)
 	sim_alias(t->sim, KEY_B);
 	pmc_init(&v[0], 0, T_EVTSEL(EV_A));
 	pmc_init(&v[1], 1, T_EVTSEL(EV_B));
-	assert_int_equal(t_write_pmcs(t, ctx, v, 2), 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 2), 0);
 	assert_int_equal(v[0].reg_flags, 0);
 	assert_int_equal(v[1].reg_flags, PVPFM_REG_RETFL_EMULATED);
 	/* the same vector again (flags as returned): same outcome */
-	assert_int_equal(t_write_pmcs(t, ctx, v, 2), 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 2), 0);
 	assert_int_equal(v[1].reg_flags, PVPFM_REG_RETFL_EMULATED);
 	/* an unaliased event in the same PMC: the mark goes */
 	pmc_init(&v[1], 1, T_EVTSEL(EV_C));
 	v[1].reg_flags = PVPFM_REG_RETFL_EMULATED;
-	assert_int_equal(t_write_pmcs(t, ctx, &v[1], 1), 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v[1], 1), 0);
 	assert_int_equal(v[1].reg_flags, 0);
 	pmc_init(&v[1], 1, T_EVTSEL(EV_B));
-	assert_int_equal(t_write_pmcs(t, ctx, &v[1], 1), 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v[1], 1), 0);
 	go(t, ctx);
 	assert_non_null(sim_counter_find(t->sim, 0, 1));
 	assert_int_equal(t->sim->bad_opens, 0);
@@ -234,12 +234,12 @@ static void test_pmc_unknown_set(void **state)
 
 	pmc_init(&v, 0, T_EVTSEL(EV_A));
 	v.reg_set = 4;
-	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), -EINVAL);
-	assert_int_equal(t->hdr.err_index, 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), -EINVAL);
+	assert_int_equal(t->cb.hdr.err_index, 0);
 	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
 	t_set(t, ctx, 4, 0, 0);
 	v.reg_flags = 0;
-	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), 0);
 }
 
 /* EN (bit 22) clear: the counter is not enabled */
@@ -276,27 +276,27 @@ static void test_pmd_unimplemented(void **state)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		pmd_init(&v[0], 0, 1);
 		pmd_init(&v[1], bad[i], 1);
-		assert_int_equal(t_write_pmds(t, ctx, v, 2), -EINVAL);
-		assert_int_equal(t->hdr.err_index, 1);
+		assert_int_equal(cb_write_pmds(&t->cb, ctx, v, 2), -EINVAL);
+		assert_int_equal(t->cb.hdr.err_index, 1);
 		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
 				 PFM_REG_RETFL_EINVAL);
 		assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
 
 		pmd_init(&v[0], 0, 0);
 		pmd_init(&v[1], bad[i], 0);
-		assert_int_equal(t_read_pmds(t, ctx, v, 2), -EINVAL);
-		assert_int_equal(t->hdr.err_index, 1);
+		assert_int_equal(cb_read_pmds(&t->cb, ctx, v, 2), -EINVAL);
+		assert_int_equal(t->cb.hdr.err_index, 1);
 		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
 				 PFM_REG_RETFL_EINVAL);
 	}
 	/* a PMD on a set that does not exist */
 	pmd_init(&v[0], 0, 0);
 	v[0].reg_set = 9;
-	assert_int_equal(t_write_pmds(t, ctx, v, 1), -EINVAL);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, v, 1), -EINVAL);
 	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK,
 			 PFM_REG_RETFL_EINVAL);
 	v[0].reg_flags = 0;
-	assert_int_equal(t_read_pmds(t, ctx, v, 1), -EINVAL);
+	assert_int_equal(cb_read_pmds(&t->cb, ctx, v, 1), -EINVAL);
 	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK,
 			 PFM_REG_RETFL_EINVAL);
 }
@@ -310,16 +310,16 @@ static void test_pmd_bitmasks_checked(void **state)
 
 	pmd_init(&v, 0, 0);
 	v.reg_smpl_pmds[0] = 1ULL << 5;
-	assert_int_equal(t_write_pmds(t, ctx, &v, 1), -EINVAL);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &v, 1), -EINVAL);
 	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
 	pmd_init(&v, 0, 0);
 	v.reg_reset_pmds[2] = 1;
-	assert_int_equal(t_write_pmds(t, ctx, &v, 1), -EINVAL);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &v, 1), -EINVAL);
 	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
 	pmd_init(&v, 0, 0);
 	v.reg_smpl_pmds[0] = 0xe;
 	v.reg_reset_pmds[4] = 1ULL << (PVPFM_VPMD_VM_EXITS - 256);
-	assert_int_equal(t_write_pmds(t, ctx, &v, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &v, 1), 0);
 }
 
 /* virtual PMDs need no PMC: writing them enables them */
@@ -356,8 +356,8 @@ static void test_virtual_pmd_refused(void **state)
 	sim_refuse(t->sim, SIM_EV_VIRTUAL(PVPFM_VPMD_STEAL_NS));
 	pmd_init(&v[0], PVPFM_VPMD_VM_EXITS, 0);
 	pmd_init(&v[1], PVPFM_VPMD_STEAL_NS, 0);
-	assert_int_equal(t_write_pmds(t, ctx, v, 2), -EINVAL);
-	assert_int_equal(t->hdr.err_index, 1);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, v, 2), -EINVAL);
+	assert_int_equal(t->cb.hdr.err_index, 1);
 	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
 			 PFM_REG_RETFL_NOTAVAIL);
 	go(t, ctx);
@@ -385,7 +385,7 @@ static void test_intel_fixed_counters(void **state)
 	t_pmc(t, ctx, 0, 16, 0x8b8);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_B) & 0xffffffffULL);
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, SIM_EV_FIXED(0), 10);
 	sim_events(t->sim, 0, SIM_EV_FIXED(1), 11);
 	sim_events(t->sim, 0, KEY_B, 12);
@@ -394,7 +394,7 @@ static void test_intel_fixed_counters(void **state)
 	assert_int_equal(t_read(t, ctx, 0, 0), 12);
 	/* a field of a counter that does not exist is reserved */
 	pmc_init(&v, 16, 0x3888);
-	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), -EINVAL);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), -EINVAL);
 	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
 	t_env_free(t);
 
@@ -403,11 +403,11 @@ static void test_intel_fixed_counters(void **state)
 	sim_refuse(t->sim, SIM_EV_KIND_ANY(PFM_EVK_FIXED));
 	ctx = t_ctx(t, 0);
 	pmc_init(&v, 16, 0x88b);
-	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), -EINVAL);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), -EINVAL);
 	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_NOTAVAIL);
 	/* all fields off: nothing to back, accepted */
 	pmc_init(&v, 16, 0x888);
-	assert_int_equal(t_write_pmcs(t, ctx, &v, 1), 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), 0);
 	t_env_free(t);
 }
 
@@ -431,20 +431,20 @@ static void test_vector_over_limit(void **state)
 		pmd_init(&d[i], i % 4, 1000);
 		memset(&si[i], 0, sizeof(si[i]));
 	}
-	assert_int_equal(t_write_pmcs(t, ctx, v, 5), -E2BIG);
-	assert_int_equal(t_write_pmds(t, ctx, d, 5), -E2BIG);
-	assert_int_equal(t_read_pmds(t, ctx, d, 5), -E2BIG);
-	assert_int_equal(t_getinfo(t, ctx, si, 5), -E2BIG);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 5), -E2BIG);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, d, 5), -E2BIG);
+	assert_int_equal(cb_read_pmds(&t->cb, ctx, d, 5), -E2BIG);
+	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, si, 5), -E2BIG);
 	assert_int_equal(d[0].reg_value, 1000);
 	assert_int_equal(si[0].set_runs, 0);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0);
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0);
 	assert_null(sim_counter_find(t->sim, 0, 0));
 	/* exactly the limit is fine */
-	assert_int_equal(t_write_pmcs(t, ctx, v, 4), 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 4), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t_read(t, ctx, 0, 0), 10);
 	t_env_free(t);
@@ -461,21 +461,21 @@ static void test_pmd_64bit_carry(void **state)
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	pmd_init(&d, 0, 0xfffffff0ULL);
 	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 0x20);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0x100000010ULL);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(t->sim->notifies, 0);
 	assert_int_equal(t_stats(t).overflows, 0);
 	/* the backing counter did wrap: the engine absorbed it */
 	assert_int_equal(sim_counter_find(t->sim, 0, 0)->wraps, 1);
 	sim_events(t->sim, 0, KEY_A, 3ULL << 32);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0x400000010ULL);
-	assert_int_equal(t_stop(t, ctx), 0);
-	assert_int_equal(t_unload(t, ctx), 0);
+	assert_int_equal(cb_stop(&t->cb, ctx), 0);
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0x400000010ULL);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 }
 
 /*
@@ -504,10 +504,10 @@ static void test_pmd_64bit_overflow_any_width(void **state)
 		go(t, ctx);
 		sim_events(t->sim, 0, KEY_A, period - 1);
 		assert_int_equal(t_read(t, ctx, 0, 0), ~0ULL);
-		assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+		assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 		assert_int_equal(t_stats(t).overflows, 0);
 		sim_events(t->sim, 0, KEY_A, 1);
-		assert_int_equal(t_read_msg(t, ctx, &m), 0);
+		assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 		assert_int_equal(m.type, PFM_MSG_OVFL);
 		assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[0], 1);
 		assert_int_equal(t_stats(t).overflows, 1);

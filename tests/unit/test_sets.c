@@ -22,7 +22,7 @@ static void go(struct t_env *t, u32 ctx)
 {
 	t->vcpu = 0;
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 }
 
 static struct t_env *env_gran(u64 gran)
@@ -43,13 +43,13 @@ static void test_sets_create_getinfo(void **state)
 
 	desc_init(&d[0], 5, PFM_SETFL_OVFL_SWITCH, 0);
 	desc_init(&d[1], 1, PFM_SETFL_TIME_SWITCH, 20 * US);
-	assert_int_equal(t_create_sets(t, ctx, d, 2), 0);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, d, 2), 0);
 	assert_int_equal(t_stats(t).sets, 3);
 	memset(si, 0, sizeof(si));
 	si[0].set_id = 5;
 	si[1].set_id = 0;
 	si[2].set_id = 1;
-	assert_int_equal(t_getinfo(t, ctx, si, 3), 0);
+	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, si, 3), 0);
 	assert_int_equal(si[0].set_id, 5);
 	assert_int_equal(si[0].set_flags, PFM_SETFL_OVFL_SWITCH);
 	assert_int_equal(si[1].set_flags, 0);
@@ -75,8 +75,8 @@ static void test_getinfo_unknown_set(void **state)
 	memset(si, 0, sizeof(si));
 	si[0].set_id = 0;
 	si[1].set_id = 3;
-	assert_int_equal(t_getinfo(t, ctx, si, 2), -EINVAL);
-	assert_int_equal(t->hdr.err_index, 1);
+	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, si, 2), -EINVAL);
+	assert_int_equal(t->cb.hdr.err_index, 1);
 	assert_true(si[1].set_flags & PFM_REG_RETFL_EINVAL);
 	assert_false(si[0].set_flags & PFM_REG_RETFL_MASK);
 }
@@ -92,23 +92,23 @@ static void test_sets_busy_while_loaded(void **state)
 	t_set(t, ctx, 1, 0, 0);
 	t_load_self(t, ctx);
 	desc_init(&d, 2, 0, 0);
-	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EBUSY);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), -EBUSY);
 	desc_init(&d, 1, PFM_SETFL_TIME_SWITCH, 1000);
-	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EBUSY);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), -EBUSY);
 	desc_init(&d, 1, 0, 0);
-	assert_int_equal(t_delete_sets(t, ctx, &d, 1), -EBUSY);
+	assert_int_equal(cb_delete_sets(&t->cb, ctx, &d, 1), -EBUSY);
 	assert_int_equal(t_stats(t).sets, 2);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_flags, 0);
 	memset(&si, 0, sizeof(si));
 	si.set_id = 2;
-	assert_int_equal(t_getinfo(t, ctx, &si, 1), -EINVAL);
-	assert_int_equal(t_start(t, ctx), 0);
-	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EBUSY);
-	assert_int_equal(t_unload(t, ctx), 0);
-	assert_int_equal(t_delete_sets(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, &si, 1), -EINVAL);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), -EBUSY);
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
+	assert_int_equal(cb_delete_sets(&t->cb, ctx, &d, 1), 0);
 	desc_init(&d, 2, 0, 0);
-	assert_int_equal(t_create_sets(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), 0);
 }
 
 static void test_delete_sets(void **state)
@@ -122,12 +122,12 @@ static void test_delete_sets(void **state)
 	t_set(t, ctx, 1, 0, 0);
 	t_set(t, ctx, 2, 0, 0);
 	desc_init(&d[0], 0, 0, 0);
-	assert_int_equal(t_delete_sets(t, ctx, d, 1), -EINVAL);
-	assert_int_equal(t->hdr.err_index, 0);
+	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 1), -EINVAL);
+	assert_int_equal(t->cb.hdr.err_index, 0);
 	assert_int_equal(d[0].set_flags & PFM_REG_RETFL_MASK,
 			 PFM_REG_RETFL_EINVAL);
 	desc_init(&d[0], 7, 0, 0);
-	assert_int_equal(t_delete_sets(t, ctx, d, 1), -EINVAL);
+	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 1), -EINVAL);
 	assert_int_equal(d[0].set_flags & PFM_REG_RETFL_MASK,
 			 PFM_REG_RETFL_EINVAL);
 	assert_int_equal(t_stats(t).sets, 3);
@@ -136,26 +136,26 @@ static void test_delete_sets(void **state)
 	desc_init(&d[0], 2, 0, 0);
 	d[0].set_flags = PFM_REG_RETFL_EINVAL;	/* stale, from a reused vector */
 	desc_init(&d[1], 0, 0, 0);
-	assert_int_equal(t_delete_sets(t, ctx, d, 2), -EINVAL);
-	assert_int_equal(t->hdr.err_index, 1);
+	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 2), -EINVAL);
+	assert_int_equal(t->cb.hdr.err_index, 1);
 	assert_int_equal(d[0].set_flags, 0);
 	assert_int_equal(d[1].set_flags & PFM_REG_RETFL_MASK,
 			 PFM_REG_RETFL_EINVAL);
 	t_info(t, ctx, 0, &si);
 
 	desc_init(&d[0], 1, 0, 0);
-	assert_int_equal(t_delete_sets(t, ctx, d, 1), 0);
+	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 1), 0);
 	memset(&si, 0, sizeof(si));
 	si.set_id = 1;
-	assert_int_equal(t_getinfo(t, ctx, &si, 1), -EINVAL);
+	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, &si, 1), -EINVAL);
 	memset(&pmc, 0, sizeof(pmc));
 	pmc.reg_set = 1;
 	pmc.reg_value = T_EVTSEL(EV_A);
-	assert_int_equal(t_write_pmcs(t, ctx, &pmc, 1), -EINVAL);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &pmc, 1), -EINVAL);
 	assert_int_equal(pmc.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
 	/* loading on a deleted set is refused */
-	assert_int_equal(t_load(t, ctx, t->tid[0], 1, PVPFM_LOAD_SELF,
-				t->tgid[0]), -EINVAL);
+	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 1, PVPFM_LOAD_SELF,
+				 t->tgid[0]), -EINVAL);
 }
 
 /* create on an existing set modifies it */
@@ -179,10 +179,10 @@ static void test_create_modifies(void **state)
 	assert_int_equal(si.set_timeout, 3 * US);
 	/* unknown set flags */
 	desc_init(&d, 1, 0x100, 0);
-	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EINVAL);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), -EINVAL);
 	/* perfmon2: a time switch needs a timeout */
 	desc_init(&d, 1, PFM_SETFL_TIME_SWITCH, 0);
-	assert_int_equal(t_create_sets(t, ctx, &d, 1), -EINVAL);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), -EINVAL);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_flags, PFM_SETFL_OVFL_SWITCH);
 }
@@ -204,11 +204,11 @@ static void test_max_sets(void **state)
 	for (i = 1; i < 4; i++)
 		t_set(t, ctx, i * 10, 0, 0);
 	desc_init(&d, 99, 0, 0);
-	assert_int_equal(t_create_sets(t, ctx, &d, 1), -ENOSPC);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), -ENOSPC);
 	assert_int_equal(t_stats(t).sets, 4);
 	memset(&si, 0, sizeof(si));
 	si.set_id = 99;
-	assert_int_equal(t_getinfo(t, ctx, &si, 1), -EINVAL);
+	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, &si, 1), -EINVAL);
 	/* modifying an existing set at the limit is fine */
 	t_set(t, ctx, 20, PFM_SETFL_OVFL_SWITCH, 0);
 	/* a second context has its own budget */
@@ -229,7 +229,7 @@ static void test_timeout_rounding(void **state)
 	desc_init(&d[0], 1, PFM_SETFL_TIME_SWITCH, 1500 * US);
 	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 2 * MS);
 	desc_init(&d[2], 3, PFM_SETFL_TIME_SWITCH, 1);
-	assert_int_equal(t_create_sets(t, ctx, d, 3), 0);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, d, 3), 0);
 	assert_int_equal(d[0].set_timeout, 2 * MS);
 	assert_int_equal(d[1].set_timeout, 2 * MS);
 	assert_int_equal(d[2].set_timeout, 1 * MS);
@@ -301,14 +301,14 @@ static void test_time_switch_leftover_stop(void **state)
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_timeout, 600 * US);
 	assert_int_equal(si.set_act_duration, 400 * US);
-	assert_int_equal(t_stop(t, ctx), 0);
+	assert_int_equal(cb_stop(&t->cb, ctx), 0);
 	sim_run(t->sim, 5 * MS);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_timeout, 600 * US);
 	assert_int_equal(si.set_act_duration, 400 * US);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_runs, 0);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_run(t->sim, 600 * US - 1);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_runs, 0);
@@ -331,15 +331,15 @@ static void test_time_switch_thread_out(void **state)
 	(void)state;
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	assert_int_equal(t_load(t, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_run(t->sim, 3 * MS);	/* never switched in yet */
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_act_duration, 0);
 	t->vcpu = 1;
-	assert_int_equal(t_switch(t, 0, ctx, 500, 50), 0);
+	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	sim_run(t->sim, 700 * US);
-	assert_int_equal(t_switch(t, ctx, 0, 0, 0), 0);
+	assert_int_equal(cb_switch(&t->cb, ctx, 0, 0, 0), 0);
 	sim_run(t->sim, 10 * MS);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_runs, 0);
@@ -348,7 +348,7 @@ static void test_time_switch_thread_out(void **state)
 	assert_int_equal(si.set_timeout, 300 * US);
 	/* in again, on the other vCPU: 300 us more */
 	t->vcpu = 0;
-	assert_int_equal(t_switch(t, 0, ctx, 500, 50), 0);
+	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	sim_run(t->sim, 300 * US);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_runs, 1);
@@ -379,11 +379,11 @@ static void test_scaled_estimates(void **state)
 	sim_set_rate(t->sim, KEY_B, rate_b);
 	go(t, ctx);
 	sim_run(t->sim, total);
-	assert_int_equal(t_stop(t, ctx), 0);
+	assert_int_equal(cb_stop(&t->cb, ctx), 0);
 
 	memset(si, 0, sizeof(si));
 	si[1].set_id = 1;
-	assert_int_equal(t_getinfo(t, ctx, si, 2), 0);
+	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, si, 2), 0);
 	/* the time is shared, none lost, none counted twice */
 	assert_int_equal(si[0].set_act_duration + si[1].set_act_duration, total);
 	assert_true(si[0].set_act_duration > 0);
@@ -428,7 +428,7 @@ static void test_ovfl_switch_cascade(void **state)
 	d.reg_short_reset = -n;
 	d.reg_long_reset = -n;
 	d.reg_ovfl_switch_cnt = 1;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	t_pmc(t, ctx, 1, 1, T_EVTSEL(EV_B));
 	go(t, ctx);
 
@@ -448,7 +448,7 @@ static void test_ovfl_switch_cascade(void **state)
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_runs, 1);
 	/* no notification was asked for */
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 }
 
 /* switch count 3: the set switches on the third overflow */
@@ -468,10 +468,10 @@ static void test_ovfl_switch_count(void **state)
 	d.reg_value = -n;
 	d.reg_short_reset = -n;
 	d.reg_ovfl_switch_cnt = 3;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	d.reg_set = 1;
 	d.reg_ovfl_switch_cnt = 1;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	go(t, ctx);
 
 	sim_events(t->sim, 0, KEY_A, 3 * n - 1);
@@ -507,7 +507,7 @@ static void test_ovfl_switch_needs_flag(void **state)
 	d.reg_value = -10;
 	d.reg_short_reset = -10;
 	d.reg_ovfl_switch_cnt = 1;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 35);
 	t_info(t, ctx, 1, &si);
@@ -593,7 +593,7 @@ static void test_masked_time_not_counted(void **state)
 	memset(&d, 0, sizeof(d));
 	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
 	d.reg_value = d.reg_short_reset = d.reg_long_reset = -10;
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	go(t, ctx);
 	sim_run(t->sim, 300 * US);
 	sim_events(t->sim, 0, KEY_A, 10);	/* masked from now */
@@ -603,7 +603,7 @@ static void test_masked_time_not_counted(void **state)
 	assert_int_equal(si.set_timeout, 700 * US);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_runs, 0);
-	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	sim_run(t->sim, 700 * US);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_runs, 1);
@@ -622,8 +622,8 @@ static void test_create_sets_bad_entry_marked(void **state)
 
 	desc_init(&d[0], 1, 0, 0);
 	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 0);
-	assert_int_equal(t_create_sets(t, ctx, d, 2), -EINVAL);
-	assert_int_equal(t->hdr.err_index, 1);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, d, 2), -EINVAL);
+	assert_int_equal(t->cb.hdr.err_index, 1);
 	assert_false(d[0].set_flags & PFM_REG_RETFL_MASK);
 	assert_true(d[1].set_flags & PFM_REG_RETFL_EINVAL);
 }
@@ -645,7 +645,7 @@ static void test_host_contention(void **state)
 	assert_int_equal(si.set_reserved3[PVPFM_SETINFO_HOST_RUNNING],
 			 1 * MS + 500 * US);
 	/* still there once the counters are folded back and closed */
-	assert_int_equal(t_unload(t, ctx), 0);
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED], 2 * MS);
 	assert_int_equal(si.set_reserved3[PVPFM_SETINFO_HOST_RUNNING],

@@ -39,7 +39,7 @@ static u32 smpl_ctx(struct t_env *t, u32 flags, u64 buf_size)
 	assert_true(ctx > 0);
 	for (i = 0; i < n; i++)
 		gpa[i] = page_gpa(i);
-	assert_int_equal(t_smpl_register(t, ctx, 0, n, gpa), 0);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, n, gpa), 0);
 	return ctx;
 }
 
@@ -97,14 +97,14 @@ static void pmd_smpl(struct t_env *t, u32 ctx, u16 num, u64 period,
 	d.reg_smpl_eventid = 0x55;
 	for (i = 0; i < n; i++)
 		d.reg_smpl_pmds[smpl[i] / 64] |= 1ULL << (smpl[i] % 64);
-	assert_int_equal(t_write_pmds(t, ctx, &d, 1), 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 }
 
 static void go(struct t_env *t, u32 ctx)
 {
 	t->vcpu = 0;
 	t_load_self(t, ctx);
-	assert_int_equal(t_start(t, ctx), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 }
 
 /* one entry, byte for byte, as perfmon_dfl_smpl.h lays it out */
@@ -165,7 +165,7 @@ static void test_smpl_header_and_entries(void **state)
 	check_hdr(t, 1, HDR_SIZE + ENT_SIZE + 24, 0, 8192);
 	assert_true(untouched(t, HDR_SIZE + ENT_SIZE + 24, 8192));
 	/* a sample is no notification */
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(t->sim->notifies, 0);
 	/* short reset: sampling goes on */
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-1000);
@@ -312,9 +312,9 @@ static void smpl_simultaneous_at_full(bool fits)
 	check_hdr(t, fits ? 2 : 1, end, 1, size);
 	assert_int_equal(t_stats(t).samples_lost, fits ? 0 : 1);
 	assert_true(untouched(t, end, size));
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.type, PFM_MSG_OVFL);
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	t_env_free(t);
 }
 
@@ -356,14 +356,14 @@ static void test_smpl_full_restart(void **state)
 		if (size - cur < h->hdr_min_buf_space)
 			break;
 		/* not full yet: no notification */
-		assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+		assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 		assert_int_equal(h->hdr_overflows, 0);
 	}
 	assert_true(k <= size / ENT_SIZE);
 	/* full: notified once, the previous entry still had room */
 	assert_true(size - (cur - esz) >= h->hdr_min_buf_space);
 	assert_int_equal(h->hdr_overflows, 1);
-	assert_int_equal(t_read_msg(t, ctx, &m), 0);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.type, PFM_MSG_OVFL);
 	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_pmds[0], 1);
 	assert_int_equal(t->sim->notifies, 1);
@@ -378,10 +378,10 @@ static void test_smpl_full_restart(void **state)
 	assert_memory_equal(h, &snap, sizeof(snap));
 	assert_int_equal(t_read(t, ctx, 0, 1), v0);
 	assert_true(untouched(t, cur, size));
-	assert_int_equal(t_read_msg(t, ctx, &m), -EAGAIN);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 
 	/* restart: empty buffer, long reset */
-	assert_int_equal(t_restart(t, ctx), 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	check_hdr(t, 0, HDR_SIZE, 1, size);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-500);
 	sim_events(t->sim, 0, KEY_A, 499);
@@ -412,13 +412,13 @@ static void test_smpl_scattered_pages(void **state)
 	fill_pages(t, 0, 8);
 	ctx = t_create_smpl(t, 0, size);
 	assert_true(ctx > 0);
-	assert_int_equal(t_smpl_register(t, ctx, 1, 1, &gpa[1]), 0);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 1, 1, &gpa[1]), 0);
 	/* not every page registered: no load */
-	assert_true(t_load(t, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
-			   t->tgid[0]) < 0);
+	assert_true(cb_load(&t->cb, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
+			    t->tgid[0]) < 0);
 	assert_int_equal(t_stats(t).loaded, 0);
-	assert_int_equal(t_smpl_register(t, ctx, 2, 1, &gpa[2]), 0);
-	assert_int_equal(t_smpl_register(t, ctx, 0, 1, &gpa[0]), 0);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 2, 1, &gpa[2]), 0);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 1, &gpa[0]), 0);
 	assert_int_equal(t->sim->pinned, 3);
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
@@ -461,41 +461,42 @@ static void test_smpl_register_errors(void **state)
 	struct pvpfm_smpl_register_arg *a = (void *)raw;
 	int ctx;
 
-	assert_int_equal(t_smpl_register(t, plain, 0, 1, gpa), -EINVAL);
+	assert_int_equal(cb_smpl_register(&t->cb, plain, 0, 1, gpa), -EINVAL);
 	ctx = t_create_smpl(t, 0, 2 * PVPFM_PAGE_SIZE);
 	assert_true(ctx > 0);
 	/* pages past the buffer */
-	assert_int_equal(t_smpl_register(t, ctx, 2, 1, gpa), -EINVAL);
-	assert_int_equal(t_smpl_register(t, ctx, 1, 2, gpa), -EINVAL);
-	assert_int_equal(t_smpl_register(t, ctx, 0xffffffff, 2, gpa), -EINVAL);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 2, 1, gpa), -EINVAL);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 1, 2, gpa), -EINVAL);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0xffffffff, 2, gpa),
+			 -EINVAL);
 	/* not guest RAM, or not a page */
 	gpa[0] = 0x1000;
-	assert_int_equal(t_smpl_register(t, ctx, 0, 1, gpa), -EFAULT);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 1, gpa), -EFAULT);
 	gpa[0] = T_GUEST_BASE + T_GUEST_SIZE;
-	assert_int_equal(t_smpl_register(t, ctx, 0, 1, gpa), -EFAULT);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 1, gpa), -EFAULT);
 	gpa[0] = page_gpa(0) + 8;
-	assert_true(t_smpl_register(t, ctx, 0, 1, gpa) < 0);
+	assert_true(cb_smpl_register(&t->cb, ctx, 0, 1, gpa) < 0);
 	assert_int_equal(t->sim->pinned, 0);
 	/* nr_pages and arg_size disagree */
 	a->first_page = 0;
 	a->nr_pages = 2;
 	raw[1] = page_gpa(0);
-	assert_int_equal(t_cmd(t, PVPFM_CMD_SMPL_REGISTER, ctx, 0, a, 16),
+	assert_int_equal(cb_cmd(&t->cb, PVPFM_CMD_SMPL_REGISTER, ctx, 0, a, 16),
 			 -EINVAL);
 	assert_int_equal(t->sim->pinned, 0);
 	/* registering a page again replaces it */
 	gpa[0] = page_gpa(0);
 	gpa[1] = page_gpa(1);
-	assert_int_equal(t_smpl_register(t, ctx, 0, 2, gpa), 0);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 2, gpa), 0);
 	gpa[0] = page_gpa(3);
-	assert_int_equal(t_smpl_register(t, ctx, 0, 1, gpa), 0);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 1, gpa), 0);
 	assert_int_equal(t->sim->pinned, 2);
 	t_load_self(t, ctx);
 	/* not while loaded */
-	assert_int_equal(t_smpl_register(t, ctx, 0, 1, gpa), -EBUSY);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 1, gpa), -EBUSY);
 	assert_int_equal(t->sim->pinned, 2);
 	/* destroy releases the pages (teardown checks pinned == 0) */
-	assert_int_equal(t_destroy(t, ctx), 0);
+	assert_int_equal(cb_destroy(&t->cb, ctx), 0);
 	assert_int_equal(t->sim->pinned, 0);
 }
 
@@ -522,8 +523,8 @@ static void test_smpl_create_checks(void **state)
 	strcpy(a.smpl_name, PFM_DFL_SMPL_NAME);
 	a.smpl_arg.buf_size = 8192;
 	a.smpl_arg.buf_flags = 1;
-	assert_int_equal(t_cmd(t, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a)),
-			 -EINVAL);
+	assert_int_equal(cb_cmd(&t->cb, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a,
+				sizeof(a)), -EINVAL);
 	assert_int_equal(t_stats(t).contexts, 1);
 	t_env_free(t);
 }

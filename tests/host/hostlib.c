@@ -320,6 +320,8 @@ int hl_vm_bind(struct hl_vm *vm)
 	return 0;
 }
 
+static int hl_deliver(struct cb_caller *c, struct cb_cmd *cmd);
+
 int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts)
 {
 	struct kvm_userspace_memory_region region;
@@ -330,6 +332,7 @@ int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts)
 	for (i = 0; i < HL_MAX_VCPUS; i++) {
 		vm->vcpus[i].fd = -1;
 		vm->vcpus[i].efd = -1;
+		vm->vcpus[i].cb.deliver = hl_deliver;
 	}
 	vm->opts = *opts;
 	vm->nr_vcpus = opts->nr_vcpus;
@@ -572,32 +575,15 @@ int hl_doorbell_raw(struct hl_vcpu *v, const void *block, size_t len)
 	return hl_call(v, raw_fn, &r);
 }
 
-struct cmd_req {
-	uint16_t cmd;
-	uint32_t ctx_id, count;
-	void *arg;
-	uint32_t arg_size;
-};
-
+/* on the vCPU thread: the block into guest RAM, DOORBELL, results back */
 static int cmd_fn(struct hl_vcpu *v, void *p)
 {
-	struct cmd_req *r = p;
+	struct cb_cmd *r = p;
 	struct pvpfm_cmd_hdr *hdr = v->cmd;
-	uint32_t back;
 	int ret;
 
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = PVPFM_ABI_VERSION;
-	hdr->cmd = r->cmd;
-	hdr->ctx_id = r->ctx_id;
-	hdr->count = r->count;
-	hdr->status = 0x7fffffff;	/* the host must overwrite it */
-	hdr->arg_size = r->arg_size;
-	hdr->err_index = 0xffffffff;
-	hdr->tid = v->guest_tid;
-	hdr->tgid = v->guest_tgid;
-	if (r->arg_size)
-		memcpy(hdr + 1, r->arg, r->arg_size);
+	if (!cb_fill(v->cmd, r, v->guest_tid, v->guest_tgid))
+		return -E2BIG;
 	if (hist) {
 		hist->cur_cmd = r->cmd;
 		hist->in_doorbell = true;
@@ -605,194 +591,19 @@ static int cmd_fn(struct hl_vcpu *v, void *p)
 	ret = hl_doorbell(v);
 	if (hist)
 		hist->in_doorbell = false;
-	v->hdr = *hdr;
 	hist_add(ret, hdr->status);
-	if (ret)
+	if (ret) {
+		v->cb.hdr = *hdr;
 		return HL_IOCTL_ERR(-ret);
-	back = r->arg_size;
-	if (r->arg && back)
-		memcpy(r->arg, hdr + 1, back);
-	return hdr->status;
-}
-
-int hl_cmd(struct hl_vcpu *v, uint16_t cmd, uint32_t ctx_id, uint32_t count,
-	   void *arg, uint32_t arg_size)
-{
-	struct cmd_req r = { cmd, ctx_id, count, arg, arg_size };
-
-	if (arg_size > PVPFM_CMD_ARGS_MAX)
-		return -E2BIG;
-	return hl_call(v, cmd_fn, &r);
-}
-
-int hl_create_ctx(struct hl_vcpu *v, uint32_t flags, uint64_t smpl_buf_size,
-		  uint32_t *ctx_id)
-{
-	struct pvpfm_create_arg a;
-	int ret;
-
-	memset(&a, 0, sizeof(a));
-	a.ctx.ctx_flags = flags;
-	if (smpl_buf_size) {
-		strcpy(a.smpl_name, PFM_DFL_SMPL_NAME);
-		a.smpl_arg.buf_size = smpl_buf_size;
 	}
-	ret = hl_cmd(v, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a));
-	if (ctx_id)
-		*ctx_id = ret ? 0 : v->hdr.ctx_id;
-	return ret;
+	return cb_unfill(v->cmd, &v->cb, r);
 }
 
-int hl_write_pmcs(struct hl_vcpu *v, uint32_t ctx, pfarg_pmc_t *pmcs, uint32_t n)
+static int hl_deliver(struct cb_caller *c, struct cb_cmd *cmd)
 {
-	return hl_cmd(v, PVPFM_CMD_WRITE_PMCS, ctx, n, pmcs, n * sizeof(*pmcs));
-}
+	struct hl_vcpu *v = CB_CONTAINER(c, struct hl_vcpu, cb);
 
-int hl_write_pmds(struct hl_vcpu *v, uint32_t ctx, pfarg_pmd_t *pmds, uint32_t n)
-{
-	return hl_cmd(v, PVPFM_CMD_WRITE_PMDS, ctx, n, pmds, n * sizeof(*pmds));
-}
-
-int hl_read_pmds(struct hl_vcpu *v, uint32_t ctx, pfarg_pmd_t *pmds, uint32_t n)
-{
-	return hl_cmd(v, PVPFM_CMD_READ_PMDS, ctx, n, pmds, n * sizeof(*pmds));
-}
-
-int hl_load(struct hl_vcpu *v, uint32_t ctx, uint32_t pid, uint16_t set,
-	    uint32_t flags)
-{
-	struct pvpfm_load_arg a;
-
-	memset(&a, 0, sizeof(a));
-	a.load.load_pid = pid;
-	a.load.load_set = set;
-	a.flags = flags;
-	a.tgid = v->guest_tgid;
-	return hl_cmd(v, PVPFM_CMD_LOAD_CONTEXT, ctx, 0, &a, sizeof(a));
-}
-
-int hl_start(struct hl_vcpu *v, uint32_t ctx)
-{
-	return hl_cmd(v, PVPFM_CMD_START, ctx, 0, NULL, 0);
-}
-
-int hl_start_set(struct hl_vcpu *v, uint32_t ctx, uint16_t set)
-{
-	pfarg_start_t s;
-
-	memset(&s, 0, sizeof(s));
-	s.start_set = set;
-	return hl_cmd(v, PVPFM_CMD_START, ctx, 0, &s, sizeof(s));
-}
-
-int hl_stop(struct hl_vcpu *v, uint32_t ctx)
-{
-	return hl_cmd(v, PVPFM_CMD_STOP, ctx, 0, NULL, 0);
-}
-
-int hl_restart(struct hl_vcpu *v, uint32_t ctx)
-{
-	return hl_cmd(v, PVPFM_CMD_RESTART, ctx, 0, NULL, 0);
-}
-
-int hl_create_sets(struct hl_vcpu *v, uint32_t ctx, pfarg_setdesc_t *d, uint32_t n)
-{
-	return hl_cmd(v, PVPFM_CMD_CREATE_EVTSETS, ctx, n, d, n * sizeof(*d));
-}
-
-int hl_getinfo_sets(struct hl_vcpu *v, uint32_t ctx, pfarg_setinfo_t *d, uint32_t n)
-{
-	return hl_cmd(v, PVPFM_CMD_GETINFO_EVTSETS, ctx, n, d, n * sizeof(*d));
-}
-
-int hl_delete_sets(struct hl_vcpu *v, uint32_t ctx, pfarg_setdesc_t *d, uint32_t n)
-{
-	return hl_cmd(v, PVPFM_CMD_DELETE_EVTSETS, ctx, n, d, n * sizeof(*d));
-}
-
-int hl_unload(struct hl_vcpu *v, uint32_t ctx, uint32_t flags)
-{
-	struct pvpfm_unload_arg a = { .flags = flags };
-
-	if (!flags)
-		return hl_cmd(v, PVPFM_CMD_UNLOAD_CONTEXT, ctx, 0, NULL, 0);
-	return hl_cmd(v, PVPFM_CMD_UNLOAD_CONTEXT, ctx, 0, &a, sizeof(a));
-}
-
-int hl_destroy_ctx(struct hl_vcpu *v, uint32_t ctx)
-{
-	return hl_cmd(v, PVPFM_CMD_DESTROY_CONTEXT, ctx, 0, NULL, 0);
-}
-
-int hl_switch(struct hl_vcpu *v, uint32_t out_ctx, uint32_t in_ctx,
-	      uint32_t in_tid)
-{
-	struct pvpfm_switch_arg a = {
-		.out_ctx = out_ctx, .in_ctx = in_ctx,
-		.in_tid = in_tid, .in_tgid = v->guest_tgid,
-	};
-
-	return hl_cmd(v, PVPFM_CMD_SWITCH, 0, 0, &a, sizeof(a));
-}
-
-int hl_smpl_register(struct hl_vcpu *v, uint32_t ctx, uint32_t first,
-		     uint32_t n, const uint64_t *gpa)
-{
-	size_t sz = sizeof(struct pvpfm_smpl_register_arg) + n * sizeof(uint64_t);
-	struct pvpfm_smpl_register_arg *a;
-	int ret;
-
-	if (sz > PVPFM_CMD_ARGS_MAX)
-		return -E2BIG;
-	a = calloc(1, sz);
-	if (!a)
-		return -ENOMEM;
-	a->first_page = first;
-	a->nr_pages = n;
-	memcpy(a->gpa, gpa, n * sizeof(uint64_t));
-	ret = hl_cmd(v, PVPFM_CMD_SMPL_REGISTER, ctx, 0, a, sz);
-	free(a);
-	return ret;
-}
-
-int hl_read_msg(struct hl_vcpu *v, uint32_t ctx, pfarg_msg_t *msg)
-{
-	memset(msg, 0, sizeof(*msg));
-	return hl_cmd(v, PVPFM_CMD_READ_MSG, ctx, 0, msg, sizeof(*msg));
-}
-
-int hl_pmu_info(struct hl_vcpu *v, struct pvpfm_pmu_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	return hl_cmd(v, PVPFM_CMD_PMU_INFO, 0, 0, info, sizeof(*info));
-}
-
-void hl_pmd_init(pfarg_pmd_t *p, uint16_t num, uint16_t set, uint64_t value)
-{
-	memset(p, 0, sizeof(*p));
-	p->reg_num = num;
-	p->reg_set = set;
-	p->reg_value = value;
-}
-
-void hl_pmc_init(pfarg_pmc_t *p, uint16_t num, uint16_t set, uint64_t value)
-{
-	memset(p, 0, sizeof(*p));
-	p->reg_num = num;
-	p->reg_set = set;
-	p->reg_value = value;
-}
-
-int hl_read_pmd(struct hl_vcpu *v, uint32_t ctx, uint16_t set, uint16_t num,
-		uint64_t *val)
-{
-	pfarg_pmd_t p;
-	int ret;
-
-	hl_pmd_init(&p, num, set, 0);
-	ret = hl_read_pmds(v, ctx, &p, 1);
-	*val = ret ? 0 : p.reg_value;
-	return ret;
+	return hl_call(v, cmd_fn, cmd);
 }
 
 /* ---- the guest running ------------------------------------------------------ */
@@ -953,11 +764,11 @@ static int busy_fn(struct hl_vcpu *v, void *p)
 	int ret, ret2;
 
 	t0 = hl_thread_ns();
-	ret = hl_start(v, r->ctx);
+	ret = cb_start(&v->cb, r->ctx);
 	t1 = hl_thread_ns();
 	hl_busy_ns(r->ns);
 	t2 = hl_thread_ns();
-	ret2 = hl_stop(v, r->ctx);
+	ret2 = cb_stop(&v->cb, r->ctx);
 	t3 = hl_thread_ns();
 	r->cpu_ns = t3 - t0;
 	r->busy_ns = t2 - t1;

@@ -8,9 +8,10 @@
  * vCPUs and one thread per vCPU. Each vCPU thread binds itself
  * (KVMPFM_BIND_VCPU, SET_CMD_BLOCK, SET_EVENTFD) and then serves calls
  * from the test's main thread (hl_call): the module requires DOORBELL from
- * the bound vCPU thread, and counts virtual PMDs on that thread. hl_cmd()
- * writes a command block (header + argument, pv_perfmon.h) into the vCPU's
- * block in guest RAM and rings DOORBELL from the right thread.
+ * the bound vCPU thread, and counts virtual PMDs on that thread. The calls
+ * on v->cb (tests/common/cmdblock.h) write a command block (header +
+ * argument, pv_perfmon.h) into the vCPU's block in guest RAM and ring
+ * DOORBELL from the right thread.
  *
  * Guest RAM layout (real mode, no guest OS: tiny code snippets only):
  *   0x01000  code: HL_CODE_IO, HL_CODE_TOUCH, HL_CODE_SPIN, HL_CODE_HLT
@@ -31,6 +32,7 @@
 #include "include/uapi/kvm_perfmon.h"
 #include "include/uapi/pv_perfmon.h"
 #include "include/uapi/perfmon2.h"
+#include "tests/common/cmdblock.h"
 
 #define HL_MAX_VCPUS		8
 #define HL_MEM_SIZE		(8UL << 20)
@@ -68,7 +70,7 @@ struct hl_vcpu {
 	int efd;			/* notification eventfd */
 	int bind_err;			/* 0 or -errno of the binding */
 	uint32_t guest_tid, guest_tgid;	/* hdr.tid/tgid of its commands */
-	struct pvpfm_cmd_hdr hdr;	/* header of the last hl_cmd() */
+	struct cb_caller cb;		/* the calls; cb.hdr: the last header */
 
 	/* calls from other threads */
 	pthread_mutex_t mu;
@@ -167,12 +169,12 @@ int hl_kick_and_wait(struct hl_vcpu *v);
 
 /* ---- commands --------------------------------------------------------- */
 /*
- * One command: header + @arg_size bytes of @arg into the block, DOORBELL,
- * results back into v->hdr and @arg. Returns hdr.status (0 or -errno), or
- * HL_IOCTL_ERR(errno) when the ioctl failed. Any thread may call it.
+ * The calls are those of tests/common/cmdblock.h on v->cb, from any thread:
+ * the block goes into the vCPU's block in guest RAM and DOORBELL is rung
+ * from the vCPU's thread. They return hdr.status (0 or -errno), or
+ * HL_IOCTL_ERR(errno) when the ioctl failed (v->cb.hdr is then the block's
+ * header as the ioctl left it, the argument is not copied back).
  */
-int hl_cmd(struct hl_vcpu *v, uint16_t cmd, uint32_t ctx_id, uint32_t count,
-	   void *arg, uint32_t arg_size);
 /* @len raw bytes as the whole block (header included); 0 or -errno */
 int hl_doorbell_raw(struct hl_vcpu *v, const void *block, size_t len);
 int hl_doorbell(struct hl_vcpu *v);	/* ring only; 0 or -errno */
@@ -190,39 +192,6 @@ struct hl_hist {
 	uint64_t ioctl_err[HL_MAX_ERRNO];	/* by errno */
 };
 void hl_hist_attach(struct hl_hist *h);	/* NULL: stop counting */
-
-/* the calls, as guests make them */
-int hl_create_ctx(struct hl_vcpu *v, uint32_t flags, uint64_t smpl_buf_size,
-		  uint32_t *ctx_id);
-int hl_write_pmcs(struct hl_vcpu *v, uint32_t ctx, pfarg_pmc_t *pmcs, uint32_t n);
-int hl_write_pmds(struct hl_vcpu *v, uint32_t ctx, pfarg_pmd_t *pmds, uint32_t n);
-int hl_read_pmds(struct hl_vcpu *v, uint32_t ctx, pfarg_pmd_t *pmds, uint32_t n);
-/* @flags PVPFM_LOAD_*; system-wide: pid = the calling vCPU index */
-int hl_load(struct hl_vcpu *v, uint32_t ctx, uint32_t pid, uint16_t set,
-	    uint32_t flags);
-int hl_start(struct hl_vcpu *v, uint32_t ctx);
-int hl_start_set(struct hl_vcpu *v, uint32_t ctx, uint16_t set);
-int hl_stop(struct hl_vcpu *v, uint32_t ctx);
-int hl_restart(struct hl_vcpu *v, uint32_t ctx);
-int hl_create_sets(struct hl_vcpu *v, uint32_t ctx, pfarg_setdesc_t *d, uint32_t n);
-int hl_getinfo_sets(struct hl_vcpu *v, uint32_t ctx, pfarg_setinfo_t *d, uint32_t n);
-int hl_delete_sets(struct hl_vcpu *v, uint32_t ctx, pfarg_setdesc_t *d, uint32_t n);
-int hl_unload(struct hl_vcpu *v, uint32_t ctx, uint32_t flags);
-int hl_destroy_ctx(struct hl_vcpu *v, uint32_t ctx);
-int hl_switch(struct hl_vcpu *v, uint32_t out_ctx, uint32_t in_ctx,
-	      uint32_t in_tid);
-/* register pages [first, first + n) of the buffer at gpas @gpa */
-int hl_smpl_register(struct hl_vcpu *v, uint32_t ctx, uint32_t first,
-		     uint32_t n, const uint64_t *gpa);
-int hl_read_msg(struct hl_vcpu *v, uint32_t ctx, pfarg_msg_t *msg);
-int hl_pmu_info(struct hl_vcpu *v, struct pvpfm_pmu_info *info);
-
-/* one PMD/PMC entry */
-void hl_pmd_init(pfarg_pmd_t *p, uint16_t num, uint16_t set, uint64_t value);
-void hl_pmc_init(pfarg_pmc_t *p, uint16_t num, uint16_t set, uint64_t value);
-/* read one PMD of one set; *val set, returns status */
-int hl_read_pmd(struct hl_vcpu *v, uint32_t ctx, uint16_t set, uint16_t num,
-		uint64_t *val);
 
 /* ---- the guest running (on the vCPU thread) ---------------------------- */
 int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx,

@@ -46,7 +46,7 @@ static bool vm_up(const char *name, const struct hl_vm_opts *o)
 static uint32_t ctx_new(uint32_t flags)
 {
 	uint32_t id = 0;
-	int ret = hl_create_ctx(v0, flags, 0, &id);
+	int ret = cb_create(&v0->cb, flags, &id);
 
 	if (ret)
 		hl_note("create_context: %s", hl_status_str(ret));
@@ -60,7 +60,7 @@ static void t_pmu_info(void)
 	int ret, i;
 	bool ok;
 
-	ret = hl_pmu_info(v0, &info);
+	ret = cb_pmu_info(&v0->cb, &info);
 	HL_EXPECT("pmu_info_ok", ret, 0);
 	hl_check(!strcmp(info.model, "amd64") && info.num_pmcs == 4 &&
 		 info.num_pmds == 10 && info.max_pmc == 4 &&
@@ -81,11 +81,11 @@ static void t_pmu_info(void)
 		 (unsigned long long)info.max_smpl_buf);
 
 	memset(d, 0, sizeof(d));
-	ret = hl_cmd(v0, PVPFM_CMD_REG_DESC, 0, 16, d, sizeof(d));
+	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 0, 16, d, sizeof(d));
 	HL_EXPECT("reg_desc_ok", ret, 0);
-	hl_check(v0->hdr.count == 14, "reg_desc_count",
+	hl_check(v0->cb.hdr.count == 14, "reg_desc_count",
 		 "%u registers, want 14 (4 PMCs, 4 PMDs, 6 virtual)",
-		 v0->hdr.count);
+		 v0->cb.hdr.count);
 	ok = true;
 	for (i = 0; i < 4; i++)
 		ok &= d[i].type == PVPFM_REG_PMC && d[i].num == i &&
@@ -105,13 +105,14 @@ static void t_pmu_info(void)
 		 "reg_desc_virtual_pmds", "PMD entry 8: %s num %u flags %#x",
 		 d[8].name, d[8].num, d[8].flags);
 	memset(d, 0, sizeof(d));
-	ret = hl_cmd(v0, PVPFM_CMD_REG_DESC, 10, 8, d, 8 * sizeof(d[0]));
-	hl_check(!ret && v0->hdr.count == 4 && d[3].num == PVPFM_VPMD_END - 1,
+	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 10, 8, d, 8 * sizeof(d[0]));
+	hl_check(!ret && v0->cb.hdr.count == 4 &&
+		 d[3].num == PVPFM_VPMD_END - 1,
 		 "reg_desc_from_position", "status %s count %u last %u",
-		 hl_status_str(ret), v0->hdr.count, d[3].num);
-	ret = hl_cmd(v0, PVPFM_CMD_REG_DESC, 1000, 1, d, sizeof(d[0]));
-	hl_check(!ret && v0->hdr.count == 0, "reg_desc_past_end_empty",
-		 "status %s count %u", hl_status_str(ret), v0->hdr.count);
+		 hl_status_str(ret), v0->cb.hdr.count, d[3].num);
+	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 1000, 1, d, sizeof(d[0]));
+	hl_check(!ret && v0->cb.hdr.count == 0, "reg_desc_past_end_empty",
+		 "status %s count %u", hl_status_str(ret), v0->cb.hdr.count);
 }
 
 static void t_create(void)
@@ -126,45 +127,45 @@ static void t_create(void)
 	hl_check(id1 && id2 && id1 != id2, "create_context_ids",
 		 "ids %u %u", id1, id2);
 	HL_EXPECT("create_context_bad_flags_einval",
-		  hl_create_ctx(v0, 0x100, 0, NULL), -EINVAL);
+		  cb_create(&v0->cb, 0x100, NULL), -EINVAL);
 	HL_EXPECT("create_context_sys_block_einval",
-		  hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE | PFM_FL_NOTIFY_BLOCK, 0,
-				NULL), -EINVAL);
+		  cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE | PFM_FL_NOTIFY_BLOCK,
+			    NULL), -EINVAL);
 	HL_EXPECT("create_context_flags_ok",
-		  hl_create_ctx(v0, PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG, 0,
-				&ids[0]), 0);
-	hl_destroy_ctx(v0, ids[0]);
+		  cb_create(&v0->cb, PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG,
+			    &ids[0]), 0);
+	cb_destroy(&v0->cb, ids[0]);
 
 	memset(&a, 0, sizeof(a));
 	strcpy(a.smpl_name, "defaulx");
 	HL_EXPECT("create_context_bad_format_einval",
-		  hl_cmd(v0, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a)),
-		  -EINVAL);
+		  cb_cmd(&v0->cb, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a,
+			 sizeof(a)), -EINVAL);
 	strcpy(a.smpl_name, "default");
 	a.smpl_name[12] = 'x';	/* padding must be zero */
 	a.smpl_arg.buf_size = 8192;
 	HL_EXPECT("create_context_format_padding_einval",
-		  hl_cmd(v0, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a)),
-		  -EINVAL);
+		  cb_cmd(&v0->cb, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a,
+			 sizeof(a)), -EINVAL);
 	HL_EXPECT("create_context_small_buffer_einval",
-		  hl_create_ctx(v0, 0, 64, NULL), -EINVAL);
+		  cb_create_smpl(&v0->cb, 0, 64, NULL), -EINVAL);
 	HL_EXPECT("create_context_buffer_over_limit_enomem",
-		  hl_create_ctx(v0, 0, (4ULL << 20) + 1, NULL), -ENOMEM);
+		  cb_create_smpl(&v0->cb, 0, (4ULL << 20) + 1, NULL), -ENOMEM);
 	memset(&a, 0, sizeof(a));
 	strcpy(a.smpl_name, "default");
 	a.smpl_arg.buf_size = 8192;
 	a.smpl_arg.buf_flags = 1;
 	HL_EXPECT("create_context_buf_flags_einval",
-		  hl_cmd(v0, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a)),
-		  -EINVAL);
+		  cb_cmd(&v0->cb, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a,
+			 sizeof(a)), -EINVAL);
 	HL_EXPECT("create_context_short_arg_einval",
-		  hl_cmd(v0, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a) - 8),
-		  -EINVAL);
-	HL_EXPECT("create_context_smpl_ok", hl_create_ctx(v0, 0, 8192, &ids[0]),
-		  0);
-	hl_destroy_ctx(v0, ids[0]);
-	hl_destroy_ctx(v0, id1);
-	hl_destroy_ctx(v0, id2);
+		  cb_cmd(&v0->cb, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a,
+			 sizeof(a) - 8), -EINVAL);
+	HL_EXPECT("create_context_smpl_ok",
+		  cb_create_smpl(&v0->cb, 0, 8192, &ids[0]), 0);
+	cb_destroy(&v0->cb, ids[0]);
+	cb_destroy(&v0->cb, id1);
+	cb_destroy(&v0->cb, id2);
 
 	/* the admin's limit: 4 contexts */
 	hl_vm_destroy(&vm);
@@ -175,13 +176,13 @@ static void t_create(void)
 	if (!vm_up("create_context_limit_setup", &o))
 		return;
 	for (i = 0; i < 4; i++)
-		ret = hl_create_ctx(v0, 0, 0, &ids[i]);
+		ret = cb_create(&v0->cb, 0, &ids[i]);
 	HL_EXPECT("create_context_4_of_4_ok", ret, 0);
 	HL_EXPECT("create_context_over_limit_emfile",
-		  hl_create_ctx(v1, 0, 0, &ids[4]), -EMFILE);
-	hl_destroy_ctx(v0, ids[2]);
+		  cb_create(&v1->cb, 0, &ids[4]), -EMFILE);
+	cb_destroy(&v0->cb, ids[2]);
 	HL_EXPECT("create_context_after_destroy_ok",
-		  hl_create_ctx(v1, 0, 0, &ids[2]), 0);
+		  cb_create(&v1->cb, 0, &ids[2]), 0);
 	hl_vm_destroy(&vm);
 	vm_up("calls_vm_setup", NULL);
 }
@@ -192,53 +193,55 @@ static void t_write_pmcs(void)
 	pfarg_pmc_t p[3];
 	int ret;
 
-	hl_pmc_init(&p[0], 0, 0, SEL_INT | 0x76 | SEL_USR);	/* EN clear */
-	HL_EXPECT("write_pmcs_disabled_event_ok", hl_write_pmcs(v0, id, p, 1), 0);
-	hl_pmc_init(&p[0], 0, 0, SEL_INT);
-	hl_pmc_init(&p[1], 1, 0, SEL_INT);
-	hl_pmc_init(&p[2], 3, 0, SEL_INT);
-	HL_EXPECT("write_pmcs_vector_ok", hl_write_pmcs(v0, id, p, 3), 0);
+	cb_pmc_init(&p[0], 0, 0, SEL_INT | 0x76 | SEL_USR);	/* EN clear */
+	HL_EXPECT("write_pmcs_disabled_event_ok",
+		  cb_write_pmcs(&v0->cb, id, p, 1), 0);
+	cb_pmc_init(&p[0], 0, 0, SEL_INT);
+	cb_pmc_init(&p[1], 1, 0, SEL_INT);
+	cb_pmc_init(&p[2], 3, 0, SEL_INT);
+	HL_EXPECT("write_pmcs_vector_ok", cb_write_pmcs(&v0->cb, id, p, 3), 0);
 
-	hl_pmc_init(&p[0], 1, 0, SEL_INT);
-	hl_pmc_init(&p[1], 2, 0, SEL_INT | (1ULL << 21));	/* reserved */
-	hl_pmc_init(&p[2], 3, 0, SEL_INT);
-	ret = hl_write_pmcs(v0, id, p, 3);
-	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+	cb_pmc_init(&p[0], 1, 0, SEL_INT);
+	cb_pmc_init(&p[1], 2, 0, SEL_INT | (1ULL << 21));	/* reserved */
+	cb_pmc_init(&p[2], 3, 0, SEL_INT);
+	ret = cb_write_pmcs(&v0->cb, id, p, 3);
+	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
 		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL) &&
 		 !(p[0].reg_flags & PFM_REG_RETFL_MASK),
 		 "write_pmcs_reserved_bit_einval",
 		 "status %s err_index %u flags %#x/%#x", hl_status_str(ret),
-		 v0->hdr.err_index, p[0].reg_flags, p[1].reg_flags);
-	hl_pmc_init(&p[0], 0, 0, 0x76 | SEL_USR | SEL_OS | SEL_EN);	/* INT 0 */
-	ret = hl_write_pmcs(v0, id, p, 1);
+		 v0->cb.hdr.err_index, p[0].reg_flags, p[1].reg_flags);
+	cb_pmc_init(&p[0], 0, 0,
+		    0x76 | SEL_USR | SEL_OS | SEL_EN);	/* INT 0 */
+	ret = cb_write_pmcs(&v0->cb, id, p, 1);
 	hl_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
 		 "write_pmcs_reserved_default_einval", "status %s flags %#x",
 		 hl_status_str(ret), p[0].reg_flags);
-	hl_pmc_init(&p[0], 0, 0, SEL_INT | (1ULL << 50));
-	HL_EXPECT("write_pmcs_reserved_high_einval", hl_write_pmcs(v0, id, p, 1),
-		  -EINVAL);
-	hl_pmc_init(&p[0], 4, 0, SEL_INT);
-	ret = hl_write_pmcs(v0, id, p, 1);
+	cb_pmc_init(&p[0], 0, 0, SEL_INT | (1ULL << 50));
+	HL_EXPECT("write_pmcs_reserved_high_einval",
+		  cb_write_pmcs(&v0->cb, id, p, 1), -EINVAL);
+	cb_pmc_init(&p[0], 4, 0, SEL_INT);
+	ret = cb_write_pmcs(&v0->cb, id, p, 1);
 	hl_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
 		 "write_pmcs_unimplemented_einval", "status %s flags %#x",
 		 hl_status_str(ret), p[0].reg_flags);
-	hl_pmc_init(&p[0], 300, 0, SEL_INT);
-	HL_EXPECT("write_pmcs_pmc300_einval", hl_write_pmcs(v0, id, p, 1),
+	cb_pmc_init(&p[0], 300, 0, SEL_INT);
+	HL_EXPECT("write_pmcs_pmc300_einval", cb_write_pmcs(&v0->cb, id, p, 1),
 		  -EINVAL);
-	hl_pmc_init(&p[0], 0, 0, SEL_INT);
+	cb_pmc_init(&p[0], 0, 0, SEL_INT);
 	p[0].reg_flags = PFM_REGFL_NO_EMUL64;
-	HL_EXPECT("write_pmcs_no_emul64_einval", hl_write_pmcs(v0, id, p, 1),
-		  -EINVAL);
-	hl_pmc_init(&p[0], 0, 7, SEL_INT);
-	HL_EXPECT("write_pmcs_no_such_set_einval", hl_write_pmcs(v0, id, p, 1),
-		  -EINVAL);
+	HL_EXPECT("write_pmcs_no_emul64_einval",
+		  cb_write_pmcs(&v0->cb, id, p, 1), -EINVAL);
+	cb_pmc_init(&p[0], 0, 7, SEL_INT);
+	HL_EXPECT("write_pmcs_no_such_set_einval",
+		  cb_write_pmcs(&v0->cb, id, p, 1), -EINVAL);
 	/* retfl bits the guest left in an entry are cleared, not refused */
-	hl_pmc_init(&p[0], 0, 0, SEL_INT);
+	cb_pmc_init(&p[0], 0, 0, SEL_INT);
 	p[0].reg_flags = PFM_REG_RETFL_EINVAL;
-	ret = hl_write_pmcs(v0, id, p, 1);
+	ret = cb_write_pmcs(&v0->cb, id, p, 1);
 	hl_check(!ret && !p[0].reg_flags, "write_pmcs_stale_retfl_cleared",
 		 "status %s flags %#x", hl_status_str(ret), p[0].reg_flags);
-	hl_destroy_ctx(v0, id);
+	cb_destroy(&v0->cb, id);
 }
 
 static void expect_notavail(uint32_t id, const char *name, uint64_t value)
@@ -246,15 +249,15 @@ static void expect_notavail(uint32_t id, const char *name, uint64_t value)
 	pfarg_pmc_t p[2];
 	int ret;
 
-	hl_pmc_init(&p[0], 1, 0, SEL_INT);
-	hl_pmc_init(&p[1], 0, 0, value);
-	ret = hl_write_pmcs(v0, id, p, 2);
-	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+	cb_pmc_init(&p[0], 1, 0, SEL_INT);
+	cb_pmc_init(&p[1], 0, 0, value);
+	ret = cb_write_pmcs(&v0->cb, id, p, 2);
+	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
 		 (p[1].reg_flags & PFM_REG_RETFL_NOTAVAIL) &&
 		 !(p[1].reg_flags & PFM_REG_RETFL_EINVAL),
 		 name, "PMC0=%#llx: status %s err_index %u reg_flags %#x",
 		 (unsigned long long)value, hl_status_str(ret),
-		 v0->hdr.err_index, p[1].reg_flags);
+		 v0->cb.hdr.err_index, p[1].reg_flags);
 }
 
 static void t_notavail(void)
@@ -269,7 +272,7 @@ static void t_notavail(void)
 	expect_notavail(id, "notavail_raw_dc_access_0x40", SEL(0x40));
 	expect_notavail(id, "notavail_raw_extended_0x1c0", SEL(0xc0) |
 			(1ULL << 32));
-	hl_destroy_ctx(v0, id);
+	cb_destroy(&v0->cb, id);
 }
 
 /*
@@ -304,15 +307,15 @@ static void t_alias(void)
 	if (!vm_up("alias_setup", &o))
 		return;
 	id = ctx_new(PFM_FL_SYSTEM_WIDE);
-	hl_pmc_init(&pmc, 0, 0, SEL(0x76));
-	ret = hl_write_pmcs(v0, id, &pmc, 1);
+	cb_pmc_init(&pmc, 0, 0, SEL(0x76));
+	ret = cb_write_pmcs(&v0->cb, id, &pmc, 1);
 	hl_check(!ret && pmc.reg_flags == PVPFM_REG_RETFL_EMULATED,
 		 "alias_cycles_accepted_emulated",
 		 "PMC0=%#llx with cycles aliased to task-clock: status %s "
 		 "err_index %u reg_flags %#x", (unsigned long long)SEL(0x76),
-		 hl_status_str(ret), v0->hdr.err_index, pmc.reg_flags);
-	hl_pmc_init(&plain, 1, 0, SEL(0xc3));
-	ret2 = hl_write_pmcs(v0, id, &plain, 1);
+		 hl_status_str(ret), v0->cb.hdr.err_index, pmc.reg_flags);
+	cb_pmc_init(&plain, 1, 0, SEL(0xc3));
+	ret2 = cb_write_pmcs(&v0->cb, id, &plain, 1);
 	hl_check(!ret2 && !plain.reg_flags, "alias_unmarked_not_emulated",
 		 "PMC1=%#llx aliased without 'emulated': status %s "
 		 "reg_flags %#x", (unsigned long long)SEL(0xc3),
@@ -320,20 +323,21 @@ static void t_alias(void)
 	expect_notavail(id, "alias_other_event_still_notavail", SEL(0xc0));
 	if (ret)
 		goto out;
-	hl_pmd_init(&pmd, 0, 0, 0);
-	HL_EXPECT("alias_write_pmd0", hl_write_pmds(v0, id, &pmd, 1), 0);
-	HL_EXPECT("alias_load", hl_load(v0, id, 0, 0, 0), 0);
+	cb_pmd_init(&pmd, 0, 0, 0);
+	HL_EXPECT("alias_write_pmd0", cb_write_pmds(&v0->cb, id, &pmd, 1), 0);
+	HL_EXPECT("alias_load", cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid),
+		  0);
 	ret = hl_start_busy_stop(v0, id, 50 * MS, &cpu, &busy);
 	HL_EXPECT("alias_start_stop", ret, 0);
-	hl_read_pmd(v0, id, 0, 0, &val);
+	cb_read_pmd(&v0->cb, id, 0, 0, &val);
 	/* the vCPU thread's task clock: bracketed by its CPU time */
 	hl_check(hl_bracket(val, busy, cpu), "alias_counts_task_clock",
 		 "PMD0 %" PRIu64 " ns, thread CPU %" PRIu64 " ns between the "
 		 "doorbells, %" PRIu64 " ns around them (10%% + 1 ms)", val,
 		 busy, cpu);
-	HL_EXPECT("alias_unload", hl_unload(v0, id, 0), 0);
+	HL_EXPECT("alias_unload", cb_unload(&v0->cb, id), 0);
 out:
-	hl_destroy_ctx(v0, id);
+	cb_destroy(&v0->cb, id);
 	hl_vm_destroy(&vm);
 	vm_up("calls_vm_setup", NULL);
 }
@@ -354,7 +358,7 @@ static void t_intel(void)
 	o.bind.counters = 4;
 	if (!vm_up("intel_setup", &o))
 		return;
-	ret = hl_pmu_info(v0, &info);
+	ret = cb_pmu_info(&v0->cb, &info);
 	hl_check(!ret && !strcmp(info.model, "intel_arch") &&
 		 info.num_pmcs == 5 && info.num_pmds == 4 + 3 + 6 &&
 		 info.max_pmc == 17 && info.impl_pmcs[0] == 0x1000f &&
@@ -364,21 +368,22 @@ static void t_intel(void)
 		 info.num_pmcs, info.num_pmds, info.max_pmc,
 		 (unsigned long long)info.impl_pmcs[0],
 		 (unsigned long long)info.impl_pmds[0]);
-	hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 0, &id);
+	cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE, &id);
 	expect_notavail(id, "intel_notavail_cycles_0x3c", SEL(0x3c));
 	expect_notavail(id, "intel_notavail_llc_misses_0x412e", SEL(0x412e));
 	/* FIXED_CTR_CTRL: fixed counter 0 (instructions), OS | USR */
-	hl_pmc_init(&pmc, 16, 0, 0x888 | 0x3);
-	ret = hl_write_pmcs(v0, id, &pmc, 1);
+	cb_pmc_init(&pmc, 16, 0, 0x888 | 0x3);
+	ret = cb_write_pmcs(&v0->cb, id, &pmc, 1);
 	hl_check(ret == -EINVAL && (pmc.reg_flags & PFM_REG_RETFL_NOTAVAIL),
 		 "intel_notavail_fixed_counter", "status %s reg_flags %#x",
 		 hl_status_str(ret), pmc.reg_flags);
-	hl_pmc_init(&pmc, 16, 0, 0x888);	/* all fixed counters off */
-	HL_EXPECT("intel_fixed_ctrl_off_ok", hl_write_pmcs(v0, id, &pmc, 1), 0);
-	hl_pmc_init(&pmc, 16, 0, 0x880 | 0x3);	/* PMI bit is reserved */
+	cb_pmc_init(&pmc, 16, 0, 0x888);	/* all fixed counters off */
+	HL_EXPECT("intel_fixed_ctrl_off_ok",
+		  cb_write_pmcs(&v0->cb, id, &pmc, 1), 0);
+	cb_pmc_init(&pmc, 16, 0, 0x880 | 0x3);	/* PMI bit is reserved */
 	HL_EXPECT("intel_fixed_ctrl_pmi_reserved_einval",
-		  hl_write_pmcs(v0, id, &pmc, 1), -EINVAL);
-	hl_destroy_ctx(v0, id);
+		  cb_write_pmcs(&v0->cb, id, &pmc, 1), -EINVAL);
+	cb_destroy(&v0->cb, id);
 	hl_vm_destroy(&vm);
 	vm_up("calls_vm_setup", NULL);
 }
@@ -391,18 +396,20 @@ static void t_write_read_pmds(void)
 	bool ok;
 
 	for (i = 0; i < 6; i++)
-		hl_pmd_init(&p[i], PVPFM_VPMD_VCPU_RUN_NS + i, 0, 1000 * i);
-	ret = hl_write_pmds(v0, id, p, 6);
+		cb_pmd_init(&p[i], PVPFM_VPMD_VCPU_RUN_NS + i, 0, 1000 * i);
+	ret = cb_write_pmds(&v0->cb, id, p, 6);
 	hl_check(!ret, "write_pmds_virtual_all_available",
 		 "status %s err_index %u reg_flags %#x", hl_status_str(ret),
-		 v0->hdr.err_index, ret ? p[v0->hdr.err_index % 6].reg_flags : 0);
-	hl_pmd_init(&p[6], 0, 0, 0x123456789abcdef0ULL);
-	hl_pmd_init(&p[7], 3, 0, ~0ULL);
-	HL_EXPECT("write_pmds_generic_ok", hl_write_pmds(v0, id, &p[6], 2), 0);
+		 v0->cb.hdr.err_index,
+		 ret ? p[v0->cb.hdr.err_index % 6].reg_flags : 0);
+	cb_pmd_init(&p[6], 0, 0, 0x123456789abcdef0ULL);
+	cb_pmd_init(&p[7], 3, 0, ~0ULL);
+	HL_EXPECT("write_pmds_generic_ok", cb_write_pmds(&v0->cb, id, &p[6], 2),
+		  0);
 
 	for (i = 0; i < 8; i++)
 		p[i].reg_value = 0;
-	ret = hl_read_pmds(v0, id, p, 8);
+	ret = cb_read_pmds(&v0->cb, id, p, 8);
 	ok = !ret && p[6].reg_value == 0x123456789abcdef0ULL &&
 	     p[7].reg_value == ~0ULL &&
 	     p[6].reg_last_reset_val == 0x123456789abcdef0ULL;
@@ -414,42 +421,43 @@ static void t_write_read_pmds(void)
 		 (unsigned long long)p[7].reg_value,
 		 (unsigned long long)p[1].reg_value);
 
-	hl_pmd_init(&p[0], 0, 0, 0);
-	hl_pmd_init(&p[1], PVPFM_VPMD_END, 0, 0);
-	ret = hl_write_pmds(v0, id, p, 2);
-	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+	cb_pmd_init(&p[0], 0, 0, 0);
+	cb_pmd_init(&p[1], PVPFM_VPMD_END, 0, 0);
+	ret = cb_write_pmds(&v0->cb, id, p, 2);
+	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
 		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
 		 "write_pmds_pmd262_einval", "status %s err_index %u flags %#x",
-		 hl_status_str(ret), v0->hdr.err_index, p[1].reg_flags);
-	hl_pmd_init(&p[0], 4, 0, 0);
-	HL_EXPECT("write_pmds_pmd4_einval", hl_write_pmds(v0, id, p, 1), -EINVAL);
-	hl_pmd_init(&p[0], 0, 0, 0);
-	p[0].reg_flags = 0x10;
-	HL_EXPECT("write_pmds_unknown_flag_einval", hl_write_pmds(v0, id, p, 1),
+		 hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
+	cb_pmd_init(&p[0], 4, 0, 0);
+	HL_EXPECT("write_pmds_pmd4_einval", cb_write_pmds(&v0->cb, id, p, 1),
 		  -EINVAL);
-	hl_pmd_init(&p[0], 0, 0, 0);
+	cb_pmd_init(&p[0], 0, 0, 0);
+	p[0].reg_flags = 0x10;
+	HL_EXPECT("write_pmds_unknown_flag_einval",
+		  cb_write_pmds(&v0->cb, id, p, 1), -EINVAL);
+	cb_pmd_init(&p[0], 0, 0, 0);
 	p[0].reg_smpl_pmds[0] = 1ULL << 5;
 	HL_EXPECT("write_pmds_smpl_pmds_unimpl_einval",
-		  hl_write_pmds(v0, id, p, 1), -EINVAL);
-	hl_pmd_init(&p[0], 0, 0, 0);
+		  cb_write_pmds(&v0->cb, id, p, 1), -EINVAL);
+	cb_pmd_init(&p[0], 0, 0, 0);
 	p[0].reg_reset_pmds[2] = 1;
 	HL_EXPECT("write_pmds_reset_pmds_unimpl_einval",
-		  hl_write_pmds(v0, id, p, 1), -EINVAL);
-	hl_pmd_init(&p[0], 0, 3, 0);
-	HL_EXPECT("write_pmds_no_such_set_einval", hl_write_pmds(v0, id, p, 1),
-		  -EINVAL);
+		  cb_write_pmds(&v0->cb, id, p, 1), -EINVAL);
+	cb_pmd_init(&p[0], 0, 3, 0);
+	HL_EXPECT("write_pmds_no_such_set_einval",
+		  cb_write_pmds(&v0->cb, id, p, 1), -EINVAL);
 
-	hl_pmd_init(&p[0], 0, 0, 0);
-	hl_pmd_init(&p[1], 9, 0, 0);
-	ret = hl_read_pmds(v0, id, p, 2);
-	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+	cb_pmd_init(&p[0], 0, 0, 0);
+	cb_pmd_init(&p[1], 9, 0, 0);
+	ret = cb_read_pmds(&v0->cb, id, p, 2);
+	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
 		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
 		 "read_pmds_bad_pmd_einval", "status %s err_index %u flags %#x",
-		 hl_status_str(ret), v0->hdr.err_index, p[1].reg_flags);
-	hl_pmd_init(&p[0], 0, 5, 0);
-	HL_EXPECT("read_pmds_no_such_set_einval", hl_read_pmds(v0, id, p, 1),
-		  -EINVAL);
-	hl_destroy_ctx(v0, id);
+		 hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
+	cb_pmd_init(&p[0], 0, 5, 0);
+	HL_EXPECT("read_pmds_no_such_set_einval",
+		  cb_read_pmds(&v0->cb, id, p, 1), -EINVAL);
+	cb_destroy(&v0->cb, id);
 }
 
 static void t_load(void)
@@ -459,50 +467,61 @@ static void t_load(void)
 	uint32_t thr = ctx_new(0), thr2 = ctx_new(0), smpl = 0;
 	struct pvpfm_load_arg a;
 
-	HL_EXPECT("load_sys_wrong_vcpu_einval", hl_load(v0, sys, 1, 0, 0),
-		  -EINVAL);
-	HL_EXPECT("load_bad_set_einval", hl_load(v0, sys, 0, 3, 0), -EINVAL);
-	HL_EXPECT("load_bad_flags_einval", hl_load(v0, sys, 0, 0, 0x10),
-		  -EINVAL);
+	HL_EXPECT("load_sys_wrong_vcpu_einval",
+		  cb_load(&v0->cb, sys, 1, 0, 0, v0->guest_tgid), -EINVAL);
+	HL_EXPECT("load_bad_set_einval",
+		  cb_load(&v0->cb, sys, 0, 3, 0, v0->guest_tgid), -EINVAL);
+	HL_EXPECT("load_bad_flags_einval",
+		  cb_load(&v0->cb, sys, 0, 0, 0x10, v0->guest_tgid), -EINVAL);
 	memset(&a, 0, sizeof(a));
 	HL_EXPECT("load_short_arg_einval",
-		  hl_cmd(v0, PVPFM_CMD_LOAD_CONTEXT, sys, 0, &a, 32), -EINVAL);
-	HL_EXPECT("load_sys_ok", hl_load(v0, sys, 0, 0, 0), 0);
-	HL_EXPECT("load_twice_ebusy", hl_load(v0, sys, 0, 0, 0), -EBUSY);
-	HL_EXPECT("load_second_sys_same_vcpu_ebusy", hl_load(v0, sys2, 0, 0, 0),
-		  -EBUSY);
-	HL_EXPECT("load_sys_other_vcpu_ok", hl_load(v1, sys2, 1, 0, 0), 0);
-	HL_EXPECT("load_thread_beside_sys_ebusy", hl_load(v0, thr, 77, 0, 0),
-		  -EBUSY);
-	HL_EXPECT("unload_sys", hl_unload(v0, sys, 0), 0);
-	HL_EXPECT("unload_sys2", hl_unload(v1, sys2, 0), 0);
+		  cb_cmd(&v0->cb, PVPFM_CMD_LOAD_CONTEXT, sys, 0, &a, 32),
+		  -EINVAL);
+	HL_EXPECT("load_sys_ok", cb_load(&v0->cb, sys, 0, 0, 0, v0->guest_tgid),
+		  0);
+	HL_EXPECT("load_twice_ebusy",
+		  cb_load(&v0->cb, sys, 0, 0, 0, v0->guest_tgid), -EBUSY);
+	HL_EXPECT("load_second_sys_same_vcpu_ebusy",
+		  cb_load(&v0->cb, sys2, 0, 0, 0, v0->guest_tgid), -EBUSY);
+	HL_EXPECT("load_sys_other_vcpu_ok",
+		  cb_load(&v1->cb, sys2, 1, 0, 0, v1->guest_tgid), 0);
+	HL_EXPECT("load_thread_beside_sys_ebusy",
+		  cb_load(&v0->cb, thr, 77, 0, 0, v0->guest_tgid), -EBUSY);
+	HL_EXPECT("unload_sys", cb_unload(&v0->cb, sys), 0);
+	HL_EXPECT("unload_sys2", cb_unload(&v1->cb, sys2), 0);
 
 	HL_EXPECT("load_thread_self_wrong_tid_einval",
-		  hl_load(v0, thr, 77, 0, PVPFM_LOAD_SELF), -EINVAL);
+		  cb_load(&v0->cb, thr, 77, 0, PVPFM_LOAD_SELF, v0->guest_tgid),
+		  -EINVAL);
 	HL_EXPECT("load_thread_self_ok",
-		  hl_load(v0, thr, v0->guest_tid, 0, PVPFM_LOAD_SELF), 0);
+		  cb_load(&v0->cb, thr, v0->guest_tid, 0, PVPFM_LOAD_SELF,
+			  v0->guest_tgid), 0);
 	HL_EXPECT("load_same_thread_twice_ebusy",
-		  hl_load(v1, thr2, v0->guest_tid, 0, 0), -EBUSY);
+		  cb_load(&v1->cb, thr2, v0->guest_tid, 0, 0, v1->guest_tgid),
+		  -EBUSY);
 	/* the thread in on vCPU 0 was not switched out */
 	v0->guest_tid += 100;
 	HL_EXPECT("load_self_vcpu_busy_ebusy",
-		  hl_load(v0, thr2, v0->guest_tid, 0, PVPFM_LOAD_SELF), -EBUSY);
+		  cb_load(&v0->cb, thr2, v0->guest_tid, 0, PVPFM_LOAD_SELF,
+			  v0->guest_tgid), -EBUSY);
 	v0->guest_tid -= 100;
-	HL_EXPECT("load_thread_not_running_ok", hl_load(v1, thr2, 555, 0, 0), 0);
-	HL_EXPECT("load_sys_beside_threads_ebusy", hl_load(v1, sys2, 1, 0, 0),
-		  -EBUSY);
-	hl_unload(v0, thr, 0);
-	hl_unload(v0, thr2, 0);
+	HL_EXPECT("load_thread_not_running_ok",
+		  cb_load(&v1->cb, thr2, 555, 0, 0, v1->guest_tgid), 0);
+	HL_EXPECT("load_sys_beside_threads_ebusy",
+		  cb_load(&v1->cb, sys2, 1, 0, 0, v1->guest_tgid), -EBUSY);
+	cb_unload(&v0->cb, thr);
+	cb_unload(&v0->cb, thr2);
 
-	HL_EXPECT("create_smpl_ctx", hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE,
-						   3 * HL_PAGE, &smpl), 0);
-	HL_EXPECT("load_smpl_unregistered_enobufs", hl_load(v0, smpl, 0, 0, 0),
-		  -ENOBUFS);
-	hl_destroy_ctx(v0, smpl);
-	hl_destroy_ctx(v0, sys);
-	hl_destroy_ctx(v0, sys2);
-	hl_destroy_ctx(v0, thr);
-	hl_destroy_ctx(v0, thr2);
+	HL_EXPECT("create_smpl_ctx",
+		  cb_create_smpl(&v0->cb, PFM_FL_SYSTEM_WIDE, 3 * HL_PAGE,
+				 &smpl), 0);
+	HL_EXPECT("load_smpl_unregistered_enobufs",
+		  cb_load(&v0->cb, smpl, 0, 0, 0, v0->guest_tgid), -ENOBUFS);
+	cb_destroy(&v0->cb, smpl);
+	cb_destroy(&v0->cb, sys);
+	cb_destroy(&v0->cb, sys2);
+	cb_destroy(&v0->cb, thr);
+	cb_destroy(&v0->cb, thr2);
 }
 
 static void t_start_stop_restart(void)
@@ -510,24 +529,25 @@ static void t_start_stop_restart(void)
 	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
 	pfarg_start_t s;
 
-	HL_EXPECT("start_unloaded_einval", hl_start(v0, id), -EINVAL);
-	HL_EXPECT("stop_unloaded_einval", hl_stop(v0, id), -EINVAL);
-	HL_EXPECT("restart_unloaded_einval", hl_restart(v0, id), -EINVAL);
-	hl_load(v0, id, 0, 0, 0);
-	HL_EXPECT("start_ok", hl_start(v0, id), 0);
-	HL_EXPECT("start_again_ok", hl_start(v0, id), 0);
-	HL_EXPECT("start_no_such_set_einval", hl_start_set(v0, id, 4), -EINVAL);
-	HL_EXPECT("start_set0_ok", hl_start_set(v0, id, 0), 0);
+	HL_EXPECT("start_unloaded_einval", cb_start(&v0->cb, id), -EINVAL);
+	HL_EXPECT("stop_unloaded_einval", cb_stop(&v0->cb, id), -EINVAL);
+	HL_EXPECT("restart_unloaded_einval", cb_restart(&v0->cb, id), -EINVAL);
+	cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid);
+	HL_EXPECT("start_ok", cb_start(&v0->cb, id), 0);
+	HL_EXPECT("start_again_ok", cb_start(&v0->cb, id), 0);
+	HL_EXPECT("start_no_such_set_einval", cb_start_set(&v0->cb, id, 4),
+		  -EINVAL);
+	HL_EXPECT("start_set0_ok", cb_start_set(&v0->cb, id, 0), 0);
 	memset(&s, 0, sizeof(s));
 	HL_EXPECT("start_short_arg_einval",
-		  hl_cmd(v0, PVPFM_CMD_START, id, 0, &s, 16), -EINVAL);
-	HL_EXPECT("restart_not_masked_ebusy", hl_restart(v0, id), -EBUSY);
-	HL_EXPECT("stop_ok", hl_stop(v0, id), 0);
-	HL_EXPECT("stop_again_ok", hl_stop(v0, id), 0);
+		  cb_cmd(&v0->cb, PVPFM_CMD_START, id, 0, &s, 16), -EINVAL);
+	HL_EXPECT("restart_not_masked_ebusy", cb_restart(&v0->cb, id), -EBUSY);
+	HL_EXPECT("stop_ok", cb_stop(&v0->cb, id), 0);
+	HL_EXPECT("stop_again_ok", cb_stop(&v0->cb, id), 0);
 	HL_EXPECT("restart_arg_einval",
-		  hl_cmd(v0, PVPFM_CMD_RESTART, id, 0, &s, 8), -EINVAL);
-	hl_unload(v0, id, 0);
-	hl_destroy_ctx(v0, id);
+		  cb_cmd(&v0->cb, PVPFM_CMD_RESTART, id, 0, &s, 8), -EINVAL);
+	cb_unload(&v0->cb, id);
+	cb_destroy(&v0->cb, id);
 }
 
 static void t_sets_calls(void)
@@ -545,7 +565,7 @@ static void t_sets_calls(void)
 	d[1].set_timeout = 1500001;	/* ns: rounds up to the 1 ms timer */
 	d[2].set_id = 3;
 	d[2].set_flags = PFM_SETFL_OVFL_SWITCH;
-	ret = hl_create_sets(v0, id, d, 3);
+	ret = cb_create_sets(&v0->cb, id, d, 3);
 	HL_EXPECT("create_evtsets_ok", ret, 0);
 	hl_check(d[1].set_timeout == 2000000, "create_evtsets_timeout_rounded",
 		 "1500001 ns became %llu, want 2000000 (1 ms granularity)",
@@ -555,7 +575,7 @@ static void t_sets_calls(void)
 	in[0].set_id = 1;
 	in[1].set_id = 3;
 	in[2].set_id = 0;
-	ret = hl_getinfo_sets(v0, id, in, 3);
+	ret = cb_getinfo_sets(&v0->cb, id, in, 3);
 	hl_check(!ret && in[0].set_flags == PFM_SETFL_TIME_SWITCH &&
 		 in[0].set_timeout == 2000000 &&
 		 in[1].set_flags == PFM_SETFL_OVFL_SWITCH && !in[2].set_flags &&
@@ -567,56 +587,57 @@ static void t_sets_calls(void)
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 0;
 	in[1].set_id = 2;
-	ret = hl_getinfo_sets(v0, id, in, 2);
-	hl_check(ret == -EINVAL && v0->hdr.err_index == 1 &&
+	ret = cb_getinfo_sets(&v0->cb, id, in, 2);
+	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
 		 (in[1].set_flags & PFM_REG_RETFL_EINVAL),
 		 "getinfo_evtsets_no_such_set_einval",
 		 "status %s err_index %u flags %#x", hl_status_str(ret),
-		 v0->hdr.err_index, in[1].set_flags);
+		 v0->cb.hdr.err_index, in[1].set_flags);
 
 	memset(d, 0, sizeof(d));
 	d[0].set_id = 7;
 	d[0].set_flags = 0x4;
-	HL_EXPECT("create_evtsets_bad_flags_einval", hl_create_sets(v0, id, d, 1),
-		  -EINVAL);
+	HL_EXPECT("create_evtsets_bad_flags_einval",
+		  cb_create_sets(&v0->cb, id, d, 1), -EINVAL);
 	d[0].set_flags = PFM_SETFL_TIME_SWITCH;
 	d[0].set_timeout = 0;
 	HL_EXPECT("create_evtsets_zero_timeout_einval",
-		  hl_create_sets(v0, id, d, 1), -EINVAL);
+		  cb_create_sets(&v0->cb, id, d, 1), -EINVAL);
 	d[0].set_timeout = ~0ULL;
 	HL_EXPECT("create_evtsets_huge_timeout_einval",
-		  hl_create_sets(v0, id, d, 1), -EINVAL);
+		  cb_create_sets(&v0->cb, id, d, 1), -EINVAL);
 
 	memset(d, 0, sizeof(d));
 	d[0].set_id = 0;
-	ret = hl_delete_sets(v0, id, d, 1);
+	ret = cb_delete_sets(&v0->cb, id, d, 1);
 	HL_EXPECT("delete_evtsets_set0_einval", ret, -EINVAL);
 	d[0].set_id = 9;
-	HL_EXPECT("delete_evtsets_no_such_einval", hl_delete_sets(v0, id, d, 1),
-		  -EINVAL);
+	HL_EXPECT("delete_evtsets_no_such_einval",
+		  cb_delete_sets(&v0->cb, id, d, 1), -EINVAL);
 
-	HL_EXPECT("load_with_sets", hl_load(v0, id, 0, 3, 0), 0);
+	HL_EXPECT("load_with_sets",
+		  cb_load(&v0->cb, id, 0, 3, 0, v0->guest_tgid), 0);
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 3;
-	ret = hl_getinfo_sets(v0, id, in, 1);
+	ret = cb_getinfo_sets(&v0->cb, id, in, 1);
 	hl_check(!ret && in[0].set_runs == 1, "getinfo_evtsets_load_set_runs",
 		 "status %s runs %llu, want 1 (load activates set 3)",
 		 hl_status_str(ret), (unsigned long long)in[0].set_runs);
 	d[0].set_id = 5;
-	HL_EXPECT("delete_evtsets_loaded_ebusy", hl_delete_sets(v0, id, d, 1),
-		  -EBUSY);
+	HL_EXPECT("delete_evtsets_loaded_ebusy",
+		  cb_delete_sets(&v0->cb, id, d, 1), -EBUSY);
 	d[0].set_id = 8;
-	HL_EXPECT("create_evtsets_loaded_ebusy", hl_create_sets(v0, id, d, 1),
-		  -EBUSY);
-	hl_unload(v0, id, 0);
+	HL_EXPECT("create_evtsets_loaded_ebusy",
+		  cb_create_sets(&v0->cb, id, d, 1), -EBUSY);
+	cb_unload(&v0->cb, id);
 	d[0].set_id = 5;
 	d[1].set_id = 1;
-	HL_EXPECT("delete_evtsets_ok", hl_delete_sets(v0, id, d, 2), 0);
+	HL_EXPECT("delete_evtsets_ok", cb_delete_sets(&v0->cb, id, d, 2), 0);
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 5;
-	HL_EXPECT("getinfo_evtsets_deleted_einval", hl_getinfo_sets(v0, id, in, 1),
-		  -EINVAL);
-	hl_destroy_ctx(v0, id);
+	HL_EXPECT("getinfo_evtsets_deleted_einval",
+		  cb_getinfo_sets(&v0->cb, id, in, 1), -EINVAL);
+	cb_destroy(&v0->cb, id);
 
 	/* the admin's limit: 4 sets per context, set 0 included */
 	hl_vm_destroy(&vm);
@@ -630,13 +651,14 @@ static void t_sets_calls(void)
 	memset(d, 0, sizeof(d));
 	for (i = 0; i < 4; i++)
 		d[i].set_id = 10 + i;
-	ret = hl_create_sets(v0, id, d, 4);
-	hl_check(ret == -ENOSPC && v0->hdr.err_index == 3,
+	ret = cb_create_sets(&v0->cb, id, d, 4);
+	hl_check(ret == -ENOSPC && v0->cb.hdr.err_index == 3,
 		 "create_evtsets_over_limit_enospc", "status %s err_index %u",
-		 hl_status_str(ret), v0->hdr.err_index);
+		 hl_status_str(ret), v0->cb.hdr.err_index);
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 12;
-	HL_EXPECT("create_evtsets_partial_kept", hl_getinfo_sets(v0, id, in, 1), 0);
+	HL_EXPECT("create_evtsets_partial_kept",
+		  cb_getinfo_sets(&v0->cb, id, in, 1), 0);
 	hl_vm_destroy(&vm);
 	vm_up("calls_vm_setup", NULL);
 }
@@ -647,26 +669,29 @@ static void t_unload_msgs(void)
 	pfarg_msg_t m;
 	int ret;
 
-	HL_EXPECT("unload_unloaded_einval", hl_unload(v0, id, 0), -EINVAL);
-	HL_EXPECT("read_msg_empty_eagain", hl_read_msg(v0, id, &m), -EAGAIN);
+	HL_EXPECT("unload_unloaded_einval", cb_unload(&v0->cb, id), -EINVAL);
+	HL_EXPECT("read_msg_empty_eagain", cb_read_msg(&v0->cb, id, &m),
+		  -EAGAIN);
 	HL_EXPECT("read_msg_short_arg_einval",
-		  hl_cmd(v0, PVPFM_CMD_READ_MSG, id, 0, &m, 32), -EINVAL);
-	hl_load(v0, id, v0->guest_tid, 0, PVPFM_LOAD_SELF);
-	HL_EXPECT("unload_bad_flags_einval", hl_unload(v0, id, 0x2), -EINVAL);
-	HL_EXPECT("unload_task_exit_ok", hl_unload(v0, id, PVPFM_UNLOAD_TASK_EXIT),
-		  0);
-	ret = hl_read_msg(v0, id, &m);
+		  cb_cmd(&v0->cb, PVPFM_CMD_READ_MSG, id, 0, &m, 32), -EINVAL);
+	cb_load(&v0->cb, id, v0->guest_tid, 0, PVPFM_LOAD_SELF, v0->guest_tgid);
+	HL_EXPECT("unload_bad_flags_einval", cb_unload_flags(&v0->cb, id, 0x2),
+		  -EINVAL);
+	HL_EXPECT("unload_task_exit_ok",
+		  cb_unload_flags(&v0->cb, id, PVPFM_UNLOAD_TASK_EXIT), 0);
+	ret = cb_read_msg(&v0->cb, id, &m);
 	hl_check(!ret && m.type == PFM_MSG_END, "read_msg_end_after_task_exit",
 		 "status %s type %u", hl_status_str(ret), m.type);
-	HL_EXPECT("read_msg_then_empty_eagain", hl_read_msg(v0, id, &m), -EAGAIN);
+	HL_EXPECT("read_msg_then_empty_eagain", cb_read_msg(&v0->cb, id, &m),
+		  -EAGAIN);
 	hl_check(hl_eventfd_read(v0) >= 1, "task_exit_notifies_eventfd",
 		 "no eventfd signal for PFM_MSG_END");
-	HL_EXPECT("destroy_ok", hl_destroy_ctx(v0, id), 0);
-	HL_EXPECT("destroy_again_ebadf", hl_destroy_ctx(v0, id), -EBADF);
-	HL_EXPECT("stop_destroyed_ebadf", hl_stop(v0, id), -EBADF);
+	HL_EXPECT("destroy_ok", cb_destroy(&v0->cb, id), 0);
+	HL_EXPECT("destroy_again_ebadf", cb_destroy(&v0->cb, id), -EBADF);
+	HL_EXPECT("stop_destroyed_ebadf", cb_stop(&v0->cb, id), -EBADF);
 	HL_EXPECT("destroy_arg_einval",
-		  hl_cmd(v0, PVPFM_CMD_DESTROY_CONTEXT, ctx_new(0), 0, &m, 8),
-		  -EINVAL);
+		  cb_cmd(&v0->cb, PVPFM_CMD_DESTROY_CONTEXT, ctx_new(0), 0, &m,
+			 8), -EINVAL);
 }
 
 /* counts survive unload and continue after the next load */
@@ -676,24 +701,24 @@ static void t_values_persist(void)
 	uint64_t a = 0, b = 0, c = 0, cpu1 = 0, cpu2 = 0, busy1 = 0, busy2 = 0;
 	pfarg_pmd_t p;
 
-	hl_pmd_init(&p, PVPFM_VPMD_VCPU_RUN_NS, 0, 0);
-	hl_write_pmds(v0, id, &p, 1);
-	hl_load(v0, id, 0, 0, 0);
+	cb_pmd_init(&p, PVPFM_VPMD_VCPU_RUN_NS, 0, 0);
+	cb_write_pmds(&v0->cb, id, &p, 1);
+	cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid);
 	hl_start_busy_stop(v0, id, 20 * MS, &cpu1, &busy1);
-	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &a);
-	HL_EXPECT("persist_unload", hl_unload(v0, id, 0), 0);
-	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &b);
+	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &a);
+	HL_EXPECT("persist_unload", cb_unload(&v0->cb, id), 0);
+	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &b);
 	hl_check(a > 0 && a == b, "persist_value_after_unload",
 		 "before unload %" PRIu64 ", after %" PRIu64, a, b);
-	hl_load(v0, id, 0, 0, 0);
+	cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid);
 	hl_start_busy_stop(v0, id, 20 * MS, &cpu2, &busy2);
-	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &c);
+	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &c);
 	hl_check(c > b && hl_bracket(c, busy1 + busy2, cpu1 + cpu2),
 		 "persist_continues_after_reload",
 		 "after reload %" PRIu64 " ns, thread CPU %" PRIu64 "..%" PRIu64
 		 " ns", c, busy1 + busy2, cpu1 + cpu2);
-	hl_unload(v0, id, 0);
-	hl_destroy_ctx(v0, id);
+	cb_unload(&v0->cb, id);
+	cb_destroy(&v0->cb, id);
 }
 
 int main(void)

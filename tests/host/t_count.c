@@ -44,13 +44,13 @@ static uint32_t sys_ctx(struct hl_vcpu *v, uint16_t pmd, uint64_t value)
 	uint32_t id = 0;
 	int ret;
 
-	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &id);
+	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
 	if (!ret) {
-		hl_pmd_init(&p, pmd, 0, value);
-		ret = hl_write_pmds(v, id, &p, 1);
+		cb_pmd_init(&p, pmd, 0, value);
+		ret = cb_write_pmds(&v->cb, id, &p, 1);
 	}
 	if (!ret)
-		ret = hl_load(v, id, v->index, 0, 0);
+		ret = cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
 	if (ret) {
 		hl_note("%s(vCPU %d, PMD %u): %s", __func__, v->index, pmd,
 			hl_status_str(ret));
@@ -68,8 +68,8 @@ static int busy_fn(struct hl_vcpu *v, void *p)
 
 static void ctx_done(struct hl_vcpu *v, uint32_t id)
 {
-	hl_unload(v, id, 0);
-	hl_destroy_ctx(v, id);
+	cb_unload(&v->cb, id);
+	cb_destroy(&v->cb, id);
 }
 
 static void t_run_ns(void)
@@ -84,13 +84,13 @@ static void t_run_ns(void)
 	if (!hl_check(id && id1, "run_ns_setup", "no context"))
 		return;
 	hl_thread_cpu_of(v1->tid, &other_cpu);
-	HL_EXPECT("run_ns_start_other_vcpu", hl_start(v1, id1), 0);
+	HL_EXPECT("run_ns_start_other_vcpu", cb_start(&v1->cb, id1), 0);
 	ret = hl_start_busy_stop(v0, id, 100 * MS, &cpu, &busy);
 	HL_EXPECT("run_ns_start_busy_stop", ret, 0);
-	HL_EXPECT("run_ns_stop_other_vcpu", hl_stop(v1, id1), 0);
+	HL_EXPECT("run_ns_stop_other_vcpu", cb_stop(&v1->cb, id1), 0);
 	hl_thread_cpu_of(v1->tid, &other_cpu2);
 	other_cpu = other_cpu2 - other_cpu;
-	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
+	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 	hl_check(hl_bracket(val, busy, cpu), "run_ns_equals_thread_cpu_time",
 		 "VCPU_RUN_NS %" PRIu64 " ns, thread CPU %" PRIu64
 		 " ns between START and STOP, %" PRIu64 " ns around them "
@@ -101,7 +101,7 @@ static void t_run_ns(void)
 	hl_note("VCPU_RUN_NS %" PRIu64 " ns; thread CPU %" PRIu64 " ns in the "
 		"busy loop, %" PRIu64 " ns from before START to after STOP",
 		val, busy, cpu);
-	hl_read_pmd(v1, id1, 0, PVPFM_VPMD_VCPU_RUN_NS, &other);
+	cb_read_pmd(&v1->cb, id1, 0, PVPFM_VPMD_VCPU_RUN_NS, &other);
 	/* vCPU 1's thread only served its two doorbells meanwhile */
 	hl_check(hl_bracket(other, 0, other_cpu) && other < busy / 10,
 		 "run_ns_other_vcpu_counts_own_thread",
@@ -110,9 +110,9 @@ static void t_run_ns(void)
 		 other_cpu, busy);
 
 	/* stopped: nothing counts, however much the thread runs */
-	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
+	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 	hl_call(v0, busy_fn, &(uint64_t){ 30 * MS });
-	hl_read_pmd(v0, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val2);
+	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val2);
 	hl_check(val == val2, "run_ns_stopped_does_not_count",
 		 "%" PRIu64 " then %" PRIu64 " after 30 ms of CPU", val, val2);
 	ctx_done(v0, id);
@@ -129,13 +129,13 @@ struct run_req {
 static int io_fn(struct hl_vcpu *v, void *p)
 {
 	struct run_req *r = p;
-	int ret = hl_start(v, r->ctx), ret2;
+	int ret = cb_start(&v->cb, r->ctx), ret2;
 
 	if (ret)
 		return ret;
 	r->run_ret = hl_run_io(v, r->n);
 	r->io = v->exits_io;
-	ret2 = hl_stop(v, r->ctx);
+	ret2 = cb_stop(&v->cb, r->ctx);
 	return ret2;
 }
 
@@ -159,7 +159,7 @@ static void t_vm_exits(void)
 	hl_check(!ret && !r.run_ret && r.io == r.n, "vm_exits_guest_ran",
 		 "start/stop %s, KVM_RUN %s, %" PRIu64 " IO exits of %u",
 		 hl_status_str(ret), hl_errname(r.run_ret), r.io, r.n);
-	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val);
+	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val);
 	hl_check(val >= r.io && val <= 2 * r.io + 1000, "vm_exits_vs_io_exits",
 		 "VM_EXITS %" PRIu64 ", userspace saw %" PRIu64
 		 " IO exits (want io <= VM_EXITS <= 2 io + 1000)", val, r.io);
@@ -171,12 +171,12 @@ static void t_vm_exits(void)
 	{
 		uint64_t val2 = 0, val3 = 0;
 
-		hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val2);
+		cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val2);
 		hl_check(val2 - val >= 500, "vm_exits_accumulate",
 			 "%" PRIu64 " then %" PRIu64 " after 500 more OUTs",
 			 val, val2);
 		hl_call(v, io_stopped_fn, NULL);
-		hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val3);
+		cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val3);
 		hl_check(val3 == val2, "vm_exits_stopped_not_counted",
 			 "%" PRIu64 " then %" PRIu64 " after 500 OUTs while "
 			 "stopped", val2, val3);
@@ -223,7 +223,7 @@ static void t_halt_exits(void)
 		return;
 	v = &hvm.vcpus[0];
 	r.ctx = sys_ctx(v, PVPFM_VPMD_HALT_EXITS, 0);
-	HL_EXPECT("halt_exits_start", hl_start(v, r.ctx), 0);
+	HL_EXPECT("halt_exits_start", cb_start(&v->cb, r.ctx), 0);
 	for (i = 0; i < runs; i++) {
 		r.setup = i == 0;
 		hl_call_async(v, halt_fn, &r);
@@ -237,8 +237,8 @@ static void t_halt_exits(void)
 			halted++;
 	}
 	HL_EXPECT("halt_exits_guest_ran", ret, 0);
-	HL_EXPECT("halt_exits_stop", hl_stop(v, r.ctx), 0);
-	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_HALT_EXITS, &val);
+	HL_EXPECT("halt_exits_stop", cb_stop(&v->cb, r.ctx), 0);
+	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_HALT_EXITS, &val);
 	hl_check(halted >= 1 && val >= (uint64_t)halted && val <= 10ULL * runs,
 		 "halt_exits_vs_halts",
 		 "HALT_EXITS %" PRIu64 ", the vCPU halted in the kernel in %d "
@@ -257,7 +257,7 @@ struct touch_req {
 static int touch_fn(struct hl_vcpu *v, void *p)
 {
 	struct touch_req *r = p;
-	int ret = hl_start(v, r->ctx);
+	int ret = cb_start(&v->cb, r->ctx);
 
 	if (ret)
 		return ret;
@@ -265,7 +265,7 @@ static int touch_fn(struct hl_vcpu *v, void *p)
 				   HL_TOUCH_GPA >> 4);
 	if (!r->run_ret)
 		r->run_ret = hl_run_to_done(v);
-	return hl_stop(v, r->ctx);
+	return cb_stop(&v->cb, r->ctx);
 }
 
 static void t_page_faults(void)
@@ -291,7 +291,7 @@ static void t_page_faults(void)
 	hl_check(!ret && !r.run_ret && touched == HL_TOUCH_PAGES,
 		 "page_faults_guest_ran", "start/stop %s, run %s, %d pages written",
 		 hl_status_str(ret), hl_errname(r.run_ret), touched);
-	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_HOST_PAGE_FAULTS, &val);
+	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_HOST_PAGE_FAULTS, &val);
 	hl_check(val >= HL_TOUCH_PAGES && val <= 4 * HL_TOUCH_PAGES + 100,
 		 "page_faults_vs_fresh_pages",
 		 "HOST_PAGE_FAULTS %" PRIu64 " for %d fresh guest pages "
@@ -327,10 +327,10 @@ static int steal_fn(struct hl_vcpu *v, void *p)
 	hl_pin_cpu(0);
 	r->run_ret = hl_vcpu_setup(v, HL_CODE_SPIN, 0, 0);
 	hl_run_delay_ns(v->tid, &r->d0);
-	ret = hl_start(v, r->ctx);
+	ret = cb_start(&v->cb, r->ctx);
 	if (!ret && !r->run_ret)
 		r->run_ret = hl_run_until_kicked(v);
-	ret = ret ? ret : hl_stop(v, r->ctx);
+	ret = ret ? ret : cb_stop(&v->cb, r->ctx);
 	hl_run_delay_ns(v->tid, &r->d1);
 	return ret;
 }
@@ -345,11 +345,11 @@ static void t_preempt_steal(void)
 	pthread_t h;
 	int ret;
 
-	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &r.ctx);
-	hl_pmd_init(&p[0], PVPFM_VPMD_HOST_PREEMPT, 0, 0);
-	hl_pmd_init(&p[1], PVPFM_VPMD_STEAL_NS, 0, 0);
-	ret = ret ? ret : hl_write_pmds(v, r.ctx, p, 2);
-	ret = ret ? ret : hl_load(v, r.ctx, 0, 0, 0);
+	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &r.ctx);
+	cb_pmd_init(&p[0], PVPFM_VPMD_HOST_PREEMPT, 0, 0);
+	cb_pmd_init(&p[1], PVPFM_VPMD_STEAL_NS, 0, 0);
+	ret = ret ? ret : cb_write_pmds(&v->cb, r.ctx, p, 2);
+	ret = ret ? ret : cb_load(&v->cb, r.ctx, 0, 0, 0, v->guest_tgid);
 	if (!hl_check(!ret, "preempt_steal_setup", "%s", hl_status_str(ret)))
 		return;
 	hl_pin_cpu(1);
@@ -363,8 +363,8 @@ static void t_preempt_steal(void)
 	hl_check(!ret && !r.run_ret, "preempt_steal_guest_ran",
 		 "start/stop %s, run %s", hl_status_str(ret),
 		 hl_errname(r.run_ret));
-	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_HOST_PREEMPT, &preempt);
-	hl_read_pmd(v, r.ctx, 0, PVPFM_VPMD_STEAL_NS, &steal);
+	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_HOST_PREEMPT, &preempt);
+	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_STEAL_NS, &steal);
 	delay = r.d1 - r.d0;
 	hl_check(preempt >= 1, "host_preempt_counts",
 		 "HOST_PREEMPT %" PRIu64 " with a hog on the vCPU's host CPU "
@@ -399,7 +399,7 @@ static void t_wide(void)
 
 	hl_vm_stats(&vm, &s0);
 	ret = hl_start_busy_stop(v, id, 10 * MS, &cpu, &busy);
-	hl_read_pmd(v, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
+	cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 	hl_vm_stats(&vm, &s1);
 	hl_check(!ret && (val >> 48) == 0x5a5b &&
 		 hl_bracket(val - start, busy, cpu) &&
@@ -454,9 +454,9 @@ static void t_wrap_at_stop(void)
 		start = upper + (1ULL << 48) - lead;
 		id = sys_ctx(v, PVPFM_VPMD_VCPU_RUN_NS, start);
 		ret = hl_start_busy_stop(v, id, 1500 * 1000ULL, &cpu, &busy);
-		hl_read_pmd(v, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
+		cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 		nanosleep(&settle, NULL);
-		hl_read_pmd(v, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val2);
+		cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val2);
 		wrap_note(&w48, lead, val, val2, busy, cpu,
 			  !ret && hl_bracket(val - start, busy, cpu),
 			  !ret && hl_bracket(val2 - start, busy, cpu));
@@ -468,9 +468,9 @@ static void t_wrap_at_stop(void)
 		 */
 		id = sys_ctx(v, PVPFM_VPMD_VCPU_RUN_NS, -lead);
 		ret = hl_start_busy_stop(v, id, 1500 * 1000ULL, &cpu, &busy);
-		hl_read_pmd(v, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
+		cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 		nanosleep(&settle, NULL);
-		hl_read_pmd(v, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val2);
+		cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val2);
 		wrap_note(&w64, lead, val, val2, busy, cpu,
 			  !ret && val <= cpu + HL_BRACKET_ABS,
 			  !ret && val2 <= cpu + HL_BRACKET_ABS);
@@ -512,17 +512,17 @@ static void t_short_reset(void)
 	int64_t skid;
 	int ret;
 
-	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &id);
-	hl_pmd_init(&p, PVPFM_VPMD_VCPU_RUN_NS, 0, -(5 * MS));
+	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
+	cb_pmd_init(&p, PVPFM_VPMD_VCPU_RUN_NS, 0, -(5 * MS));
 	p.reg_short_reset = 0;
 	p.reg_long_reset = 12345;
-	ret = ret ? ret : hl_write_pmds(v, id, &p, 1);
-	ret = ret ? ret : hl_load(v, id, 0, 0, 0);
+	ret = ret ? ret : cb_write_pmds(&v->cb, id, &p, 1);
+	ret = ret ? ret : cb_load(&v->cb, id, 0, 0, 0, v->guest_tgid);
 	hl_vm_stats(&vm, &s0);
 	ret = ret ? ret : hl_start_busy_stop(v, id, 30 * MS, &cpu, &busy);
 	memset(&p, 0, sizeof(p));
 	p.reg_num = PVPFM_VPMD_VCPU_RUN_NS;
-	hl_read_pmds(v, id, &p, 1);
+	cb_read_pmds(&v->cb, id, &p, 1);
 	hl_vm_stats(&vm, &s1);
 	/*
 	 * The count restarts from the short reset value when the host
@@ -541,7 +541,7 @@ static void t_short_reset(void)
 	hl_note("overflow skid (counted neither before nor after the reset): "
 		"%" PRId64 " us", skid / 1000);
 	HL_EXPECT("overflow_without_notify_no_message",
-		  hl_read_msg(v, id, &m), -EAGAIN);
+		  cb_read_msg(&v->cb, id, &m), -EAGAIN);
 	ctx_done(v, id);
 }
 
@@ -562,12 +562,12 @@ static void tiny_period(const char *name, uint16_t pmd)
 	char n[96];
 
 	base = hl_run_io_timed(v, 1000, 10000 * MS, &done_base);
-	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &id);
-	hl_pmd_init(&p, pmd, 0, -1ULL);
+	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
+	cb_pmd_init(&p, pmd, 0, -1ULL);
 	p.reg_short_reset = -1ULL;
-	ret = ret ? ret : hl_write_pmds(v, id, &p, 1);
-	ret = ret ? ret : hl_load(v, id, 0, 0, 0);
-	ret = ret ? ret : hl_start(v, id);
+	ret = ret ? ret : cb_write_pmds(&v->cb, id, &p, 1);
+	ret = ret ? ret : cb_load(&v->cb, id, 0, 0, 0, v->guest_tgid);
+	ret = ret ? ret : cb_start(&v->cb, id);
 	snprintf(n, sizeof(n), "%s_setup", name);
 	if (!hl_check(!ret && done_base, n, "status %s, 1000 OUTs alone %s",
 		      hl_status_str(ret), done_base ? "done" : "not done"))
@@ -575,7 +575,7 @@ static void tiny_period(const char *name, uint16_t pmd)
 	hl_vm_stats(&vm, &s0);
 	t = hl_run_io_timed(v, 1000, 10000 * MS, &done);
 	hl_vm_stats(&vm, &s1);
-	hl_stop(v, id);
+	cb_stop(&v->cb, id);
 	snprintf(n, sizeof(n), "%s_guest_progress", name);
 	hl_check(done, n, "1000 OUTs: %.1f ms alone; with PMD %u sampling "
 		 "every event (period 1) %s after %.1f s, %" PRIu64

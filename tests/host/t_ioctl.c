@@ -215,7 +215,7 @@ static int vcpu0_ioctls(struct hl_vcpu *v, void *p)
 
 	/* vCPU 1 is bound to no thread: not ours to ring */
 	r->db_other_index = HL_IOCTL(pfm, KVMPFM_DOORBELL, 1UL);
-	r->db_ok = hl_pmu_info(v, &(struct pvpfm_pmu_info){ 0 });
+	r->db_ok = cb_pmu_info(&v->cb, &(struct pvpfm_pmu_info){ 0 });
 	return 0;
 }
 
@@ -302,7 +302,7 @@ out:
 
 static int create_one(struct hl_vcpu *v, uint32_t *id)
 {
-	return hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, id);
+	return cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, id);
 }
 
 static int set_map(struct hl_vm *vm, const struct kvmpfm_event_map_entry *e,
@@ -363,7 +363,7 @@ static void t_event_map(void)
 	ret = create_one(&vm.vcpus[0], &id);
 	HL_EXPECT("event_map_ctx_create", ret, 0);
 	HL_EXPECT("event_map_with_context_ebusy", set_map(&vm, e, 2, 0), -EBUSY);
-	HL_EXPECT("event_map_ctx_destroy", hl_destroy_ctx(&vm.vcpus[0], id), 0);
+	HL_EXPECT("event_map_ctx_destroy", cb_destroy(&vm.vcpus[0].cb, id), 0);
 	HL_EXPECT("event_map_after_destroy_ok", set_map(&vm, e, 2, 0), 0);
 	hl_vm_destroy(&vm);
 }
@@ -422,7 +422,7 @@ static void t_block(void)
 	if (!hl_check(!ret, "block_setup", "VM: %s", hl_errname(ret)))
 		return;
 	v = &vm.vcpus[0];
-	hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &id);
+	cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
 	hl_vm_stats(&vm, &st0);
 
 	expect_block(v, "block_version0_eproto", 0, PVPFM_CMD_PMU_INFO, 0, 0,

@@ -60,15 +60,15 @@ static uint32_t sets_ctx(struct hl_vcpu *v, int n, const uint32_t *flags,
 		d[i].set_id = i;
 		d[i].set_flags = flags[i];
 		d[i].set_timeout = timeout ? timeout[i] : 0;
-		hl_pmd_init(&p[i], RUN_NS, i, 0);
+		cb_pmd_init(&p[i], RUN_NS, i, 0);
 	}
-	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &id);
-	ret = ret ? ret : hl_create_sets(v, id, d, n);
-	ret = ret ? ret : hl_write_pmds(v, id, p, n);
-	ret = ret ? ret : hl_load(v, id, v->index, 0, 0);
+	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
+	ret = ret ? ret : cb_create_sets(&v->cb, id, d, n);
+	ret = ret ? ret : cb_write_pmds(&v->cb, id, p, n);
+	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
 	if (ret) {
 		hl_note("%s: %s (err_index %u)", __func__, hl_status_str(ret),
-			v->hdr.err_index);
+			v->cb.hdr.err_index);
 		return 0;
 	}
 	return id;
@@ -101,13 +101,13 @@ static int timed_busy_fn(struct hl_vcpu *v, void *p)
 
 	w0 = hl_mono_ns();
 	c0 = hl_thread_ns();
-	ret = hl_start(v, r->ctx);
+	ret = cb_start(&v->cb, r->ctx);
 	hl_busy_ns(r->ns);
 	/* switching happens in host work: on a loaded rig give it time */
 	while (r->want_switches && hl_thread_ns() - c0 < r->max_ns &&
 	       switches_now(v->vm) - sw0 < r->want_switches)
 		hl_busy_ns(10 * MS);
-	ret2 = hl_stop(v, r->ctx);
+	ret2 = cb_stop(&v->cb, r->ctx);
 	c1 = hl_thread_ns();
 	w1 = hl_mono_ns();
 	r->cpu = c1 - c0;
@@ -138,9 +138,9 @@ static void time_switch(const char *name, uint64_t t0, uint64_t t1,
 	hl_vm_stats(&vm, &s1);
 	memset(in, 0, sizeof(in));
 	in[1].set_id = 1;
-	ret = ret ? ret : hl_getinfo_sets(v0, r.ctx, in, 2);
-	hl_read_pmd(v0, r.ctx, 0, RUN_NS, &run0);
-	hl_read_pmd(v0, r.ctx, 1, RUN_NS, &run1);
+	ret = ret ? ret : cb_getinfo_sets(&v0->cb, r.ctx, in, 2);
+	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &run0);
+	cb_read_pmd(&v0->cb, r.ctx, 1, RUN_NS, &run1);
 	sw = s1.set_switches - s0.set_switches;
 	act = in[0].set_act_duration + in[1].set_act_duration;
 
@@ -215,8 +215,8 @@ static void time_switch(const char *name, uint64_t t0, uint64_t t1,
 		(uint64_t)in[0].set_act_duration,
 		(uint64_t)in[1].set_act_duration, run0, run1, r.cpu, r.wall,
 		r.csw);
-	hl_unload(v0, r.ctx, 0);
-	hl_destroy_ctx(v0, r.ctx);
+	cb_unload(&v0->cb, r.ctx);
+	cb_destroy(&v0->cb, r.ctx);
 }
 
 /* set 0's RUN_NS overflows every 5 ms: switch to set 1 after 2 of them */
@@ -233,19 +233,19 @@ static void t_ovfl_switch(void)
 	r.ctx = sets_ctx(v0, 2, flags, NULL);
 	if (!hl_check(r.ctx, "ovfl_switch_setup", "no context"))
 		return;
-	hl_unload(v0, r.ctx, 0);
-	hl_pmd_init(&p, RUN_NS, 0, -(5 * MS));
+	cb_unload(&v0->cb, r.ctx);
+	cb_pmd_init(&p, RUN_NS, 0, -(5 * MS));
 	p.reg_short_reset = -(5 * MS);
 	p.reg_ovfl_switch_cnt = 2;
-	ret = hl_write_pmds(v0, r.ctx, &p, 1);
-	ret = ret ? ret : hl_load(v0, r.ctx, 0, 0, 0);
+	ret = cb_write_pmds(&v0->cb, r.ctx, &p, 1);
+	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
 	hl_vm_stats(&vm, &s0);
 	ret = ret ? ret : hl_call(v0, timed_busy_fn, &r);
 	hl_vm_stats(&vm, &s1);
 	memset(in, 0, sizeof(in));
 	in[1].set_id = 1;
-	ret = ret ? ret : hl_getinfo_sets(v0, r.ctx, in, 2);
-	hl_read_pmd(v0, r.ctx, 1, RUN_NS, &run1);
+	ret = ret ? ret : cb_getinfo_sets(&v0->cb, r.ctx, in, 2);
+	cb_read_pmd(&v0->cb, r.ctx, 1, RUN_NS, &run1);
 	/* two loads made two activations of set 0 */
 	hl_check(!ret && s1.set_switches - s0.set_switches == 1 &&
 		 s1.overflows - s0.overflows == 2 && in[0].set_runs == 2 &&
@@ -265,8 +265,8 @@ static void t_ovfl_switch(void)
 		 " ns - 10 ms", run1, r.cpu);
 	hl_note("overflow switch: set 1 counted %" PRIu64 " of %" PRIu64
 		" ns left after set 0's 10 ms", run1, (uint64_t)(r.cpu - 10 * MS));
-	hl_unload(v0, r.ctx, 0);
-	hl_destroy_ctx(v0, r.ctx);
+	cb_unload(&v0->cb, r.ctx);
+	cb_destroy(&v0->cb, r.ctx);
 }
 
 /* two sets switching each other on overflow: set 0 after 2, set 1 after 1 */
@@ -282,14 +282,14 @@ static void t_ovfl_pingpong(void)
 	r.ctx = sets_ctx(v0, 2, flags, NULL);
 	if (!hl_check(r.ctx, "ovfl_pingpong_setup", "no context"))
 		return;
-	hl_unload(v0, r.ctx, 0);
+	cb_unload(&v0->cb, r.ctx);
 	for (i = 0; i < 2; i++) {
-		hl_pmd_init(&p[i], RUN_NS, i, -(3 * MS));
+		cb_pmd_init(&p[i], RUN_NS, i, -(3 * MS));
 		p[i].reg_short_reset = -(3 * MS);
 		p[i].reg_ovfl_switch_cnt = 2 - i;
 	}
-	ret = hl_write_pmds(v0, r.ctx, p, 2);
-	ret = ret ? ret : hl_load(v0, r.ctx, 0, 0, 0);
+	ret = cb_write_pmds(&v0->cb, r.ctx, p, 2);
+	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
 	hl_vm_stats(&vm, &s0);
 	ret = ret ? ret : hl_call(v0, timed_busy_fn, &r);
 	hl_vm_stats(&vm, &s1);
@@ -306,8 +306,8 @@ static void t_ovfl_pingpong(void)
 		 "status %s: %" PRIu64 " overflows, %" PRIu64 " switches in %"
 		 PRIu64 " ns of CPU", hl_status_str(ret), ov, sw, r.cpu);
 	hl_note("ping-pong: %" PRIu64 " overflows, %" PRIu64 " switches", ov, sw);
-	hl_unload(v0, r.ctx, 0);
-	hl_destroy_ctx(v0, r.ctx);
+	cb_unload(&v0->cb, r.ctx);
+	cb_destroy(&v0->cb, r.ctx);
 }
 
 /* ---- SWITCH ---------------------------------------------------------------- */
@@ -329,14 +329,15 @@ static int sw_fn(struct hl_vcpu *v, void *p)
 	int ret = 0;
 
 	if (s->out_ctx || s->in_ctx)
-		ret = hl_switch(v, s->out_ctx, s->in_ctx, s->in_tid);
+		ret = cb_switch(&v->cb, s->out_ctx, s->in_ctx, s->in_tid,
+				v->guest_tgid);
 	if (!ret && s->start_ctx)
-		ret = hl_start(v, s->start_ctx);
+		ret = cb_start(&v->cb, s->start_ctx);
 	s->burnt = hl_thread_ns();
 	hl_busy_ns(s->busy);
 	s->burnt = hl_thread_ns() - s->burnt;
 	if (!ret && s->after_out)
-		ret = hl_switch(v, s->after_out, 0, 0);
+		ret = cb_switch(&v->cb, s->after_out, 0, 0, v->guest_tgid);
 	s->cpu = hl_thread_ns() - c0;
 	s->ret = ret;
 	return ret;
@@ -348,10 +349,10 @@ static uint32_t thread_ctx(uint32_t tid)
 	pfarg_pmd_t p;
 	int ret;
 
-	hl_pmd_init(&p, RUN_NS, 0, 0);
-	ret = hl_create_ctx(v0, 0, 0, &id);
-	ret = ret ? ret : hl_write_pmds(v0, id, &p, 1);
-	ret = ret ? ret : hl_load(v0, id, tid, 0, 0);
+	cb_pmd_init(&p, RUN_NS, 0, 0);
+	ret = cb_create(&v0->cb, 0, &id);
+	ret = ret ? ret : cb_write_pmds(&v0->cb, id, &p, 1);
+	ret = ret ? ret : cb_load(&v0->cb, id, tid, 0, 0, v0->guest_tgid);
 	if (ret)
 		hl_note("%s: %s", __func__, hl_status_str(ret));
 	return ret ? 0 : id;
@@ -377,7 +378,7 @@ static void t_switch_follow(void)
 	ret = ret ? ret : hl_call(v0, sw_fn, &idle);
 	ret = ret ? ret : hl_call(v1, sw_fn, &b);
 	HL_EXPECT("switch_in_out_two_vcpus_ok", ret, 0);
-	hl_read_pmd(v0, id, 0, RUN_NS, &val);
+	cb_read_pmd(&v0->cb, id, 0, RUN_NS, &val);
 	hl_check(hl_bracket(val, a.burnt + b.burnt, a.cpu + b.cpu),
 		 "switch_counts_only_while_in",
 		 "VCPU_RUN_NS %" PRIu64 " ns, thread in for %" PRIu64 "..%"
@@ -388,16 +389,18 @@ static void t_switch_follow(void)
 	ret = hl_call(v0, sw_fn, &c);
 	ret = ret ? ret : hl_call(v1, sw_fn, &d);
 	HL_EXPECT("switch_in_elsewhere_without_out_ok", ret, 0);
-	hl_read_pmd(v0, id, 0, RUN_NS, &val2);
+	cb_read_pmd(&v0->cb, id, 0, RUN_NS, &val2);
 	hl_check(hl_bracket(val2 - val, c.burnt + d.burnt, c.cpu + d.cpu),
 		 "switch_moved_thread_counts",
 		 "+%" PRIu64 " ns for %" PRIu64 "..%" PRIu64 " ns of CPU on "
 		 "vCPU 0 then 1", val2 - val, c.burnt + d.burnt, c.cpu + d.cpu);
 	/* vCPU 0 has nothing in any more: a context can come in there */
-	HL_EXPECT("switch_old_vcpu_free", hl_switch(v0, 0, id, 555), 0);
-	HL_EXPECT("switch_out_again", hl_switch(v0, id, 0, 0), 0);
-	hl_unload(v0, id, 0);
-	hl_destroy_ctx(v0, id);
+	HL_EXPECT("switch_old_vcpu_free",
+		  cb_switch(&v0->cb, 0, id, 555, v0->guest_tgid), 0);
+	HL_EXPECT("switch_out_again",
+		  cb_switch(&v0->cb, id, 0, 0, v0->guest_tgid), 0);
+	cb_unload(&v0->cb, id);
+	cb_destroy(&v0->cb, id);
 }
 
 static void t_switch_two_threads(void)
@@ -415,8 +418,8 @@ static void t_switch_two_threads(void)
 	ret = hl_call(v0, sw_fn, &s1);
 	ret = ret ? ret : hl_call(v0, sw_fn, &s2);
 	HL_EXPECT("switch_out_in_one_call_ok", ret, 0);
-	hl_read_pmd(v0, a, 0, RUN_NS, &va);
-	hl_read_pmd(v0, b, 0, RUN_NS, &vb);
+	cb_read_pmd(&v0->cb, a, 0, RUN_NS, &va);
+	cb_read_pmd(&v0->cb, b, 0, RUN_NS, &vb);
 	/* a: from its START in s1 to the switch in s2; b: s2 after it */
 	hl_check(hl_bracket(va, s1.burnt, s1.cpu + s2.cpu - s2.burnt) &&
 		 hl_bracket(vb, s2.burnt, s2.cpu),
@@ -424,44 +427,55 @@ static void t_switch_two_threads(void)
 		 "thread 11: %" PRIu64 " ns (want %" PRIu64 "..%" PRIu64
 		 "), thread 22: %" PRIu64 " ns (want %" PRIu64 "..%" PRIu64 ")",
 		 va, s1.burnt, s1.cpu + s2.cpu - s2.burnt, vb, s2.burnt, s2.cpu);
-	hl_unload(v0, a, 0);
-	hl_unload(v0, b, 0);
-	hl_destroy_ctx(v0, a);
-	hl_destroy_ctx(v0, b);
+	cb_unload(&v0->cb, a);
+	cb_unload(&v0->cb, b);
+	cb_destroy(&v0->cb, a);
+	cb_destroy(&v0->cb, b);
 }
 
 static void t_switch_errors(void)
 {
 	uint32_t a = thread_ctx(31), b = thread_ctx(32), u = 0, s = 0;
 
-	hl_create_ctx(v0, 0, 0, &u);
-	hl_create_ctx(v1, PFM_FL_SYSTEM_WIDE, 0, &s);
-	HL_EXPECT("switch_nothing_ok", hl_switch(v0, 0, 0, 0), 0);
-	HL_EXPECT("switch_unknown_in_ebadf", hl_switch(v0, 0, 9999, 1), -EBADF);
-	HL_EXPECT("switch_unknown_out_ebadf", hl_switch(v0, 9999, 0, 0), -EBADF);
-	HL_EXPECT("switch_out_not_in_einval", hl_switch(v0, a, 0, 0), -EINVAL);
-	HL_EXPECT("switch_in_unloaded_einval", hl_switch(v0, 0, u, 1), -EINVAL);
-	HL_EXPECT("switch_in_system_wide_einval", hl_switch(v0, 0, s, 1),
-		  -EINVAL);
-	HL_EXPECT("switch_in_a", hl_switch(v0, 0, a, 31), 0);
-	HL_EXPECT("switch_in_second_ebusy", hl_switch(v0, 0, b, 32), -EBUSY);
-	HL_EXPECT("switch_out_from_other_vcpu_einval", hl_switch(v1, a, 0, 0),
-		  -EINVAL);
-	HL_EXPECT("switch_out_a_in_b", hl_switch(v0, a, b, 32), 0);
-	HL_EXPECT("switch_b_in_on_other_vcpu_moves", hl_switch(v1, 0, b, 32), 0);
-	HL_EXPECT("switch_out_b", hl_switch(v1, b, 0, 0), 0);
+	cb_create(&v0->cb, 0, &u);
+	cb_create(&v1->cb, PFM_FL_SYSTEM_WIDE, &s);
+	HL_EXPECT("switch_nothing_ok",
+		  cb_switch(&v0->cb, 0, 0, 0, v0->guest_tgid), 0);
+	HL_EXPECT("switch_unknown_in_ebadf",
+		  cb_switch(&v0->cb, 0, 9999, 1, v0->guest_tgid), -EBADF);
+	HL_EXPECT("switch_unknown_out_ebadf",
+		  cb_switch(&v0->cb, 9999, 0, 0, v0->guest_tgid), -EBADF);
+	HL_EXPECT("switch_out_not_in_einval",
+		  cb_switch(&v0->cb, a, 0, 0, v0->guest_tgid), -EINVAL);
+	HL_EXPECT("switch_in_unloaded_einval",
+		  cb_switch(&v0->cb, 0, u, 1, v0->guest_tgid), -EINVAL);
+	HL_EXPECT("switch_in_system_wide_einval",
+		  cb_switch(&v0->cb, 0, s, 1, v0->guest_tgid), -EINVAL);
+	HL_EXPECT("switch_in_a", cb_switch(&v0->cb, 0, a, 31, v0->guest_tgid),
+		  0);
+	HL_EXPECT("switch_in_second_ebusy",
+		  cb_switch(&v0->cb, 0, b, 32, v0->guest_tgid), -EBUSY);
+	HL_EXPECT("switch_out_from_other_vcpu_einval",
+		  cb_switch(&v1->cb, a, 0, 0, v1->guest_tgid), -EINVAL);
+	HL_EXPECT("switch_out_a_in_b",
+		  cb_switch(&v0->cb, a, b, 32, v0->guest_tgid), 0);
+	HL_EXPECT("switch_b_in_on_other_vcpu_moves",
+		  cb_switch(&v1->cb, 0, b, 32, v1->guest_tgid), 0);
+	HL_EXPECT("switch_out_b", cb_switch(&v1->cb, b, 0, 0, v1->guest_tgid),
+		  0);
 	{
 		struct pvpfm_switch_arg arg = { 0 };
 
 		HL_EXPECT("switch_short_arg_einval",
-			  hl_cmd(v0, PVPFM_CMD_SWITCH, 0, 0, &arg, 8), -EINVAL);
+			  cb_cmd(&v0->cb, PVPFM_CMD_SWITCH, 0, 0, &arg, 8),
+			  -EINVAL);
 	}
-	hl_unload(v0, a, 0);
-	hl_unload(v0, b, 0);
-	hl_destroy_ctx(v0, a);
-	hl_destroy_ctx(v0, b);
-	hl_destroy_ctx(v0, u);
-	hl_destroy_ctx(v0, s);
+	cb_unload(&v0->cb, a);
+	cb_unload(&v0->cb, b);
+	cb_destroy(&v0->cb, a);
+	cb_destroy(&v0->cb, b);
+	cb_destroy(&v0->cb, u);
+	cb_destroy(&v0->cb, s);
 }
 
 /*
@@ -485,19 +499,19 @@ static void t_fast_switch_progress(void)
 		      "context %u, 1000 OUTs alone %s", id,
 		      done_base ? "done" : "not done"))
 		return;
-	hl_start(v0, id);
+	cb_start(&v0->cb, id);
 	sw = switches_now(&vm);
 	loaded = hl_run_io_timed(v0, 1000, 10000 * MS, &done);
 	sw = switches_now(&vm) - sw;
-	hl_stop(v0, id);
+	cb_stop(&v0->cb, id);
 	hl_check(done, "fast_switch_guest_progress",
 		 "1000 OUTs: %.1f ms alone; with two sets switching at the floor "
 		 "%s after %.1f s (%" PRIu64 " set switches meanwhile)",
 		 base / 1e6, done ? "done" : "NOT done", loaded / 1e9, sw);
 	hl_note("1000 OUTs: %.1f ms alone, %.1f ms with fastest set switching "
 		"(%" PRIu64 " switches)", base / 1e6, loaded / 1e6, sw);
-	hl_unload(v0, id, 0);
-	hl_destroy_ctx(v0, id);
+	cb_unload(&v0->cb, id);
+	cb_destroy(&v0->cb, id);
 }
 
 int main(void)

@@ -101,7 +101,7 @@ static int until_notified_fn(struct hl_vcpu *v, void *p)
 
 	r->notes = 0;
 	if (r->start) {
-		r->ret = hl_start(v, r->ctx);
+		r->ret = cb_start(&v->cb, r->ctx);
 		if (r->ret)
 			return r->ret;
 	}
@@ -213,16 +213,17 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	char name[96];
 	int ret;
 
-	ret = hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, bufsz, &r.ctx);
+	ret = cb_create_smpl(&v0->cb, PFM_FL_SYSTEM_WIDE, bufsz, &r.ctx);
 	snprintf(name, sizeof(name), "%s_create", pfx);
 	if (!hl_check(!ret, name, "%s", hl_status_str(ret)))
 		return;
 	buf_alloc(&b, SMPL_PAGES);
 	/* pages 1.. first, then page 0 */
-	ret = hl_smpl_register(v0, r.ctx, 1, SMPL_PAGES - 1, &b.gpa[1]);
+	ret = cb_smpl_register(&v0->cb, r.ctx, 1, SMPL_PAGES - 1, &b.gpa[1]);
 	snprintf(name, sizeof(name), "%s_load_before_all_pages_enobufs", pfx);
-	HL_EXPECT(name, hl_load(v0, r.ctx, 0, 0, 0), -ENOBUFS);
-	ret = ret ? ret : hl_smpl_register(v0, r.ctx, 0, 1, &b.gpa[0]);
+	HL_EXPECT(name, cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid),
+		  -ENOBUFS);
+	ret = ret ? ret : cb_smpl_register(&v0->cb, r.ctx, 0, 1, &b.gpa[0]);
 	snprintf(name, sizeof(name), "%s_register_scattered_pages", pfx);
 	HL_EXPECT(name, ret, 0);
 	buf_read(&b);
@@ -238,7 +239,7 @@ static void sample_run(const char *pfx, uint64_t rmask)
 		 (uint64_t)buf_hdr(&b)->hdr_cur_offs,
 		 (uint64_t)buf_hdr(&b)->hdr_min_buf_space);
 
-	hl_pmd_init(&p, RUN_NS, 0, -period);
+	cb_pmd_init(&p, RUN_NS, 0, -period);
 	p.reg_short_reset = -period;
 	p.reg_long_reset = -period;
 	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(PFAULTS);
@@ -247,8 +248,8 @@ static void sample_run(const char *pfx, uint64_t rmask)
 		p.reg_random_mask = rmask;
 		p.reg_random_seed = 1234;
 	}
-	ret = hl_write_pmds(v0, r.ctx, &p, 1);
-	ret = ret ? ret : hl_load(v0, r.ctx, 0, 0, 0);
+	ret = cb_write_pmds(&v0->cb, r.ctx, &p, 1);
+	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
 	snprintf(name, sizeof(name), "%s_load", pfx);
 	if (!hl_check(!ret, name, "%s", hl_status_str(ret)))
 		goto out;
@@ -285,7 +286,7 @@ static void sample_run(const char *pfx, uint64_t rmask)
 		      0, 0);
 
 	memset(&m, 0, sizeof(m));
-	ret = hl_read_msg(v0, r.ctx, &m);
+	ret = cb_read_msg(&v0->cb, r.ctx, &m);
 	snprintf(name, sizeof(name), "%s_ovfl_message", pfx);
 	hl_check(!ret && m.type == PFM_MSG_OVFL &&
 		 (m.pfm_ovfl_msg.msg_ovfl_pmds[WORD(RUN_NS)] == BIT(RUN_NS)) &&
@@ -298,21 +299,21 @@ static void sample_run(const char *pfx, uint64_t rmask)
 		 m.pfm_ovfl_msg.msg_active_set, m.pfm_ovfl_msg.msg_ovfl_cpu,
 		 (uint64_t)m.pfm_ovfl_msg.msg_ovfl_ip);
 	snprintf(name, sizeof(name), "%s_one_message", pfx);
-	HL_EXPECT(name, hl_read_msg(v0, r.ctx, &m), -EAGAIN);
+	HL_EXPECT(name, cb_read_msg(&v0->cb, r.ctx, &m), -EAGAIN);
 
 	/* masked: nothing counts, START is refused */
-	hl_read_pmd(v0, r.ctx, 0, RUN_NS, &v1val);
+	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &v1val);
 	hl_call(v0, busy_fn, &(uint64_t){ 10 * MS });
-	hl_read_pmd(v0, r.ctx, 0, RUN_NS, &v2val);
+	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &v2val);
 	snprintf(name, sizeof(name), "%s_masked_does_not_count", pfx);
 	hl_check(v1val == v2val, name, "RUN_NS %#" PRIx64 " then %#" PRIx64,
 		 v1val, v2val);
 	snprintf(name, sizeof(name), "%s_start_masked_ebusy", pfx);
-	HL_EXPECT(name, hl_start(v0, r.ctx), -EBUSY);
+	HL_EXPECT(name, cb_start(&v0->cb, r.ctx), -EBUSY);
 
 	/* RESTART: empty buffer, counting again, second notification */
 	snprintf(name, sizeof(name), "%s_restart", pfx);
-	HL_EXPECT(name, hl_restart(v0, r.ctx), 0);
+	HL_EXPECT(name, cb_restart(&v0->cb, r.ctx), 0);
 	buf_read(&b);
 	snprintf(name, sizeof(name), "%s_restart_empties_buffer", pfx);
 	hl_check(buf_hdr(&b)->hdr_count == 0 &&
@@ -326,15 +327,16 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	snprintf(name, sizeof(name), "%s_second_fill_notified", pfx);
 	hl_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count == cap &&
 		 buf_hdr(&b)->hdr_overflows == 2 &&
-		 !hl_read_msg(v0, r.ctx, &m) && m.type == PFM_MSG_OVFL, name,
+		 !cb_read_msg(&v0->cb, r.ctx, &m) && m.type == PFM_MSG_OVFL,
+		 name,
 		 "eventfd %" PRIu64 " hdr_count %" PRIu64 " overflows %" PRIu64
 		 " msg type %u", r.notes, (uint64_t)buf_hdr(&b)->hdr_count,
 		 (uint64_t)buf_hdr(&b)->hdr_overflows, m.type);
-	hl_restart(v0, r.ctx);
-	hl_stop(v0, r.ctx);
+	cb_restart(&v0->cb, r.ctx);
+	cb_stop(&v0->cb, r.ctx);
 out:
 	/* the pages stay pinned while the context lives, then are released */
-	hl_unload(v0, r.ctx, 0);
+	cb_unload(&v0->cb, r.ctx);
 	{
 		struct kvmpfm_module_stats ms;
 
@@ -343,7 +345,7 @@ out:
 		hl_check(ms.pinned_pages == SMPL_PAGES, name, "pinned_pages %"
 			 PRId64 " with a %d-page buffer registered",
 			 (int64_t)ms.pinned_pages, SMPL_PAGES);
-		hl_destroy_ctx(v0, r.ctx);
+		cb_destroy(&v0->cb, r.ctx);
 		hl_module_stats(&ms);
 		gone = ms.pinned_pages;
 		snprintf(name, sizeof(name), "%s_pages_released", pfx);
@@ -360,13 +362,13 @@ static void t_notify_no_format(void)
 	pfarg_msg_t m;
 	int ret;
 
-	ret = hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 0, &r.ctx);
-	hl_pmd_init(&p, RUN_NS, 0, -(2 * MS));
+	ret = cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE, &r.ctx);
+	cb_pmd_init(&p, RUN_NS, 0, -(2 * MS));
 	p.reg_flags = PFM_REGFL_OVFL_NOTIFY;
 	p.reg_long_reset = -(3 * MS);
 	p.reg_short_reset = -(7 * MS);
-	ret = ret ? ret : hl_write_pmds(v0, r.ctx, &p, 1);
-	ret = ret ? ret : hl_load(v0, r.ctx, 0, 0, 0);
+	ret = ret ? ret : cb_write_pmds(&v0->cb, r.ctx, &p, 1);
+	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
 	hl_eventfd_read(v0);
 	ret = ret ? ret : hl_call(v0, until_notified_fn, &r);
 	hl_check(!ret && r.notes == 1 && r.cpu + HL_BRACKET_ABS >= 2 * MS,
@@ -375,46 +377,49 @@ static void t_notify_no_format(void)
 		 " ns of CPU (period 2 ms)", hl_status_str(ret), r.notes, r.cpu);
 	hl_note("notification after %" PRIu64 " us of CPU for a 2 ms period",
 		r.cpu / 1000);
-	ret = hl_read_msg(v0, r.ctx, &m);
+	ret = cb_read_msg(&v0->cb, r.ctx, &m);
 	hl_check(!ret && m.type == PFM_MSG_OVFL &&
 		 m.pfm_ovfl_msg.msg_ovfl_pmds[WORD(RUN_NS)] == BIT(RUN_NS),
 		 "notify_message", "status %s type %u pmds %#" PRIx64,
 		 hl_status_str(ret), m.type,
 		 (uint64_t)m.pfm_ovfl_msg.msg_ovfl_pmds[4]);
-	hl_read_pmd(v0, r.ctx, 0, RUN_NS, &a);
+	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &a);
 	hl_call(v0, busy_fn, &(uint64_t){ 5 * MS });
-	hl_read_pmd(v0, r.ctx, 0, RUN_NS, &b);
+	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &b);
 	hl_check(a == b, "notify_masked_frozen", "%#" PRIx64 " then %#" PRIx64,
 		 a, b);
-	HL_EXPECT("notify_restart", hl_restart(v0, r.ctx), 0);
+	HL_EXPECT("notify_restart", cb_restart(&v0->cb, r.ctx), 0);
 	memset(&p, 0, sizeof(p));
 	p.reg_num = RUN_NS;
-	hl_read_pmds(v0, r.ctx, &p, 1);
+	cb_read_pmds(&v0->cb, r.ctx, &p, 1);
 	/* counting again from the long reset value (the doorbells since ran) */
 	hl_check(p.reg_last_reset_val == -(3 * MS) &&
 		 p.reg_value >= -(3 * MS),
 		 "notify_restart_long_reset",
 		 "value %#" PRIx64 " last reset %#" PRIx64 " (long reset -3 ms)",
 		 (uint64_t)p.reg_value, (uint64_t)p.reg_last_reset_val);
-	hl_stop(v0, r.ctx);
-	hl_unload(v0, r.ctx, 0);
-	hl_destroy_ctx(v0, r.ctx);
+	cb_stop(&v0->cb, r.ctx);
+	cb_unload(&v0->cb, r.ctx);
+	cb_destroy(&v0->cb, r.ctx);
 
 	/* no message: masked all the same, no notification */
-	ret = hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG, 0, &r.ctx);
-	hl_pmd_init(&p, RUN_NS, 0, -(2 * MS));
+	ret = cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG,
+			&r.ctx);
+	cb_pmd_init(&p, RUN_NS, 0, -(2 * MS));
 	p.reg_flags = PFM_REGFL_OVFL_NOTIFY;
-	ret = ret ? ret : hl_write_pmds(v0, r.ctx, &p, 1);
-	ret = ret ? ret : hl_load(v0, r.ctx, 0, 0, 0);
+	ret = ret ? ret : cb_write_pmds(&v0->cb, r.ctx, &p, 1);
+	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
 	r.max_ns = 20 * MS;
 	r.start = true;
 	ret = ret ? ret : hl_call(v0, until_notified_fn, &r);
-	hl_check(!ret && !r.notes && hl_read_msg(v0, r.ctx, &m) == -EAGAIN &&
-		 hl_start(v0, r.ctx) == -EBUSY, "notify_no_msg_masked_silently",
+	hl_check(!ret && !r.notes &&
+		 cb_read_msg(&v0->cb, r.ctx, &m) == -EAGAIN &&
+		 cb_start(&v0->cb, r.ctx) == -EBUSY,
+		 "notify_no_msg_masked_silently",
 		 "status %s eventfd %" PRIu64, hl_status_str(ret), r.notes);
-	HL_EXPECT("notify_no_msg_restart", hl_restart(v0, r.ctx), 0);
-	hl_unload(v0, r.ctx, 0);
-	hl_destroy_ctx(v0, r.ctx);
+	HL_EXPECT("notify_no_msg_restart", cb_restart(&v0->cb, r.ctx), 0);
+	cb_unload(&v0->cb, r.ctx);
+	cb_destroy(&v0->cb, r.ctx);
 }
 
 static void t_reset_pmds(void)
@@ -426,25 +431,25 @@ static void t_reset_pmds(void)
 	pfarg_pmd_t p[2];
 	int ret;
 
-	ret = hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 0, &id);
-	hl_pmd_init(&p[0], RUN_NS, 0, -(2 * MS));
+	ret = cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE, &id);
+	cb_pmd_init(&p[0], RUN_NS, 0, -(2 * MS));
 	p[0].reg_short_reset = -(100 * MS);
 	p[0].reg_reset_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS);
-	hl_pmd_init(&p[1], VM_EXITS, 0, 77);
+	cb_pmd_init(&p[1], VM_EXITS, 0, 77);
 	p[1].reg_short_reset = mark;
-	ret = ret ? ret : hl_write_pmds(v0, id, p, 2);
-	ret = ret ? ret : hl_load(v0, id, 0, 0, 0);
+	ret = ret ? ret : cb_write_pmds(&v0->cb, id, p, 2);
+	ret = ret ? ret : cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid);
 	hl_vm_stats(&vm, &s0);
 	ret = ret ? ret : hl_start_busy_stop(v0, id, 10 * MS, NULL, NULL);
 	hl_vm_stats(&vm, &s1);
-	hl_read_pmd(v0, id, 0, VM_EXITS, &val);
+	cb_read_pmd(&v0->cb, id, 0, VM_EXITS, &val);
 	hl_check(!ret && s1.overflows - s0.overflows == 1 && val >= mark &&
 		 val < mark + 100, "reset_pmds_reset_on_overflow",
 		 "status %s overflows +%" PRIu64 " VM_EXITS %#" PRIx64
 		 " (want its short reset %#" PRIx64 ")", hl_status_str(ret),
 		 (uint64_t)(s1.overflows - s0.overflows), val, mark);
-	hl_unload(v0, id, 0);
-	hl_destroy_ctx(v0, id);
+	cb_unload(&v0->cb, id);
+	cb_destroy(&v0->cb, id);
 }
 
 struct thr_req {
@@ -458,12 +463,12 @@ static int thread_sample_fn(struct hl_vcpu *v, void *p)
 {
 	struct thr_req *r = p;
 	struct until_req u = { .ctx = r->ctx, .start = true, .max_ns = MAX_WAIT };
-	int ret = hl_switch(v, 0, r->ctx, r->tid);
+	int ret = cb_switch(&v->cb, 0, r->ctx, r->tid, v->guest_tgid);
 
 	if (!ret)
 		ret = until_notified_fn(v, &u);
 	if (!ret)
-		ret = hl_switch(v, r->ctx, 0, 0);
+		ret = cb_switch(&v->cb, r->ctx, 0, 0, v->guest_tgid);
 	r->cpu = u.cpu;
 	r->notes = u.notes;
 	return ret;
@@ -480,13 +485,13 @@ static void t_thread_samples(void)
 	int ret;
 
 	buf_alloc(&b, 2);
-	ret = hl_create_ctx(v1, 0, 2 * HL_PAGE, &r.ctx);
-	ret = ret ? ret : hl_smpl_register(v1, r.ctx, 0, 2, b.gpa);
-	hl_pmd_init(&p, RUN_NS, 0, -(1 * MS));
+	ret = cb_create_smpl(&v1->cb, 0, 2 * HL_PAGE, &r.ctx);
+	ret = ret ? ret : cb_smpl_register(&v1->cb, r.ctx, 0, 2, b.gpa);
+	cb_pmd_init(&p, RUN_NS, 0, -(1 * MS));
 	p.reg_short_reset = -(1 * MS);
 	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(PFAULTS);
-	ret = ret ? ret : hl_write_pmds(v1, r.ctx, &p, 1);
-	ret = ret ? ret : hl_load(v1, r.ctx, 777, 0, 0);
+	ret = ret ? ret : cb_write_pmds(&v1->cb, r.ctx, &p, 1);
+	ret = ret ? ret : cb_load(&v1->cb, r.ctx, 777, 0, 0, v1->guest_tgid);
 	hl_call(v1, get_rip, &rip);
 	hl_eventfd_read(v1);
 	ret = ret ? ret : hl_call(v1, thread_sample_fn, &r);
@@ -503,7 +508,7 @@ static void t_thread_samples(void)
 			 "entry 0: pid %u tgid %u cpu %u ip %#" PRIx64,
 			 e->pid, e->tgid, e->cpu, (uint64_t)e->ip);
 	}
-	ret = hl_read_msg(v1, r.ctx, &m);
+	ret = cb_read_msg(&v1->cb, r.ctx, &m);
 	hl_check(!ret && m.type == PFM_MSG_OVFL &&
 		 m.pfm_ovfl_msg.msg_ovfl_tid == 777 &&
 		 m.pfm_ovfl_msg.msg_ovfl_pid == v1->guest_tgid &&
@@ -511,8 +516,8 @@ static void t_thread_samples(void)
 		 "status %s tid %u pid %u cpu %u", hl_status_str(ret),
 		 m.pfm_ovfl_msg.msg_ovfl_tid, m.pfm_ovfl_msg.msg_ovfl_pid,
 		 m.pfm_ovfl_msg.msg_ovfl_cpu);
-	hl_unload(v1, r.ctx, 0);
-	hl_destroy_ctx(v1, r.ctx);
+	cb_unload(&v1->cb, r.ctx);
+	cb_destroy(&v1->cb, r.ctx);
 }
 
 static void t_msg_queue(void)
@@ -522,14 +527,15 @@ static void t_msg_queue(void)
 	uint32_t id = 0;
 	int i, got = 0, ret = 0;
 
-	hl_create_ctx(v0, 0, 0, &id);
+	cb_create(&v0->cb, 0, &id);
 	hl_vm_stats(&vm, &s0);
 	for (i = 0; i < 40 && !ret; i++) {
-		ret = hl_load(v0, id, 4242, 0, 0);
-		ret = ret ? ret : hl_unload(v0, id, PVPFM_UNLOAD_TASK_EXIT);
+		ret = cb_load(&v0->cb, id, 4242, 0, 0, v0->guest_tgid);
+		ret = ret ? ret : cb_unload_flags(&v0->cb, id,
+						  PVPFM_UNLOAD_TASK_EXIT);
 	}
 	hl_vm_stats(&vm, &s1);
-	while (!hl_read_msg(v0, id, &m) && m.type == PFM_MSG_END)
+	while (!cb_read_msg(&v0->cb, id, &m) && m.type == PFM_MSG_END)
 		got++;
 	hl_check(!ret && got == MSGQ_DEPTH &&
 		 s1.messages - s0.messages == MSGQ_DEPTH &&
@@ -539,7 +545,7 @@ static void t_msg_queue(void)
 		 " lost +%" PRIu64, hl_status_str(ret), got,
 		 (uint64_t)(s1.messages - s0.messages),
 		 (uint64_t)(s1.messages_lost - s0.messages_lost));
-	hl_destroy_ctx(v0, id);
+	cb_destroy(&v0->cb, id);
 }
 
 static void t_register(void)
@@ -549,30 +555,30 @@ static void t_register(void)
 	uint64_t g[4], base = hl_gpa_alloc(&vm, 4 * HL_PAGE);
 	int ret;
 
-	hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 0, &plain);
+	cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE, &plain);
 	g[0] = base;
 	HL_EXPECT("register_no_format_einval",
-		  hl_smpl_register(v0, plain, 0, 1, g), -EINVAL);
-	hl_destroy_ctx(v0, plain);
+		  cb_smpl_register(&v0->cb, plain, 0, 1, g), -EINVAL);
+	cb_destroy(&v0->cb, plain);
 
-	hl_create_ctx(v0, PFM_FL_SYSTEM_WIDE, 2 * HL_PAGE, &id);
+	cb_create_smpl(&v0->cb, PFM_FL_SYSTEM_WIDE, 2 * HL_PAGE, &id);
 	g[0] = base;
 	g[1] = base + HL_PAGE;
 	g[2] = base + 2 * HL_PAGE;
 	HL_EXPECT("register_past_buffer_einval",
-		  hl_smpl_register(v0, id, 1, 2, g), -EINVAL);
+		  cb_smpl_register(&v0->cb, id, 1, 2, g), -EINVAL);
 	HL_EXPECT("register_first_past_einval",
-		  hl_smpl_register(v0, id, 3, 0, g), -EINVAL);
+		  cb_smpl_register(&v0->cb, id, 3, 0, g), -EINVAL);
 	g[1] = base + 100;
-	ret = hl_smpl_register(v0, id, 0, 2, g);
-	hl_check(ret == -EFAULT && v0->hdr.err_index == 1,
+	ret = cb_smpl_register(&v0->cb, id, 0, 2, g);
+	hl_check(ret == -EFAULT && v0->cb.hdr.err_index == 1,
 		 "register_unaligned_efault", "status %s err_index %u",
-		 hl_status_str(ret), v0->hdr.err_index);
+		 hl_status_str(ret), v0->cb.hdr.err_index);
 	g[1] = HL_MEM_SIZE + 16 * HL_PAGE;
-	ret = hl_smpl_register(v0, id, 0, 2, g);
-	hl_check(ret == -EFAULT && v0->hdr.err_index == 1,
+	ret = cb_smpl_register(&v0->cb, id, 0, 2, g);
+	hl_check(ret == -EFAULT && v0->cb.hdr.err_index == 1,
 		 "register_outside_ram_efault", "status %s err_index %u",
-		 hl_status_str(ret), v0->hdr.err_index);
+		 hl_status_str(ret), v0->cb.hdr.err_index);
 	{
 		/* nr_pages says 2, the argument holds 1 */
 		struct {
@@ -581,24 +587,26 @@ static void t_register(void)
 		} arg = { { 0, 2 }, { base } };
 
 		HL_EXPECT("register_size_mismatch_einval",
-			  hl_cmd(v0, PVPFM_CMD_SMPL_REGISTER, id, 0, &arg,
+			  cb_cmd(&v0->cb, PVPFM_CMD_SMPL_REGISTER, id, 0, &arg,
 				 sizeof(arg)), -EINVAL);
 	}
 	/* the same guest page for both buffer pages: pinned once */
 	g[0] = g[1] = base + 3 * HL_PAGE;
-	ret = hl_smpl_register(v0, id, 0, 2, g);
+	ret = cb_smpl_register(&v0->cb, id, 0, 2, g);
 	hl_module_stats(&ms);
 	hl_check(!ret && ms.pinned_pages >= 1, "register_same_page_twice_ok",
 		 "status %s pinned %" PRId64, hl_status_str(ret),
 		 (int64_t)ms.pinned_pages);
 	/* re-register page 1 elsewhere: the old pin goes */
 	g[0] = base;
-	HL_EXPECT("register_replace_page_ok", hl_smpl_register(v0, id, 1, 1, g), 0);
-	HL_EXPECT("register_load_ok", hl_load(v0, id, 0, 0, 0), 0);
-	HL_EXPECT("register_loaded_ebusy", hl_smpl_register(v0, id, 0, 1, g),
-		  -EBUSY);
-	hl_unload(v0, id, 0);
-	hl_destroy_ctx(v0, id);
+	HL_EXPECT("register_replace_page_ok",
+		  cb_smpl_register(&v0->cb, id, 1, 1, g), 0);
+	HL_EXPECT("register_load_ok",
+		  cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid), 0);
+	HL_EXPECT("register_loaded_ebusy",
+		  cb_smpl_register(&v0->cb, id, 0, 1, g), -EBUSY);
+	cb_unload(&v0->cb, id);
+	cb_destroy(&v0->cb, id);
 	hl_module_stats(&ms);
 	hl_check(!ms.pinned_pages, "register_pins_released",
 		 "pinned_pages %" PRId64 " after destroy", (int64_t)ms.pinned_pages);
@@ -631,7 +639,7 @@ static void t_dirty_log(void)
 		return;
 	v = &dvm.vcpus[0];
 	hl_dirty_log(&dvm, bm);		/* start clean */
-	ret = hl_pmu_info(v, &info);
+	ret = cb_pmu_info(&v->cb, &info);
 	hl_dirty_log(&dvm, bm);
 	hl_check(!ret && hl_dirty(bm, v->cmd_gpa), "dirty_log_command_block",
 		 "status %s: the command block page %#" PRIx64 " the host wrote "
@@ -639,12 +647,12 @@ static void t_dirty_log(void)
 		 (uint64_t)v->cmd_gpa);
 
 	buf = hl_gpa_alloc(&dvm, HL_PAGE);
-	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, HL_PAGE, &r.ctx);
-	ret = ret ? ret : hl_smpl_register(v, r.ctx, 0, 1, &buf);
-	hl_pmd_init(&p, RUN_NS, 0, -(1 * MS));
+	ret = cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE, HL_PAGE, &r.ctx);
+	ret = ret ? ret : cb_smpl_register(&v->cb, r.ctx, 0, 1, &buf);
+	cb_pmd_init(&p, RUN_NS, 0, -(1 * MS));
 	p.reg_short_reset = -(1 * MS);
-	ret = ret ? ret : hl_write_pmds(v, r.ctx, &p, 1);
-	ret = ret ? ret : hl_load(v, r.ctx, 0, 0, 0);
+	ret = ret ? ret : cb_write_pmds(&v->cb, r.ctx, &p, 1);
+	ret = ret ? ret : cb_load(&v->cb, r.ctx, 0, 0, 0, v->guest_tgid);
 	hl_dirty_log(&dvm, bm);
 	ret = ret ? ret : hl_call(v, until_notified_fn, &r);
 	hl_dirty_log(&dvm, bm);

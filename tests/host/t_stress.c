@@ -124,7 +124,7 @@ static void own_add(struct hl_vcpu *v, uint64_t *s, uint32_t id)
 
 	reg_add(s, id);
 	if (t->nowned == OWNED) {
-		hl_destroy_ctx(v, t->owned[0]);
+		cb_destroy(&v->cb, t->owned[0]);
 		reg_del(t->owned[0]);
 		memmove(t->owned, t->owned + 1, (OWNED - 1) * sizeof(t->owned[0]));
 		t->nowned--;
@@ -363,14 +363,15 @@ static int op_create(struct hl_vcpu *v, uint64_t *s)
 	}
 	if (pick(s, 3) == 0 && !no_smpl)
 		pages = 1 + pick(s, 4);
-	ret = hl_create_ctx(v, flags, pages * HL_PAGE, &id);
+	ret = pages ? cb_create_smpl(&v->cb, flags, pages * HL_PAGE, &id) :
+		      cb_create(&v->cb, flags, &id);
 	if (ret)
 		return ret;
 	own_add(v, s, id);
 	if (pages) {
 		for (i = 0; i < pages; i++)
 			g[i] = any_gpa(s);
-		ret = hl_smpl_register(v, id, 0, pages, g);
+		ret = cb_smpl_register(&v->cb, id, 0, pages, g);
 	}
 	return ret;
 }
@@ -379,13 +380,17 @@ static int op_load(struct hl_vcpu *v, uint64_t *s, uint32_t id)
 {
 	switch (pick(s, 4)) {
 	case 0:
-		return hl_load(v, id, v->index, pick(s, 3), 0);
+		return cb_load(&v->cb, id, v->index, pick(s, 3), 0,
+			       v->guest_tgid);
 	case 1:
-		return hl_load(v, id, v->guest_tid, pick(s, 2), PVPFM_LOAD_SELF);
+		return cb_load(&v->cb, id, v->guest_tid, pick(s, 2),
+			       PVPFM_LOAD_SELF, v->guest_tgid);
 	case 2:
-		return hl_load(v, id, 2000 + pick(s, 8), 0, 0);
+		return cb_load(&v->cb, id, 2000 + pick(s, 8), 0, 0,
+			       v->guest_tgid);
 	default:
-		return hl_load(v, id, (uint32_t)rnd(s), pick(s, 3), pick(s, 2));
+		return cb_load(&v->cb, id, (uint32_t)rnd(s), pick(s, 3),
+			       pick(s, 2), v->guest_tgid);
 	}
 }
 
@@ -426,13 +431,14 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 	t->scenarios++;
 	if (smpl)
 		pages = 1 + pick(s, 4);
-	ret = hl_create_ctx(v, flags, pages * HL_PAGE, &id);
+	ret = pages ? cb_create_smpl(&v->cb, flags, pages * HL_PAGE, &id) :
+		      cb_create(&v->cb, flags, &id);
 	if (ret)
 		return ret;
 	own_add(v, s, id);
 	for (i = 0; i < pages; i++)
 		g[i] = HL_HEAP_GPA + pick(s, 1024) * HL_PAGE;
-	ret = pages ? hl_smpl_register(v, id, 0, pages, g) : 0;
+	ret = pages ? cb_smpl_register(&v->cb, id, 0, pages, g) : 0;
 	if (ret)
 		return ret;
 	memset(sd, 0, sizeof(sd));
@@ -446,14 +452,14 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 		} else {
 			sd[0].set_flags = PFM_SETFL_OVFL_SWITCH;
 		}
-		ret = hl_create_sets(v, id, sd, 2);
+		ret = cb_create_sets(&v->cb, id, sd, 2);
 		if (ret)
 			return ret;
 		n = 4;
 	}
 	for (i = 0; i < (uint32_t)n; i++) {
 		per = 50 * US + pick(s, 2 * MS);
-		hl_pmd_init(&p[i], i % 2 ? (no_tp ? PVPFM_VPMD_HOST_PREEMPT :
+		cb_pmd_init(&p[i], i % 2 ? (no_tp ? PVPFM_VPMD_HOST_PREEMPT :
 						 PVPFM_VPMD_VM_EXITS) :
 				   PVPFM_VPMD_VCPU_RUN_NS, i / 2, 0);
 		if (i % 2 == 0) {
@@ -474,14 +480,15 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 			p[i].reg_short_reset = p[i].reg_value;
 		}
 	}
-	ret = hl_write_pmds(v, id, p, n);
+	ret = cb_write_pmds(&v->cb, id, p, n);
 	if (ret)
 		return ret;
-	ret = sys ? hl_load(v, id, v->index, 0, 0) :
-		    hl_load(v, id, v->guest_tid, 0, PVPFM_LOAD_SELF);
+	ret = sys ? cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid) :
+		    cb_load(&v->cb, id, v->guest_tid, 0, PVPFM_LOAD_SELF,
+			    v->guest_tgid);
 	if (ret)
 		return ret;
-	ret = hl_start(v, id);
+	ret = cb_start(&v->cb, id);
 	if (ret)
 		return ret;
 	return op_run(v, s, t);
@@ -510,58 +517,61 @@ static int structured(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 	case 4:
 		for (i = 0; i < n; i++)
 			fill_pmd(s, &pmd[i]);
-		return hl_write_pmds(v, id, pmd, n);
+		return cb_write_pmds(&v->cb, id, pmd, n);
 	case 5:
 		for (i = 0; i < n; i++)
 			fill_pmc(s, &pmc[i]);
-		return hl_write_pmcs(v, id, pmc, n);
+		return cb_write_pmcs(&v->cb, id, pmc, n);
 	case 6:
 		for (i = 0; i < n; i++)
 			fill_setdesc(s, &sd[i]);
-		return hl_create_sets(v, id, sd, n);
+		return cb_create_sets(&v->cb, id, sd, n);
 	case 7:
 	case 8:
 		return op_load(v, s, id);
 	case 9:
 	case 10:
-		return pick(s, 2) ? hl_start(v, id) : hl_start_set(v, id, pick(s, 3));
+		return pick(s, 2) ? cb_start(&v->cb, id) :
+		       cb_start_set(&v->cb, id, pick(s, 3));
 	case 11:
-		return hl_stop(v, id);
+		return cb_stop(&v->cb, id);
 	case 12:
-		return hl_restart(v, id);
+		return cb_restart(&v->cb, id);
 	case 13:
-		return hl_unload(v, id, pick(s, 3) ? 0 : PVPFM_UNLOAD_TASK_EXIT);
+		return pick(s, 3) ? cb_unload(&v->cb, id) :
+		       cb_unload_flags(&v->cb, id, PVPFM_UNLOAD_TASK_EXIT);
 	case 14:
-		ret = hl_destroy_ctx(v, id);
+		ret = cb_destroy(&v->cb, id);
 		if (!ret)
 			own_del(id);
 		return ret;
 	case 15:
-		return hl_switch(v, pick(s, 2) ? any_ctx(s) : 0,
-				 pick(s, 3) ? any_ctx(s) : 0, 2000 + pick(s, 8));
+		return cb_switch(&v->cb, pick(s, 2) ? any_ctx(s) : 0,
+				 pick(s, 3) ? any_ctx(s) : 0, 2000 + pick(s, 8),
+				 v->guest_tgid);
 	case 16:
 		memset(si, 0, sizeof(si));
 		for (i = 0; i < n; i++)
 			si[i].set_id = pick(s, 5);
-		return hl_getinfo_sets(v, id, si, n);
+		return cb_getinfo_sets(&v->cb, id, si, n);
 	case 17:
 		for (i = 0; i < n; i++)
-			hl_pmd_init(&pmd[i], any_pmd(s), pick(s, 3), 0);
-		return hl_read_pmds(v, id, pmd, n);
+			cb_pmd_init(&pmd[i], any_pmd(s), pick(s, 3), 0);
+		return cb_read_pmds(&v->cb, id, pmd, n);
 	case 18:
 		hl_eventfd_read(v);
 		do
-			ret = hl_read_msg(v, id, &m);
+			ret = cb_read_msg(&v->cb, id, &m);
 		while (!ret);
 		return ret;
 	case 19:
 		for (i = 0; i < n; i++)
 			fill_setdesc(s, &sd[i]);
-		return hl_delete_sets(v, id, sd, n);
+		return cb_delete_sets(&v->cb, id, sd, n);
 	case 20:
 		for (i = 0; i < n; i++)
 			g[i] = any_gpa(s);
-		return hl_smpl_register(v, id, pick(s, 4), n, g);
+		return cb_smpl_register(&v->cb, id, pick(s, 4), n, g);
 	default:
 		return op_run(v, s, t);
 	}
@@ -575,7 +585,7 @@ static int control_op(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 	struct pvpfm_pmu_info info;
 
 	if (only_runs == 1 && pick(s, 2))
-		return hl_pmu_info(v, &info);
+		return cb_pmu_info(&v->cb, &info);
 	return op_run(v, s, t);
 }
 
@@ -753,14 +763,14 @@ static int keeper_up(void)
 	if (ret)
 		return ret;
 	v = &keeper.vcpus[0];
-	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &keeper_ctx);
-	hl_pmd_init(&p[0], PVPFM_VPMD_VCPU_RUN_NS, 0, 0);
-	hl_pmd_init(&p[1], PVPFM_VPMD_VM_EXITS, 0, 0);
-	hl_pmd_init(&p[2], PVPFM_VPMD_HALT_EXITS, 0, 0);
-	hl_pmd_init(&p[3], PVPFM_VPMD_HOST_PAGE_FAULTS, 0, 0);
-	ret = ret ? ret : hl_write_pmds(v, keeper_ctx, p, 4);
-	ret = ret ? ret : hl_load(v, keeper_ctx, 0, 0, 0);
-	ret = ret ? ret : hl_start(v, keeper_ctx);
+	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &keeper_ctx);
+	cb_pmd_init(&p[0], PVPFM_VPMD_VCPU_RUN_NS, 0, 0);
+	cb_pmd_init(&p[1], PVPFM_VPMD_VM_EXITS, 0, 0);
+	cb_pmd_init(&p[2], PVPFM_VPMD_HALT_EXITS, 0, 0);
+	cb_pmd_init(&p[3], PVPFM_VPMD_HOST_PAGE_FAULTS, 0, 0);
+	ret = ret ? ret : cb_write_pmds(&v->cb, keeper_ctx, p, 4);
+	ret = ret ? ret : cb_load(&v->cb, keeper_ctx, 0, 0, 0, v->guest_tgid);
+	ret = ret ? ret : cb_start(&v->cb, keeper_ctx);
 	return ret;
 }
 
@@ -910,7 +920,7 @@ int main(void)
 	/* the keeper VM: its contexts are its own */
 	ret = hl_vm_stats(&keeper, &kst);
 	for (i = 0; i < 4; i++)
-		hl_read_pmd(&keeper.vcpus[0], keeper_ctx, 0,
+		cb_read_pmd(&keeper.vcpus[0].cb, keeper_ctx, 0,
 			    i == 0 ? PVPFM_VPMD_VCPU_RUN_NS :
 			    i == 1 ? PVPFM_VPMD_VM_EXITS :
 			    i == 2 ? PVPFM_VPMD_HALT_EXITS :

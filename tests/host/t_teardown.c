@@ -71,32 +71,33 @@ static int busy_ctx(struct busy_vm *b, struct hl_vcpu *v)
 	uint32_t id = 0, spare = 0;
 	int ret, i;
 
-	ret = hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 2 * HL_PAGE, &id);
+	ret = cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE, 2 * HL_PAGE, &id);
 	for (i = 0; i < 2; i++)
 		g[i] = hl_gpa_alloc(&b->vm, HL_PAGE);
-	ret = ret ? ret : hl_smpl_register(v, id, 0, 2, g);
+	ret = ret ? ret : cb_smpl_register(&v->cb, id, 0, 2, g);
 	memset(d, 0, sizeof(d));
 	for (i = 0; i < 2; i++) {
 		d[i].set_id = i;
 		d[i].set_flags = PFM_SETFL_TIME_SWITCH;
 		d[i].set_timeout = 1 * MS;
 	}
-	ret = ret ? ret : hl_create_sets(v, id, d, 2);
-	hl_pmd_init(&p[0], RUN_NS, 0, -(200 * US));
+	ret = ret ? ret : cb_create_sets(&v->cb, id, d, 2);
+	cb_pmd_init(&p[0], RUN_NS, 0, -(200 * US));
 	p[0].reg_short_reset = -(200 * US);
 	p[0].reg_long_reset = -(200 * US);
 	p[0].reg_smpl_pmds[VM_EXITS / 64] = 1ULL << (VM_EXITS % 64);
-	hl_pmd_init(&p[1], VM_EXITS, 0, 0);
-	hl_pmd_init(&p[2], RUN_NS, 1, 0);
-	hl_pmd_init(&p[3], PFAULTS, 1, 0);
-	ret = ret ? ret : hl_write_pmds(v, id, p, 4);
-	ret = ret ? ret : hl_load(v, id, v->index, 0, 0);
-	ret = ret ? ret : hl_start(v, id);
+	cb_pmd_init(&p[1], VM_EXITS, 0, 0);
+	cb_pmd_init(&p[2], RUN_NS, 1, 0);
+	cb_pmd_init(&p[3], PFAULTS, 1, 0);
+	ret = ret ? ret : cb_write_pmds(&v->cb, id, p, 4);
+	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
+	ret = ret ? ret : cb_start(&v->cb, id);
 
-	ret = ret ? ret : hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, HL_PAGE * 2, &spare);
+	ret = ret ? ret : cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE,
+					 HL_PAGE * 2, &spare);
 	for (i = 0; i < 2; i++)
 		g[i] = hl_gpa_alloc(&b->vm, HL_PAGE);
-	ret = ret ? ret : hl_smpl_register(v, spare, 0, 2, g);
+	ret = ret ? ret : cb_smpl_register(&v->cb, spare, 0, 2, g);
 	b->ctx[v->index] = id;
 	b->spare[v->index] = spare;
 	return ret;
@@ -113,17 +114,17 @@ static int work_fn(struct hl_vcpu *v, void *p)
 		hl_busy_ns(300 * US);
 		if (hl_run_io(v, 20))
 			break;
-		hl_pmd_init(&pmd, RUN_NS, 0, 0);
-		ret = hl_read_pmds(v, b->ctx[v->index], &pmd, 1);
+		cb_pmd_init(&pmd, RUN_NS, 0, 0);
+		ret = cb_read_pmds(&v->cb, b->ctx[v->index], &pmd, 1);
 		if (HL_IS_IOCTL_ERR(ret))
 			break;
 		/* the buffer filled: empty it, go on */
 		if (hl_eventfd_read(v)) {
 			pfarg_msg_t m;
 
-			while (!hl_read_msg(v, b->ctx[v->index], &m))
+			while (!cb_read_msg(&v->cb, b->ctx[v->index], &m))
 				;
-			ret = hl_restart(v, b->ctx[v->index]);
+			ret = cb_restart(&v->cb, b->ctx[v->index]);
 			if (HL_IS_IOCTL_ERR(ret))
 				break;
 		}
@@ -131,8 +132,8 @@ static int work_fn(struct hl_vcpu *v, void *p)
 	}
 	/* one more after the stop: what does a DOORBELL get now? */
 	if (!HL_IS_IOCTL_ERR(ret)) {
-		hl_pmd_init(&pmd, RUN_NS, 0, 0);
-		ret = hl_read_pmds(v, b->ctx[v->index], &pmd, 1);
+		cb_pmd_init(&pmd, RUN_NS, 0, 0);
+		ret = cb_read_pmds(&v->cb, b->ctx[v->index], &pmd, 1);
 	}
 	b->loops_err[v->index] = ret;
 	return ret;
@@ -269,7 +270,7 @@ static void t_close_vm_fd_first(void)
 	b.vm.vm_fd = -1;
 	sleep_ms(100);
 	busy_vm_stop(&b);
-	ret = hl_pmu_info(&b.vm.vcpus[0], &info);
+	ret = cb_pmu_info(&b.vm.vcpus[0].cb, &info);
 	HL_EXPECT("close_vm_fd_first_doorbell_still_works", ret, 0);
 	module_busy("close_vm_fd_first_module_holds_vm");
 	hl_vm_close_pfm(&b.vm);
@@ -314,7 +315,7 @@ static void t_vm_gone_first(void)
 	for (i = 0; i < b.vm.nr_vcpus; i++)
 		b.vm.vcpus[i].cmd = b.vm.mem + b.vm.vcpus[i].cmd_gpa;
 	sleep_ms(50);
-	ret = hl_pmu_info(&b.vm.vcpus[0], &info);
+	ret = cb_pmu_info(&b.vm.vcpus[0].cb, &info);
 	HL_EXPECT("vm_gone_first_doorbell_efault", ret, HL_IOCTL_ERR(EFAULT));
 	module_busy("vm_gone_first_module_holds_vm");
 	hl_vm_close_pfm(&b.vm);
@@ -363,16 +364,16 @@ static void t_destroy_everything(void)
 	v0 = &b.vm.vcpus[0];
 	v1 = &b.vm.vcpus[1];
 	/* vCPU 0's: unload while running, then destroy */
-	r = hl_unload(v0, b.ctx[0], 0);
+	r = cb_unload(&v0->cb, b.ctx[0]);
 	ret = ret ? ret : r;
-	r = hl_destroy_ctx(v0, b.ctx[0]);
+	r = cb_destroy(&v0->cb, b.ctx[0]);
 	ret = ret ? ret : r;
 	/* vCPU 1's: destroyed loaded and started, from vCPU 0 */
-	r = hl_destroy_ctx(v0, b.ctx[1]);
+	r = cb_destroy(&v0->cb, b.ctx[1]);
 	ret = ret ? ret : r;
-	r = hl_destroy_ctx(v1, b.spare[0]);
+	r = cb_destroy(&v1->cb, b.spare[0]);
 	ret = ret ? ret : r;
-	r = hl_destroy_ctx(v1, b.spare[1]);
+	r = cb_destroy(&v1->cb, b.spare[1]);
 	ret = ret ? ret : r;
 	HL_EXPECT("destroy_everything_commands", ret, 0);
 	hl_module_stats(&st);
@@ -401,7 +402,7 @@ static void t_rebind(void)
 	for (i = 0; !ret && i < b.vm.nr_vcpus; i++)
 		ret = hl_call(&b.vm.vcpus[i], hl_vcpu_bind_fn, NULL);
 	HL_EXPECT("rebind_same_vm_and_threads", ret, 0);
-	ret = ret ? ret : hl_pmu_info(&b.vm.vcpus[1], &info);
+	ret = ret ? ret : cb_pmu_info(&b.vm.vcpus[1].cb, &info);
 	ret = ret ? ret : busy_ctx(&b, &b.vm.vcpus[1]);
 	HL_EXPECT("rebind_works", ret, 0);
 	hl_vm_destroy(&b.vm);
@@ -414,13 +415,13 @@ static int count_fn(struct hl_vcpu *v, void *p)
 	uint32_t *ids = p;
 	int pfm = v->vm->pfm_fd, ret;
 
-	ret = hl_start(v, ids[0]);
+	ret = cb_start(&v->cb, ids[0]);
 	v->vm->pfm_fd = ids[2];
-	ret = ret ? ret : hl_start(v, ids[1]);
+	ret = ret ? ret : cb_start(&v->cb, ids[1]);
 	hl_busy_ns(10 * MS);
-	ret = ret ? ret : hl_stop(v, ids[1]);
+	ret = ret ? ret : cb_stop(&v->cb, ids[1]);
 	v->vm->pfm_fd = pfm;
-	ret = ret ? ret : hl_stop(v, ids[0]);
+	ret = ret ? ret : cb_stop(&v->cb, ids[0]);
 	return ret;
 }
 
@@ -442,25 +443,25 @@ static void t_two_bindings(void)
 	fd2 = vm.pfm_fd;
 	ret = ret ? ret : hl_call(v, hl_vcpu_bind_fn, NULL);
 	HL_EXPECT("two_bindings_second_bind", ret, 0);
-	hl_pmd_init(&p, RUN_NS, 0, 0);
-	ret = ret ? ret : hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &ids[1]);
-	ret = ret ? ret : hl_write_pmds(v, ids[1], &p, 1);
-	ret = ret ? ret : hl_load(v, ids[1], 0, 0, 0);
+	cb_pmd_init(&p, RUN_NS, 0, 0);
+	ret = ret ? ret : cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &ids[1]);
+	ret = ret ? ret : cb_write_pmds(&v->cb, ids[1], &p, 1);
+	ret = ret ? ret : cb_load(&v->cb, ids[1], 0, 0, 0, v->guest_tgid);
 	vm.pfm_fd = fd1;
-	ret = ret ? ret : hl_create_ctx(v, PFM_FL_SYSTEM_WIDE, 0, &ids[0]);
-	ret = ret ? ret : hl_write_pmds(v, ids[0], &p, 1);
-	ret = ret ? ret : hl_load(v, ids[0], 0, 0, 0);
+	ret = ret ? ret : cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &ids[0]);
+	ret = ret ? ret : cb_write_pmds(&v->cb, ids[0], &p, 1);
+	ret = ret ? ret : cb_load(&v->cb, ids[0], 0, 0, 0, v->guest_tgid);
 	ids[2] = fd2;
 	ret = ret ? ret : hl_call(v, count_fn, ids);
-	hl_read_pmd(v, ids[0], 0, RUN_NS, &a);
+	cb_read_pmd(&v->cb, ids[0], 0, RUN_NS, &a);
 	vm.pfm_fd = fd2;
-	hl_read_pmd(v, ids[1], 0, RUN_NS, &b);
+	cb_read_pmd(&v->cb, ids[1], 0, RUN_NS, &b);
 	hl_check(!ret && a >= 10 * MS && b >= 10 * MS && a >= b,
 		 "two_bindings_count_independently",
 		 "status %s: file 1 counted %" PRIu64 " ns, file 2 %" PRIu64
 		 " ns of a 10 ms loop", hl_status_str(ret), a, b);
 	close(fd1);
-	ret = hl_read_pmd(v, ids[1], 0, RUN_NS, &b);
+	ret = cb_read_pmd(&v->cb, ids[1], 0, RUN_NS, &b);
 	HL_EXPECT("two_bindings_second_survives_first", ret, 0);
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("two_bindings_module_idle");

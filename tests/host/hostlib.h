@@ -51,7 +51,7 @@
 #define HL_TOUCH_PAGES		64
 #define HL_HEAP_GPA		0x100000UL
 
-/* hl_cmd() result when the DOORBELL ioctl itself failed with errno @e */
+/* a call's result when the DOORBELL ioctl itself failed with errno @e */
 #define HL_IOCTL_ERR(e)		(-10000 - (e))
 #define HL_IS_IOCTL_ERR(r)	((r) <= -10000)
 

@@ -148,11 +148,14 @@ int pfm_cmd_create_context(struct pfm_cmd_args *a)
 	ctx->flags = flags;
 	ctx->vcpu = -1;
 	ret = -ENOMEM;
-	ctx->sets = pfm_zalloc(e, e->lim.max_sets * sizeof(*ctx->sets));
-	ctx->ctrs = pfm_zalloc(e, e->pmu.nr_pmds * sizeof(*ctx->ctrs));
-	ctx->ctr_open = pfm_zalloc(e, e->pmu.nr_pmds * sizeof(*ctx->ctr_open));
-	ctx->ctr_failed = pfm_zalloc(e, e->pmu.nr_pmds *
-				     sizeof(*ctx->ctr_failed));
+	ctx->sets = pfm_zalloc(e, pfm_size_mul(e->lim.max_sets,
+					       sizeof(*ctx->sets)));
+	ctx->ctrs = pfm_zalloc(e, pfm_size_mul(e->pmu.nr_pmds,
+					       sizeof(*ctx->ctrs)));
+	ctx->ctr_open = pfm_zalloc(e, pfm_size_mul(e->pmu.nr_pmds,
+						   sizeof(*ctx->ctr_open)));
+	ctx->ctr_failed = pfm_zalloc(e, pfm_size_mul(e->pmu.nr_pmds,
+						     sizeof(*ctx->ctr_failed)));
 	if (!ctx->sets || !ctx->ctrs || !ctx->ctr_open || !ctx->ctr_failed)
 		goto fail;
 	set0 = pfm_set_alloc(e, 0);

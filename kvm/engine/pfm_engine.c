@@ -8,8 +8,16 @@
 /* the most vCPUs one engine serves (KVM's own bound is lower) */
 #define PFM_MAX_VCPUS		4096
 
+/*
+ * @size 0 is refused: every engine object has a size, so 0 is a size
+ * computation gone wrong, and an allocator's answer to it (a unique or
+ * poisoned pointer) must not look like memory. SIZE_MAX is an overflow
+ * (pfm_size_mul and friends saturate).
+ */
 void *pfm_zalloc(struct pfm_engine *e, size_t size)
 {
+	if (!size || size == SIZE_MAX)
+		return NULL;
 	return e->ops->zalloc(e->be, size);
 }
 
@@ -31,7 +39,8 @@ struct pfm_context *pfm_ctx_find(struct pfm_engine *e, u32 id)
 	return NULL;
 }
 
-static void limits_resolve(struct pfm_limits *lim, const struct pfm_limits *in)
+/* zero fields take the defaults; -E2BIG if a limit is above the engine's */
+static int limits_resolve(struct pfm_limits *lim, const struct pfm_limits *in)
 {
 	*lim = *in;
 	if (!lim->max_contexts)
@@ -42,6 +51,12 @@ static void limits_resolve(struct pfm_limits *lim, const struct pfm_limits *in)
 		lim->max_vector = PFM_DFL_MAX_VECTOR;
 	if (!lim->max_smpl_buf)
 		lim->max_smpl_buf = PFM_DFL_MAX_SMPL_BUF;
+	if (lim->max_contexts > PFM_LIMIT_MAX_CONTEXTS ||
+	    lim->max_sets > PFM_LIMIT_MAX_SETS ||
+	    lim->max_vector > PFM_LIMIT_MAX_VECTOR ||
+	    lim->max_smpl_buf > PFM_LIMIT_MAX_SMPL_BUF)
+		return -E2BIG;
+	return 0;
 }
 
 static bool ops_complete(const struct pfm_backend_ops *ops)
@@ -57,6 +72,7 @@ int pfm_engine_create(const struct pfm_engine_cfg *cfg,
 		      const struct pfm_backend_ops *ops, void *be,
 		      struct pfm_engine **out)
 {
+	struct pfm_limits lim;
 	struct pfm_engine *e;
 	int ret;
 
@@ -65,6 +81,9 @@ int pfm_engine_create(const struct pfm_engine_cfg *cfg,
 	    cfg->nr_vcpus > PFM_MAX_VCPUS ||
 	    cfg->counter_width < 8 || cfg->counter_width > 64)
 		return -EINVAL;
+	ret = limits_resolve(&lim, &cfg->limits);
+	if (ret)
+		return ret;
 
 	e = ops->zalloc(be, sizeof(*e));
 	if (!e)
@@ -74,10 +93,7 @@ int pfm_engine_create(const struct pfm_engine_cfg *cfg,
 	e->cfg = *cfg;
 	if (!e->cfg.timer_granularity_ns)
 		e->cfg.timer_granularity_ns = 1;
-	limits_resolve(&e->lim, &cfg->limits);
-	/* a vector never outgrows the command block */
-	if (e->lim.max_vector > PVPFM_CMD_ARGS_MAX / sizeof(pfarg_pmc_t))
-		e->lim.max_vector = PVPFM_CMD_ARGS_MAX / sizeof(pfarg_pmc_t);
+	e->lim = lim;
 	e->wmask = cfg->counter_width == 64 ? ~0ULL :
 		   (1ULL << cfg->counter_width) - 1;
 	e->next_ctx_id = 1;
@@ -86,8 +102,10 @@ int pfm_engine_create(const struct pfm_engine_cfg *cfg,
 	if (ret)
 		goto fail;
 	ret = -ENOMEM;
-	e->ctxs = pfm_zalloc(e, e->lim.max_contexts * sizeof(*e->ctxs));
-	e->vcpus = pfm_zalloc(e, cfg->nr_vcpus * sizeof(*e->vcpus));
+	e->ctxs = pfm_zalloc(e, pfm_size_mul(e->lim.max_contexts,
+					     sizeof(*e->ctxs)));
+	e->vcpus = pfm_zalloc(e, pfm_size_mul(cfg->nr_vcpus,
+					      sizeof(*e->vcpus)));
 	if (!e->ctxs || !e->vcpus)
 		goto fail;
 	*out = e;

@@ -124,6 +124,20 @@ struct pfm_limits {
 #define PFM_DFL_MAX_VECTOR	64
 #define PFM_DFL_MAX_SMPL_BUF	(4ULL << 20)
 
+/*
+ * The most any engine accepts, whatever its caller asks: pfm_engine_create()
+ * refuses a limit above these (E2BIG). They keep every size the engine
+ * computes from a limit small (the context table 512 KiB, a context's set
+ * table 512 KiB, a buffer's page table 8 MiB) and its page count a u32.
+ * A host sets lower ceilings of its own (the module's *_ceiling parameters).
+ * Set ids are u16: no context has more sets than that. A vector never
+ * outgrows the command block: its capacity in the smallest entry.
+ */
+#define PFM_LIMIT_MAX_CONTEXTS	65536U
+#define PFM_LIMIT_MAX_SETS	65536U
+#define PFM_LIMIT_MAX_VECTOR	((u32)(PVPFM_CMD_ARGS_MAX / sizeof(pfarg_pmc_t)))
+#define PFM_LIMIT_MAX_SMPL_BUF	(4ULL << 30)
+
 /* depth of each context's message queue */
 #define PFM_MSGQ_DEPTH		32
 
@@ -135,7 +149,8 @@ struct pfm_engine_cfg {
 	u8 counter_width;	/* backing counter width, 8..64 bits */
 	u32 nr_vcpus;		/* vCPU indexes are 0..nr_vcpus-1 */
 	u64 timer_granularity_ns; /* set timeouts round up to this */
-	struct pfm_limits limits; /* zero fields take the defaults */
+	/* zero fields take the defaults; each at most PFM_LIMIT_MAX_* */
+	struct pfm_limits limits;
 };
 
 /* a view for host tools; see pfm_engine_stats() */

@@ -11,6 +11,8 @@
 #include <linux/types.h>
 #include <linux/errno.h>
 #include <linux/stddef.h>
+#include <linux/overflow.h>
+#include <linux/nospec.h>
 #else
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,6 +25,52 @@ typedef __u32 u32;
 typedef __u64 u64;
 typedef __s32 s32;
 typedef __s64 s64;
+#endif
+
+/*
+ * Sizes computed from a limit or from guest input, overflow-checked: they
+ * saturate at SIZE_MAX, which pfm_zalloc() refuses (the kernel's
+ * size_mul/size_add, which array_size/struct_size are made of).
+ */
+#ifdef __KERNEL__
+#define pfm_size_mul(a, b)		size_mul(a, b)
+#define pfm_size_add(a, b)		size_add(a, b)
+#else
+static inline size_t pfm_size_mul(size_t a, size_t b)
+{
+	size_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+static inline size_t pfm_size_add(size_t a, size_t b)
+{
+	size_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+#endif
+
+/*
+ * A guest-chosen index, after its bounds check, before it is used for a
+ * load: @idx if @idx < @size, else 0, also under speculation (Spectre v1).
+ * In the kernel array_index_nospec(); in userspace the same branch-free
+ * mask, kept opaque to the compiler so that it stays branch-free.
+ */
+#ifdef __KERNEL__
+#define pfm_index_nospec(idx, size)	array_index_nospec(idx, size)
+#else
+static inline unsigned long pfm_index_mask_nospec(unsigned long idx,
+						  unsigned long size)
+{
+	__asm__ ("" : "+r" (idx));
+	return ~(long)(idx | (size - 1UL - idx)) >> (sizeof(long) * 8 - 1);
+}
+
+#define pfm_index_nospec(idx, size) ({				\
+	__typeof__(idx) pfm_i_ = (idx);					\
+	(__typeof__(pfm_i_))(pfm_i_ & pfm_index_mask_nospec(pfm_i_, (size))); \
+})
 #endif
 
 #define pfm_memcpy(d, s, n)	__builtin_memcpy((d), (s), (n))

@@ -26,12 +26,13 @@ struct pfm_set *pfm_set_find(struct pfm_context *ctx, u16 id)
 
 struct pfm_set *pfm_set_alloc(struct pfm_engine *e, u16 id)
 {
-	size_t pmcs = e->pmu.nr_pmcs * sizeof(u64);
-	size_t pmds = e->pmu.nr_pmds * sizeof(struct pfm_pmd);
+	size_t pmcs = pfm_size_mul(e->pmu.nr_pmcs, sizeof(u64));
+	size_t pmds = pfm_size_mul(e->pmu.nr_pmds, sizeof(struct pfm_pmd));
 	struct pfm_set *set;
 	u16 s;
 
-	set = pfm_zalloc(e, sizeof(*set) + pmcs + pmds);
+	set = pfm_zalloc(e, pfm_size_add(pfm_size_add(sizeof(*set), pmcs),
+					 pmds));
 	if (!set)
 		return NULL;
 	set->id = id;

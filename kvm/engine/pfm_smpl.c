@@ -27,15 +27,24 @@ int pfm_smpl_init(struct pfm_engine *e, struct pfm_context *ctx,
 {
 	u32 min_space = pfm_max_entry_size(&e->pmu);
 	pfm_dfl_smpl_hdr_t *hdr = &ctx->smpl.hdr;
+	u64 pages;
 
 	if (arg->buf_flags ||
 	    arg->buf_size < sizeof(pfm_dfl_smpl_hdr_t) + min_space)
 		return -EINVAL;
 	if (arg->buf_size > e->lim.max_smpl_buf)
 		return -ENOMEM;
-	ctx->smpl.nr_pages = (arg->buf_size + PVPFM_PAGE_SIZE - 1) /
-			     PVPFM_PAGE_SIZE;
-	ctx->smpl.pages = pfm_zalloc(e, ctx->smpl.nr_pages * sizeof(u64));
+	/*
+	 * The page count in u64, checked to fit nr_pages: truncated to a u32,
+	 * that of a 16 TiB buffer was 0, and an empty page table made a
+	 * "ready" buffer of nothing.
+	 */
+	pages = arg->buf_size / PVPFM_PAGE_SIZE +
+		!!(arg->buf_size % PVPFM_PAGE_SIZE);
+	if (!pages || pages > (u32)~0U)
+		return -ENOMEM;
+	ctx->smpl.nr_pages = pages;
+	ctx->smpl.pages = pfm_zalloc(e, pfm_size_mul(pages, sizeof(u64)));
 	if (!ctx->smpl.pages)
 		return -ENOMEM;
 	ctx->smpl.fmt = PFM_SMPL_DFL;

@@ -91,15 +91,19 @@ static int dispatch(struct pfm_engine *e, u32 vcpu, struct pvpfm_cmd_hdr *hdr,
 		.arg = hdr + 1,
 		.who = { .vcpu = vcpu, .tid = hdr->tid, .tgid = hdr->tgid },
 	};
+	u16 cmd = hdr->cmd;
 	int ret;
 
 	if (hdr->version != PVPFM_ABI_VERSION)
 		return -EPROTO;
 	if (hdr->arg_size > len - sizeof(*hdr))
 		return -EINVAL;
-	if (!hdr->cmd || hdr->cmd >= PVPFM_CMD_MAX || !cmd_table[hdr->cmd].handler)
+	if (!cmd || cmd >= PVPFM_CMD_MAX)
 		return -ENOSYS;
-	d = &cmd_table[hdr->cmd];
+	/* the guest's command selects an indirect call: no speculation past */
+	d = &cmd_table[pfm_index_nospec(cmd, PVPFM_CMD_MAX)];
+	if (!d->handler)
+		return -ENOSYS;
 	ret = check_args(e, d, hdr);
 	if (ret)
 		return ret;
@@ -120,6 +124,8 @@ int pfm_engine_exec(struct pfm_engine *e, u32 vcpu, void *block, u32 len)
 	if (len < sizeof(*hdr) || len > PVPFM_CMD_BLOCK_SIZE ||
 	    ((unsigned long)block & 7) || vcpu >= e->cfg.nr_vcpus)
 		return -EINVAL;
+	/* the handlers index the vCPU table with it */
+	vcpu = pfm_index_nospec(vcpu, e->cfg.nr_vcpus);
 
 	e->stats.commands++;
 	hdr->err_index = 0;

@@ -306,7 +306,7 @@ static bool decode_fixed(u64 ctrl, u16 idx, struct pfm_event *ev)
 bool pfm_pmd_event_for(const struct pfm_engine *e, u16 pmd, u64 pmc_value,
 		       struct pfm_event *ev)
 {
-	const struct pfm_reg_desc *d = &e->pmu.pmd[e->pmu.pmd_slot[pmd]];
+	const struct pfm_reg_desc *d = &e->pmu.pmd[pfm_pmd_slot(&e->pmu, pmd)];
 
 	pfm_memset(ev, 0, sizeof(*ev));
 	ev->personality = e->pmu.id;
@@ -402,16 +402,20 @@ int pfm_cmd_reg_desc(struct pfm_cmd_args *a)
 {
 	const struct pfm_pmu *pmu = &a->e->pmu;
 	struct pvpfm_reg_desc *out = a->arg;
-	u32 pos = a->hdr->ctx_id, n;
+	u32 pos = a->hdr->ctx_id, n, i;
 
+	/* @pos is the guest's: clamped before each table load (nospec) */
 	for (n = 0; n < a->hdr->count; n++, pos++) {
-		if (pos < pmu->nr_pmcs)
-			reg_desc_fill(&out[n], &pmu->pmc[pos], true);
-		else if (pos < (u32)pmu->nr_pmcs + pmu->nr_pmds)
-			reg_desc_fill(&out[n], &pmu->pmd[pos - pmu->nr_pmcs],
-				      false);
-		else
+		if (pos < pmu->nr_pmcs) {
+			i = pfm_index_nospec(pos, (u32)pmu->nr_pmcs);
+			reg_desc_fill(&out[n], &pmu->pmc[i], true);
+		} else if (pos < (u32)pmu->nr_pmcs + pmu->nr_pmds) {
+			i = pfm_index_nospec(pos - pmu->nr_pmcs,
+					     (u32)pmu->nr_pmds);
+			reg_desc_fill(&out[n], &pmu->pmd[i], false);
+		} else {
 			break;
+		}
 	}
 	a->hdr->count = n;
 	return 0;

@@ -67,6 +67,26 @@ struct pfm_pmu {
 	u64 impl_pmds[PFM_PMD_BV];
 };
 
+/*
+ * The slot of PMC/PMD @num, which the caller checked is implemented. A
+ * guest chooses @num: it and the slot it selects are clamped under
+ * speculation (Spectre v1), so a mispredicted check never loads past
+ * the tables.
+ */
+static inline u16 pfm_pmc_slot(const struct pfm_pmu *pmu, u16 num)
+{
+	u16 slot = pmu->pmc_slot[pfm_index_nospec(num, PFM_MAX_PMCS)];
+
+	return pfm_index_nospec(slot, pmu->nr_pmcs);
+}
+
+static inline u16 pfm_pmd_slot(const struct pfm_pmu *pmu, u16 num)
+{
+	u16 slot = pmu->pmd_slot[pfm_index_nospec(num, PFM_MAX_PMDS)];
+
+	return pfm_index_nospec(slot, pmu->nr_pmds);
+}
+
 /* PMD state in a set */
 struct pfm_pmd {
 	u64 value;		/* 64-bit value, or its upper bits while live */

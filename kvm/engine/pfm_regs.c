@@ -134,16 +134,21 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 	struct pfm_set *set;
 	u16 num = req->reg_num;
 	int avail;
+	u16 slot;
 
-	if (num >= PFM_MAX_PMCS || !pfm_bit_test(e->pmu.impl_pmcs, num))
+	if (num >= PFM_MAX_PMCS)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
+	num = pfm_index_nospec(num, PFM_MAX_PMCS);
+	if (!pfm_bit_test(e->pmu.impl_pmcs, num))
+		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
+	slot = pfm_pmc_slot(&e->pmu, num);
 	/* NO_EMUL64 is refused: every PMD is 64-bit, see the README */
 	if (req->reg_flags)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	set = pfm_set_find(ctx, req->reg_set);
 	if (!set)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
-	d = &e->pmu.pmc[e->pmu.pmc_slot[num]];
+	d = &e->pmu.pmc[slot];
 	if ((req->reg_value ^ d->dfl_val) & d->rsvd_msk)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	avail = pmc_events_available(e, num, req->reg_value);
@@ -153,7 +158,7 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 		req->reg_flags |= PVPFM_REG_RETFL_EMULATED;
 
 	edit_begin(e, ctx, set, ed);
-	set->pmcs[e->pmu.pmc_slot[num]] = req->reg_value;
+	set->pmcs[slot] = req->reg_value;
 	pfm_bit_set(set->used_pmcs, num);
 	return 0;
 }
@@ -163,9 +168,12 @@ int pfm_cmd_write_pmcs(struct pfm_cmd_args *a)
 	return write_vector(a, sizeof(pfarg_pmc_t), write_pmc);
 }
 
+/* a guest-chosen PMD number: every load it selects is clamped (nospec) */
 static bool pmd_valid(const struct pfm_engine *e, u16 num)
 {
-	return num < PFM_MAX_PMDS && pfm_bit_test(e->pmu.impl_pmds, num);
+	if (num >= PFM_MAX_PMDS)
+		return false;
+	return pfm_bit_test(e->pmu.impl_pmds, pfm_index_nospec(num, PFM_MAX_PMDS));
 }
 
 /* virtual PMDs count as soon as they are written: check them now */
@@ -173,7 +181,7 @@ static int pmd_event_available(struct pfm_engine *e, u16 num)
 {
 	struct pfm_event ev;
 
-	if (e->pmu.pmd[e->pmu.pmd_slot[num]].type != PFM_RT_PMD_VIRTUAL)
+	if (e->pmu.pmd[pfm_pmd_slot(&e->pmu, num)].type != PFM_RT_PMD_VIRTUAL)
 		return 0;
 	pfm_pmd_event_for(e, num, 0, &ev);
 	return e->ops->event_check(e->be, &ev) < 0 ? -ENOENT : 0;
@@ -192,6 +200,8 @@ static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,
 	    !pfm_bv_subset(req->reg_smpl_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
 	    !pfm_bv_subset(req->reg_reset_pmds, e->pmu.impl_pmds, PFM_PMD_BV))
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
+	/* it indexes the set's bitmaps below */
+	num = pfm_index_nospec(num, PFM_MAX_PMDS);
 	set = pfm_set_find(ctx, req->reg_set);
 	if (!set)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
@@ -199,7 +209,7 @@ static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_NOTAVAIL);
 
 	edit_begin(e, ctx, set, ed);
-	p = &set->pmds[e->pmu.pmd_slot[num]];
+	p = &set->pmds[pfm_pmd_slot(&e->pmu, num)];
 	p->value = req->reg_value;
 	p->lval = req->reg_value;
 	p->long_reset = req->reg_long_reset;
@@ -243,7 +253,7 @@ int pfm_cmd_read_pmds(struct pfm_cmd_args *a)
 		}
 		req[i].reg_value = pfm_pmd_read(e, a->ctx, set, req[i].reg_num);
 		req[i].reg_last_reset_val =
-			set->pmds[e->pmu.pmd_slot[req[i].reg_num]].lval;
+			set->pmds[pfm_pmd_slot(&e->pmu, req[i].reg_num)].lval;
 	}
 	return 0;
 }

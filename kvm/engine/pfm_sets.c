@@ -73,17 +73,18 @@ static void set_remove(struct pfm_context *ctx, struct pfm_set *set)
 	ctx->nr_sets--;
 }
 
+/* @pmd may be a guest's (read_pmds): pfm_pmd_slot() clamps it */
 static struct pfm_pmd *pmd_of(struct pfm_engine *e, struct pfm_set *set,
 			      u16 pmd)
 {
-	return &set->pmds[e->pmu.pmd_slot[pmd]];
+	return &set->pmds[pfm_pmd_slot(&e->pmu, pmd)];
 }
 
 static bool pmd_live(struct pfm_engine *e, struct pfm_context *ctx,
 		     struct pfm_set *set, u16 pmd)
 {
 	return set == ctx->active && ctx->ctr_open &&
-	       ctx->ctr_open[e->pmu.pmd_slot[pmd]];
+	       ctx->ctr_open[pfm_pmd_slot(&e->pmu, pmd)];
 }
 
 static u64 live_value(struct pfm_engine *e, u64 upper, u64 raw)
@@ -99,7 +100,7 @@ u64 pfm_pmd_read(struct pfm_engine *e, struct pfm_context *ctx,
 
 	if (!pmd_live(e, ctx, set, pmd))
 		return p->value;
-	c = &ctx->ctrs[e->pmu.pmd_slot[pmd]];
+	c = &ctx->ctrs[pfm_pmd_slot(&e->pmu, pmd)];
 	return live_value(e, p->value, e->ops->counter_read(e->be, c, NULL));
 }
 
@@ -108,7 +109,8 @@ void pfm_pmd_write(struct pfm_engine *e, struct pfm_context *ctx,
 {
 	pmd_of(e, set, pmd)->value = value;
 	if (pmd_live(e, ctx, set, pmd))
-		e->ops->counter_write(e->be, &ctx->ctrs[e->pmu.pmd_slot[pmd]],
+		e->ops->counter_write(e->be,
+				      &ctx->ctrs[pfm_pmd_slot(&e->pmu, pmd)],
 				      value & e->wmask);
 }
 

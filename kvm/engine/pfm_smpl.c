@@ -196,7 +196,8 @@ int pfm_cmd_smpl_register(struct pfm_cmd_args *a)
 	}
 	for (i = 0; i < arg->nr_pages; i++) {
 		a->hdr->err_index = i;
-		page = &smpl->pages[arg->first_page + i];
+		page = &smpl->pages[pfm_index_nospec(arg->first_page + i,
+						     smpl->nr_pages)];
 		if (e->ops->guest_check(e->be, arg->gpa[i], PVPFM_PAGE_SIZE))
 			return -EFAULT;
 		/* the pages before this one stay registered */

@@ -146,6 +146,8 @@ struct kvmpfm_counter {
 void *kvmpfm_zalloc(size_t size);
 void kvmpfm_free(const void *p);
 void kvmpfm_account(atomic64_t *counter, long delta);
+/* BIND_VM's limits against the host's ceilings: 0 (zeros resolved), -E2BIG */
+int kvmpfm_limits_resolve(struct pfm_limits *lim);
 extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned,
 	kvmpfm_nr_vms;
 /* cumulative, of the VMs released so far */

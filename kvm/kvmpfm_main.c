@@ -13,16 +13,26 @@
 #include <linux/fs.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/moduleparam.h>
 #include "kvmpfm.h"
 
 atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned, kvmpfm_nr_vms;
 atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
 	kvmpfm_total_remote_ops;
 
+/*
+ * Charged to the caller's memory cgroup (the VMM's). A size of 0 (which
+ * kvzalloc() answers with ZERO_SIZE_PTR) or one above INT_MAX (which
+ * kvmalloc() refuses with a WARN) is a size computation gone wrong: it
+ * fails quietly, as an allocation failure.
+ */
 void *kvmpfm_zalloc(size_t size)
 {
-	void *p = kvzalloc(size, GFP_KERNEL_ACCOUNT);
+	void *p;
 
+	if (!size || size > INT_MAX)
+		return NULL;
+	p = kvzalloc(size, GFP_KERNEL_ACCOUNT);
 	if (p)
 		atomic64_inc(&kvmpfm_nr_allocs);
 	return p;
@@ -39,6 +49,113 @@ void kvmpfm_free(const void *p)
 void kvmpfm_account(atomic64_t *counter, long delta)
 {
 	atomic64_add(delta, counter);
+}
+
+/*
+ * Host-wide ceilings of the per-VM limits (README, "Limits and ceilings"):
+ * whoever can open /dev/kvm chooses their VM's limits at BIND_VM, the
+ * host admin bounds them here. A VM asking for more than a ceiling is
+ * refused with E2BIG. Root may change a ceiling at any time
+ * (/sys/module/kvm_perfmon/parameters/); VMs bound later see the change.
+ * A ceiling is 1 .. the engine's own limit (PFM_LIMIT_MAX_*).
+ *
+ * The defaults bound what one VM can make the host allocate: at most
+ * 1024 contexts of 64 sets (a set is 2 KiB of kernel memory on amd64,
+ * 8 KiB on intel_arch with 16 counters: about 130 or 520 MiB at worst),
+ * and per sampling buffer of up to 64 MiB a page table of 128 KiB, all
+ * charged to the VMM's memory cgroup. A vector is at most what fits in
+ * the command block.
+ */
+struct kvmpfm_ceiling {
+	u64 val;
+	u64 max;	/* PFM_LIMIT_MAX_*: what the engine accepts */
+	bool bytes;	/* takes K, M, G suffixes */
+};
+
+static struct kvmpfm_ceiling ceil_contexts = { 1024, PFM_LIMIT_MAX_CONTEXTS };
+static struct kvmpfm_ceiling ceil_sets = { 64, PFM_LIMIT_MAX_SETS };
+static struct kvmpfm_ceiling ceil_vector = {
+	PFM_LIMIT_MAX_VECTOR, PFM_LIMIT_MAX_VECTOR
+};
+static struct kvmpfm_ceiling ceil_smpl_buf = {
+	64ULL << 20, PFM_LIMIT_MAX_SMPL_BUF, true
+};
+
+static int ceiling_set(const char *s, const struct kernel_param *kp)
+{
+	struct kvmpfm_ceiling *c = kp->arg;
+	char *end;
+	u64 v;
+	int ret;
+
+	if (c->bytes) {
+		v = memparse(s, &end);
+		if (end == s || (*end && *end != '\n'))
+			return -EINVAL;
+	} else {
+		ret = kstrtou64(s, 0, &v);
+		if (ret)
+			return ret;
+	}
+	if (!v || v > c->max)
+		return -EINVAL;
+	WRITE_ONCE(c->val, v);
+	return 0;
+}
+
+static int ceiling_get(char *buf, const struct kernel_param *kp)
+{
+	const struct kvmpfm_ceiling *c = kp->arg;
+
+	return scnprintf(buf, PAGE_SIZE, "%llu\n", READ_ONCE(c->val));
+}
+
+static const struct kernel_param_ops ceiling_ops = {
+	.set = ceiling_set,
+	.get = ceiling_get,
+};
+
+module_param_cb(max_contexts_ceiling, &ceiling_ops, &ceil_contexts, 0644);
+MODULE_PARM_DESC(max_contexts_ceiling,
+		 "most perfmon2 contexts a VM may ask for (default 1024)");
+module_param_cb(max_sets_ceiling, &ceiling_ops, &ceil_sets, 0644);
+MODULE_PARM_DESC(max_sets_ceiling,
+		 "most event sets per context a VM may ask for (default 64)");
+module_param_cb(max_vector_ceiling, &ceiling_ops, &ceil_vector, 0644);
+MODULE_PARM_DESC(max_vector_ceiling,
+		 "most entries per call a VM may ask for (default and most: the command block's 340)");
+module_param_cb(max_smpl_buf_ceiling, &ceiling_ops, &ceil_smpl_buf, 0644);
+MODULE_PARM_DESC(max_smpl_buf_ceiling,
+		 "most bytes per sampling buffer a VM may ask for (default 64M, most 4G)");
+
+/* @want (0: the module default, at most the ceiling) against @c */
+static int ceiling_apply(u64 *want, u64 dfl, const struct kvmpfm_ceiling *c)
+{
+	u64 ceiling = READ_ONCE(c->val);
+
+	if (!*want)
+		*want = min(dfl, ceiling);
+	return *want > ceiling ? -E2BIG : 0;
+}
+
+int kvmpfm_limits_resolve(struct pfm_limits *lim)
+{
+	u64 contexts = lim->max_contexts, sets = lim->max_sets;
+	u64 vector = lim->max_vector;
+	int ret;
+
+	ret = ceiling_apply(&contexts, PFM_DFL_MAX_CONTEXTS, &ceil_contexts) ?:
+	      ceiling_apply(&sets, PFM_DFL_MAX_SETS, &ceil_sets) ?:
+	      ceiling_apply(&vector, PFM_DFL_MAX_VECTOR, &ceil_vector) ?:
+	      ceiling_apply(&lim->max_smpl_buf, PFM_DFL_MAX_SMPL_BUF,
+			    &ceil_smpl_buf);
+	if (ret)
+		return ret;
+	/* each at most its ceiling, itself at most a u32 engine limit */
+	lim->max_contexts = contexts;
+	lim->max_sets = sets;
+	lim->max_vector = vector;
+	return 0;
 }
 
 /* an open /dev/kvm-perfmon */

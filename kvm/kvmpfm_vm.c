@@ -6,7 +6,7 @@
  * everything in a command block from the guest: both are checked here or
  * in the engine before use, and neither can make the module allocate
  * without bound (vCPUs <= KVM_MAX_VCPUS, event map <= 64 entries, the
- * engine's own limits).
+ * per-VM limits under the host-wide ceilings of kvmpfm_main.c).
  */
 #include <linux/file.h>
 #include <linux/uaccess.h>
@@ -62,7 +62,8 @@ static int engine_cfg(struct kvmpfm_bind_vm *b, struct pfm_engine_cfg *cfg)
 	cfg->limits.max_sets = b->max_sets;
 	cfg->limits.max_vector = b->max_vector;
 	cfg->limits.max_smpl_buf = b->max_smpl_buf;
-	return 0;
+	/* above a host-wide ceiling: E2BIG; 0 takes the module default */
+	return kvmpfm_limits_resolve(&cfg->limits);
 }
 
 /* the struct kvm behind a VM fd of the calling process, referenced */
@@ -174,7 +175,7 @@ struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp)
 	vm->kvm = kvm;
 	vm->nr_vcpus = b.nr_vcpus;
 	ret = -ENOMEM;
-	vm->vcpus = kvmpfm_zalloc(b.nr_vcpus * sizeof(*vm->vcpus));
+	vm->vcpus = kvmpfm_zalloc(array_size(b.nr_vcpus, sizeof(*vm->vcpus)));
 	if (!vm->vcpus)
 		goto fail;
 	for (i = 0; i < vm->nr_vcpus; i++)

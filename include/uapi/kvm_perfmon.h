@@ -35,7 +35,13 @@ struct kvmpfm_bind_vm {
 	__u32 nr_vcpus;		/* vCPU indexes 0..nr_vcpus-1 */
 	__u32 personality;	/* in/out: enum pvpfm_personality */
 	__u32 counters;		/* in/out: generic counters (0: default) */
-	/* per-VM limits; 0 takes the module default */
+	/*
+	 * per-VM limits; 0 takes the module default. Each has a host-wide
+	 * ceiling, a parameter of the module (max_contexts_ceiling,
+	 * max_sets_ceiling, max_vector_ceiling, max_smpl_buf_ceiling in
+	 * /sys/module/kvm_perfmon/parameters/): a limit above its ceiling
+	 * makes BIND_VM fail with E2BIG.
+	 */
 	__u32 max_contexts;
 	__u32 max_sets;
 	__u32 max_vector;

@@ -9,6 +9,8 @@
  * comes only from the bound vCPU thread, after its command block is set.
  * Command blocks: bad version, command, argument sizes, vector lengths and
  * context ids answer in the block's status, the ioctl succeeding.
+ * Issue 9: every per-VM limit bounded by its host-wide ceiling (E2BIG
+ * above), and usable up to it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <inttypes.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <sys/eventfd.h>
@@ -472,6 +475,278 @@ static void t_block(void)
 	hl_vm_destroy(&vm);
 }
 
+/* ---- issue 9: limits and their ceilings (item 1) ---------------------- */
+
+enum { LIM_CONTEXTS, LIM_SETS, LIM_VECTOR, LIM_SMPL_BUF, LIM_N };
+
+static const char *const lim_name[LIM_N] = {
+	"max_contexts", "max_sets", "max_vector", "max_smpl_buf",
+};
+
+/* the module's ceiling of limit @l, from its parameter; 0 if unreadable */
+static uint64_t ceiling_of(int l)
+{
+	char path[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/module/kvm_perfmon/parameters/%s_ceiling", lim_name[l]);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+static void lim_set(struct kvmpfm_bind_vm *b, int l, uint64_t v)
+{
+	switch (l) {
+	case LIM_CONTEXTS:
+		b->max_contexts = v;
+		break;
+	case LIM_SETS:
+		b->max_sets = v;
+		break;
+	case LIM_VECTOR:
+		b->max_vector = v;
+		break;
+	default:
+		b->max_smpl_buf = v;
+	}
+}
+
+static uint64_t lim_of_info(const struct pvpfm_pmu_info *i, int l)
+{
+	switch (l) {
+	case LIM_CONTEXTS:
+		return i->max_contexts;
+	case LIM_SETS:
+		return i->max_sets;
+	case LIM_VECTOR:
+		return i->max_vector;
+	default:
+		return i->max_smpl_buf;
+	}
+}
+
+/*
+ * BIND_VM with one limit at each value of the issue's sweep, and at the
+ * ceiling and one above: E2BIG above the ceiling, else bound. Before,
+ * everything was bound (2^28 contexts or sets
+ * WARNed in kvmalloc; a 2^44 buffer limit let a guest oops the host).
+ */
+static void t_limits_sweep(struct hl_vm *vm, const uint64_t *ceil)
+{
+	static const uint64_t vals[] = {
+		1, 1ULL << 28, 0xffffffffULL, 1ULL << 40, 1ULL << 44, ~0ULL,
+	};
+	const unsigned int nr = sizeof(vals) / sizeof(vals[0]);
+	struct kvmpfm_bind_vm b;
+	char name[96];
+	unsigned int i;
+	int l, ret, want;
+	uint64_t v;
+
+	for (l = 0; l < LIM_N; l++) {
+		for (i = 0; i < nr + 2; i++) {
+			/* the sweep, then the ceiling and one above it */
+			v = i < nr ? vals[i] : ceil[l] + (i - nr);
+			/* the u32 limits: the values that fit the field */
+			if (l != LIM_SMPL_BUF && v > 0xffffffffULL)
+				continue;
+			memset(&b, 0, sizeof(b));
+			b.nr_vcpus = 1;
+			b.personality = PVPFM_PERS_AMD64;
+			lim_set(&b, l, v);
+			want = v > ceil[l] ? -E2BIG : 0;
+			snprintf(name, sizeof(name), "limits_%s_%#" PRIx64 "_%s",
+				 lim_name[l], v, want ? "e2big" : "ok");
+			ret = bind_with(vm->vm_fd, &b);
+			HL_EXPECT(name, ret, want);
+		}
+	}
+}
+
+/* a VM bound with @b (1 vCPU, threads bound); 0 or -errno */
+static int limits_vm(struct hl_vm *vm, const struct kvmpfm_bind_vm *b)
+{
+	struct hl_vm_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 1;
+	o.bind = *b;
+	return hl_vm_create(vm, &o);
+}
+
+/*
+ * Every limit at its ceiling, then used to the full: the contexts, the
+ * sets of one context, a vector call of max_vector entries, a sampling
+ * buffer of max_smpl_buf bytes (its page table has every page). One more
+ * of each is refused with the limit's own errno.
+ */
+static void t_limits_at_ceiling(const uint64_t *ceil)
+{
+	struct pvpfm_pmu_info info;
+	struct kvmpfm_bind_vm b;
+	pfarg_setdesc_t *sets;
+	pfarg_pmc_t *pmcs;
+	uint32_t *ids, id = 0, smpl = 0, n, i;
+	uint64_t gpa, pages;
+	struct hl_vcpu *v;
+	struct hl_vm vm;
+	int ret, l;
+
+	memset(&b, 0, sizeof(b));
+	b.personality = PVPFM_PERS_AMD64;
+	for (l = 0; l < LIM_N; l++)
+		lim_set(&b, l, ceil[l]);
+	ret = limits_vm(&vm, &b);
+	if (!hl_check(!ret, "limits_ceiling_bind_ok", "VM: %s", hl_errname(ret)))
+		return;
+	v = &vm.vcpus[0];
+	ret = cb_pmu_info(&v->cb, &info);
+	for (l = 0; l < LIM_N; l++)
+		if (!ret && lim_of_info(&info, l) != ceil[l])
+			ret = -ERANGE;
+	hl_check(!ret, "limits_ceiling_pmu_info", "%s: contexts %u sets %u "
+		 "vector %u smpl_buf %" PRIu64, hl_status_str(ret),
+		 info.max_contexts, info.max_sets, info.max_vector,
+		 (uint64_t)info.max_smpl_buf);
+
+	/* every context, then one more */
+	n = ceil[LIM_CONTEXTS];
+	ids = calloc(n, sizeof(*ids));
+	for (i = 0, ret = 0; ids && i < n && !ret; i++)
+		ret = cb_create(&v->cb, 0, &ids[i]);
+	hl_check(ids && !ret, "limits_ceiling_all_contexts",
+		 "context %u of %u: %s", i, n, hl_status_str(ret));
+	HL_EXPECT("limits_ceiling_context_over_emfile",
+		  cb_create(&v->cb, 0, NULL), -EMFILE);
+	for (i = 0; ids && i < n; i++)
+		if (ids[i])
+			cb_destroy(&v->cb, ids[i]);
+	free(ids);
+
+	/* the sets of one context: set 0 and ceiling - 1 more */
+	ret = cb_create(&v->cb, 0, &id);
+	n = ceil[LIM_SETS] - 1;
+	sets = calloc(n + 1, sizeof(*sets));
+	for (i = 0; sets && i <= n; i++)
+		sets[i].set_id = i + 1;
+	for (i = 0; sets && !ret && i < n; i += ret ? 0 : 64) {
+		uint32_t k = n - i < 64 ? n - i : 64;
+
+		ret = cb_create_sets(&v->cb, id, &sets[i], k);
+	}
+	hl_check(sets && !ret, "limits_ceiling_all_sets", "%s",
+		 hl_status_str(ret));
+	if (sets)
+		HL_EXPECT("limits_ceiling_set_over_enospc",
+			  cb_create_sets(&v->cb, id, &sets[n], 1), -ENOSPC);
+	free(sets);
+
+	/* a vector of max_vector entries: PMC 0 written disabled (INT set) */
+	n = ceil[LIM_VECTOR];
+	pmcs = calloc(n, sizeof(*pmcs));
+	for (i = 0; pmcs && i < n; i++)
+		cb_pmc_init(&pmcs[i], 0, 0, 1ULL << 20);
+	HL_EXPECT("limits_ceiling_full_vector_ok",
+		  pmcs ? cb_write_pmcs(&v->cb, id, pmcs, n) : -ENOMEM, 0);
+	free(pmcs);
+	cb_destroy(&v->cb, id);
+
+	/* a buffer of max_smpl_buf: its last page can be registered */
+	pages = (ceil[LIM_SMPL_BUF] + PVPFM_PAGE_SIZE - 1) / PVPFM_PAGE_SIZE;
+	gpa = hl_gpa_alloc(&vm, HL_PAGE);
+	HL_EXPECT("limits_ceiling_smpl_buf_ok",
+		  cb_create_smpl(&v->cb, 0, ceil[LIM_SMPL_BUF], &smpl), 0);
+	HL_EXPECT("limits_ceiling_smpl_last_page_ok",
+		  cb_smpl_register(&v->cb, smpl, pages - 1, 1, &gpa), 0);
+	HL_EXPECT("limits_ceiling_smpl_past_last_einval",
+		  cb_smpl_register(&v->cb, smpl, pages, 1, &gpa), -EINVAL);
+	HL_EXPECT("limits_ceiling_smpl_buf_over_enomem",
+		  cb_create_smpl(&v->cb, 0, ceil[LIM_SMPL_BUF] + 1, NULL),
+		  -ENOMEM);
+	cb_destroy(&v->cb, smpl);
+	hl_vm_destroy(&vm);
+}
+
+/* every limit 1: each the least usable, one more of each refused */
+static void t_limits_one(void)
+{
+	struct pvpfm_pmu_info info;
+	struct kvmpfm_bind_vm b;
+	pfarg_setdesc_t set = { .set_id = 1 };
+	pfarg_pmc_t pmcs[2];
+	struct hl_vcpu *v;
+	struct hl_vm vm;
+	uint32_t id = 0;
+	int ret, l;
+
+	memset(&b, 0, sizeof(b));
+	b.personality = PVPFM_PERS_AMD64;
+	for (l = 0; l < LIM_N; l++)
+		lim_set(&b, l, 1);
+	ret = limits_vm(&vm, &b);
+	if (!hl_check(!ret, "limits_one_bind_ok", "VM: %s", hl_errname(ret)))
+		return;
+	v = &vm.vcpus[0];
+	ret = cb_pmu_info(&v->cb, &info);
+	hl_check(!ret && info.max_contexts == 1 && info.max_sets == 1 &&
+		 info.max_vector == 1 && info.max_smpl_buf == 1,
+		 "limits_one_pmu_info", "%s", hl_status_str(ret));
+	HL_EXPECT("limits_one_context_ok", cb_create(&v->cb, 0, &id), 0);
+	HL_EXPECT("limits_one_second_context_emfile",
+		  cb_create(&v->cb, 0, NULL), -EMFILE);
+	HL_EXPECT("limits_one_second_set_enospc",
+		  cb_create_sets(&v->cb, id, &set, 1), -ENOSPC);
+	cb_pmc_init(&pmcs[0], 0, 0, 1ULL << 20);
+	cb_pmc_init(&pmcs[1], 1, 0, 1ULL << 20);
+	HL_EXPECT("limits_one_vector_of_2_e2big",
+		  cb_write_pmcs(&v->cb, id, pmcs, 2), -E2BIG);
+	cb_destroy(&v->cb, id);
+	HL_EXPECT("limits_one_smpl_buf_enomem",
+		  cb_create_smpl(&v->cb, 0, 8192, NULL), -ENOMEM);
+	hl_vm_destroy(&vm);
+}
+
+static void t_limits(void)
+{
+	static const uint64_t dfl[LIM_N] = { 1024, 64, 340, 64ULL << 20 };
+	uint64_t ceil[LIM_N];
+	struct hl_vm_opts o;
+	struct hl_vm vm;
+	int l, ret;
+	bool ok = true;
+
+	for (l = 0; l < LIM_N; l++) {
+		ceil[l] = ceiling_of(l);
+		ok &= ceil[l] == dfl[l];
+	}
+	hl_check(ok, "limits_ceilings_default", "contexts %" PRIu64
+		 " sets %" PRIu64 " vector %" PRIu64 " smpl_buf %" PRIu64,
+		 ceil[0], ceil[1], ceil[2], ceil[3]);
+	/* a module without them is held to the documented defaults */
+	for (l = 0; l < LIM_N; l++)
+		if (!ceil[l])
+			ceil[l] = dfl[l];
+
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 1;
+	o.no_pfm = true;
+	o.no_threads = true;
+	ret = hl_vm_create(&vm, &o);
+	if (!hl_check(!ret, "limits_setup", "VM: %s", hl_errname(ret)))
+		return;
+	t_limits_sweep(&vm, ceil);
+	hl_vm_destroy(&vm);
+	t_limits_one();
+	t_limits_at_ceiling(ceil);
+}
+
 int main(void)
 {
 	hl_init();
@@ -480,6 +755,7 @@ int main(void)
 	t_bind_vcpu();
 	t_event_map();
 	t_block();
+	t_limits();
 	hl_check_module_idle("ioctl_module_idle");
 	return hl_summary();
 }

@@ -13,6 +13,7 @@
 #include <linux/fs.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/capability.h>
 #include <linux/moduleparam.h>
 #include "kvmpfm.h"
 
@@ -230,6 +231,14 @@ static long kvmpfm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KVMPFM_GET_API_VERSION:
 		return KVMPFM_API_VERSION;
 	case KVMPFM_GET_MODULE_STATS:
+		/*
+		 * Module-wide figures tell of every user's VMs: for the
+		 * operator (root, CAP_PERFMON) only. The caller's privilege,
+		 * not the opener's: a file handed to an unprivileged
+		 * process reads nothing either.
+		 */
+		if (!perfmon_capable())
+			return -EPERM;
 		return module_stats((void __user *)arg);
 	case KVMPFM_BIND_VM:
 		return bind_vm(file, (void __user *)arg);

@@ -10,7 +10,8 @@
  * Command blocks: bad version, command, argument sizes, vector lengths and
  * context ids answer in the block's status, the ioctl succeeding.
  * Issue 9: every per-VM limit bounded by its host-wide ceiling (E2BIG
- * above), and usable up to it.
+ * above), and usable up to it; module-wide stats refused to a host user
+ * without CAP_PERFMON (EPERM).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,8 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/eventfd.h>
 
@@ -747,6 +750,81 @@ static void t_limits(void)
 	t_limits_at_ceiling(ceil);
 }
 
+/* ---- issue 9: module stats for the operator only (item 10) ------------ */
+
+struct unpriv_result {
+	int uid;		/* after dropping */
+	int api;		/* GET_API_VERSION on the fd opened as root */
+	int stats;		/* GET_MODULE_STATS on it: 0 or -errno */
+	int stats_reopen;	/* the same on a fresh open, if it opens */
+	int reopen;		/* that open: 0 or -errno */
+};
+
+/*
+ * A child opens the node as root, drops to uid/gid 65534 (no
+ * capabilities left), and asks for the module-wide stats on that file
+ * and on one it opens itself (the node's mode decides whether it can).
+ */
+static void t_module_stats_unpriv(void)
+{
+	struct kvmpfm_module_stats st;
+	struct unpriv_result r;
+	struct stat sb;
+	int fds[2], st_code = 0;
+	pid_t pid;
+
+	HL_EXPECT("module_stats_root_ok", hl_module_stats(&st), 0);
+	if (!stat(KVMPFM_DEVICE, &sb))
+		hl_note("note: %s is mode %04o uid %d gid %d", KVMPFM_DEVICE,
+			(unsigned int)(sb.st_mode & 07777), (int)sb.st_uid,
+			(int)sb.st_gid);
+	if (pipe(fds)) {
+		hl_check(false, "module_stats_unpriv_setup", "pipe: %s",
+			 hl_errname(errno));
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(KVMPFM_DEVICE, O_RDWR), fd2;
+
+		memset(&r, 0, sizeof(r));
+		if (fd < 0 || setgroups(0, NULL) || setgid(65534) ||
+		    setuid(65534))
+			_exit(2);
+		r.uid = getuid();
+		r.api = ioctl(fd, KVMPFM_GET_API_VERSION, 0);
+		r.stats = HL_IOCTL(fd, KVMPFM_GET_MODULE_STATS, &st);
+		fd2 = open(KVMPFM_DEVICE, O_RDWR);
+		r.reopen = fd2 < 0 ? -errno : 0;
+		r.stats_reopen = fd2 < 0 ? 0 :
+				 HL_IOCTL(fd2, KVMPFM_GET_MODULE_STATS, &st);
+		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	memset(&r, 0, sizeof(r));
+	r.api = -1;
+	if (read(fds[0], &r, sizeof(r)) != sizeof(r))
+		r.uid = -1;
+	close(fds[0]);
+	waitpid(pid, &st_code, 0);
+	if (!hl_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
+		      r.uid == 65534, "module_stats_unpriv_child",
+		      "child status %#x uid %d", st_code, r.uid))
+		return;
+	hl_check(r.api == KVMPFM_API_VERSION, "module_stats_unpriv_fd_usable",
+		 "GET_API_VERSION %d", r.api);
+	HL_EXPECT("module_stats_unpriv_eperm", r.stats, -EPERM);
+	if (r.reopen)
+		hl_note("note: uid 65534 cannot open %s itself: %s",
+			KVMPFM_DEVICE, hl_errname(r.reopen));
+	else
+		HL_EXPECT("module_stats_unpriv_own_open_eperm",
+			  r.stats_reopen, -EPERM);
+}
+
 int main(void)
 {
 	hl_init();
@@ -756,6 +834,7 @@ int main(void)
 	t_event_map();
 	t_block();
 	t_limits();
+	t_module_stats_unpriv();
 	hl_check_module_idle("ioctl_module_idle");
 	return hl_summary();
 }

@@ -241,6 +241,32 @@ static int set_event_map(struct kvmpfm_vm *vm, void __user *argp)
 	return 0;
 }
 
+/*
+ * The KVM vCPU of binding @index, which its own thread makes. Once that
+ * thread has run a vCPU (QEMU binds in an MMIO exit), the vCPU it runs,
+ * whatever the VMM's numbering (QEMU's cpu index is not the APIC id that
+ * is KVM's vcpu_id on every topology). Before, or if the thread ran more
+ * than one: the vCPU whose vcpu_id is @index. Never the index-th vCPU
+ * created: out-of-order hotplug makes that another one.
+ */
+static struct kvm_vcpu *kvm_vcpu_of(struct kvm *kvm, unsigned long index)
+{
+	struct kvm_vcpu *v, *mine = NULL;
+	unsigned long i;
+	int n = 0;
+
+	/* a pointer compared, never dereferenced: KVM holds a reference */
+	kvm_for_each_vcpu(i, v, kvm) {
+		if (rcu_access_pointer(v->pid) == task_pid(current)) {
+			mine = v;
+			n++;
+		}
+	}
+	if (n == 1)
+		return mine;
+	return index <= INT_MAX ? kvm_get_vcpu_by_id(kvm, index) : NULL;
+}
+
 /* from the vCPU's own thread: its perf events will be bound to it */
 static int bind_vcpu(struct kvmpfm_vm *vm, unsigned long index)
 {
@@ -251,7 +277,7 @@ static int bind_vcpu(struct kvmpfm_vm *vm, unsigned long index)
 		return -EINVAL;
 	if (vcpu->task)
 		return vcpu->task == current ? 0 : -EBUSY;
-	kvm_vcpu = kvm_get_vcpu(vm->kvm, index);
+	kvm_vcpu = kvm_vcpu_of(vm->kvm, index);
 	if (!kvm_vcpu)
 		return -ENOENT;
 	vcpu->cmd_buf = kvmpfm_zalloc(PVPFM_CMD_BLOCK_SIZE);

@@ -384,7 +384,8 @@ int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts)
 		v->guest_tgid = 1000;
 		pthread_mutex_init(&v->mu, NULL);
 		pthread_cond_init(&v->cv, NULL);
-		v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, i);
+		v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU,
+			      opts->vcpu_ids ? opts->vcpu_ids[i] : (uint32_t)i);
 		if (v->fd < 0)
 			return vm_fail(vm, -errno);
 		v->run = mmap(NULL, run_size, PROT_READ | PROT_WRITE,

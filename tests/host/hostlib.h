@@ -94,6 +94,12 @@ struct hl_vm_opts {
 	bool no_bind_vcpus;		/* threads do not bind themselves */
 	bool no_threads;		/* no vCPU threads */
 	bool dirty_log;			/* KVM_MEM_LOG_DIRTY_PAGES on guest RAM */
+	/*
+	 * KVM vcpu_id of each vCPU (KVM_CREATE_VCPU's argument), [nr_vcpus];
+	 * NULL: vCPU i is id i. vCPU i still binds as index i, which the
+	 * module resolves to the vCPU its thread has run, else to id i.
+	 */
+	const uint32_t *vcpu_ids;
 	/* BIND_VM limits and personality (vm_fd, nr_vcpus set by hostlib) */
 	struct kvmpfm_bind_vm bind;
 	/* optional event map, set right after BIND_VM */

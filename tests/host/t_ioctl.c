@@ -11,7 +11,8 @@
  * context ids answer in the block's status, the ioctl succeeding.
  * Issue 9: every per-VM limit bounded by its host-wide ceiling (E2BIG
  * above), and usable up to it; module-wide stats refused to a host user
- * without CAP_PERFMON (EPERM).
+ * without CAP_PERFMON (EPERM); BIND_VCPU's index is a vcpu_id, or the
+ * vCPU the calling thread runs, never the creation order.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -825,6 +826,115 @@ static void t_module_stats_unpriv(void)
 			  r.stats_reopen, -EPERM);
 }
 
+/* ---- issue 9: vCPUs by vcpu_id, not creation order (item 11) ---------- */
+
+struct bind_req {
+	unsigned long index;
+	bool run_first;		/* KVM_RUN the thread's vCPU before binding */
+	int run, bind, db;	/* results: 0 or -errno; db: the block's */
+};
+
+/* on a vCPU thread: maybe run its vCPU, bind @index, ring one PMU_INFO */
+static int bind_index_fn(struct hl_vcpu *v, void *p)
+{
+	struct kvmpfm_cmd_block cb = { .vcpu = 0, .gpa = v->cmd_gpa };
+	struct bind_req *r = p;
+	struct pvpfm_cmd_hdr *h = v->cmd;
+	int pfm = v->vm->pfm_fd;
+
+	r->run = r->run_first ? hl_run_io(v, 1) : 0;
+	r->bind = HL_IOCTL(pfm, KVMPFM_BIND_VCPU, r->index);
+	r->db = -ENOTCONN;
+	if (r->bind)
+		return 0;
+	cb.vcpu = r->index;
+	if (ioctl(pfm, KVMPFM_SET_CMD_BLOCK, &cb))
+		return 0;
+	memset(h, 0, sizeof(*h) + sizeof(struct pvpfm_pmu_info));
+	h->version = PVPFM_ABI_VERSION;
+	h->cmd = PVPFM_CMD_PMU_INFO;
+	h->arg_size = sizeof(struct pvpfm_pmu_info);
+	h->status = 0x7fffffff;
+	r->db = HL_IOCTL(pfm, KVMPFM_DOORBELL, r->index);
+	if (!r->db)
+		r->db = h->status;
+	return 0;
+}
+
+/* KVM vCPUs with ids 3 and 1 (created in that order), bound by hand */
+static int ids_vm(struct hl_vm *vm, uint32_t nr_bind)
+{
+	static const uint32_t ids[] = { 3, 1 };
+	struct kvmpfm_bind_vm b;
+	struct hl_vm_opts o;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 2;
+	o.no_pfm = true;
+	o.vcpu_ids = ids;
+	ret = hl_vm_create(vm, &o);
+	if (ret)
+		return ret;
+	memset(&b, 0, sizeof(b));
+	b.vm_fd = vm->vm_fd;
+	b.nr_vcpus = nr_bind;
+	b.personality = PVPFM_PERS_AMD64;
+	vm->pfm_fd = open(KVMPFM_DEVICE, O_RDWR | O_CLOEXEC);
+	ret = vm->pfm_fd < 0 ? -errno : HL_IOCTL(vm->pfm_fd, KVMPFM_BIND_VM, &b);
+	if (ret)
+		hl_vm_destroy(vm);
+	return ret;
+}
+
+static void t_vcpu_ids(void)
+{
+	struct bind_req r;
+	struct hl_vm vm;
+	int ret;
+
+	/*
+	 * No thread has run a vCPU: index i is the vCPU whose id is i. The
+	 * first vCPU created (id 3) is not index 0, which has no vCPU.
+	 */
+	ret = ids_vm(&vm, 4);
+	if (!hl_check(!ret, "vcpu_ids_setup", "VM: %s", hl_errname(ret)))
+		return;
+	HL_EXPECT("vcpu_ids_index0_no_id0_enoent",
+		  HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VCPU, 0UL), -ENOENT);
+	HL_EXPECT("vcpu_ids_index2_no_id2_enoent",
+		  HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VCPU, 2UL), -ENOENT);
+	memset(&r, 0, sizeof(r));
+	r.index = 3;
+	hl_call(&vm.vcpus[0], bind_index_fn, &r);
+	HL_EXPECT("vcpu_ids_index3_is_id3_ok", r.bind, 0);
+	HL_EXPECT("vcpu_ids_index3_doorbell_ok", r.db, 0);
+	memset(&r, 0, sizeof(r));
+	r.index = 1;
+	hl_call(&vm.vcpus[1], bind_index_fn, &r);
+	HL_EXPECT("vcpu_ids_index1_is_id1_ok", r.bind, 0);
+	HL_EXPECT("vcpu_ids_index1_doorbell_ok", r.db, 0);
+	hl_vm_destroy(&vm);
+
+	/*
+	 * A thread that has run its vCPU binds that vCPU, whatever the
+	 * index: QEMU's cpu index is not KVM's vcpu_id (the APIC id) on
+	 * every topology. No id 0 exists: only the thread's vCPU fits.
+	 */
+	ret = ids_vm(&vm, 2);
+	if (!hl_check(!ret, "vcpu_ids_thread_setup", "VM: %s",
+		      hl_errname(ret)))
+		return;
+	memset(&r, 0, sizeof(r));
+	r.index = 0;
+	r.run_first = true;
+	hl_call(&vm.vcpus[0], bind_index_fn, &r);
+	HL_EXPECT("vcpu_ids_thread_ran_vcpu", r.run, 0);
+	HL_EXPECT("vcpu_ids_thread_index0_is_its_vcpu_ok", r.bind, 0);
+	HL_EXPECT("vcpu_ids_thread_index0_doorbell_ok", r.db, 0);
+	hl_vm_destroy(&vm);
+}
+
 int main(void)
 {
 	hl_init();
@@ -835,6 +945,7 @@ int main(void)
 	t_block();
 	t_limits();
 	t_module_stats_unpriv();
+	t_vcpu_ids();
 	hl_check_module_idle("ioctl_module_idle");
 	return hl_summary();
 }

@@ -123,10 +123,15 @@ struct kvmpfm_pin {
 	u32 refs;			/* registrations of this page */
 };
 
-/* backend state of one engine counter (struct pfm_counter.priv) */
+/*
+ * Backend state of one engine counter (struct pfm_counter.priv). The
+ * overflow handler reads it under RCU (perf walks tracepoint and software
+ * event lists so): it is freed after a grace period.
+ */
 struct kvmpfm_counter {
+	struct rcu_head rcu;
 	struct kvmpfm_vcpu *vcpu;
-	struct pfm_counter *c;
+	u16 pmd;			/* not the engine's counter: gone first */
 	struct perf_event *event;	/* perf-backed counters */
 	int poll;			/* KVMPFM_POLL_* for polled ones */
 	bool poll_enabled;
@@ -145,6 +150,10 @@ struct kvmpfm_counter {
 /* kvmpfm_main.c: accounting of everything the module holds */
 void *kvmpfm_zalloc(size_t size);
 void kvmpfm_free(const void *p);
+#define kvmpfm_free_rcu(p, field) do {				\
+		atomic64_dec(&kvmpfm_nr_allocs);			\
+		kvfree_rcu(p, field);					\
+	} while (0)
 void kvmpfm_account(atomic64_t *counter, long delta);
 /* BIND_VM's limits against the host's ceilings: 0 (zeros resolved), -E2BIG */
 int kvmpfm_limits_resolve(struct pfm_limits *lim);

@@ -349,7 +349,7 @@ static void kvmpfm_overflow(struct perf_event *event,
 
 	/* the guest's IP: KVM caches RIP on every exit (SVM) */
 	WRITE_ONCE(vcpu->pending_ip, vcpu->kvm_vcpu->arch.regs[VCPU_REGS_RIP]);
-	set_bit(kc->c->ev.pmd, vcpu->pending_pmds);
+	set_bit(kc->pmd, vcpu->pending_pmds);
 	irq_work_queue(&vcpu->irq_work);
 }
 
@@ -367,7 +367,7 @@ static int kvmpfm_counter_open(void *be, struct pfm_counter *c)
 	if (!kc)
 		return -ENOMEM;
 	kc->vcpu = vcpu;
-	kc->c = c;
+	kc->pmd = c->ev.pmd;
 	ret = translate(vm, &c->ev, &attr, &kc->poll);
 	if (ret)
 		goto fail;
@@ -402,7 +402,8 @@ static void kvmpfm_counter_close(void *be, struct pfm_counter *c)
 	/* an overflow of this counter still pending finds no counter */
 	kc->vcpu->ctr_by_pmd[c->ev.pmd] = NULL;
 	clear_bit(c->ev.pmd, kc->vcpu->pending_pmds);
-	kvmpfm_free(kc);
+	/* a handler on the vCPU's CPU may still hold it: see the struct */
+	kvmpfm_free_rcu(kc, rcu);
 	c->priv = NULL;
 }
 

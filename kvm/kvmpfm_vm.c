@@ -124,6 +124,8 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 	pfm_engine_destroy(vm->engine);
 	vm->engine = NULL;
 	mutex_unlock(&vm->lock);
+	/* overflow handlers of the closed counters are done with the vCPUs */
+	synchronize_rcu();
 
 	for (i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);

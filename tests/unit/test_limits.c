@@ -10,21 +10,17 @@
  *   - a buffer at the largest limit has every one of its pages;
  *   - pfm_index_nospec() (the userspace fallback of pfm_os.h) keeps an
  *     index below its bound and gives 0 for one at or above it.
- * The engine is driven through pfm_engine_exec() with hand-built command
- * blocks, on the simulated PMU, which reports leaks and bad frees.
+ * The refusals call pfm_engine_create on the simulated PMU directly; the
+ * rest are guest calls (tests/common/cmdblock) on a t_env, which fails a
+ * test on any leak or misuse.
  */
-#include <stdlib.h>
-
 #include "t_env.h"
 
-struct l_env {
-	struct sim *sim;
-	struct pfm_engine *e;
-	u64 block[PVPFM_CMD_BLOCK_SIZE / 8];
-};
-
-static struct sim *l_sim(void)
+/* pfm_engine_create with @lim refused (E2BIG) before allocating anything */
+static void expect_refused(const struct pfm_limits *lim)
 {
+	struct pfm_engine_cfg cfg;
+	struct pfm_engine *e = NULL;
 	struct sim_cfg sc;
 	struct sim *s;
 
@@ -35,161 +31,100 @@ static struct sim *l_sim(void)
 	sc.guest_size = T_GUEST_SIZE;
 	s = sim_create(&sc);
 	assert_non_null(s);
-	return s;
-}
-
-/* pfm_engine_create with @lim on a fresh sim; the engine (if any) in @l */
-static int l_create(struct l_env *l, const struct pfm_limits *lim)
-{
-	struct pfm_engine_cfg cfg;
-
-	memset(l, 0, sizeof(*l));
-	l->sim = l_sim();
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.personality = PVPFM_PERS_AMD64;
 	cfg.limits = *lim;
-	return sim_engine_create(l->sim, &cfg, &l->e);
+	assert_int_equal(sim_engine_create(s, &cfg, &e), -E2BIG);
+	assert_null(e);
+	assert_int_equal(s->allocs, 0);
+	sim_destroy(s);
 }
 
-/* engine destroyed; the sim saw every allocation freed, nothing misused */
-static void l_free(struct l_env *l)
+/* one limit (0: max_contexts .. 3: max_smpl_buf) at @v, the others 0 */
+static void expect_refused_one(int which, u64 v)
 {
-	pfm_engine_destroy(l->e);
-	assert_int_equal(l->sim->live_allocs, 0);
-	assert_int_equal(l->sim->bad_frees, 0);
-	assert_int_equal(l->sim->pinned, 0);
-	sim_destroy(l->sim);
+	struct pfm_limits lim;
+
+	memset(&lim, 0, sizeof(lim));
+	if (which == 0)
+		lim.max_contexts = v;
+	else if (which == 1)
+		lim.max_sets = v;
+	else if (which == 2)
+		lim.max_vector = v;
+	else
+		lim.max_smpl_buf = v;
+	expect_refused(&lim);
 }
 
-/* one command from vCPU 0: its status; the argument comes back in @arg */
-static int l_cmd(struct l_env *l, u16 cmd, u32 ctx, u32 count, void *arg,
-		 u32 size, u32 *ctx_out)
+/* an environment (t_env, fails on leaks when freed) with limits @lim */
+static struct t_env *env_with(const struct pfm_limits *lim)
 {
-	struct pvpfm_cmd_hdr *h = (struct pvpfm_cmd_hdr *)l->block;
-	int len;
+	struct t_opts o;
 
-	assert_true(size <= PVPFM_CMD_ARGS_MAX);
-	memset(l->block, 0, sizeof(l->block));
-	h->version = PVPFM_ABI_VERSION;
-	h->cmd = cmd;
-	h->ctx_id = ctx;
-	h->count = count;
-	h->arg_size = size;
-	h->status = 0x7fffffff;
-	h->tid = h->tgid = 1000;
-	memcpy(h + 1, arg, size);
-	len = pfm_engine_exec(l->e, 0, l->block, sizeof(*h) + size);
-	assert_int_equal(len, sizeof(*h) + size);
-	memcpy(arg, h + 1, size);
-	if (ctx_out)
-		*ctx_out = h->ctx_id;
-	return h->status;
+	t_opts_default(&o);
+	o.limits = *lim;
+	return t_env_new(&o);
 }
 
-static int l_create_smpl(struct l_env *l, u64 buf_size, u32 *ctx)
+/* the guest is told @lim (PMU_INFO) */
+static void expect_info_limits(struct t_env *t, const struct pfm_limits *lim)
 {
-	struct pvpfm_create_arg a;
+	struct pvpfm_pmu_info info;
 
-	memset(&a, 0, sizeof(a));
-	strcpy(a.smpl_name, PFM_DFL_SMPL_NAME);
-	a.smpl_arg.buf_size = buf_size;
-	return l_cmd(l, PVPFM_CMD_CREATE_CONTEXT, 0, 0, &a, sizeof(a), ctx);
+	assert_int_equal(cb_pmu_info(&t->cb, &info), 0);
+	assert_int_equal(info.max_contexts, lim->max_contexts);
+	assert_int_equal(info.max_sets, lim->max_sets);
+	assert_int_equal(info.max_vector, lim->max_vector);
+	assert_int_equal(info.max_smpl_buf, lim->max_smpl_buf);
 }
 
-/* register one page (the first of guest RAM) as page @first of @ctx */
-static int l_register(struct l_env *l, u32 ctx, u32 first)
+/* register one page of guest RAM as page @first of @ctx's buffer */
+static int register_page(struct t_env *t, u32 ctx, u32 first)
 {
-	struct {
-		struct pvpfm_smpl_register_arg r;
-		u64 gpa;
-	} a;
+	u64 gpa = T_SMPL_GPA;
 
-	memset(&a, 0, sizeof(a));
-	a.r.first_page = first;
-	a.r.nr_pages = 1;
-	a.gpa = T_SMPL_GPA;
-	return l_cmd(l, PVPFM_CMD_SMPL_REGISTER, ctx, 0, &a, sizeof(a), NULL);
-}
-
-static void l_info(struct l_env *l, struct pvpfm_pmu_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	assert_int_equal(l_cmd(l, PVPFM_CMD_PMU_INFO, 0, 0, info,
-			       sizeof(*info), NULL), 0);
-}
-
-/* @lim refused with E2BIG before anything is allocated */
-static void expect_refused(const struct pfm_limits *lim)
-{
-	struct l_env l;
-
-	assert_int_equal(l_create(&l, lim), -E2BIG);
-	assert_null(l.e);
-	assert_int_equal(l.sim->allocs, 0);
-	l_free(&l);
+	return cb_smpl_register(&t->cb, ctx, first, 1, &gpa);
 }
 
 static void test_limits_above_max_refused(void **state)
 {
 	static const u64 big32[] = { 1ULL << 28, 0xffffffffULL };
 	static const u64 big64[] = { 1ULL << 40, 1ULL << 44, ~0ULL };
-	struct pfm_limits lim;
+	static const u64 max[] = {
+		PFM_LIMIT_MAX_CONTEXTS, PFM_LIMIT_MAX_SETS,
+		PFM_LIMIT_MAX_VECTOR, PFM_LIMIT_MAX_SMPL_BUF,
+	};
 	unsigned int i;
+	int l;
 
 	(void)state;
-	for (i = 0; i < ARRAY_SIZE(big32); i++) {
-		memset(&lim, 0, sizeof(lim));
-		lim.max_contexts = big32[i];
-		expect_refused(&lim);
-		memset(&lim, 0, sizeof(lim));
-		lim.max_sets = big32[i];
-		expect_refused(&lim);
-		memset(&lim, 0, sizeof(lim));
-		lim.max_vector = big32[i];
-		expect_refused(&lim);
-		memset(&lim, 0, sizeof(lim));
-		lim.max_smpl_buf = big32[i] + PFM_LIMIT_MAX_SMPL_BUF;
-		expect_refused(&lim);
+	for (l = 0; l < 4; l++) {
+		for (i = 0; i < ARRAY_SIZE(big32); i++)
+			expect_refused_one(l, l < 3 ? big32[i] :
+					   max[3] + big32[i]);
+		/* one above each maximum */
+		expect_refused_one(l, max[l] + 1);
 	}
-	for (i = 0; i < ARRAY_SIZE(big64); i++) {
-		memset(&lim, 0, sizeof(lim));
-		lim.max_smpl_buf = big64[i];
-		expect_refused(&lim);
-	}
-	/* one above each maximum */
-	memset(&lim, 0, sizeof(lim));
-	lim.max_contexts = PFM_LIMIT_MAX_CONTEXTS + 1;
-	expect_refused(&lim);
-	memset(&lim, 0, sizeof(lim));
-	lim.max_sets = PFM_LIMIT_MAX_SETS + 1;
-	expect_refused(&lim);
-	memset(&lim, 0, sizeof(lim));
-	lim.max_vector = PFM_LIMIT_MAX_VECTOR + 1;
-	expect_refused(&lim);
-	memset(&lim, 0, sizeof(lim));
-	lim.max_smpl_buf = PFM_LIMIT_MAX_SMPL_BUF + 1;
-	expect_refused(&lim);
+	for (i = 0; i < ARRAY_SIZE(big64); i++)
+		expect_refused_one(3, big64[i]);
 }
 
 /* every limit at its maximum: accepted, reported, and usable */
 static void test_limits_at_max(void **state)
 {
-	struct pvpfm_pmu_info info;
 	struct pfm_limits lim;
-	struct l_env l;
-	u32 ctx = 0;
+	struct t_env *t;
+	u32 pages = PFM_LIMIT_MAX_SMPL_BUF / PVPFM_PAGE_SIZE;
+	int ctx;
 
 	(void)state;
 	lim.max_contexts = PFM_LIMIT_MAX_CONTEXTS;
 	lim.max_sets = PFM_LIMIT_MAX_SETS;
 	lim.max_vector = PFM_LIMIT_MAX_VECTOR;
 	lim.max_smpl_buf = PFM_LIMIT_MAX_SMPL_BUF;
-	assert_int_equal(l_create(&l, &lim), 0);
-	l_info(&l, &info);
-	assert_int_equal(info.max_contexts, PFM_LIMIT_MAX_CONTEXTS);
-	assert_int_equal(info.max_sets, PFM_LIMIT_MAX_SETS);
-	assert_int_equal(info.max_vector, PFM_LIMIT_MAX_VECTOR);
-	assert_int_equal(info.max_smpl_buf, PFM_LIMIT_MAX_SMPL_BUF);
+	t = env_with(&lim);
+	expect_info_limits(t, &lim);
 	/* the vector maximum is the command block's capacity in PMC entries */
 	assert_true(PFM_LIMIT_MAX_VECTOR * sizeof(pfarg_pmc_t) <=
 		    PVPFM_CMD_ARGS_MAX);
@@ -197,18 +132,15 @@ static void test_limits_at_max(void **state)
 		    PVPFM_CMD_ARGS_MAX);
 
 	/* a buffer of the largest size: 2^20 pages, each one there */
-	assert_int_equal(l_create_smpl(&l, PFM_LIMIT_MAX_SMPL_BUF, &ctx), 0);
-	assert_int_equal(l_register(&l, ctx, 0), 0);
-	assert_int_equal(l_register(&l, ctx,
-				    PFM_LIMIT_MAX_SMPL_BUF / PVPFM_PAGE_SIZE - 1),
-			 0);
-	assert_int_equal(l_register(&l, ctx,
-				    PFM_LIMIT_MAX_SMPL_BUF / PVPFM_PAGE_SIZE),
-			 -EINVAL);
+	ctx = t_create_smpl(t, 0, PFM_LIMIT_MAX_SMPL_BUF);
+	assert_true(ctx > 0);
+	assert_int_equal(register_page(t, ctx, 0), 0);
+	assert_int_equal(register_page(t, ctx, pages - 1), 0);
+	assert_int_equal(register_page(t, ctx, pages), -EINVAL);
 	/* one byte more than the limit */
-	assert_int_equal(l_create_smpl(&l, PFM_LIMIT_MAX_SMPL_BUF + 1, NULL),
+	assert_int_equal(t_create_smpl(t, 0, PFM_LIMIT_MAX_SMPL_BUF + 1),
 			 -ENOMEM);
-	l_free(&l);
+	t_env_free(t);
 }
 
 /*
@@ -224,45 +156,40 @@ static void test_smpl_buf_2p44(void **state)
 		~0ULL - PVPFM_PAGE_SIZE + 2, ~0ULL,
 	};
 	struct pfm_limits lim;
-	struct l_env l;
+	struct t_env *t;
 	unsigned int i;
 	long live;
-	u32 ctx = 0;
 
 	(void)state;
-	memset(&lim, 0, sizeof(lim));
-	lim.max_smpl_buf = 1ULL << 44;
-	expect_refused(&lim);
+	expect_refused_one(3, 1ULL << 44);
 
+	memset(&lim, 0, sizeof(lim));
 	lim.max_smpl_buf = PFM_LIMIT_MAX_SMPL_BUF;
-	assert_int_equal(l_create(&l, &lim), 0);
-	live = l.sim->live_allocs;
-	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		ctx = 0;
-		assert_int_equal(l_create_smpl(&l, sizes[i], &ctx), -ENOMEM);
-		assert_int_equal(ctx, 0);
-	}
+	t = env_with(&lim);
+	live = t->sim->live_allocs;
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		assert_int_equal(t_create_smpl(t, 0, sizes[i]), -ENOMEM);
 	/* nothing was left behind by the refusals */
-	assert_int_equal(l.sim->live_allocs, live);
-	l_free(&l);
+	assert_int_equal(t->sim->live_allocs, live);
+	assert_int_equal(t_stats(t).contexts, 0);
+	t_env_free(t);
 }
 
 /* the default limits when none is given, as before */
 static void test_limits_zero_default(void **state)
 {
-	struct pvpfm_pmu_info info;
 	struct pfm_limits lim;
-	struct l_env l;
+	struct t_env *t;
 
 	(void)state;
 	memset(&lim, 0, sizeof(lim));
-	assert_int_equal(l_create(&l, &lim), 0);
-	l_info(&l, &info);
-	assert_int_equal(info.max_contexts, PFM_DFL_MAX_CONTEXTS);
-	assert_int_equal(info.max_sets, PFM_DFL_MAX_SETS);
-	assert_int_equal(info.max_vector, PFM_DFL_MAX_VECTOR);
-	assert_int_equal(info.max_smpl_buf, PFM_DFL_MAX_SMPL_BUF);
-	l_free(&l);
+	t = env_with(&lim);
+	lim.max_contexts = PFM_DFL_MAX_CONTEXTS;
+	lim.max_sets = PFM_DFL_MAX_SETS;
+	lim.max_vector = PFM_DFL_MAX_VECTOR;
+	lim.max_smpl_buf = PFM_DFL_MAX_SMPL_BUF;
+	expect_info_limits(t, &lim);
+	t_env_free(t);
 }
 
 static void test_index_nospec(void **state)

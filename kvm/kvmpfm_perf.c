@@ -595,12 +595,22 @@ void kvmpfm_vcpu_irq_work(struct irq_work *work)
 	struct kvmpfm_vcpu *vcpu = container_of(work, struct kvmpfm_vcpu,
 						irq_work);
 	struct file *file = vcpu->vm->file;
+	enum task_work_notify_mode mode;
 
 	if (!vcpu->task || atomic_xchg(&vcpu->task_work_queued, 1))
 		return;
 	if (!get_file_rcu(file))
 		return;
-	if (task_work_add(vcpu->task, &vcpu->task_work, TWA_RESUME)) {
+	/*
+	 * An overflow interrupts the vCPU thread itself: it passes through
+	 * KVM's or the syscall's exit work, which runs the task work, without
+	 * leaving KVM_RUN. A timer that fired while the thread was elsewhere
+	 * (asleep in QEMU, say) must wake it, or the work and the file
+	 * reference would wait for its next return: a signal-like kick, which
+	 * restarts its syscall or makes KVM_RUN return EINTR once.
+	 */
+	mode = vcpu->task == current ? TWA_RESUME : TWA_SIGNAL;
+	if (task_work_add(vcpu->task, &vcpu->task_work, mode)) {
 		/* the vCPU thread is exiting: it will not enter the guest */
 		atomic_set(&vcpu->task_work_queued, 0);
 		fput(file);

@@ -9,13 +9,17 @@
  * per-VM limits under the host-wide ceilings of kvmpfm_main.c).
  */
 #include <linux/file.h>
+#include <linux/nospec.h>
 #include <linux/uaccess.h>
 #include <linux/sched/task.h>
 #include "kvmpfm.h"
 
+/* @index comes from the VMM: clamped under speculation too */
 static struct kvmpfm_vcpu *vcpu_get(struct kvmpfm_vm *vm, unsigned long index)
 {
-	return index < vm->nr_vcpus ? &vm->vcpus[index] : NULL;
+	if (index >= vm->nr_vcpus)
+		return NULL;
+	return &vm->vcpus[array_index_nospec(index, vm->nr_vcpus)];
 }
 
 /*

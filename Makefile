@@ -56,7 +56,7 @@ $(B)/engine/%.o: $(TOP)/kvm/engine/%.c $(ENGINE_HDRS)
 	$(CC) $(CPPFLAGS_PROJECT) $(CFLAGS_PROJECT) -c -o $@ $<
 
 # The kernel module, kvm/kvm-perfmon.ko, against the newest installed Debian
-# headers (scripts/kver.sh); KDIR=... picks another tree.
+# headers (scripts/kver.sh build); KDIR=... picks another tree.
 kmod:
 	$(SUBMAKE) -C $(TOP)/kvm
 

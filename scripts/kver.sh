@@ -1,18 +1,33 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC3043 # local: dash and bash have it
 #
-# Find the kernel build tree that kvm-perfmon.ko is built against.
+# Which Debian kernel: the one place that answers it, for the two
+# questions the project asks.
 #
-# The running kernel of our machines is not a Debian kernel and has no headers,
-# so `uname -r` is useless here: we take the newest Debian headers that are
-# installed (package linux-headers-amd64, which `make deps` installs).
-# Never hard-code a version: the meta-package moves with every Debian update.
+#   scripts/kver.sh build      the release kvm-perfmon.ko and perfmon2.ko
+#                              are built against, e.g. 6.1.0-56-amd64
+#   scripts/kver.sh build-dir  that kernel's build tree, e.g.
+#                              /lib/modules/<v>/build
+#                              (KDIR=<dir> picks the tree for both)
+#   scripts/kver.sh boot       the release the nested rig boots as L1 and
+#                              L2 (tests/rig), and `make run` as its guest
+#                              (KVER=<v> picks it; it is still checked)
 #
-#   scripts/kver.sh          print the kernel release, e.g. 6.1.0-56-amd64
-#   scripts/kver.sh --kdir   print the build directory, e.g. /lib/modules/<v>/build
-#
-# KDIR=<dir> in the environment overrides the search.
+# The running kernel of our machines is not a Debian kernel, has no headers
+# and cannot load modules, so `uname -r` answers neither question.
+# build: the newest installed Debian headers (package linux-headers-amd64,
+# which `make deps` installs). boot: the newest /boot/vmlinuz-<v> that has
+# kvm-amd among its modules and headers to build modules against. With
+# Debian's meta-packages both are the same release, and must be: a module
+# loads only into the kernel it was built against. Never hard-code a
+# version: the meta-packages move with every Debian update.
 set -eu
+
+die() {
+	echo "kver.sh: $*" >&2
+	exit 1
+}
 
 # release of a build tree (Debian's include/config/kernel.release holds the
 # upstream version, 6.1.x; the module's vermagic uses UTS_RELEASE)
@@ -21,34 +36,72 @@ release() {
 		"$1/include/generated/utsrelease.h" 2>/dev/null
 }
 
-kdir=${KDIR:-}
-if [ -z "$kdir" ]; then
+# the build tree: $KDIR, else the one with the newest release
+build_dir() {
+	local d rel best="" bestrel=""
+	if [ -n "${KDIR:-}" ]; then
+		[ -n "$(release "$KDIR")" ] || die "KDIR=$KDIR is no kernel build tree"
+		echo "$KDIR"
+		return
+	fi
 	# Candidates: /lib/modules/*/build (the symlinks the headers packages
 	# ship) first, then /usr/src/linux-headers-*-amd64 (the trees). A
-	# usable tree has a Makefile and a release. Newest release wins.
-	best=""
-	bestrel=""
+	# usable tree has a Makefile and a release.
 	for d in /lib/modules/*/build /usr/src/linux-headers-*-amd64; do
 		[ -f "$d/Makefile" ] || continue
 		rel=$(release "$d")
 		[ -n "$rel" ] || continue
 		if [ -z "$best" ] || [ "$(printf '%s\n%s\n' "$bestrel" "$rel" |
-				sort -V | tail -n 1)" != "$bestrel" ]; then
+			sort -V | tail -n 1)" != "$bestrel" ]; then
 			best=$d
 			bestrel=$rel
 		fi
 	done
-	kdir=$best
-fi
+	[ -n "$best" ] || die "no kernel build tree found (looked in" \
+		"/lib/modules/*/build and /usr/src/linux-headers-*-amd64); run 'make deps'"
+	echo "$best"
+}
 
-if [ -z "$kdir" ] || [ -z "$(release "$kdir")" ]; then
-	echo "kver.sh: no kernel build tree found (looked in /lib/modules/*/build" \
-		"and /usr/src/linux-headers-*-amd64); run 'make deps'" >&2
-	exit 1
-fi
+# a kernel the rig can boot: image, kvm-amd (maybe compressed), headers
+bootable() {
+	local m
+	[ -f "/boot/vmlinuz-$1" ] || return 1
+	for m in "/lib/modules/$1/kernel/arch/x86/kvm/kvm-amd.ko"*; do
+		[ -e "$m" ] || return 1
+		break
+	done
+	[ -d "/usr/src/linux-headers-$1" ] || [ -e "/lib/modules/$1/build" ]
+}
+
+boot_release() {
+	local f v best=""
+	if [ -n "${KVER:-}" ]; then
+		bootable "$KVER" || die "KVER=$KVER: needs /boot/vmlinuz-$KVER," \
+			"kvm-amd.ko in /lib/modules/$KVER and its headers"
+		echo "$KVER"
+		return
+	fi
+	# sort -V orders 6.1.0-9 before 6.1.0-10, as the kernel ABI numbers go
+	for v in $(for f in /boot/vmlinuz-*; do
+		[ -e "$f" ] && echo "${f#/boot/vmlinuz-}"
+	done | sort -V); do
+		bootable "$v" && best=$v
+	done
+	[ -n "$best" ] || die "no kernel the rig can boot: need" \
+		"/boot/vmlinuz-<v> with /lib/modules/<v>/kernel/arch/x86/kvm/kvm-amd.ko" \
+		"and linux-headers-<v>; run 'make deps'"
+	echo "$best"
+}
 
 case "${1:-}" in
---kdir)	echo "$kdir" ;;
-"")	release "$kdir" ;;
-*)	echo "usage: $0 [--kdir]" >&2; exit 2 ;;
+build)
+	kdir=$(build_dir)
+	release "$kdir"
+	;;
+build-dir) build_dir ;;
+boot) boot_release ;;
+*)
+	echo "usage: scripts/kver.sh build|build-dir|boot" >&2
+	exit 2
+	;;
 esac

@@ -166,7 +166,7 @@ filter() {
 rc=0
 if [ "$mode" = direct ]; then
 	step "direct KVM: booting the guest here with $qemu -device pv-perfmon"
-	kver=$("$top/tests/rig/kver.sh")
+	kver=$("$top/scripts/kver.sh" boot)
 	quiet initramfs "$top/tests/rig/mkinitramfs.sh" --l2 "$work/initrd.cpio.gz" "$g"
 	set +e
 	# the same script boots the guest inside the rig's L1 (run-l2)

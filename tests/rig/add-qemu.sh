@@ -42,7 +42,7 @@ qemu=$(command -v qemu-system-x86_64) ||
 if ldd "$qemu" | grep -q 'not found'; then
 	die "$qemu has unresolved libraries: $(ldd "$qemu" | grep 'not found')"
 fi
-kver=$("$here/kver.sh")
+kver=$("$here/../../scripts/kver.sh" boot)
 
 dst=$payload/qemu
 mkdir -p "$dst/bin" "$dst/share"

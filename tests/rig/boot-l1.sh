@@ -76,7 +76,7 @@ fi
 
 QEMU=qemu-system-x86_64
 command -v "$QEMU" >/dev/null || die "$QEMU missing: run tests/rig/deps.sh"
-kver=$("$here/kver.sh") || die "no usable kernel (see above)"
+kver=$("$here/../../scripts/kver.sh" boot) || die "no kernel to boot (see above)"
 kernel=/boot/vmlinuz-$kver
 [ -r "$kernel" ] || die "$kernel is not readable"
 

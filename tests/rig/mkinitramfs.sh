@@ -21,7 +21,7 @@
 # (found with ldd) of every dynamically linked ELF file in it, at their usual
 # paths, so that programs built with plain gcc (and the Debian QEMU) run.
 #
-# KVER selects the kernel (default: kver.sh's choice).
+# KVER selects the kernel (default: scripts/kver.sh boot's choice).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -93,7 +93,7 @@ add_module() {
 
 resolve_modules() {
 	command -v modinfo >/dev/null || die "modinfo missing: run tests/rig/deps.sh"
-	kver=$("$here/kver.sh")
+	kver=$("$here/../../scripts/kver.sh" boot)
 	local m
 	for m in "${L1_MODULES[@]}"; do
 		# $m is "name [params]": split it into its words.

@@ -99,7 +99,8 @@ checkpatch:
 # ---------------------------------------------------------------------------
 # make test: the stages in order, each timed and logged to build/logs/ by
 # scripts/stage.sh, which also fails a stage on a compiler warning in
-# project code. Stops at the first failing stage; prints the times.
+# project code. Stops at the first failing stage; prints the times, and
+# how often each stage's rig runs were booted again after a hung L2.
 TEST_STAGES := deps build unit kbuild checkpatch fuzz host qemu vm bench run
 
 test:

@@ -6,18 +6,34 @@
 #   scripts/stage.sh NAME CMD...   run CMD, output to the terminal and to
 #                                  build/logs/NAME.log; record its time
 #   scripts/stage.sh --reset       forget the recorded times
-#   scripts/stage.sh --summary     print the recorded times
+#   scripts/stage.sh --summary     print the recorded times and rig retries
 #
 # A stage fails when CMD fails, and also when CMD's output has a compiler
 # warning about project code ("FILE:LINE[:COL]: warning:" with FILE not under
 # /usr), or a modpost WARNING: warnings are errors in this project even where
 # a sub-Makefile forgot -Werror.
+# A stage that boots the nested rig passes even when a hung L2 made the
+# rig boot again (tests/rig/boot-l1.sh, at most twice), but says how many
+# times: in its last line and in the summary, so that an intermittent hang
+# of our own code never passes unseen.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tests/rig/protocol.sh
+. "$TOP/tests/rig/protocol.sh"
 LOGS=$TOP/build/logs
 TIMES=$LOGS/times.tsv
 mkdir -p "$LOGS"
+
+# ", N rig retries" for a stage whose rig runs were booted again after
+# a hung L2, else nothing
+retries_text() {
+	case "$1" in
+	0) ;;
+	1) echo ", 1 rig retry (a hung L2)" ;;
+	*) echo ", $1 rig retries (a hung L2)" ;;
+	esac
+}
 
 case "${1:-}" in
 --reset)
@@ -27,11 +43,14 @@ case "${1:-}" in
 --summary)
 	echo "== stage times"
 	total=0
-	while IFS=$'\t' read -r name secs status; do
-		printf '   %-12s %6ss  %s\n' "$name" "$secs" "$status"
+	all_retries=0
+	while IFS=$'\t' read -r name secs status retries; do
+		printf '   %-12s %6ss  %s%s\n' "$name" "$secs" "$status" \
+			"$(retries_text "${retries:-0}")"
 		total=$((total + secs))
+		all_retries=$((all_retries + ${retries:-0}))
 	done < "$TIMES"
-	printf '   %-12s %6ss\n' total "$total"
+	printf '   %-12s %6ss%s\n' total "$total" "$(retries_text "$all_retries")"
 	exit 0
 	;;
 "")
@@ -58,6 +77,7 @@ fi
 
 status=ok
 [ "$rc" -eq 0 ] || status="FAILED (exit $rc)"
-printf '%s\t%s\t%s\n' "$name" "$secs" "$status" >> "$TIMES"
-echo "== stage $name: $status in ${secs}s"
+retries=$(rig_retries "$log")
+printf '%s\t%s\t%s\t%s\n' "$name" "$secs" "$status" "$retries" >> "$TIMES"
+echo "== stage $name: $status in ${secs}s$(retries_text "$retries")"
 exit "$rc"

@@ -14,11 +14,16 @@
 # LOGDIR gets console.log (the whole serial output), payload.log (what
 # /payload/run printed), dmesg.log (L1's kernel log at the end) and result.
 # Exits 0 only if L1 booted and powered off in time, /dev/kvm was there, the
-# payload's exit code was 0 and L1's kernel log matches none of bad-patterns.
+# payload's exit code was 0 and L1's kernel log matches none of bad-patterns
+# (the verdict: rig_judge in protocol.sh). The last line says the result
+# and how many times a hung L2 made the whole rig boot again (rig: result
+# ..., retries=N); result holds the same line first.
 # Needs the packages of deps.sh (it does not install them).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/rig/protocol.sh
+. "$here/protocol.sh"
 
 # Kernel log lines that fail a run: one commented list, shared with run-l2.
 BAD_PATTERNS=$here/bad-patterns
@@ -171,6 +176,12 @@ t_qemu=$(now_us)
 # moment /init starts, show everything but the dmesg dump live.
 reader() {
 	local line indump=0 hung_reports=0 inl2=0
+	local init l2_boot l2_done dmesg_begin dmesg_end
+	init=$(rig_tag L1 INIT)
+	l2_boot=$(rig_mark L2 BOOT)
+	l2_done=$(rig_l2_done)
+	dmesg_begin=$(rig_mark L1 DMESG-BEGIN)
+	dmesg_end=$(rig_mark L1 DMESG-END)
 	: >"$logdir/console.log"
 	while IFS= read -r line || [ -n "$line" ]; do
 		line=${line%$'\r'}
@@ -178,17 +189,17 @@ reader() {
 		# the L2 watchdog's clock: when an L2's console last spoke
 		[ "$inl2" = 1 ] && : >"$work/l2alive"
 		case "$line" in
-		*===L1-INIT*) now_us >"$work/init.stamp" ;;
-		*===L2-BOOT===*)
+		*"$init"*) now_us >"$work/init.stamp" ;;
+		*"$l2_boot"*)
 			inl2=1
 			: >"$work/l2alive"
 			;;
-		"run-l2: total"*)
+		"$l2_done"*)
 			inl2=0
 			rm -f "$work/l2alive"
 			;;
-		*===L1-DMESG-BEGIN===*) indump=1 ;;
-		*===L1-DMESG-END===*) indump=0 ;;
+		*"$dmesg_begin"*) indump=1 ;;
+		*"$dmesg_end"*) indump=0 ;;
 		*"BUG: soft lockup"* | *"rcu_preempt detected stalls"*)
 			# L2's console comes through L1's: its lines are L2's
 			# to judge (run-l2), not a sign that L1 is stuck
@@ -240,7 +251,7 @@ while [ -f "$work/l2hung" ] && [ "$retries" -lt "$L2_HANG_RETRIES" ]; do
 	retries=$((retries + 1))
 	mv "$logdir/console.log" "$logdir/console-l2-hung-$retries.log"
 	rm -f "$work/init.stamp" "$work/hung"
-	echo "boot-l1.sh: booting L1 again (retry $retries of $L2_HANG_RETRIES; the stuck run's log: console-l2-hung-$retries.log)"
+	rig_retry_line "$retries" "$L2_HANG_RETRIES" "an L2 hung, booting L1 again (the stuck run's log: console-l2-hung-$retries.log)"
 	t_qemu=$(now_us)
 	boot_once
 done
@@ -257,57 +268,35 @@ esac
 [ -f "$work/l2hung" ] && fail+=("an L2 hung again after $retries retries")
 con=$logdir/console.log
 
+init_ran=0
 if [ -f "$work/init.stamp" ]; then
+	init_ran=1
 	t_init=$(cat "$work/init.stamp")
-	uptime=$(sed -n 's/.*===L1-INIT uptime=\([0-9.]*\)===.*/\1/p' "$con" | head -n1)
+	uptime=$(rig_value "$con" L1 INIT uptime)
 	boot_msg="L1 /init ran $(secs $((t_init - t_qemu)))s after QEMU started (L1 uptime ${uptime}s)"
 else
 	boot_msg="L1 never ran /init"
-	fail+=("L1 never ran /init")
 fi
-grep -q '===L1-KVM missing===' "$con" && fail+=("/dev/kvm missing in L1")
-if [ -e "$payload/run" ] && grep -q 'L1: no /payload/run' "$con"; then
-	fail+=("the payload did not reach L1 (initramfs unpacking?)")
-fi
-
-sed -n '/===L1-PAYLOAD-BEGIN/,/===L1-PAYLOAD-END===/p' "$con" |
-	sed '1d;$d' >"$logdir/payload.log"
-if grep -q '===L1-DMESG-END===' "$con"; then
-	sed -n '/===L1-DMESG-BEGIN===/,/===L1-DMESG-END===/p' "$con" |
-		sed '1d;$d' >"$logdir/dmesg.log"
-	scan=$logdir/dmesg.log
-else
-	# No dump (L1 died): what reached the console is all the log there is.
-	: >"$logdir/dmesg.log"
-	scan=$con
-	[ -f "$work/init.stamp" ] && fail+=("no dmesg dump from L1")
-fi
-
-rc=$(sed -n 's/.*===L1-RESULT rc=\([0-9]*\)===.*/\1/p' "$con" | tail -n1)
-if [ -z "$rc" ]; then
-	fail+=("no result line from L1")
-elif [ "$rc" != 0 ]; then
-	fail+=("payload exited with rc=$rc")
-fi
-
-if grep -E -f <(grep -v -e '^#' -e '^$' "$BAD_PATTERNS") "$scan" >"$work/bad"; then
-	fail+=("kernel log has $(wc -l <"$work/bad") bad line(s)")
-	echo "boot-l1.sh: bad kernel log lines (from $scan):"
-	sed 's/^/  /' "$work/bad" | head -n 40
-fi
+rig_fail() { fail+=("$*"); }
+rig_judge L1 "$con" "$logdir" "$BAD_PATTERNS" "$init_ran"
+rc=$(rig_value "$con" L1 RESULT rc)
 
 echo "boot-l1.sh: $boot_msg"
 echo "boot-l1.sh: total $(secs $((t_end - t0)))s (QEMU $(secs $((t_end - t_qemu)))s)"
+if [ "${#fail[@]}" -gt 0 ]; then
+	result=$(rig_result_line FAILED "$retries" "logs in $logdir")
+else
+	result=$(rig_result_line ok "$retries" "logs in $logdir")
+fi
 {
+	echo "$result"
+	echo "retries=$retries"
 	echo "rc=${rc:-none}"
 	echo "qemu_rc=$qemu_rc"
 	echo "boot: $boot_msg"
 	echo "total_s=$(secs $((t_end - t0)))"
 	for f in "${fail[@]}"; do echo "fail: $f"; done
 } >"$logdir/result"
-if [ "${#fail[@]}" -gt 0 ]; then
-	for f in "${fail[@]}"; do echo "boot-l1.sh: FAIL: $f"; done
-	echo "boot-l1.sh: logs in $logdir"
-	exit 1
-fi
-echo "boot-l1.sh: OK (logs in $logdir)"
+for f in "${fail[@]}"; do echo "boot-l1.sh: FAIL: $f"; done
+echo "$result"
+[ "${#fail[@]}" -eq 0 ]

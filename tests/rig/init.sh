@@ -10,11 +10,14 @@
 #                    itself (run-l2 does: a two-vCPU L2's shutdown can
 #                    hang the rig's one-CPU L1)
 # Everything goes to /dev/console (ttyS0), so L0 (or L1, for an L2) sees it
-# all. The markers below are parsed by boot-l1.sh: keep them in sync.
+# all. The markers (rig_mark) are the rig's protocol, defined and read in
+# protocol.sh (installed at /etc/rig-protocol.sh by mkinitramfs.sh).
 # No `set -e`: whatever fails, we still want the log dump and the poweroff.
 set -u
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+# shellcheck source=tests/rig/protocol.sh
+. /etc/rig-protocol.sh
 # The dynamic loader's default search path covers /lib/x86_64-linux-gnu, where
 # mkinitramfs.sh puts the payload's shared libraries.
 
@@ -49,7 +52,7 @@ for arg in $cmdline; do
 done
 L="L$level"
 read -r up _ </proc/uptime
-echo "===$L-INIT uptime=$up==="
+rig_mark "$L" INIT "uptime=$up"
 
 # Modules listed by mkinitramfs.sh, in dependency order, with parameters:
 # "path [param=value ...]" per line.
@@ -69,10 +72,10 @@ fi
 kvm_ok=1
 if [ "$level" = 1 ]; then
 	if [ -c /dev/kvm ]; then
-		echo "===$L-KVM ok==="
+		rig_mark "$L" KVM ok
 	else
 		kvm_ok=0
-		echo "===$L-KVM missing==="
+		rig_mark "$L" KVM missing
 	fi
 fi
 
@@ -81,13 +84,13 @@ if [ "$kvm_ok" = 0 ]; then
 	echo "$L: /dev/kvm missing: /payload/run not started"
 	rc=255
 elif [ -x /payload/run ]; then
-	echo "===$L-PAYLOAD-BEGIN timeout=${ptimeout}s==="
+	rig_mark "$L" PAYLOAD-BEGIN "timeout=${ptimeout}s"
 	# busybox timeout sends SIGTERM at the limit (rc 143) and has no -k: the
 	# outer one SIGKILLs (rc 137) a run that ignores SIGTERM, 5 s later.
 	(cd /payload &&
 		timeout -s KILL $((ptimeout + 5)) timeout "$ptimeout" ./run </dev/null)
 	rc=$?
-	echo "===$L-PAYLOAD-END==="
+	rig_mark "$L" PAYLOAD-END
 	case "$rc" in
 	143 | 137)
 		echo "$L: /payload/run killed at its time limit, ${ptimeout}s (rc=$rc)"
@@ -96,7 +99,7 @@ elif [ -x /payload/run ]; then
 		;;
 	esac
 else
-	echo "$L: no /payload/run: nothing to run"
+	rig_mark "$L" PAYLOAD-NONE
 fi
 
 # kmemleak (only if the kernel has it: Debian's does not) reports leaks in
@@ -104,11 +107,11 @@ fi
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	echo scan >/sys/kernel/debug/kmemleak
 fi
-echo "===$L-DMESG-BEGIN==="
+rig_mark "$L" DMESG-BEGIN
 dmesg
 [ -r /sys/kernel/debug/kmemleak ] && cat /sys/kernel/debug/kmemleak
-echo "===$L-DMESG-END==="
-echo "===$L-RESULT rc=$rc==="
+rig_mark "$L" DMESG-END
+rig_mark "$L" RESULT "rc=$rc"
 sync
 # poweroff -f does not wait for the console's output queue: setting the
 # console's own modes again waits (TCSADRAIN) until the lines above are out

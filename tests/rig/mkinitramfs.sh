@@ -13,7 +13,8 @@
 # payload archive can be built apart and joined with cat: boot-l1.sh caches
 # the base (the slow, unchanging part) under its --base-key.
 #
-# Base: /bin/busybox (static) and its applet links; /init (init.sh); for L1
+# Base: /bin/busybox (static) and its applet links; /init (init.sh) and
+# /etc/rig-protocol.sh (protocol.sh, which init.sh and run-l2 source); for L1
 # the modules irqbypass, ccp, kvm, kvm-amd and their dependencies from
 # modules.dep, decompressed (busybox insmod cannot read .ko.xz/.ko.zst), and
 # /etc/rig-modules listing them in load order with their parameters.
@@ -103,11 +104,11 @@ resolve_modules() {
 }
 
 base_key() {
-	# Everything the base is made of: this script, init.sh, busybox, the
-	# level, the kernel version and each module's content.
+	# Everything the base is made of: this script, init.sh, protocol.sh,
+	# busybox, the level, the kernel version and each module's content.
 	{
 		echo "level=$level"
-		sha256sum "${BASH_SOURCE[0]}" "$here/init.sh" "$BUSYBOX" | cut -d' ' -f1
+		sha256sum "${BASH_SOURCE[0]}" "$here/init.sh" "$here/protocol.sh" "$BUSYBOX" | cut -d' ' -f1
 		if [ "$level" = 1 ]; then
 			echo "kver=$kver"
 			local e
@@ -146,6 +147,7 @@ build_base() {
 		ln -sf /bin/busybox "$root/$a"
 	done < <("$BUSYBOX" --list-full)
 	install -m 0755 "$here/init.sh" "$root/init"
+	install -m 0644 "$here/protocol.sh" "$root/etc/rig-protocol.sh"
 	# Initial console for /init; init.sh reopens it after mounting devtmpfs,
 	# so a build that cannot mknod (not root) still works.
 	mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true

@@ -2,14 +2,17 @@
 # shellcheck shell=sh
 # Runs inside L1 (busybox sh), installed by add-qemu.sh as
 # /payload/qemu/run-l2: boot an L2 guest with KVM, show its serial output
-# live, and judge it like boot-l1.sh judges L1.
+# live, and judge it as boot-l1.sh judges L1 (rig_judge, protocol.sh).
 #
 #   /payload/qemu/run-l2 [SECONDS [EXTRA_QEMU_ARGS...]]
 #
 # Exit 0 only if L2 powered off in time, its payload's rc was 0 and its
 # kernel log matches none of bad-patterns. Logs: /tmp/l2/console.log,
-# dmesg.log. L2's own markers are ===L2-...===, so they never clash with L1's.
+# payload.log, dmesg.log.
 set -u
+# L1's /init sources the same file (mkinitramfs.sh installs it)
+# shellcheck source=tests/rig/protocol.sh
+. /etc/rig-protocol.sh
 # busybox ash has pipefail: QEMU's exit status must not be lost in the pipe.
 # shellcheck disable=SC3040
 set -o pipefail
@@ -35,8 +38,9 @@ cr=$(printf '\r')
 #   (tests/host/README). -accel tcg,thread=single in L0 is no way out: an
 #   L2 with two vCPUs then does not reach /init in 280 s.
 # ===L2-BOOT=== tells boot-l1.sh in L0 that an L2 runs from here to the
-# "run-l2: total" line: a stuck L2 takes a one-CPU L1 down with it, so
-# only L0 can see it and stop the rig (boot-l1.sh's L2_SILENCE_LIMIT).
+# "run-l2: total" line (protocol.sh): a stuck L2 takes a one-CPU L1 down
+# with it, so only L0 can see it and stop the rig (boot-l1.sh's
+# L2_SILENCE_LIMIT).
 # tsc=reliable: no TSC sync check while L2 brings up its second vCPU (the
 # two vCPUs spin in lock-step there, with interrupts off, on L1's one
 # CPU; L2 boots hung less often without it, tests/rig/README.md).
@@ -44,8 +48,10 @@ cr=$(printf '\r')
 # stops it as soon as the line is in: a two-vCPU L2's own shutdown
 # (stopping the other CPU: both spin) hung the one-CPU L1 at times.
 HOLD=60
-rm -f "$log/stopped" "$log/qemu.pid"
-echo "===L2-BOOT==="
+rm -f "$log/stopped" "$log/qemu.pid" "$log/init.stamp"
+init=$(rig_tag L2 INIT)
+result=$(rig_tag L2 RESULT)
+rig_mark L2 BOOT
 "$q/boot-guest" --limit "$limit" --firmware "$q/share" --cpu host,-xsave \
 	--pin 0 --smp 1 --mem 512M --append "tsc=reliable rig.hold=$HOLD" \
 	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" \
@@ -53,8 +59,8 @@ echo "===L2-BOOT==="
 	while IFS= read -r line; do
 		line=${line%"$cr"} # serial lines end in CR LF; no fork per line
 		case "$line" in
-		*===L2-INIT*) up >"$log/init.stamp" ;;
-		*===L2-RESULT*)
+		*"$init"*) up >"$log/init.stamp" ;;
+		*"$result"*)
 			# all is out: stop L2 rather than have it shut down
 			: >"$log/stopped"
 			kill -9 "$(cat "$log/qemu.pid")" 2>/dev/null
@@ -68,31 +74,17 @@ qrc=$?
 t_end=$(up)
 
 fails=0
-fail() {
+rig_fail() {
 	echo "run-l2: FAIL: $*"
 	fails=$((fails + 1))
 }
-[ "$qrc" = 0 ] || fail "QEMU exited with $qrc (137: killed after ${limit}s)"
-con=$log/console.log
+[ "$qrc" = 0 ] || rig_fail "QEMU exited with $qrc (137: killed after ${limit}s)"
+init_ran=0
 if [ -f "$log/init.stamp" ]; then
+	init_ran=1
 	echo "run-l2: L2 /init ran $(awk -v a="$t0" -v b="$(cat "$log/init.stamp")" \
 		'BEGIN { printf "%.1f", b - a }')s after QEMU started"
-else
-	fail "L2 never ran /init"
 fi
-sed -n '/===L2-DMESG-BEGIN===/,/===L2-DMESG-END===/p' "$con" | sed '1d;$d' \
-	>"$log/dmesg.log"
-grep -q '===L2-DMESG-END===' "$con" || fail "no dmesg dump from L2"
-rc=$(sed -n 's/.*===L2-RESULT rc=\([0-9]*\)===.*/\1/p' "$con" | tail -n1)
-if [ -z "$rc" ]; then
-	fail "no result line from L2"
-elif [ "$rc" != 0 ]; then
-	fail "L2 payload exited with rc=$rc"
-fi
-grep -v -e '^#' -e '^$' "$q/bad-patterns" >"$log/patterns"
-if grep -E -f "$log/patterns" "$log/dmesg.log" >"$log/bad"; then
-	fail "L2 kernel log has $(wc -l <"$log/bad") bad line(s):"
-	sed 's/^/  /' "$log/bad" | head -n 40
-fi
-echo "run-l2: total $(awk -v a="$t0" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }')s"
+rig_judge L2 "$log/console.log" "$log" "$q/bad-patterns" "$init_ran"
+echo "$(rig_l2_done) $(awk -v a="$t0" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }')s"
 [ "$fails" = 0 ]

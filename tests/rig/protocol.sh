@@ -1,0 +1,122 @@
+# shellcheck shell=sh
+# shellcheck disable=SC3043 # local: busybox ash, bash and dash have it
+# The rig's protocol in one place: the marker lines a rig level prints on
+# its console, how a run of a level is judged from them, and the lines L0
+# prints about a run (its result, its retries). Sourced, never run, by
+# every script that prints or reads them: init.sh (/init of L1 and L2,
+# which finds this file at /etc/rig-protocol.sh), run-l2.sh (in L1, same
+# path), boot-l1.sh and scripts/stage.sh (L0).
+# POSIX sh plus `local`: busybox ash in L1 and L2, bash in L0. Defines
+# functions only, all named rig_*.
+#
+# Markers: /init (init.sh) of level L (L1 or L2) prints, in this order,
+#   ===L-INIT uptime=S===            /init starts (S: the kernel's uptime)
+#   ===L-KVM ok===                   L1 only: /dev/kvm is there, or
+#   ===L-KVM missing===              it is not (/payload/run not started)
+#   ===L-PAYLOAD-BEGIN timeout=Ns=== /payload/run's output follows...
+#   ===L-PAYLOAD-END===              ...up to here, or
+#   ===L-PAYLOAD-NONE===             there is no /payload/run
+#   ===L-DMESG-BEGIN===              the kernel log (and kmemleak's report)
+#   ===L-DMESG-END===
+#   ===L-RESULT rc=N===              /payload/run's exit status; last line
+# run-l2 (L1) frames a running L2 for L0's watchdog (boot-l1.sh):
+#   ===L2-BOOT===                    run-l2 starts L2's QEMU...
+#   run-l2: total Ns                 ...and has judged it: its last line
+# An L2's lines come through L1's console as they are: a level's markers
+# never clash with another's.
+
+# rig_mark LEVEL NAME [WORDS]: print the marker ===LEVEL-NAME[ WORDS]===
+rig_mark() {
+	local level="$1" name="$2"
+	shift 2
+	echo "===$level-$name${*:+ $*}==="
+}
+
+# rig_tag LEVEL NAME: the start of that marker, which every form of it
+# contains (for `case` and grep; computed once, not per line read)
+rig_tag() {
+	printf '===%s-%s' "$1" "$2"
+}
+
+# rig_l2_done: the start of run-l2's last line (see above)
+rig_l2_done() {
+	printf 'run-l2: total'
+}
+
+# rig_value FILE LEVEL NAME KEY: VALUE of the last ===LEVEL-NAME KEY=VALUE===
+# in FILE (empty if there is none)
+rig_value() {
+	sed -n "s/.*===$2-$3 $4=\([^ =]*\)===.*/\1/p" "$1" | tail -n 1
+}
+
+# rig_section FILE LEVEL NAME: the lines between ===LEVEL-NAME-BEGIN...===
+# and ===LEVEL-NAME-END===
+rig_section() {
+	sed -n "/$(rig_tag "$2" "$3")-BEGIN/,/$(rig_tag "$2" "$3")-END===/p" "$1" |
+		sed '1d;$d'
+}
+
+# rig_judge LEVEL CONSOLE DIR BAD_PATTERNS INIT_RAN
+# The verdict on one boot of LEVEL (L1: boot-l1.sh; L2: run-l2 in L1),
+# from its console log CONSOLE. INIT_RAN is 1 if
+# the caller saw LEVEL's /init start. Writes DIR/payload.log (what
+# /payload/run printed), DIR/dmesg.log (LEVEL's kernel log) and
+# DIR/bad.log (its lines that match BAD_PATTERNS, tests/rig/bad-patterns),
+# shows the bad lines, and calls rig_fail REASON, which the caller
+# defines, once for each reason the run failed: /init never ran, no
+# /dev/kvm, no payload, no kernel log dump, no result line, a payload
+# exit status other than 0, a bad kernel log line. QEMU's own exit status
+# and time-outs are the caller's to judge.
+rig_judge() {
+	local level="$1" con="$2" dir="$3" patterns="$4" init_ran="$5" rc scan
+	[ "$init_ran" = 1 ] || rig_fail "$level never ran /init"
+	grep -q "$(rig_mark "$level" KVM missing)" "$con" &&
+		rig_fail "/dev/kvm missing in $level"
+	grep -q "$(rig_mark "$level" PAYLOAD-NONE)" "$con" &&
+		rig_fail "no /payload/run in $level (initramfs unpacking?)"
+	rig_section "$con" "$level" PAYLOAD >"$dir/payload.log"
+	if grep -q "$(rig_mark "$level" DMESG-END)" "$con"; then
+		rig_section "$con" "$level" DMESG >"$dir/dmesg.log"
+		scan=$dir/dmesg.log
+	else
+		# no dump (the level died): what reached the console is all
+		# the log there is
+		: >"$dir/dmesg.log"
+		scan=$con
+		[ "$init_ran" = 1 ] && rig_fail "no dmesg dump from $level"
+	fi
+	rc=$(rig_value "$con" "$level" RESULT rc)
+	if [ -z "$rc" ]; then
+		rig_fail "no result line from $level"
+	elif [ "$rc" != 0 ]; then
+		rig_fail "$level payload exited with rc=$rc"
+	fi
+	grep -v -e '^#' -e '^$' "$patterns" >"$dir/patterns" || true
+	if grep -a -E -f "$dir/patterns" "$scan" >"$dir/bad.log"; then
+		rig_fail "$level kernel log has $(wc -l <"$dir/bad.log") bad line(s)"
+		echo "$level kernel log: bad lines (from $scan):"
+		head -n 40 "$dir/bad.log" | sed 's/^/  /'
+	fi
+	return 0
+}
+
+# L0 boots the whole rig again when a running L2 hung (boot-l1.sh; at
+# most twice): a retried run passes only if its last boot passes, and
+# says so in these lines, so that an intermittent hang of our own code
+# never passes unseen. One line per retry, as it starts:
+#   rig: retry N of MAX: WHY
+# and the run's result, boot-l1.sh's last line and its result file's first:
+#   rig: result ok|FAILED, retries=N[ (NOTE)]
+rig_retry_line() {
+	echo "rig: retry $1 of $2: $3"
+}
+
+rig_result_line() {
+	echo "rig: result $1, retries=$2${3:+ ($3)}"
+}
+
+# rig_retries FILE...: how many retries the runs logged in FILE made (the
+# retry lines may be indented)
+rig_retries() {
+	cat "$@" 2>/dev/null | grep -c 'rig: retry [0-9]* of [0-9]*:' || true
+}

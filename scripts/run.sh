@@ -20,6 +20,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=tests/rig/protocol.sh
+. "$top/tests/rig/protocol.sh"
 secs=2
 mode=auto
 deps=1
@@ -88,25 +90,18 @@ if [ "$mode" = auto ]; then
 	fi
 fi
 
-# the guest's payload: pfmon, the workload, perfmon2.ko and what to run
+# what the guest runs (tests/rig/pv-guest.sh loads perfmon2.ko first):
+# pfmon, the workload and this script, in its cwd
 work=$(mktemp -d "${TMPDIR:-/tmp}/pfmon-run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-g=$work/guest
-mkdir -p "$g"
-cp "$top/build/guest/tools/pfmon" "$top/build/guest/tools/workload" \
-	"$top/guest/kernel/perfmon2.ko" "$g/"
+files=("$top/build/guest/tools/pfmon" "$top/build/guest/tools/workload"
+	"$work/pfmon-demo")
 if [ -n "${PFMON_RUN_EXTRA:-}" ]; then
-	install -m 755 "$PFMON_RUN_EXTRA" "$g/extra"
+	install -m 755 "$PFMON_RUN_EXTRA" "$work/extra"
+	files+=("$work/extra")
 fi
-cat >"$g/run" <<GUEST
+cat >"$work/pfmon-demo" <<GUEST
 #!/bin/sh
-cd /payload
-echo "guest: \$(grep -c ^processor /proc/cpuinfo) vCPUs, kernel \$(uname -r)"
-insmod ./perfmon2.ko || { echo "guest: insmod perfmon2.ko failed"; dmesg | grep perfmon2 | tail -n 5; exit 1; }
-if [ ! -e /dev/perfmon2 ] && [ -r /sys/class/misc/perfmon2/dev ]; then
-	IFS=: read -r major minor </sys/class/misc/perfmon2/dev
-	mknod -m 666 /dev/perfmon2 c "\$major" "\$minor"
-fi
 echo "===PFMON-BEGIN==="
 echo "\$ pfmon -l"
 ./pfmon -l
@@ -134,17 +129,19 @@ fi
 echo "===PFMON-END rc=\$rc==="
 exit \$rc
 GUEST
-chmod +x "$g/run"
+chmod +x "$work/pfmon-demo"
 
 # Show progress and the guest's pfmon lines as they come; keep everything.
 filter() {
-	local line inpf=0
+	local line inpf=0 l1_init l2_init
+	l1_init=$(rig_tag L1 INIT)
+	l2_init=$(rig_tag L2 INIT)
 	while IFS= read -r line || [ -n "$line" ]; do
 		line=${line%$'\r'}
 		printf '%s\n' "$line" >>"$logdir/console.log"
 		case "$line" in
-		*===L1-INIT*) printf '    [%3ss] L1 booted (TCG), starting the guest (L2) with KVM\n' $((SECONDS - t0)) ;;
-		*===L2-INIT*) printf '    [%3ss] guest kernel up, loading perfmon2.ko\n' $((SECONDS - t0)) ;;
+		*"$l1_init"*) printf '    [%3ss] L1 booted (TCG), starting the guest (L2) with KVM\n' $((SECONDS - t0)) ;;
+		*"$l2_init"*) printf '    [%3ss] guest kernel up, loading perfmon2.ko\n' $((SECONDS - t0)) ;;
 		*===PFMON-BEGIN===*) inpf=1; echo ;;
 		*===PFMON-END*) inpf=0; echo ;;
 		*)
@@ -154,7 +151,7 @@ filter() {
 					printf '%s\n' "${line#guest: }"
 			else
 				case "$line" in
-				guest:* | *"L2 payload"* | *FAIL* | *"timed out"* | *"boot-l1.sh: total"*)
+				guest:* | *"L2 payload"* | *FAIL* | *"timed out"* | *"boot-l1.sh: total"* | "rig: "*)
 					printf '    %s\n' "$line" ;;
 				esac
 			fi
@@ -166,36 +163,21 @@ filter() {
 rc=0
 if [ "$mode" = direct ]; then
 	step "direct KVM: booting the guest here with $qemu -device pv-perfmon"
-	kver=$("$top/scripts/kver.sh" boot)
-	quiet initramfs "$top/tests/rig/mkinitramfs.sh" --l2 "$work/initrd.cpio.gz" "$g"
-	set +e
-	# the same script boots the guest inside the rig's L1 (run-l2)
-	"$top/scripts/boot-guest.sh" --limit 600 "$qemu" "/boot/vmlinuz-$kver" \
-		"$work/initrd.cpio.gz" -- -device pv-perfmon | filter
-	rc=${PIPESTATUS[0]}
-	set -e
+	opts=(--direct)
+	boot_log=$logdir/direct
 else
 	step "nested rig (no usable KVM with kvm-perfmon.ko here): L0 TCG -> L1 KVM + kvm-perfmon.ko -> guest (L2)"
-	mkdir -p "$work/l1" "$work/bin"
-	cp "$top/kvm/kvm-perfmon.ko" "$work/l1/"
 	# one vCPU in the nested guest: a second one's bring-up sometimes
 	# hangs the rig (tests/rig/README.md); a KVM host gets two
-	cat >"$work/l1/run" <<'L1'
-#!/bin/sh
-insmod /payload/kvm-perfmon.ko || { echo "L1: insmod kvm-perfmon.ko failed"; exit 1; }
-/payload/qemu/run-l2 600 -smp 1 -device pv-perfmon
-L1
-	chmod +x "$work/l1/run"
-	ln -s "$qemu" "$work/bin/qemu-system-x86_64"
-	echo "    packing QEMU, the guest kernel and initramfs into L1's payload"
-	quiet rig-payload env PATH="$work/bin:$PATH" \
-		"$top/tests/rig/add-qemu.sh" --l2-payload "$g" "$work/l1"
-	echo "    booting L1 under TCG (slow: a few minutes)"
-	set +e
-	"$top/tests/rig/boot-l1.sh" --timeout 900 --smp 1 "$work/l1" "$logdir/rig" 2>&1 | filter
-	rc=${PIPESTATUS[0]}
-	set -e
+	opts=(--smp 1)
+	boot_log=$logdir/rig
+	echo "    packing QEMU, the guest kernel and initramfs into L1's payload; booting L1 under TCG (slow: a few minutes)"
 fi
+set +e
+QEMU_PV=$qemu "$top/tests/rig/pv-guest.sh" "${opts[@]}" --timeout 900 \
+	"$boot_log" "${files[@]}" -- ./pfmon-demo 2>&1 | filter
+rc=${PIPESTATUS[0]}
+set -e
 
 prc=$(sed -n 's/.*===PFMON-END rc=\([0-9]*\)===.*/\1/p' "$logdir/console.log" | tail -n1)
 step "done ($mode): logs in $logdir"

@@ -5,7 +5,7 @@
 # prints about a run (its result, its retries). Sourced, never run, by
 # every script that prints or reads them: init.sh (/init of L1 and L2,
 # which finds this file at /etc/rig-protocol.sh), run-l2.sh (in L1, same
-# path), boot-l1.sh and scripts/stage.sh (L0).
+# path), boot-l1.sh, pv-guest.sh, scripts/run.sh and scripts/stage.sh (L0).
 # POSIX sh plus `local`: busybox ash in L1 and L2, bash in L0. Defines
 # functions only, all named rig_*.
 #
@@ -57,8 +57,8 @@ rig_section() {
 }
 
 # rig_judge LEVEL CONSOLE DIR BAD_PATTERNS INIT_RAN
-# The verdict on one boot of LEVEL (L1: boot-l1.sh; L2: run-l2 in L1),
-# from its console log CONSOLE. INIT_RAN is 1 if
+# The verdict on one boot of LEVEL (L1: boot-l1.sh; L2: run-l2 in L1,
+# pv-guest.sh --direct), from its console log CONSOLE. INIT_RAN is 1 if
 # the caller saw LEVEL's /init start. Writes DIR/payload.log (what
 # /payload/run printed), DIR/dmesg.log (LEVEL's kernel log) and
 # DIR/bad.log (its lines that match BAD_PATTERNS, tests/rig/bad-patterns),

@@ -1,0 +1,190 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a guest with the pv-perfmon device and perfmon2.ko loaded, and run
+# a command in it: the one payload builder of the guest tests
+# (guest/tests/rig-run.sh), the benchmarks (tests/bench/rig-bench.sh) and
+# `make run` (scripts/run.sh).
+#
+#   tests/rig/pv-guest.sh [OPTIONS] LOGDIR FILE... -- COMMAND [ARG...]
+#
+# The guest's /payload/guest holds the FILEs (copied by name: a directory
+# with its contents); COMMAND runs there after perfmon2.ko is loaded.
+# Nested (default): L0 boots the rig's L1 under TCG (boot-l1.sh, one
+# CPU), which loads kvm-perfmon.ko and boots the guest as L2 with KVM
+# (run-l2): tests/rig/README.md. --direct: this host's KVM boots the guest
+# (scripts/boot-guest.sh; kvm-perfmon.ko must be loaded already).
+#
+#   --direct          boot on this host, not in the rig
+#   --smp N           the guest's vCPUs (default: run-l2's 1 in the rig,
+#                     boot-guest.sh's 2 directly)
+#   --timeout S       time limit of the whole run (default 900); the
+#                     guest's own is S - 120
+#   --eventmap FILE   the device's event map (pv-perfmon,eventmap=)
+#   --qemu-errors     in L1, before loading kvm-perfmon.ko, check that the
+#                     device refuses to start without it (qemu-errors.sh);
+#                     a failed check fails the run
+#   --summary ERE     at the end, show the console lines that match ERE
+#                     (the tests' own result lines), then why the run
+#                     failed, if it did, and the result line
+#
+# Environment:
+#   QEMU_PV          a qemu-system-x86_64 with -device pv-perfmon
+#                    (scripts/qemu-build.sh --print-path)
+#   KVM_PERFMON_KO   the host module (default kvm/kvm-perfmon.ko)
+#   PERFMON2_KO      the guest module (default guest/kernel/perfmon2.ko)
+# LOGDIR gets the logs: boot-l1.sh's (console.log, result, ...), or
+# directly console.log and the verdict's files (protocol.sh).
+# Exit status: 0 only if the guest ran COMMAND to exit status 0 and the
+# run is clean (boot-l1.sh's verdict; directly, rig_judge's on the guest).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/rig/protocol.sh
+. "$here/protocol.sh"
+
+die() {
+	echo "pv-guest.sh: $*" >&2
+	exit 2
+}
+
+direct=0
+smp=
+timeout_s=900
+eventmap=
+qemu_errors=0
+summary=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--direct) direct=1 ;;
+	--qemu-errors) qemu_errors=1 ;;
+	--smp | --timeout | --eventmap | --summary)
+		[ $# -ge 2 ] || die "$1 needs a value"
+		case "$1" in
+		--smp) smp=$2 ;;
+		--timeout) timeout_s=$2 ;;
+		--eventmap) eventmap=$2 ;;
+		--summary) summary=$2 ;;
+		esac
+		shift
+		;;
+	-h | --help) sed -n '4,38p' "$0"; exit 0 ;;
+	-*) die "unknown option $1" ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -ge 1 ] || die "usage: pv-guest.sh [OPTIONS] LOGDIR FILE... -- COMMAND [ARG...]"
+logdir=$1
+shift
+files=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+	files+=("$1")
+	shift
+done
+[ $# -ge 2 ] || die "no -- COMMAND after the files"
+shift
+if ! [[ "$timeout_s" =~ ^[0-9]+$ ]] || [ "$timeout_s" -le 180 ]; then
+	die "--timeout must be a number of seconds above 180"
+fi
+limit=$((timeout_s - 120))
+
+qemu=${QEMU_PV:?pv-guest.sh: set QEMU_PV to a qemu-system-x86_64 with -device pv-perfmon}
+ko=${KVM_PERFMON_KO:-$top/kvm/kvm-perfmon.ko}
+guest_ko=${PERFMON2_KO:-$top/guest/kernel/perfmon2.ko}
+[ -x "$qemu" ] || die "$qemu is not executable"
+"$qemu" -device help 2>/dev/null | grep -q '"pv-perfmon"' ||
+	die "$qemu has no pv-perfmon device"
+[ "$direct" = 1 ] || [ -f "$ko" ] || die "no $ko (make -C kvm)"
+[ -f "$guest_ko" ] || die "no $guest_ko (make -C guest/kernel)"
+[ -z "$eventmap" ] || [ -f "$eventmap" ] || die "no event map $eventmap"
+for f in "${files[@]}"; do
+	[ -e "$f" ] || die "no $f"
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/pv-guest.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$logdir" "$work/l2/guest" "$work/l1" "$work/bin"
+
+# The guest: perfmon2.ko, the files, and /payload/run (init.sh runs it)
+# to load the one and run COMMAND among the others. No mknod: init.sh
+# mounts devtmpfs, where /dev/perfmon2 appears as the driver registers it.
+cp "$guest_ko" "$work/l2/perfmon2.ko"
+[ "${#files[@]}" -eq 0 ] || cp -a "${files[@]}" "$work/l2/guest/"
+cat >"$work/l2/run" <<'GUEST'
+#!/bin/sh
+echo "guest: $(grep -c ^processor /proc/cpuinfo) vCPUs, kernel $(uname -r)"
+if ! insmod /payload/perfmon2.ko; then
+	echo "FAIL: insmod perfmon2.ko (kernel log below)"
+	dmesg | grep -i perfmon2 | tail -n 10
+	exit 1
+fi
+cd /payload/guest || exit 1
+GUEST
+# COMMAND, each word in single quotes (a ' in one as '\'')
+printf 'exec%s\n' "$(printf " '%s'" "${@//\'/\'\\\'\'}")" >>"$work/l2/run"
+chmod +x "$work/l2/run"
+
+if [ "$direct" = 1 ]; then
+	device=pv-perfmon${eventmap:+,eventmap=$eventmap}
+	kver=$("$top/scripts/kver.sh" boot)
+	"$here/mkinitramfs.sh" --l2 "$work/initrd.cpio.gz" "$work/l2"
+	set +e
+	"$top/scripts/boot-guest.sh" --limit "$limit" ${smp:+--smp "$smp"} \
+		"$qemu" "/boot/vmlinuz-$kver" "$work/initrd.cpio.gz" -- \
+		-device "$device" | tr -d '\r' | tee "$logdir/console.log"
+	qrc=${PIPESTATUS[0]}
+	set -e
+	fail=()
+	rig_fail() { fail+=("$*"); }
+	[ "$qrc" = 0 ] || rig_fail "QEMU exited with $qrc (137: killed after ${limit}s)"
+	init_ran=0
+	grep -q "$(rig_tag L2 INIT)" "$logdir/console.log" && init_ran=1
+	rig_judge L2 "$logdir/console.log" "$logdir" "$here/bad-patterns" "$init_ran"
+	for f in "${fail[@]}"; do echo "fail: $f"; done >"$logdir/result"
+	status=ok
+	[ "${#fail[@]}" -eq 0 ] || status=FAILED
+	rig_result_line "$status" 0 "direct; logs in $logdir" |
+		cat - "$logdir/result" >"$logdir/result.tmp"
+	mv "$logdir/result.tmp" "$logdir/result"
+	rc=0
+	[ "$status" = ok ] || rc=1
+else
+	# L1: the device's refusals first (--qemu-errors), then kvm-perfmon.ko
+	# and the guest as L2
+	cp "$ko" "$work/l1/kvm-perfmon.ko"
+	[ "$qemu_errors" = 0 ] || cp "$here/qemu-errors.sh" "$work/l1/"
+	[ -z "$eventmap" ] || cp "$eventmap" "$work/l1/eventmap"
+	device=pv-perfmon${eventmap:+,eventmap=/payload/eventmap}
+	cat >"$work/l1/run" <<L1
+#!/bin/sh
+errors=0
+if [ -x /payload/qemu-errors.sh ]; then
+	/payload/qemu-errors.sh /payload/qemu/bin/qemu-system-x86_64 /payload/qemu/share
+	errors=\$?
+fi
+insmod /payload/kvm-perfmon.ko || { echo "L1: insmod kvm-perfmon.ko failed"; exit 1; }
+/payload/qemu/run-l2 $limit ${smp:+-smp $smp} -device $device
+rc=\$?
+[ "\$rc" -ne 0 ] && exit "\$rc"
+exit "\$errors"
+L1
+	chmod +x "$work/l1/run"
+	# add-qemu.sh copies the qemu-system-x86_64 it finds first in PATH
+	ln -s "$qemu" "$work/bin/qemu-system-x86_64"
+	PATH=$work/bin:$PATH "$here/add-qemu.sh" --l2-payload "$work/l2" "$work/l1"
+	rc=0
+	# L1 with one CPU: see tests/rig/README.md (L2 on a 2-CPU L1 resets
+	# now and then)
+	"$here/boot-l1.sh" --timeout "$timeout_s" --smp 1 "$work/l1" "$logdir" || rc=$?
+fi
+
+# the summary last, where a reader of a long log looks: the command's
+# result lines, then why the run failed if it did, and the result
+if [ -n "$summary" ]; then
+	grep -aE "$summary" "$logdir/console.log" | sed 's/\r$//' || true
+	sed -n 's/^fail: /pv-guest.sh: FAIL: /p' "$logdir/result" 2>/dev/null || true
+	head -n 1 "$logdir/result" 2>/dev/null || true
+fi
+exit "$rc"

@@ -43,16 +43,11 @@
 # Also fails when a figure is missing or b_exits reported an error.
 # Prints PASS/FAIL lines; exit status 1 on a failure.
 set -u
+# rig_awk_judge: the PASS/FAIL lines
+# shellcheck source=tests/rig/protocol.sh
+. "$(dirname "$0")/../rig/protocol.sh"
 in=${1:--}
-awk '
-function judge(ok, name, why) {
-	if (ok) {
-		print "PASS: bench: " name
-	} else {
-		print "FAIL: bench: " name " (" why ")"
-		failed++
-	}
-}
+awk -v what=bench "$(rig_awk_judge)"'
 /^BENCH-ERROR/ { sub(/\r$/, ""); judge(0, "b_exits ran", $0) }
 /^BENCH / { v[$2] = $3 + 0; seen[$2] = 1 }
 /^BENCH-DONE/ { done = 1 }
@@ -117,6 +112,5 @@ END {
 		judge(v[k] > 0 && v[k] <= 1.5, k " " v[k] " in (0, 1.5]",
 		      v[k] " SWITCH commands per context switch; design 1")
 	}
-	printf "bench checks: %d failed\n", failed
-	exit failed ? 1 : 0
+	verdict()
 }' "$in"

@@ -5,7 +5,8 @@
 # prints about a run (its result, its retries). Sourced, never run, by
 # every script that prints or reads them: init.sh (/init of L1 and L2,
 # which finds this file at /etc/rig-protocol.sh), run-l2.sh (in L1, same
-# path), boot-l1.sh, pv-guest.sh, scripts/run.sh and scripts/stage.sh (L0).
+# path), boot-l1.sh, pv-guest.sh, scripts/run.sh, scripts/stage.sh and the
+# judges tests/bench/check.sh and tests/run/check.sh (L0).
 # POSIX sh plus `local`: busybox ash in L1 and L2, bash in L0. Defines
 # functions only, all named rig_*.
 #
@@ -98,6 +99,29 @@ rig_judge() {
 		head -n 40 "$dir/bad.log" | sed 's/^/  /'
 	fi
 	return 0
+}
+
+# Test lines: every check prints "PASS: NAME" or "FAIL: NAME (WHY)", and
+# each program "N passed, N failed" last (the summaries grep them).
+# rig_awk_judge: awk functions for a judge of a run's output (run with
+# awk -v what=WHAT): judge(OK, NAME, WHY) prints PASS: WHAT: NAME or
+# FAIL: WHAT: NAME (WHY); verdict() prints "WHAT checks: N failed" and
+# exits 1 if one failed
+rig_awk_judge() {
+	cat <<'AWK'
+function judge(ok, name, why) {
+	if (ok) {
+		print "PASS: " what ": " name
+	} else {
+		print "FAIL: " what ": " name " (" why ")"
+		failed++
+	}
+}
+function verdict() {
+	printf "%s checks: %d failed\n", what, failed
+	exit failed ? 1 : 0
+}
+AWK
 }
 
 # L0 boots the whole rig again when a running L2 hung (boot-l1.sh; at

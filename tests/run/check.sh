@@ -20,15 +20,10 @@
 #   the samples' IPs are the guest's, resolved against the workload's ELF
 # Prints PASS/FAIL lines; exit status 1 on a failure.
 set -u
-awk '
-function judge(ok, name, why) {
-	if (ok) {
-		print "PASS: run: " name
-	} else {
-		print "FAIL: run: " name " (" why ")"
-		failed++
-	}
-}
+# rig_awk_judge: the PASS/FAIL lines
+# shellcheck source=tests/rig/protocol.sh
+. "$(dirname "$0")/../rig/protocol.sh"
+awk -v what=run "$(rig_awk_judge)"'
 function num(s) { gsub(/,/, "", s); return s + 0 }
 /^  (vcpu_run_ns|vm_exits|halt_exits|host_preempt|steal_ns|host_page_faults) +PMD2[0-9][0-9]/ { listed++ }
 /^set [0-9]+: [0-9]+ runs, active / {
@@ -74,6 +69,5 @@ END {
 	for (i = 1; i <= n; i++)
 		judge(pct[f[i]] >= 5, "profile: " f[i] " " pct[f[i]] + 0 "% >= 5%",
 		      pct[f[i]] + 0 "% of the samples")
-	printf "run checks: %d failed\n", failed
-	exit failed ? 1 : 0
+	verdict()
 }' "${1:--}"

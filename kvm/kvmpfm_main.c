@@ -258,11 +258,16 @@ static const struct file_operations kvmpfm_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * Not world-accessible: root and, by kvm/99-kvm-perfmon.rules, the group
+ * that may open /dev/kvm ("kvm"). Without udev (devtmpfs alone) the node
+ * is root:root 0660.
+ */
 static struct miscdevice kvmpfm_dev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "kvm-perfmon",
 	.fops = &kvmpfm_fops,
-	.mode = 0666,
+	.mode = 0660,
 };
 
 static int __init kvmpfm_init(void)

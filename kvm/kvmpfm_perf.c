@@ -166,8 +166,13 @@ static int translate_hw(struct kvmpfm_vm *vm, const struct pfm_event *ev,
 	if (alias) {
 		attr->type = alias->host_type;
 		attr->config = alias->host_config;
-		/* an alias may be a software event: no host/guest split */
+		/*
+		 * A PMU event (hardware, cache, raw) counts the guest only. A
+		 * software event has no host/guest split: only a privileged
+		 * caller may map one (set_event_map()).
+		 */
 		attr->exclude_host = alias->host_type == PERF_TYPE_HARDWARE ||
+				     alias->host_type == PERF_TYPE_HW_CACHE ||
 				     alias->host_type == PERF_TYPE_RAW;
 		return 0;
 	}

@@ -8,6 +8,7 @@
  * without bound (vCPUs <= KVM_MAX_VCPUS, event map <= 64 entries, the
  * per-VM limits under the host-wide ceilings of kvmpfm_main.c).
  */
+#include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/nospec.h>
 #include <linux/uaccess.h>
@@ -206,11 +207,24 @@ static bool map_entry_valid(const struct kvmpfm_event_map_entry *m)
 		m->host_type == PERF_TYPE_HW_CACHE);
 }
 
+/*
+ * Whether the host event of @m counts the guest only. PMU aliases
+ * (HARDWARE, HW_CACHE, RAW) are opened with exclude_host
+ * (translate_hw()): they count what the guest runs, as KVM's own vPMU
+ * does for any guest. A SOFTWARE event cannot tell host from guest: it
+ * counts the vCPU thread in host kernel mode too.
+ */
+static bool map_entry_guest_only(const struct kvmpfm_event_map_entry *m)
+{
+	return m->host_type != PERF_TYPE_SOFTWARE;
+}
+
 static int set_event_map(struct kvmpfm_vm *vm, void __user *argp)
 {
 	struct kvmpfm_event_map_entry *entries;
 	struct pfm_engine_stats st;
 	struct kvmpfm_event_map map;
+	bool host = false;
 	u32 i;
 
 	if (copy_from_user(&map, argp, sizeof(map)))
@@ -234,6 +248,18 @@ static int set_event_map(struct kvmpfm_vm *vm, void __user *argp)
 			kvmpfm_free(entries);
 			return -EINVAL;
 		}
+		host |= !map_entry_guest_only(&entries[i]);
+	}
+	/*
+	 * An alias that counts outside the guest needs what perf would
+	 * demand to count the host kernel: CAP_PERFMON (or CAP_SYS_ADMIN).
+	 * perf_event_paranoid and security_perf_event_open() are not
+	 * exported to modules; the capability is the stricter test. The
+	 * caller's, whoever opened the file.
+	 */
+	if (host && !perfmon_capable()) {
+		kvmpfm_free(entries);
+		return -EPERM;
 	}
 	/* contexts already programmed would mix old and new meanings */
 	pfm_engine_stats(vm->engine, &st);

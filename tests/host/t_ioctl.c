@@ -12,7 +12,9 @@
  * Issue 9: every per-VM limit bounded by its host-wide ceiling (E2BIG
  * above), and usable up to it; module-wide stats refused to a host user
  * without CAP_PERFMON (EPERM); BIND_VCPU's index is a vcpu_id, or the
- * vCPU the calling thread runs, never the creation order.
+ * vCPU the calling thread runs, never the creation order; the node is
+ * 0660; an event map with a host-counting (SOFTWARE) alias needs
+ * CAP_PERFMON (EPERM for uid 65534), guest-only PMU aliases do not.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -826,6 +828,116 @@ static void t_module_stats_unpriv(void)
 			  r.stats_reopen, -EPERM);
 }
 
+/*
+ * Issue 9 item 2: the node is 0660 (root and, by udev rule, group kvm;
+ * the rig's L1 has devtmpfs only, so root:root), never world-accessible.
+ */
+static void t_node_mode(void)
+{
+	struct stat sb;
+
+	if (!hl_check(!stat(KVMPFM_DEVICE, &sb), "node_mode_stat", "%s: %s",
+		      KVMPFM_DEVICE, hl_errname(errno)))
+		return;
+	hl_check((sb.st_mode & 07777) == 0660, "node_mode_0660",
+		 "%s is mode %04o", KVMPFM_DEVICE,
+		 (unsigned int)(sb.st_mode & 07777));
+	hl_check(!(sb.st_mode & 0007), "node_not_world_accessible",
+		 "%s is mode %04o", KVMPFM_DEVICE,
+		 (unsigned int)(sb.st_mode & 07777));
+}
+
+struct map_unpriv_result {
+	int setup;		/* the VM, made as root: 0 or -errno */
+	int uid;		/* after dropping */
+	int sw;			/* a SOFTWARE alias (counts the host) */
+	int sw_hw;		/* HARDWARE + SOFTWARE: one host alias taints */
+	int hw;			/* HARDWARE only (guest-only, exclude_host) */
+	int cache;		/* HW_CACHE only (guest-only, exclude_host) */
+	int raw;		/* RAW only (guest-only, exclude_host) */
+	int empty;		/* clearing the map */
+};
+
+/*
+ * Issue 9 item 2: an event map whose aliases count outside the guest
+ * (SOFTWARE: the vCPU thread in host kernel mode too) needs CAP_PERFMON,
+ * as perf would demand; guest-only PMU aliases do not (KVM's vPMU gives
+ * any guest as much). A child makes its VM as root, drops to uid/gid
+ * 65534 and sets maps on it.
+ */
+static void t_event_map_unpriv(void)
+{
+	struct kvmpfm_event_map_entry sw, hw[2], cache, raw;
+	struct map_unpriv_result r;
+	int fds[2], st_code = 0;
+	pid_t pid;
+
+	memset(&sw, 0, sizeof(sw));
+	sw.guest_kind = KVMPFM_EVK_GENERIC;
+	sw.guest_event = 0x76;
+	sw.flags = KVMPFM_MAP_EMULATED;
+	sw.host_type = 1;	/* PERF_TYPE_SOFTWARE */
+	sw.host_config = 0;	/* PERF_COUNT_SW_CPU_CLOCK */
+	hw[0] = sw;
+	hw[0].host_type = 0;	/* PERF_TYPE_HARDWARE */
+	hw[0].host_config = 0;	/* PERF_COUNT_HW_CPU_CYCLES */
+	hw[1] = sw;
+	hw[1].guest_event = 0xc0;
+	cache = hw[0];
+	cache.host_type = 3;	/* PERF_TYPE_HW_CACHE */
+	cache.host_config = 0;	/* L1D read access */
+	raw = hw[0];
+	raw.host_type = 4;	/* PERF_TYPE_RAW */
+	raw.host_config = 0x76;
+
+	if (pipe(fds)) {
+		hl_check(false, "event_map_unpriv_setup", "pipe: %s",
+			 hl_errname(errno));
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct hl_vm vm;
+
+		memset(&r, 0, sizeof(r));
+		r.setup = hl_vm_simple(&vm, 1);
+		if (!r.setup && (setgroups(0, NULL) || setgid(65534) ||
+				 setuid(65534)))
+			r.setup = -errno;
+		if (!r.setup) {
+			r.uid = getuid();
+			r.sw = set_map(&vm, &sw, 1, 0);
+			r.sw_hw = set_map(&vm, hw, 2, 0);
+			r.hw = set_map(&vm, hw, 1, 0);
+			r.cache = set_map(&vm, &cache, 1, 0);
+			r.raw = set_map(&vm, &raw, 1, 0);
+			r.empty = set_map(&vm, NULL, 0, 0);
+		}
+		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	memset(&r, 0, sizeof(r));
+	r.setup = -EIO;
+	if (read(fds[0], &r, sizeof(r)) != sizeof(r))
+		r.setup = -EIO;
+	close(fds[0]);
+	waitpid(pid, &st_code, 0);
+	if (!hl_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
+		      !r.setup && r.uid == 65534, "event_map_unpriv_child",
+		      "child status %#x setup %s uid %d", st_code,
+		      hl_errname(r.setup), r.uid))
+		return;
+	HL_EXPECT("event_map_unpriv_software_eperm", r.sw, -EPERM);
+	HL_EXPECT("event_map_unpriv_hw_plus_software_eperm", r.sw_hw, -EPERM);
+	HL_EXPECT("event_map_unpriv_hardware_guest_only_ok", r.hw, 0);
+	HL_EXPECT("event_map_unpriv_cache_guest_only_ok", r.cache, 0);
+	HL_EXPECT("event_map_unpriv_raw_guest_only_ok", r.raw, 0);
+	HL_EXPECT("event_map_unpriv_empty_ok", r.empty, 0);
+}
+
 /* ---- issue 9: vCPUs by vcpu_id, not creation order (item 11) ---------- */
 
 struct bind_req {
@@ -945,6 +1057,8 @@ int main(void)
 	t_block();
 	t_limits();
 	t_module_stats_unpriv();
+	t_node_mode();
+	t_event_map_unpriv();
 	t_vcpu_ids();
 	hl_check_module_idle("ioctl_module_idle");
 	return hl_summary();

@@ -5,12 +5,14 @@
 # guest/tests/rig-run.sh runs the guest tests (both with the payload of
 # tests/rig/pv-guest.sh): L0 boots L1 under TCG; L1 loads kvm-perfmon.ko
 # and starts an L2 with `-device pv-perfmon`; L2 loads perfmon2.ko and
-# runs b_exits. Prints the BENCH/RATIO lines from the console log and
-# judges them with check.sh.
+# runs b_exits; around it, L1 measures what the host spent for it
+# (l1-cost.sh: BENCH-HOST lines). Prints the BENCH/RATIO lines from the
+# console log and judges them with check.sh.
 #
-#   tests/bench/rig-bench.sh [--smp N] [--timeout S] [LOGDIR]
+#   tests/bench/rig-bench.sh [--smp N] [--l1-smp N] [--timeout S] [LOGDIR]
 #
-# --smp: L2's vCPUs (default 1), --timeout: the rig's limit (default 1500).
+# --smp: L2's vCPUs (default 1), --l1-smp: L1's CPUs (default 1),
+# --timeout: the rig's limit (default 1500).
 # Environment: QEMU_PV, KVM_PERFMON_KO, PERFMON2_KO (see pv-guest.sh), and
 #   BENCH_N          calls per batch (default 10000: `make test` runs this)
 # LOGDIR (default build/bench/rig) gets boot-l1.sh's logs and bench.txt
@@ -32,6 +34,7 @@ make -s -C "$here"
 
 rc=0
 "$top/tests/rig/pv-guest.sh" "${opts[@]}" --summary '^(BENCH|RATIO)' \
+	--l1-around "$here/l1-cost.sh" \
 	"$logdir" "$top/build/bench/b_exits" -- ./b_exits "$n" || rc=$?
 grep -aE '^(BENCH|RATIO)' "$logdir/console.log" | sed 's/\r$//' \
 	>"$logdir/bench.txt" || true

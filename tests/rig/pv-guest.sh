@@ -21,6 +21,10 @@
 #   --timeout S       time limit of the whole run (default 900); the
 #                     guest's own is S - 120
 #   --eventmap FILE   the device's event map (pv-perfmon,eventmap=)
+#   --l1-smp N        L1's CPUs (default 1: see tests/rig/README.md)
+#   --l1-around FILE  in L1, run FILE with "start" just before the guest
+#                     and "end" after it (tests/bench/l1-cost.sh), with
+#                     tests/host's kvmpfm-stats beside it in /payload
 #   --qemu-errors     in L1, before loading kvm-perfmon.ko, check that the
 #                     device refuses to start without it (qemu-errors.sh);
 #                     a failed check fails the run
@@ -55,21 +59,25 @@ timeout_s=900
 eventmap=
 qemu_errors=0
 summary=
+l1_smp=1
+l1_around=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--direct) direct=1 ;;
 	--qemu-errors) qemu_errors=1 ;;
-	--smp | --timeout | --eventmap | --summary)
+	--smp | --timeout | --eventmap | --summary | --l1-smp | --l1-around)
 		[ $# -ge 2 ] || die "$1 needs a value"
 		case "$1" in
 		--smp) smp=$2 ;;
+		--l1-smp) l1_smp=$2 ;;
+		--l1-around) l1_around=$2 ;;
 		--timeout) timeout_s=$2 ;;
 		--eventmap) eventmap=$2 ;;
 		--summary) summary=$2 ;;
 		esac
 		shift
 		;;
-	-h | --help) sed -n '4,38p' "$0"; exit 0 ;;
+	-h | --help) sed -n '4,43p' "$0"; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
 	esac
@@ -156,6 +164,12 @@ else
 	cp "$ko" "$work/l1/kvm-perfmon.ko"
 	[ "$qemu_errors" = 0 ] || cp "$here/qemu-errors.sh" "$work/l1/"
 	[ -z "$eventmap" ] || cp "$eventmap" "$work/l1/eventmap"
+	if [ -n "$l1_around" ]; then
+		stats=$top/tests/host/out/bin/kvmpfm-stats
+		[ -x "$stats" ] || make -s -C "$top/tests/host" "$stats"
+		cp "$l1_around" "$work/l1/around"
+		cp "$stats" "$work/l1/kvmpfm-stats"
+	fi
 	device=pv-perfmon${eventmap:+,eventmap=/payload/eventmap}
 	cat >"$work/l1/run" <<L1
 #!/bin/sh
@@ -165,8 +179,10 @@ if [ -x /payload/qemu-errors.sh ]; then
 	errors=\$?
 fi
 insmod /payload/kvm-perfmon.ko || { echo "L1: insmod kvm-perfmon.ko failed"; exit 1; }
+[ -x /payload/around ] && /payload/around start
 /payload/qemu/run-l2 $limit ${smp:+-smp $smp} -device $device
 rc=\$?
+[ -x /payload/around ] && /payload/around end
 [ "\$rc" -ne 0 ] && exit "\$rc"
 exit "\$errors"
 L1
@@ -175,9 +191,10 @@ L1
 	ln -s "$qemu" "$work/bin/qemu-system-x86_64"
 	PATH=$work/bin:$PATH "$here/add-qemu.sh" --l2-payload "$work/l2" "$work/l1"
 	rc=0
-	# L1 with one CPU: see tests/rig/README.md (L2 on a 2-CPU L1 resets
-	# now and then)
-	"$here/boot-l1.sh" --timeout "$timeout_s" --smp 1 "$work/l1" "$logdir" || rc=$?
+	# L1 with one CPU unless asked: see tests/rig/README.md (L2 on a
+	# 2-CPU L1 resets now and then)
+	"$here/boot-l1.sh" --timeout "$timeout_s" --smp "$l1_smp" "$work/l1" \
+		"$logdir" || rc=$?
 fi
 
 # the summary last, where a reader of a long log looks: the command's

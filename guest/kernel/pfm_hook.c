@@ -22,6 +22,12 @@
  *   - thread exit: the sched_process_exit tracepoint, which runs in the
  *     exiting thread before its last task_work, unloads the context with
  *     PVPFM_UNLOAD_TASK_EXIT (the host queues PFM_MSG_END) and unlinks.
+ *   - an exec that changes credentials (setuid, setgid, file capabilities:
+ *     the new mm is not SUID_DUMP_USER): the sched_process_exec
+ *     tracepoint, in the thread before the new program's first
+ *     instruction, does the same as its exit. Monitoring stops there, as
+ *     perf's events do (begin_new_exec() calls perf_event_exit_task());
+ *     the monitor reads the counts up to the exec and gets PFM_MSG_END.
  *
  * PFM_FL_NOTIFY_BLOCK: once the host says the context is blocked (after a
  * notification, pfm_notify.c asks), a task_work stops the thread on its way
@@ -47,6 +53,7 @@
 #include <linux/preempt.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -78,7 +85,7 @@ struct pfm_hook {
 };
 
 static struct preempt_ops pfm_preempt_ops;
-static struct tracepoint *pfm_exit_tp;
+static struct tracepoint *pfm_exit_tp, *pfm_exec_tp;
 
 static struct pfm_hook *hook_of(struct preempt_notifier *pn)
 {
@@ -288,16 +295,14 @@ static void hook_wake(struct pfm_hook *h, bool was_waiting)
 		wake_up_all(&h->block_wq);
 }
 
-/* sched_process_exit: in the exiting thread, before its last task_work */
-static void pfm_exit_probe(void *data, struct task_struct *task)
+/* unload every context loaded on current, as at its exit, and unlink */
+static void hooks_unload_current(void)
 {
 	struct preempt_notifier *pn;
 	struct hlist_node *tmp;
 	unsigned long flags;
 	struct pfm_hook *h;
 
-	if (task != current)
-		return;
 	hlist_for_each_entry_safe(pn, tmp, &current->preempt_notifiers, link) {
 		if (pn->ops != &pfm_preempt_ops)
 			continue;
@@ -309,6 +314,27 @@ static void pfm_exit_probe(void *data, struct task_struct *task)
 		raw_spin_unlock_irqrestore(&h->lock, flags);
 		pfm_hook_put(h);
 	}
+}
+
+/* sched_process_exit: in the exiting thread, before its last task_work */
+static void pfm_exit_probe(void *data, struct task_struct *task)
+{
+	if (task == current)
+		hooks_unload_current();
+}
+
+/*
+ * sched_process_exec: in the thread, its new credentials committed, before
+ * the new program runs. The test is perf's: a program the old owner could
+ * not dump (setuid, setgid, capabilities, unreadable) is not monitored.
+ */
+static void pfm_exec_probe(void *data, struct task_struct *task,
+			   pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (task != current || !current->mm ||
+	    get_dumpable(current->mm) == SUID_DUMP_USER)
+		return;
+	hooks_unload_current();
 }
 
 struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task)
@@ -495,19 +521,21 @@ void pfm_hook_release(struct pfm_hook *h)
 	pfm_hook_put(h);
 }
 
-static void pfm_find_exit_tp(struct tracepoint *tp, void *priv)
+static void pfm_find_tps(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_process_exit"))
 		pfm_exit_tp = tp;
+	else if (!strcmp(tp->name, "sched_process_exec"))
+		pfm_exec_tp = tp;
 }
 
 int pfm_hooks_init(void)
 {
 	int ret;
 
-	for_each_kernel_tracepoint(pfm_find_exit_tp, NULL);
-	if (!pfm_exit_tp) {
-		pr_err("no sched_process_exit tracepoint: cannot follow thread exits\n");
+	for_each_kernel_tracepoint(pfm_find_tps, NULL);
+	if (!pfm_exit_tp || !pfm_exec_tp) {
+		pr_err("no sched_process_exit/exec tracepoint: cannot follow thread exits and execs\n");
 		return -ENOENT;
 	}
 	ret = tracepoint_probe_register(pfm_exit_tp, (void *)pfm_exit_probe,
@@ -516,12 +544,22 @@ int pfm_hooks_init(void)
 		pr_err("cannot hook thread exits (%d)\n", ret);
 		return ret;
 	}
+	ret = tracepoint_probe_register(pfm_exec_tp, (void *)pfm_exec_probe,
+					NULL);
+	if (ret) {
+		pr_err("cannot hook execs (%d)\n", ret);
+		tracepoint_probe_unregister(pfm_exit_tp,
+					    (void *)pfm_exit_probe, NULL);
+		tracepoint_synchronize_unregister();
+		return ret;
+	}
 	preempt_notifier_inc();
 	return 0;
 }
 
 void pfm_hooks_exit(void)
 {
+	tracepoint_probe_unregister(pfm_exec_tp, (void *)pfm_exec_probe, NULL);
 	tracepoint_probe_unregister(pfm_exit_tp, (void *)pfm_exit_probe, NULL);
 	tracepoint_synchronize_unregister();
 	preempt_notifier_dec();

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Monitoring stops at an exec that changes credentials (issue 9, item 8),
+ * as perf's does: a per-thread context loaded on a thread that execs a
+ * setuid-root program is unloaded there (PFM_MSG_END), so nothing of the
+ * new program is counted or sampled.
+ *
+ * Run as root (it makes the setuid copy); the monitor runs as uid/gid
+ * 65534. The monitor creates a context on VM_EXITS and forks a child that
+ * loads it on itself, starts it and execs a copy of this program, which
+ * makes SPIN_EXITS VM exits (CPUID) and exits. The monitor then reads
+ * VM_EXITS, kept in the context after the child's end:
+ *   - a plain copy (no credential change): all the exits are counted;
+ *   - a setuid-root copy: none of them (only what the child did before
+ *     its exec), and the copy did run as euid 0.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "t_common.h"
+
+#define SPIN_EXITS	5000
+#define NOBODY		65534
+
+/* the copy's mode: make the exits, say by its status whether it is root */
+static int spin(bool want_root)
+{
+	t_exits(SPIN_EXITS);
+	if (want_root && geteuid() != 0)
+		return 3;	/* the setuid bit did not take (nosuid?) */
+	return 0;
+}
+
+static int copy_self(const char *dst, mode_t mode)
+{
+	struct stat sb;
+	int in, out, ret = -1;
+	off_t off = 0;
+
+	in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+	if (out >= 0 && !fstat(in, &sb)) {
+		while (off < sb.st_size)
+			if (sendfile(out, in, &off, sb.st_size - off) <= 0)
+				break;
+		if (off == sb.st_size && !fchown(out, 0, 0) &&
+		    !fchmod(out, mode))
+			ret = 0;
+	}
+	if (out >= 0)
+		close(out);
+	close(in);
+	return ret;
+}
+
+struct run {
+	int setup;	/* 0, else the step that failed (errno in err) */
+	int err;
+	int status;	/* the exec'd child's wait status */
+	uint64_t exits;	/* VM_EXITS of the context after the child */
+	bool end_msg;	/* PFM_MSG_END queued */
+};
+
+/*
+ * In a child of the test: as uid 65534, monitor a child that execs @path
+ * (argv[1] = @mode), report in @r through @wfd.
+ */
+static void monitor(const char *path, const char *mode, int wfd)
+{
+	uint16_t vm_exits = PVPFM_VPMD_VM_EXITS;
+	struct run r = { 0 };
+	pfarg_msg_t msg;
+	pid_t pid;
+	int fd;
+
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)) {
+		r.setup = 1;
+		goto out;
+	}
+	fd = t_create(0);
+	if (fd < 0 || t_write_pmds(fd, &vm_exits, 1, 0)) {
+		r.setup = 2;
+		goto out;
+	}
+	pid = fork();
+	if (pid == 0) {
+		/* load on self, start, exec: the context is on this thread */
+		if (t_load(fd, t_gettid(), 0) || pfm_start(fd, NULL))
+			_exit(4);
+		execl(path, path, mode, (char *)NULL);
+		_exit(5);
+	}
+	if (pid < 0 || waitpid(pid, &r.status, 0) != pid) {
+		r.setup = 3;
+		goto out;
+	}
+	if (t_read_pmd(fd, vm_exits, 0, &r.exits)) {
+		r.setup = 4;
+		goto out;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
+		if (msg.type == PFM_MSG_END)
+			r.end_msg = true;
+out:
+	r.err = errno;
+	if (write(wfd, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	_exit(0);
+}
+
+static bool run_one(const char *path, const char *mode, struct run *r)
+{
+	int fds[2], st = 0;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if (pipe(fds))
+		return false;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		monitor(path, mode, fds[1]);
+	}
+	close(fds[1]);
+	if (read(fds[0], r, sizeof(*r)) != sizeof(*r))
+		r->setup = 9;
+	close(fds[0]);
+	waitpid(pid, &st, 0);
+	return !r->setup;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/t_exec.XXXXXX", plain[64], suid[64];
+	struct run r;
+
+	if (argc == 2 && !strcmp(argv[1], "spin-plain"))
+		return spin(false);
+	if (argc == 2 && !strcmp(argv[1], "spin-root"))
+		return spin(true);
+
+	if (!t_root()) {
+		t_skip("exec: setuid exec stops monitoring", "not root: cannot make a setuid copy");
+		return t_done();
+	}
+	if (!mkdtemp(dir) || chmod(dir, 0755)) {
+		t_fail("exec: setup", "%s: %s", dir, strerrorname_np(errno));
+		return t_done();
+	}
+	snprintf(plain, sizeof(plain), "%s/plain", dir);
+	snprintf(suid, sizeof(suid), "%s/suid", dir);
+	if (copy_self(plain, 0755) || copy_self(suid, 04755)) {
+		t_fail("exec: setup", "copies in %s: %s", dir,
+		       strerrorname_np(errno));
+		goto out;
+	}
+
+	/* the control: an exec that keeps the credentials stays counted */
+	if (t_check(run_one(plain, "spin-plain", &r), "exec: plain: monitor as uid 65534",
+		    "step %d: %s", r.setup, strerrorname_np(r.err))) {
+		t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
+			"exec: plain: the child ran the copy", "status %#x",
+			r.status);
+		printf("exec: plain copy: VM_EXITS %llu for %d exits\n",
+		       (unsigned long long)r.exits, SPIN_EXITS);
+		t_check(r.exits >= SPIN_EXITS,
+			"exec: plain exec: the new program is counted",
+			"VM_EXITS %llu < %d", (unsigned long long)r.exits,
+			SPIN_EXITS);
+	}
+
+	if (t_check(run_one(suid, "spin-root", &r), "exec: setuid: monitor as uid 65534",
+		    "step %d: %s", r.setup, strerrorname_np(r.err))) {
+		if (!t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
+			     "exec: setuid: the copy ran as euid 0",
+			     "status %#x (exit 3: not root, 4: load/start, 5: exec)",
+			     r.status))
+			goto out;
+		printf("exec: setuid copy: VM_EXITS %llu for %d exits\n",
+		       (unsigned long long)r.exits, SPIN_EXITS);
+		t_check(r.exits < SPIN_EXITS / 2,
+			"exec: setuid exec: the new program is not counted",
+			"VM_EXITS %llu for its %d exits",
+			(unsigned long long)r.exits, SPIN_EXITS);
+		t_check(r.end_msg, "exec: setuid exec: PFM_MSG_END queued",
+			"no PFM_MSG_END message");
+	}
+out:
+	unlink(plain);
+	unlink(suid);
+	rmdir(dir);
+	return t_done();
+}

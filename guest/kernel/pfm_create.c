@@ -5,9 +5,15 @@
  * device's only ioctl.
  *
  * Checks made here, before the host is asked: who may create which
- * context (task_group, sys_group, CAP_SYS_ADMIN: EPERM) and the sampling
- * buffer limits (pfm_smplbuf.c: ENOMEM). Everything else is the host's to
- * decide: its errno is the call's.
+ * context (task_group, sys_group, CAP_SYS_ADMIN: EPERM), how many
+ * contexts one user may have alive (controls/max_ctx_per_user: EMFILE;
+ * CAP_SYS_ADMIN exempt) and the sampling buffer limits (pfm_smplbuf.c:
+ * ENOMEM). Everything else is the host's to decide: its errno is the
+ * call's.
+ *
+ * Per-user accounting: the host's max_contexts is the whole VM's, so one
+ * user could take them all. A context is charged to its creator's real
+ * uid (as RLIMIT_NPROC is) until it is freed, whoever holds its fd later.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -38,6 +44,66 @@ static bool pfm_may_create(bool system)
 			   READ_ONCE(pfm_controls.task_group);
 
 	return pfm_group_ok(gid) || capable(CAP_SYS_ADMIN);
+}
+
+/* contexts alive per uid; only users with some are listed */
+struct pfm_user {
+	struct list_head node;
+	kuid_t uid;
+	u32 nr;
+};
+
+static LIST_HEAD(pfm_users);
+static DEFINE_MUTEX(pfm_users_lock);
+
+/* charge a new context to the caller: 0, -EMFILE over the limit, -ENOMEM */
+static int pfm_user_charge(struct pfm_ctx *ctx)
+{
+	kuid_t uid = current_uid();
+	struct pfm_user *u;
+	int ret = 0;
+
+	if (capable(CAP_SYS_ADMIN))
+		return 0;
+	mutex_lock(&pfm_users_lock);
+	list_for_each_entry(u, &pfm_users, node)
+		if (uid_eq(u->uid, uid))
+			goto found;
+	u = NULL;
+found:
+	if ((u ? u->nr : 0) >= READ_ONCE(pfm_controls.max_ctx_per_user)) {
+		ret = -EMFILE;
+		goto out;
+	}
+	if (!u) {
+		u = kzalloc(sizeof(*u), GFP_KERNEL);
+		if (!u) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		u->uid = uid;
+		list_add(&u->node, &pfm_users);
+	}
+	u->nr++;
+	ctx->user = u;
+out:
+	mutex_unlock(&pfm_users_lock);
+	return ret;
+}
+
+void pfm_user_uncharge(struct pfm_ctx *ctx)
+{
+	struct pfm_user *u = ctx->user;
+
+	if (!u)
+		return;
+	mutex_lock(&pfm_users_lock);
+	if (!--u->nr) {
+		list_del(&u->node);
+		kfree(u);
+	}
+	mutex_unlock(&pfm_users_lock);
+	ctx->user = NULL;
 }
 
 static long pfm_create(void __user *uarg)
@@ -85,6 +151,9 @@ static long pfm_create(void __user *uarg)
 	mutex_init(&ctx->msg_lock);
 	INIT_LIST_HEAD(&ctx->node);
 	ctx->flags = arg.ctx.ctx_flags;
+	ret = pfm_user_charge(ctx);
+	if (ret)
+		goto free;
 	if (smpl) {
 		ret = pfm_smplbuf_alloc(ctx, arg.smpl_arg.buf_size);
 		if (ret)

@@ -48,6 +48,7 @@ struct pfm_ctx_ioc {
 /* @destroyed: the host's answer to DESTROY, 0 if it was never created */
 void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed)
 {
+	pfm_user_uncharge(ctx);
 	pfm_smplbuf_free(ctx, destroyed);
 	kfree(ctx);
 }

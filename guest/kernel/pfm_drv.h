@@ -41,6 +41,7 @@ struct poll_table_struct;
 struct fasync_struct;
 struct mm_struct;
 struct pfm_hook;
+struct pfm_user;
 
 /* a perfmon2 context: one per context fd */
 struct pfm_ctx {
@@ -48,6 +49,7 @@ struct pfm_ctx {
 	u32 flags;			/* PFM_FL_* */
 	struct mutex lock;		/* one call at a time; guards hook */
 	struct pfm_hook *hook;		/* per-thread: where it is loaded */
+	struct pfm_user *user;		/* charged to, NULL: exempt (root) */
 	/*
 	 * the "default" format's buffer, mapped read-only by mmap(); set
 	 * before the fd exists, freed after close()
@@ -116,6 +118,7 @@ struct pfm_controls {
 	int sys_group;			/* -1: any group */
 	u32 arg_mem_max;		/* bytes per vector argument */
 	u64 smpl_buffer_mem_max;	/* bytes of all sampling buffers */
+	u32 max_ctx_per_user;		/* contexts alive per uid, root exempt */
 };
 
 extern struct pfm_controls pfm_controls;
@@ -123,6 +126,7 @@ extern struct pfm_controls pfm_controls;
 /* pfm_create.c */
 int pfm_create_init(void);
 void pfm_create_exit(void);
+void pfm_user_uncharge(struct pfm_ctx *ctx);
 
 /* pfm_ctxfd.c */
 int pfm_ctx_new_fd(struct pfm_ctx *ctx);

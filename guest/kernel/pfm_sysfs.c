@@ -15,8 +15,10 @@
  *   controls/                task_group, sys_group (-1: any group),
  *                            arg_mem_max (bytes per vector argument),
  *                            smpl_buffer_mem_max (bytes of all sampling
- *                            buffers): root may write them; and
- *                            smpl_buffer_mem_cur (read-only)
+ *                            buffers), max_ctx_per_user (contexts
+ *                            alive per uid, CAP_SYS_ADMIN exempt): root
+ *                            may write them; and smpl_buffer_mem_cur
+ *                            (read-only)
  *   device/                  the pv-perfmon device and host limits,
  *                            and command/SWITCH counters (read-only)
  */
@@ -207,6 +209,30 @@ static ssize_t smpl_buffer_mem_cur_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%lld\n", atomic64_read(&pfm_smpl_mem_cur));
 }
 
+static ssize_t max_ctx_per_user_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  READ_ONCE(pfm_controls.max_ctx_per_user));
+}
+
+/* 0 (only root creates contexts) up to the host's max_contexts */
+static ssize_t max_ctx_per_user_store(struct kobject *kobj,
+				      struct kobj_attribute *attr,
+				      const char *buf, size_t count)
+{
+	u32 val;
+	int ret;
+
+	ret = kstrtou32(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (val > pfm_dev_info.pmu.max_contexts)
+		return -EINVAL;
+	WRITE_ONCE(pfm_controls.max_ctx_per_user, val);
+	return count;
+}
+
 static struct kobj_attribute task_group_attr = __ATTR_RW(task_group);
 static struct kobj_attribute sys_group_attr = __ATTR_RW(sys_group);
 static struct kobj_attribute arg_mem_max_attr = __ATTR_RW(arg_mem_max);
@@ -214,6 +240,8 @@ static struct kobj_attribute smpl_buffer_mem_max_attr =
 	__ATTR_RW(smpl_buffer_mem_max);
 static struct kobj_attribute smpl_buffer_mem_cur_attr =
 	__ATTR_RO(smpl_buffer_mem_cur);
+static struct kobj_attribute max_ctx_per_user_attr =
+	__ATTR_RW(max_ctx_per_user);
 
 static struct attribute *controls_attrs[] = {
 	&task_group_attr.attr,
@@ -221,6 +249,7 @@ static struct attribute *controls_attrs[] = {
 	&arg_mem_max_attr.attr,
 	&smpl_buffer_mem_max_attr.attr,
 	&smpl_buffer_mem_cur_attr.attr,
+	&max_ctx_per_user_attr.attr,
 	NULL
 };
 
@@ -295,6 +324,9 @@ int pfm_sysfs_init(void)
 	if (!pfm_controls.smpl_buffer_mem_max)
 		pfm_controls.smpl_buffer_mem_max =
 			((u64)totalram_pages() << PAGE_SHIFT) / 4;
+	/* a quarter of the VM's contexts per user, at least one */
+	pfm_controls.max_ctx_per_user =
+		max(pfm_dev_info.pmu.max_contexts / 4, 1U);
 
 	pfm_kobj = kobject_create_and_add("perfmon", kernel_kobj);
 	if (!pfm_kobj)

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-user context accounting (issue 9, item 9): the host's max_contexts
+ * is the whole VM's, so controls/max_ctx_per_user bounds the contexts one
+ * uid has alive (EMFILE above it; default a quarter of max_contexts, at
+ * least 1); CAP_SYS_ADMIN is exempt. A context is charged until it is
+ * closed. Run as root: the users are uids 65534 and 65533 in children.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "t_common.h"
+
+#define CTL		"controls/max_ctx_per_user"
+#define LIMIT		3
+#define MAX_TRY		(LIMIT + 2)
+
+struct user_run {
+	int setup;		/* 0, or errno of dropping privileges */
+	int created;		/* contexts made before the first failure */
+	int err;		/* that failure's errno, 0 if none */
+	int again;		/* after closing one: 0 or errno */
+};
+
+struct user_child {
+	pid_t pid;
+	int res;		/* read end: struct user_run */
+	int hold;		/* write end: closing it lets the child go */
+};
+
+/*
+ * A child as @uid: create up to MAX_TRY contexts, close one, create one
+ * again, report, and hold what it has until the parent lets it go.
+ */
+static int user_start(struct user_child *c, uid_t uid)
+{
+	int res[2], hold[2], fds[MAX_TRY], i;
+	struct user_run r;
+	char ch;
+
+	if (pipe(res) || pipe(hold))
+		return -1;
+	fflush(stdout);
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (c->pid == 0) {
+		close(res[0]);
+		close(hold[1]);
+		memset(&r, 0, sizeof(r));
+		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+			r.setup = errno;
+		for (i = 0; !r.setup && i < MAX_TRY; i++) {
+			fds[i] = t_create(0);
+			if (fds[i] < 0) {
+				r.err = errno;
+				break;
+			}
+			r.created++;
+		}
+		if (!r.setup && r.created) {
+			close(fds[0]);
+			fds[0] = t_create(0);
+			r.again = fds[0] < 0 ? errno : 0;
+		}
+		if (write(res[1], &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+		/* hold the contexts until the parent closes its end */
+		if (read(hold[0], &ch, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(res[1]);
+	close(hold[0]);
+	c->res = res[0];
+	c->hold = hold[1];
+	return 0;
+}
+
+static int user_result(struct user_child *c, struct user_run *r)
+{
+	memset(r, 0, sizeof(*r));
+	return read(c->res, r, sizeof(*r)) == sizeof(*r) ? 0 : -1;
+}
+
+static void user_end(struct user_child *c)
+{
+	int st;
+
+	close(c->hold);
+	close(c->res);
+	waitpid(c->pid, &st, 0);
+}
+
+/* one user's run, checked: @limit created, then EMFILE; one again after a close */
+static void check_user(const char *who, const struct user_run *r, int limit)
+{
+	char name[96];
+
+	if (r->setup) {
+		snprintf(name, sizeof(name), "user: %s: drop to the uid", who);
+		t_fail(name, "%s", strerrorname_np(r->setup));
+		return;
+	}
+	snprintf(name, sizeof(name), "user: %s: %d contexts, then EMFILE",
+		 who, limit);
+	t_check(r->created == limit && r->err == EMFILE, name,
+		"%d created, then %s", r->created,
+		r->err ? strerrorname_np(r->err) : "no failure");
+	if (!limit)
+		return;
+	snprintf(name, sizeof(name), "user: %s: a closed context is uncharged",
+		 who);
+	t_check(!r->again, name, "create after close: %s",
+		strerrorname_np(r->again));
+}
+
+int main(void)
+{
+	struct user_child a, b;
+	struct user_run r;
+	char saved[32], val[32];
+	long long max_ctx, dflt;
+	int fds[LIMIT + 1], i, n;
+
+	if (!t_root()) {
+		t_skip("user: per-user limit", "not root: cannot switch uids");
+		return t_done();
+	}
+	if (!t_check(t_sysfs_read(CTL, saved, sizeof(saved)) == 0,
+		     "user: " CTL " exists", "%s", strerrorname_np(errno)))
+		return t_done();
+	max_ctx = t_sysfs_num("device/max_contexts", -1);
+	dflt = max_ctx / 4 > 1 ? max_ctx / 4 : 1;
+	printf("user: max_contexts %lld, max_ctx_per_user %s\n", max_ctx,
+	       saved);
+	t_check(atoll(saved) == dflt, "user: default is max_contexts/4",
+		"%s, want %lld", saved, dflt);
+	snprintf(val, sizeof(val), "%lld", max_ctx + 1);
+	t_expect_err("user: above max_contexts is EINVAL",
+		     t_sysfs_write(CTL, val), EINVAL);
+	if (max_ctx < LIMIT + 2) {
+		t_skip("user: limit checks", "max_contexts %lld", max_ctx);
+		return t_done();
+	}
+	snprintf(val, sizeof(val), "%d", LIMIT);
+	if (!t_expect_ok("user: set the limit to 3", t_sysfs_write(CTL, val)))
+		return t_done();
+
+	/* uid 65534 holds its 3: root and another uid still create */
+	if (user_start(&a, 65534) || user_result(&a, &r)) {
+		t_fail("user: uid 65534", "child: %s", strerrorname_np(errno));
+		goto restore;
+	}
+	check_user("uid 65534", &r, LIMIT);
+	for (n = 0; n < LIMIT + 1; n++) {
+		fds[n] = t_create(0);
+		if (fds[n] < 0)
+			break;
+	}
+	t_check(n == LIMIT + 1, "user: root is exempt",
+		"root made %d of %d: %s", n, LIMIT + 1,
+		n < LIMIT + 1 ? strerrorname_np(errno) : "");
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	if (!user_start(&b, 65533) && !user_result(&b, &r)) {
+		check_user("uid 65533 beside a full uid 65534", &r, LIMIT);
+		user_end(&b);
+	} else {
+		t_fail("user: uid 65533", "child: %s", strerrorname_np(errno));
+	}
+	user_end(&a);
+
+	/* everything closed at exit: uid 65534 has its 3 again */
+	if (!user_start(&a, 65534) && !user_result(&a, &r)) {
+		check_user("uid 65534 after its contexts closed", &r, LIMIT);
+		user_end(&a);
+	}
+
+	/* 0: only root */
+	if (t_expect_ok("user: set the limit to 0", t_sysfs_write(CTL, "0")) &&
+	    !user_start(&a, 65534) && !user_result(&a, &r)) {
+		check_user("uid 65534 at limit 0", &r, 0);
+		user_end(&a);
+	}
+restore:
+	t_expect_ok("user: restore the limit", t_sysfs_write(CTL, saved));
+	return t_done();
+}

@@ -18,9 +18,10 @@
  *   thread runs on) and the set-switch hrtimer never take vm->lock: they
  *   record what happened in the vCPU's atomic pending state and raise
  *   vcpu->irq_work, a self-interrupt on the same CPU, which adds
- *   vcpu->task_work to the vCPU thread (TWA_RESUME; a timer that fires
- *   while the thread sleeps elsewhere wakes it, TWA_SIGNAL). KVM runs task work
- *   before it enters the guest again, as a return to user mode does: the
+ *   vcpu->task_work to the vCPU thread (TWA_RESUME within KVM_RUN; a
+ *   timer that fires while the thread sleeps elsewhere wakes it,
+ *   TWA_SIGNAL). KVM runs task work before it enters the guest again (or
+ *   between two halts), as a return to user mode does: the
  *   vCPU thread then takes vm->lock and delivers the wraps, reading and
  *   re-arming its own counters locally. No work item, no other thread,
  *   no cross-CPU call per sample, and the CPU time is the vCPU thread's.

@@ -607,14 +607,21 @@ void kvmpfm_vcpu_irq_work(struct irq_work *work)
 	if (!get_file_rcu(file))
 		return;
 	/*
-	 * An overflow interrupts the vCPU thread itself: it passes through
-	 * KVM's or the syscall's exit work, which runs the task work, without
-	 * leaving KVM_RUN. A timer that fired while the thread was elsewhere
-	 * (asleep in QEMU, say) must wake it, or the work and the file
-	 * reference would wait for its next return: a signal-like kick, which
-	 * restarts its syscall or makes KVM_RUN return EINTR once.
+	 * Inside KVM_RUN on this CPU (an overflow interrupted the guest, or
+	 * the host on its behalf): KVM runs the task work before it enters
+	 * the guest again, without leaving KVM_RUN; should the vCPU halt
+	 * first, KVM_REQ_UNBLOCK has it run the work and halt again, so that
+	 * a notification due is not held until the next guest interrupt.
+	 * Anywhere else (a timer while the thread sleeps in QEMU, say) the
+	 * thread must be woken, or the work and the file reference would
+	 * wait for its next return to user mode: a signal-like kick, which
+	 * restarts its syscall (or makes KVM_RUN return EINTR once).
 	 */
-	mode = vcpu->task == current ? TWA_RESUME : TWA_SIGNAL;
+	mode = TWA_SIGNAL;
+	if (vcpu->task == current && kvm_get_running_vcpu() == vcpu->kvm_vcpu) {
+		mode = TWA_RESUME;
+		kvm_make_request(KVM_REQ_UNBLOCK, vcpu->kvm_vcpu);
+	}
 	if (task_work_add(vcpu->task, &vcpu->task_work, mode)) {
 		/* the vCPU thread is exiting: it will not enter the guest */
 		atomic_set(&vcpu->task_work_queued, 0);

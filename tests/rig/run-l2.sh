@@ -52,10 +52,11 @@ rm -f "$log/stopped" "$log/qemu.pid" "$log/init.stamp"
 init=$(rig_tag L2 INIT)
 result=$(rig_tag L2 RESULT)
 rig_mark L2 BOOT
+# debug-threads: the vCPU thread is "CPU 0/KVM", for tests/bench/l1-cost.sh
 "$q/boot-guest" --limit "$limit" --firmware "$q/share" --cpu host,-xsave \
 	--pin 0 --smp 1 --mem 512M --append "tsc=reliable rig.hold=$HOLD" \
 	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" \
-	-- -pidfile "$log/qemu.pid" "$@" |
+	-- -pidfile "$log/qemu.pid" -name l2,debug-threads=on "$@" |
 	while IFS= read -r line; do
 		line=${line%"$cr"} # serial lines end in CR LF; no fork per line
 		case "$line" in

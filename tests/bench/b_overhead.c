@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Overhead side by side, in one run inside a guest with perfmon2.ko (L2
+ * of the nested rig, one vCPU): a CPU-bound workload run under each
+ * configuration below for a fixed wall time, ROUNDS times, the
+ * configurations interleaved (forward in even rounds, backward in odd
+ * ones: a drift of the rig over the run, linear in time, lands on every
+ * configuration alike).
+ *
+ *   b_overhead [ROUNDS [SECONDS]]   default 15 rounds of 1 s each
+ *
+ *   alone                    the workload, nothing else
+ *   pv_sampling.RATE         pv-perfmon: a self-monitoring context with
+ *                            the "default" format, VCPU_RUN_NS sampled
+ *                            every 1e9/RATE ns of vCPU run time; buffer
+ *                            full: its message read, the entries taken,
+ *                            pfm_restart
+ *   perf_sampling.RATE       the guest kernel's perf: cpu-clock every
+ *                            1e9/RATE ns on this thread (what `perf
+ *                            record -e cpu-clock -c PERIOD` sets up), its
+ *                            ring taken as perf would, from data_tail to
+ *                            data_head, when half full
+ *   pv_counting.multiplexed  pv-perfmon counting 4 virtual PMDs in two
+ *                            event sets switched every SWITCH_NS
+ *   pv_counting.plain        the same 4 PMDs in one set, no switching
+ *
+ * RATE is 1000, 5000 and 20000 samples per second: of vCPU run time for
+ * pv-perfmon, of the thread's CPU time for perf's cpu-clock. Both
+ * samplers take their samples in this thread, between two pieces of
+ * work, from memory: neither writes a file as perf record would.
+ *
+ * The measure is work done (pieces of work_piece()) per second of the
+ * workload thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), read before
+ * and after the timed window; set-up and tear-down are outside it. Why
+ * that clock: it leaves out the time anything else runs in the guest
+ * (kernel threads, an idle vCPU), and on this rig the guest's wall time
+ * gains nothing over it. What it does not leave out: the guest kernel
+ * here has no CONFIG_PARAVIRT_TIME_ACCOUNTING, so time the host takes
+ * the vCPU away while this thread is current (a VM exit, the host's
+ * preemption of the vCPU thread, L0's of the TCG-emulated L1) counts as
+ * this thread's CPU time. That is wanted for the samplers, whose cost is
+ * partly in the host (pv-perfmon's overflow path, the exits of perf's
+ * timer): it lands on the workload it slows. Host preemption unrelated to
+ * the configuration lands on all of them alike through the interleaving,
+ * and the medians leave out the rounds it hit hard; the guest's steal
+ * time over the window (/proc/stat, where the host reports it) is printed
+ * per configuration to show how much there was.
+ *
+ * Prints, per configuration K (BENCH name value unit):
+ *   overhead.K.work_median, .work_q1, .work_q3, .work_min, .work_max
+ *                            work per CPU-s over the rounds
+ *   overhead.K.iqr_pct, .range_pct   (q3 - q1), (max - min), % of median
+ *   overhead.K               median(alone) / median(K): the slowdown
+ *   overhead.K.paired_median, _min, _max   alone / K, round by round
+ *   overhead.K.cpu_pct_of_wall, .steal_pct   the thread's CPU time and
+ *                            the guest's steal time, % of the wall time
+ *   samplers: .samples_per_cpu_s, .rate_ratio (of the rate asked),
+ *            .cpu_us_per_sample ((1 - 1 / slowdown) / samples per CPU-s:
+ *            the workload's CPU time one sample costs), .buffer_fills
+ *            (pv) or .lost (perf) per run
+ *   pv_counting: .set_switches_per_cpu_s
+ * and RATIO lines, then BENCH-DONE; each run's figures on the console
+ * ("b_overhead: round ..."). check.sh judges them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <perfmon/perfmon.h>
+#include <perfmon/perfmon_dfl_smpl.h>
+#include <perfmon/pv_perfmon.h>
+
+#define NSEC_PER_SEC	1000000000ULL
+#define SWITCH_NS	10000000ULL	/* set switch timeout: 10 ms */
+#define BUF_SIZE	(64 * 1024)	/* pv sampling buffer, perf ring data */
+#define PAGE		4096
+#define MAX_ROUNDS	64
+
+enum kind { ALONE, PV_SMPL, PERF_SMPL, PV_MUX, PV_PLAIN };
+
+static const struct config {
+	const char *key;
+	enum kind kind;
+	unsigned int rate;
+} configs[] = {
+	{ "alone", ALONE, 0 },
+	{ "pv_sampling.1000", PV_SMPL, 1000 },
+	{ "perf_sampling.1000", PERF_SMPL, 1000 },
+	{ "pv_sampling.5000", PV_SMPL, 5000 },
+	{ "perf_sampling.5000", PERF_SMPL, 5000 },
+	{ "pv_sampling.20000", PV_SMPL, 20000 },
+	{ "perf_sampling.20000", PERF_SMPL, 20000 },
+	{ "pv_counting.multiplexed", PV_MUX, 0 },
+	{ "pv_counting.plain", PV_PLAIN, 0 },
+};
+#define NCONF	(int)(sizeof(configs) / sizeof(configs[0]))
+
+/* one timed run */
+struct run {
+	double work, cpu_ns, wall_ns, steal_ns;
+	double events;		/* samples, or set switches */
+	double extra;		/* pv: buffer fills; perf: samples lost */
+	double throttles;	/* perf: PERF_RECORD_THROTTLE */
+	int ok;
+};
+
+static struct run results[NCONF][MAX_ROUNDS];
+static int failures;
+static volatile uint64_t sink;
+static unsigned char piece_buf[4096];
+
+static void fail(const char *what)
+{
+	printf("BENCH-ERROR %s: %s\n", what, strerror(errno));
+	fflush(stdout);
+	failures++;
+}
+
+static void bench(const char *key, const char *what, double val,
+		  const char *unit)
+{
+	printf("BENCH overhead.%s%s%s %.3f %s\n", key, *what ? "." : "", what,
+	       val, unit);
+}
+
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* the guest's steal time (ns; /proc/stat's 8th column, in USER_HZ) */
+static double steal_ns(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	return n == 8 ? (double)v[7] * 1e9 / (double)sysconf(_SC_CLK_TCK) : 0;
+}
+
+/*
+ * One piece of work: the bundled workload's two CPU-bound kernels
+ * (guest/tools/workload.c), trial division and FNV-1a, on a fixed range
+ * and buffer so that every piece is the same work. noipa: the compiler
+ * must not find it pure and hoist it out of the loop.
+ */
+__attribute__((noipa)) static uint64_t work_piece(uint32_t base)
+{
+	uint64_t h = 0xcbf29ce484222325ULL, found = 0;
+
+	for (uint32_t n = base; n < base + 2 * 24; n += 2) {
+		uint32_t d = 3;
+
+		while (d * d <= n && n % d)
+			d += 2;
+		found += d * d > n;
+	}
+	for (size_t i = 0; i < sizeof(piece_buf); i++)
+		h = (h ^ piece_buf[i]) * 0x100000001b3ULL;
+	return h + found;
+}
+
+/* ---- pv-perfmon sampling ---- */
+
+struct pv_smpl {
+	int fd;
+	void *buf;
+	volatile pfm_dfl_smpl_hdr_t *hdr;
+	uint64_t seen_ovfl, samples, restarts;
+};
+
+/* the entries of a full (or final) buffer, taken as pfmon does */
+static void pv_drain(struct pv_smpl *s)
+{
+	const unsigned char *p = (const unsigned char *)s->buf +
+				 sizeof(pfm_dfl_smpl_hdr_t);
+	const unsigned char *end = (const unsigned char *)s->buf + BUF_SIZE;
+	uint64_t n = s->hdr->hdr_count;
+
+	for (uint64_t i = 0; i < n; i++) {
+		const pfm_dfl_smpl_entry_t *e = (const void *)p;
+
+		if (p + sizeof(*e) > end)
+			break;
+		sink += e->ip;
+		p += sizeof(*e);
+	}
+	s->samples += n;
+}
+
+/* between two pieces: a full buffer (a load from guest memory) restarted */
+static void pv_poll(struct pv_smpl *s)
+{
+	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+	pfarg_msg_t msg;
+
+	if (s->hdr->hdr_overflows == s->seen_ovfl)
+		return;
+	/* the message follows the notification interrupt */
+	if (poll(&pfd, 1, 100) > 0)
+		while (read(s->fd, &msg, sizeof(msg)) == sizeof(msg))
+			;
+	s->seen_ovfl = s->hdr->hdr_overflows;
+	pv_drain(s);
+	if (pfm_restart(s->fd))
+		fail("pv sampling: pfm_restart");
+	s->restarts++;
+}
+
+static int pv_smpl_start(struct pv_smpl *s, unsigned int rate)
+{
+	uint64_t period = NSEC_PER_SEC / rate;
+	pfm_dfl_smpl_arg_t arg;
+	pfarg_load_t load;
+	pfarg_ctx_t ctx;
+	pfarg_pmd_t pd;
+
+	memset(s, 0, sizeof(*s));
+	memset(&ctx, 0, sizeof(ctx));
+	memset(&arg, 0, sizeof(arg));
+	arg.buf_size = BUF_SIZE;
+	s->fd = pfm_create_context(&ctx, PFM_DFL_SMPL_NAME, &arg, sizeof(arg));
+	if (s->fd < 0)
+		return -1;
+	s->buf = mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, s->fd, 0);
+	if (s->buf == MAP_FAILED) {
+		close(s->fd);
+		return -1;
+	}
+	s->hdr = s->buf;
+	memset(&pd, 0, sizeof(pd));
+	pd.reg_num = PVPFM_VPMD_VCPU_RUN_NS;
+	pd.reg_value = -period;
+	pd.reg_short_reset = -period;
+	pd.reg_long_reset = -period;
+	memset(&load, 0, sizeof(load));
+	load.load_pid = (uint32_t)syscall(SYS_gettid);
+	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
+	if (pfm_write_pmds(s->fd, &pd, 1) || pfm_load_context(s->fd, &load) ||
+	    pfm_start(s->fd, NULL)) {
+		munmap(s->buf, BUF_SIZE);
+		close(s->fd);
+		return -1;
+	}
+	s->seen_ovfl = s->hdr->hdr_overflows;
+	return 0;
+}
+
+static void pv_smpl_stop(struct pv_smpl *s, struct run *r)
+{
+	/* what is in the buffer, full or not, not yet taken */
+	pfm_stop(s->fd);
+	pv_drain(s);
+	munmap(s->buf, BUF_SIZE);
+	close(s->fd);
+	r->events = (double)s->samples;
+	r->extra = (double)s->restarts;
+}
+
+/* ---- the guest's perf, cpu-clock ---- */
+
+struct perf_smpl {
+	int fd;
+	struct perf_event_mmap_page *pg;
+	const unsigned char *data;
+	uint64_t samples, lost, throttles;
+};
+
+static void ring_copy(const struct perf_smpl *s, uint64_t off, void *to,
+		      size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		((unsigned char *)to)[i] = s->data[(off + i) % BUF_SIZE];
+}
+
+/* the records from data_tail to data_head, as perf record takes them */
+static void perf_drain(struct perf_smpl *s)
+{
+	uint64_t head = __atomic_load_n(&s->pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = s->pg->data_tail, v;
+	struct perf_event_header h;
+
+	while (tail + sizeof(h) <= head) {
+		ring_copy(s, tail, &h, sizeof(h));
+		if (!h.size)
+			break;
+		if (h.type == PERF_RECORD_SAMPLE) {
+			ring_copy(s, tail + sizeof(h), &v, sizeof(v)); /* ip */
+			sink += v;
+			s->samples++;
+		} else if (h.type == PERF_RECORD_LOST) {
+			ring_copy(s, tail + sizeof(h) + 8, &v, sizeof(v));
+			s->lost += v;
+		} else if (h.type == PERF_RECORD_THROTTLE) {
+			s->throttles++;
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&s->pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* between two pieces: the ring taken when half full (perf's watermark) */
+static void perf_poll(struct perf_smpl *s)
+{
+	uint64_t head = __atomic_load_n(&s->pg->data_head, __ATOMIC_ACQUIRE);
+
+	if (head - s->pg->data_tail >= BUF_SIZE / 2)
+		perf_drain(s);
+}
+
+static int perf_smpl_start(struct perf_smpl *s, unsigned int rate)
+{
+	struct perf_event_attr attr;
+	void *p;
+
+	memset(s, 0, sizeof(*s));
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = NSEC_PER_SEC / rate;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.disabled = 1;
+	s->fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (s->fd < 0)
+		return -1;
+	p = mmap(NULL, PAGE + BUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 s->fd, 0);
+	if (p == MAP_FAILED) {
+		close(s->fd);
+		return -1;
+	}
+	s->pg = p;
+	s->data = (const unsigned char *)p + PAGE;
+	if (ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		munmap(p, PAGE + BUF_SIZE);
+		close(s->fd);
+		return -1;
+	}
+	return 0;
+}
+
+static void perf_smpl_stop(struct perf_smpl *s, struct run *r)
+{
+	ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
+	perf_drain(s);
+	munmap(s->pg, PAGE + BUF_SIZE);
+	close(s->fd);
+	r->events = (double)s->samples;
+	r->extra = (double)s->lost;
+	r->throttles = (double)s->throttles;
+}
+
+/* ---- pv-perfmon counting: 4 virtual PMDs, 2 switched sets or 1 ---- */
+
+static const uint16_t count_pmds[4] = {
+	PVPFM_VPMD_VCPU_RUN_NS, PVPFM_VPMD_VM_EXITS,	/* set 0 */
+	PVPFM_VPMD_HOST_PAGE_FAULTS, PVPFM_VPMD_STEAL_NS, /* set 1, or 0 */
+};
+
+static int count_start(int mux)
+{
+	pfarg_setdesc_t sd[2];
+	pfarg_load_t load;
+	pfarg_pmd_t pd[4];
+	pfarg_ctx_t ctx;
+	int fd;
+
+	memset(&ctx, 0, sizeof(ctx));
+	fd = pfm_create_context(&ctx, NULL, NULL, 0);
+	if (fd < 0)
+		return -1;
+	memset(sd, 0, sizeof(sd));
+	for (int i = 0; i < 2; i++) {
+		sd[i].set_id = i;
+		sd[i].set_flags = PFM_SETFL_TIME_SWITCH;
+		sd[i].set_timeout = SWITCH_NS;
+	}
+	memset(pd, 0, sizeof(pd));
+	for (int i = 0; i < 4; i++) {
+		pd[i].reg_num = count_pmds[i];
+		pd[i].reg_set = mux && i >= 2;
+	}
+	memset(&load, 0, sizeof(load));
+	load.load_pid = (uint32_t)syscall(SYS_gettid);
+	if ((mux && pfm_create_evtsets(fd, sd, 2)) || pfm_write_pmds(fd, pd, 4) ||
+	    pfm_load_context(fd, &load) || pfm_start(fd, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* stop; the set activations after the first (the switches) */
+static double count_stop(int fd, int mux)
+{
+	pfarg_setinfo_t si[2];
+	pfarg_pmd_t pd[4];
+	double runs = -1;
+
+	memset(si, 0, sizeof(si));
+	si[1].set_id = 1;
+	memset(pd, 0, sizeof(pd));
+	for (int i = 0; i < 4; i++) {
+		pd[i].reg_num = count_pmds[i];
+		pd[i].reg_set = mux && i >= 2;
+	}
+	if (pfm_stop(fd) || pfm_read_pmds(fd, pd, 4) ||
+	    pfm_getinfo_evtsets(fd, si, mux ? 2 : 1)) {
+		fail("pv counting: stop, read");
+	} else if (!pd[0].reg_value) {
+		errno = 0;
+		fail("pv counting: VCPU_RUN_NS counted nothing");
+	} else {
+		runs = (double)si[0].set_runs - 1;
+		if (mux)
+			runs += (double)si[1].set_runs;
+	}
+	close(fd);
+	return runs;
+}
+
+/* ---- a timed run ---- */
+
+static void timed_run(const struct config *c, double secs, struct run *r)
+{
+	struct pv_smpl pv;
+	struct perf_smpl pf;
+	uint64_t c0, c1, w0, end, work = 0;
+	double st0, st1;
+	int fd = -1;
+	const uint32_t base = 1000001;
+
+	memset(r, 0, sizeof(*r));
+	switch (c->kind) {
+	case PV_SMPL:
+		if (pv_smpl_start(&pv, c->rate))
+			goto err;
+		break;
+	case PERF_SMPL:
+		if (perf_smpl_start(&pf, c->rate))
+			goto err;
+		break;
+	case PV_MUX:
+	case PV_PLAIN:
+		fd = count_start(c->kind == PV_MUX);
+		if (fd < 0)
+			goto err;
+		break;
+	default:
+		break;
+	}
+	st0 = steal_ns();
+	w0 = clock_ns(CLOCK_MONOTONIC);
+	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	end = w0 + (uint64_t)(secs * 1e9);
+	do {
+		sink += work_piece(base);
+		work++;
+		/* what the tool costs in this thread: its samples taken */
+		if (c->kind == PV_SMPL)
+			pv_poll(&pv);
+		else if (c->kind == PERF_SMPL)
+			perf_poll(&pf);
+	} while (clock_ns(CLOCK_MONOTONIC) < end);
+	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	r->wall_ns = (double)(clock_ns(CLOCK_MONOTONIC) - w0);
+	st1 = steal_ns();
+	r->work = (double)work;
+	r->cpu_ns = (double)(c1 - c0);
+	r->steal_ns = st1 - st0;
+	switch (c->kind) {
+	case PV_SMPL:
+		pv_smpl_stop(&pv, r);
+		break;
+	case PERF_SMPL:
+		perf_smpl_stop(&pf, r);
+		break;
+	case PV_MUX:
+	case PV_PLAIN:
+		r->events = count_stop(fd, c->kind == PV_MUX);
+		if (r->events < 0)
+			return;
+		break;
+	default:
+		break;
+	}
+	r->ok = r->cpu_ns > 0;
+	return;
+err:
+	fail(c->key);
+}
+
+/* ---- statistics ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the @p quantile of sorted @v[0..n-1], interpolated */
+static double quantile(const double *v, int n, double p)
+{
+	double pos = p * (n - 1);
+	int i = (int)pos;
+
+	return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+struct stats {
+	double med, q1, q3, min, max;
+	int n;
+};
+
+static struct stats stats_of(double *v, int n)
+{
+	struct stats s = { 0 };
+
+	if (!n)
+		return s;
+	qsort(v, n, sizeof(*v), cmp_double);
+	s.n = n;
+	s.med = quantile(v, n, 0.5);
+	s.q1 = quantile(v, n, 0.25);
+	s.q3 = quantile(v, n, 0.75);
+	s.min = v[0];
+	s.max = v[n - 1];
+	return s;
+}
+
+/* work per CPU-s of configuration @k over the rounds it ran */
+static struct stats work_stats(int k, int rounds)
+{
+	double v[MAX_ROUNDS];
+	int n = 0;
+
+	for (int r = 0; r < rounds; r++)
+		if (results[k][r].ok)
+			v[n++] = results[k][r].work / results[k][r].cpu_ns * 1e9;
+	return stats_of(v, n);
+}
+
+/*
+ * Work per CPU-s of configuration @a over @b's, round by round (the two
+ * ran within seconds of each other; the rig's drift over the run, which
+ * widens each one's own spread, mostly cancels); *ahead: rounds where
+ * @a did more.
+ */
+static struct stats paired_stats(int a, int b, int rounds, int *ahead)
+{
+	double v[MAX_ROUNDS];
+	int n = 0;
+
+	*ahead = 0;
+	for (int r = 0; r < rounds; r++) {
+		const struct run *x = &results[a][r], *y = &results[b][r];
+
+		if (!x->ok || !y->ok)
+			continue;
+		v[n] = (x->work / x->cpu_ns) / (y->work / y->cpu_ns);
+		*ahead += v[n++] > 1;
+	}
+	return stats_of(v, n);
+}
+
+static void report_paired(const char *key, int a, int b, int rounds)
+{
+	int ahead;
+	struct stats p = paired_stats(a, b, rounds, &ahead);
+
+	if (!p.n)
+		return;
+	bench(key, "median", p.med, "ratio");
+	bench(key, "q1", p.q1, "ratio");
+	bench(key, "q3", p.q3, "ratio");
+	bench(key, "min", p.min, "ratio");
+	bench(key, "max", p.max, "ratio");
+	bench(key, "rounds", p.n, "rounds");
+	bench(key, "ahead", ahead, "rounds");
+}
+
+/* sums over the rounds of configuration @k, and its paired slowdowns */
+struct sums {
+	double cpu, wall, steal, events, extra, throttles;
+	struct stats paired;	/* alone / K, round by round */
+};
+
+static struct sums sums_of(int k, int rounds)
+{
+	struct sums t = { 0 };
+	int ahead;
+
+	for (int r = 0; r < rounds; r++) {
+		const struct run *x = &results[k][r];
+
+		if (!x->ok)
+			continue;
+		t.cpu += x->cpu_ns;
+		t.wall += x->wall_ns;
+		t.steal += x->steal_ns;
+		t.events += x->events;
+		t.extra += x->extra;
+		t.throttles += x->throttles;
+	}
+	t.paired = paired_stats(0, k, rounds, &ahead);
+	return t;
+}
+
+/* CPU time one sample costs the workload (us): its lost share per sample */
+static double us_per_sample(double slowdown, const struct sums *t)
+{
+	double rate = t->events / t->cpu * 1e9;
+
+	return rate > 0 ? (1 - 1 / slowdown) / rate * 1e6 : -1;
+}
+
+static void report_config(int k, int rounds, const struct stats *alone)
+{
+	const struct config *c = &configs[k];
+	struct stats s = work_stats(k, rounds);
+	struct sums t = sums_of(k, rounds);
+	double slowdown = alone->med / s.med;
+
+	bench(c->key, "work_median", s.med, "work/cpu_s");
+	bench(c->key, "work_q1", s.q1, "work/cpu_s");
+	bench(c->key, "work_q3", s.q3, "work/cpu_s");
+	bench(c->key, "work_min", s.min, "work/cpu_s");
+	bench(c->key, "work_max", s.max, "work/cpu_s");
+	bench(c->key, "iqr_pct", (s.q3 - s.q1) / s.med * 100, "%");
+	bench(c->key, "range_pct", (s.max - s.min) / s.med * 100, "%");
+	bench(c->key, "rounds", s.n, "rounds");
+	bench(c->key, "cpu_pct_of_wall", t.cpu / t.wall * 100, "%");
+	bench(c->key, "steal_pct", t.steal / t.wall * 100, "%");
+	if (c->kind == PV_SMPL || c->kind == PERF_SMPL) {
+		bench(c->key, "samples_per_cpu_s", t.events / t.cpu * 1e9,
+		      "samples/cpu_s");
+		bench(c->key, "rate_ratio", t.events / t.cpu * 1e9 / c->rate,
+		      "of_rate");
+		bench(c->key, "cpu_us_per_sample", us_per_sample(slowdown, &t),
+		      "us/sample");
+		if (c->kind == PV_SMPL) {
+			bench(c->key, "buffer_fills", t.extra / s.n, "fills/run");
+		} else {
+			bench(c->key, "lost", t.extra / s.n, "samples/run");
+			bench(c->key, "throttles", t.throttles / s.n,
+			      "throttles/run");
+		}
+	} else if (c->kind == PV_MUX || c->kind == PV_PLAIN) {
+		bench(c->key, "set_switches_per_cpu_s", t.events / t.cpu * 1e9,
+		      "switches/cpu_s");
+	}
+	if (k) {
+		bench(c->key, "paired_median", t.paired.med, "slowdown");
+		bench(c->key, "paired_min", t.paired.min, "slowdown");
+		bench(c->key, "paired_max", t.paired.max, "slowdown");
+		bench(c->key, "", slowdown, "slowdown");
+	}
+}
+
+/* the index of configuration @kind at @rate */
+static int config_index(enum kind kind, unsigned int rate)
+{
+	for (int k = 0; k < NCONF; k++)
+		if (configs[k].kind == kind && configs[k].rate == rate)
+			return k;
+	return -1;
+}
+
+static void report(int rounds)
+{
+	struct stats alone = work_stats(0, rounds), s[NCONF];
+	static const unsigned int rates[] = { 1000, 5000, 20000 };
+	int mux = config_index(PV_MUX, 0), plain = config_index(PV_PLAIN, 0);
+
+	for (int k = 0; k < NCONF; k++) {
+		s[k] = work_stats(k, rounds);
+		if (!s[k].n || !alone.n)
+			printf("BENCH-INFO %s: no run\n", configs[k].key);
+		else
+			report_config(k, rounds, &alone);
+	}
+	for (int k = 1; k < NCONF; k++)
+		if (s[k].n && alone.n)
+			printf("RATIO overhead %-24s %.3f slowdown (work/cpu_s median %.0f, IQR %.0f-%.0f, range %.0f-%.0f; alone %.0f, IQR %.0f-%.0f)\n",
+			       configs[k].key, alone.med / s[k].med, s[k].med,
+			       s[k].q1, s[k].q3, s[k].min, s[k].max, alone.med,
+			       alone.q1, alone.q3);
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		int p = config_index(PV_SMPL, rates[i]);
+		int f = config_index(PERF_SMPL, rates[i]);
+		struct sums tp = sums_of(p, rounds), tf = sums_of(f, rounds);
+		struct stats pp;
+		char key[48];
+		int ahead;
+
+		if (!s[p].n || !s[f].n || !alone.n)
+			continue;
+		snprintf(key, sizeof(key), "pv_vs_perf.%u", rates[i]);
+		report_paired(key, p, f, rounds);
+		pp = paired_stats(p, f, rounds, &ahead);
+		printf("RATIO overhead sampling %u/s: slowdown pv-perfmon %.3f, guest perf %.3f; CPU per sample %.0f us vs %.0f us; samples per CPU-s %.0f vs %.0f; pv-perfmon's work over perf's %.3f (median of rounds; ahead in %d of %d)\n",
+		       rates[i], alone.med / s[p].med, alone.med / s[f].med,
+		       us_per_sample(alone.med / s[p].med, &tp),
+		       us_per_sample(alone.med / s[f].med, &tf),
+		       tp.events / tp.cpu * 1e9, tf.events / tf.cpu * 1e9,
+		       pp.med, ahead, pp.n);
+	}
+	if (s[mux].n && s[plain].n && alone.n) {
+		int ahead;
+		struct stats pm = paired_stats(mux, plain, rounds, &ahead);
+
+		report_paired("mux_vs_plain", mux, plain, rounds);
+		printf("RATIO overhead counting: slowdown multiplexed %.3f, plain %.3f; multiplexed's work over plain's %.3f (median of rounds, IQR %.3f-%.3f)\n",
+		       alone.med / s[mux].med, alone.med / s[plain].med,
+		       pm.med, pm.q1, pm.q3);
+	}
+	fflush(stdout);
+}
+
+static int pin0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 15;
+	double secs = argc > 2 ? atof(argv[2]) : 1.0;
+	struct run warm;
+
+	if (rounds < 1 || rounds > MAX_ROUNDS || secs <= 0) {
+		fprintf(stderr, "usage: b_overhead [ROUNDS (1-%d) [SECONDS]]\n",
+			MAX_ROUNDS);
+		return 2;
+	}
+	for (size_t i = 0; i < sizeof(piece_buf); i++)
+		piece_buf[i] = (unsigned char)(i * 131);
+	if (pin0())
+		fail("pin to CPU 0");
+	printf("BENCH-INFO b_overhead: %d rounds of %d configurations, %.1f s each, vCPU %d of %ld, set switch %llu ms\n",
+	       rounds, NCONF, secs, sched_getcpu(), sysconf(_SC_NPROCESSORS_ONLN),
+	       SWITCH_NS / 1000000);
+	fflush(stdout);
+	timed_run(&configs[0], secs / 4, &warm);	/* faults, caches */
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < NCONF; i++) {
+			int k = r & 1 ? NCONF - 1 - i : i;
+
+			struct run *x = &results[k][r];
+
+			timed_run(&configs[k], secs, x);
+			printf("b_overhead: round %d %s: work %.0f cpu %.1f ms wall %.1f ms events %.0f extra %.0f throttles %.0f\n",
+			       r + 1, configs[k].key, x->work, x->cpu_ns / 1e6,
+			       x->wall_ns / 1e6, x->events, x->extra,
+			       x->throttles);
+		}
+		printf("b_overhead: round %d of %d done\n", r + 1, rounds);
+		fflush(stdout);
+	}
+	bench("rounds", "", rounds, "rounds");
+	bench("seconds", "", secs, "s");
+	report(rounds);
+	printf("BENCH-DONE failures %d\n", failures);
+	return failures ? 1 : 0;
+}

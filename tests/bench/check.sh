@@ -45,6 +45,20 @@
 #   context switch <= 1.5 (design: 1: out when the monitored thread
 #   leaves, in when it comes back)
 #
+# BENCH-HOST (tests/bench/l1-cost.sh, in L1 around the whole L2 run,
+# when it ran): where the host did the work of the overflows
+#
+#   remote_counter_ops == 0   design: every per-sample operation on a
+#                             counter is made by its own vCPU thread, on
+#                             its CPU (no cross-CPU call); a one-vCPU
+#                             guest's calls touch only its own counters
+#   deferred_runs per overflow <= 2  one task work per overflow or fewer
+#                             (several wraps of one interrupt share one);
+#                             a few more run for timers and halts
+#   overflows > 0             the run sampled (else the above say nothing)
+#   kworker_ms, outside_vcpu_ms are printed, not held: they cover the
+#   whole run (L2's boot included) and every kworker of L1
+#
 # b_overhead: slowdowns (median work per CPU-s alone / median with the
 # tool) over ROUNDS interleaved rounds; see b_overhead.c
 #
@@ -160,6 +174,19 @@ function judge_exits(	n, ops, i, k, p) {
 		      v[k] " SWITCH commands per context switch; design 1")
 	}
 }
+function judge_host(	o) {
+	o = h["overflows"]
+	judge(("overflows" in h) && o > 0, "host: overflows " o " > 0",
+	      "no overflow delivered, or no kvmpfm-stats line")
+	judge(("remote_counter_ops" in h) && h["remote_counter_ops"] == 0,
+	      "host: remote_counter_ops " h["remote_counter_ops"] " == 0",
+	      "counter operations from outside their vCPU thread (cross-CPU calls)")
+	judge(o > 0 && h["deferred_runs"] <= 2 * o,
+	      sprintf("host: deferred_runs per overflow %.2f <= 2", o > 0 ? h["deferred_runs"] / o : 0),
+	      "more task works than overflows can explain")
+	printf "INFO: host: kworker_ms %d, outside_vcpu_ms %d, vcpu_ms %d over the whole L2 run\n",
+	       h["kworker_ms"], h["outside_vcpu_ms"], h["vcpu_ms"]
+}
 function judge_overhead(	n, rates, i, j, p, f, k, m, c, d, nr, bound) {
 	k = "overhead.rounds"
 	judge(k in seen && v[k] >= 5, k " " v[k] " >= 5", "too few rounds")
@@ -206,6 +233,8 @@ function judge_overhead(	n, rates, i, j, p, f, k, m, c, d, nr, bound) {
 /^BENCH-INFO b_overhead:/ { prog["b_overhead"] = 1 }
 /^BENCH-ERROR/ { sub(/\r$/, ""); judge(0, "the benchmark ran", $0) }
 /^BENCH / { v[$2] = $3 + 0; seen[$2] = 1 }
+/^BENCH-HOST / { h[$2] = $3 + 0 }
+/^BENCH-HOST-FAIL/ { sub(/\r$/, ""); judge(0, "host: kvmpfm-stats in L1", $0) }
 /^BENCH-DONE/ { done++ }
 END {
 	nprog = ("b_exits" in prog) + ("b_overhead" in prog)
@@ -216,5 +245,7 @@ END {
 		judge_exits()
 	if ("b_overhead" in prog)
 		judge_overhead()
+	if (length(h))
+		judge_host()
 	verdict()
 }' "$in"

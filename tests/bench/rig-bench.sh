@@ -9,10 +9,11 @@
 # (l1-cost.sh: BENCH-HOST lines). Prints the BENCH/RATIO lines from the
 # console log and judges them with check.sh.
 #
-#   tests/bench/rig-bench.sh [--smp N] [--l1-smp N] [--timeout S] [LOGDIR]
+#   tests/bench/rig-bench.sh [--overhead] [--smp N] [--l1-smp N] [--timeout S] [LOGDIR]
 #
-# --smp: L2's vCPUs (default 1), --l1-smp: L1's CPUs (default 1),
-# --timeout: the rig's limit (default 1500).
+# --overhead: run b_overhead instead of b_exits; --smp: L2's vCPUs
+# (default 1), --l1-smp: L1's CPUs (default 1), --timeout: the rig's
+# limit (default 1500).
 # Environment: QEMU_PV, KVM_PERFMON_KO, PERFMON2_KO (see pv-guest.sh), and
 #   BENCH_N          calls per batch (default 10000: `make test` runs this)
 # LOGDIR (default build/bench/rig) gets boot-l1.sh's logs and bench.txt
@@ -22,12 +23,20 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 opts=(--timeout 1500)
+prog=b_exits
 while [[ "${1:-}" == -* ]]; do
+	if [ "$1" = --overhead ]; then
+		prog=b_overhead
+		shift
+		continue
+	fi
 	opts+=("$1" "${2:?rig-bench.sh: $1 needs a value}")
 	shift 2
 done
 logdir=${1:-$top/build/bench/rig}
 n=${BENCH_N:-10000}
+args=()
+[ "$prog" = b_exits ] && args=("$n")
 
 make -s -C "$top/guest/kernel"
 make -s -C "$here"
@@ -35,7 +44,7 @@ make -s -C "$here"
 rc=0
 "$top/tests/rig/pv-guest.sh" "${opts[@]}" --summary '^(BENCH|RATIO)' \
 	--l1-around "$here/l1-cost.sh" \
-	"$logdir" "$top/build/bench/b_exits" -- ./b_exits "$n" || rc=$?
+	"$logdir" "$top/build/bench/$prog" -- "./$prog" "${args[@]}" || rc=$?
 grep -aE '^(BENCH|RATIO)' "$logdir/console.log" | sed 's/\r$//' \
 	>"$logdir/bench.txt" || true
 crc=0

@@ -133,9 +133,11 @@ int main(void)
 		t_skip("user: per-user limit", "not root: cannot switch uids");
 		return t_done();
 	}
-	if (!t_check(t_sysfs_read(CTL, saved, sizeof(saved)) == 0,
-		     "user: " CTL " exists", "%s", strerrorname_np(errno)))
+	if (t_sysfs_read(CTL, saved, sizeof(saved))) {
+		t_fail("user: " CTL " exists", "%s", strerrorname_np(errno));
 		return t_done();
+	}
+	t_pass("user: " CTL " exists");
 	max_ctx = t_sysfs_num("device/max_contexts", -1);
 	dflt = max_ctx / 4 > 1 ? max_ctx / 4 : 1;
 	printf("user: max_contexts %lld, max_ctx_per_user %s\n", max_ctx,

@@ -146,6 +146,7 @@ int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/t_exec.XXXXXX", plain[64], suid[64];
 	struct run r;
+	bool ok;
 
 	if (argc == 2 && !strcmp(argv[1], "spin-plain"))
 		return spin(false);
@@ -169,8 +170,9 @@ int main(int argc, char **argv)
 	}
 
 	/* the control: an exec that keeps the credentials stays counted */
-	if (t_check(run_one(plain, "spin-plain", &r), "exec: plain: monitor as uid 65534",
-		    "step %d: %s", r.setup, strerrorname_np(r.err))) {
+	ok = run_one(plain, "spin-plain", &r);
+	if (t_check(ok, "exec: plain: monitor as uid 65534", "step %d: %s",
+		    r.setup, strerrorname_np(r.err))) {
 		t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
 			"exec: plain: the child ran the copy", "status %#x",
 			r.status);
@@ -182,8 +184,9 @@ int main(int argc, char **argv)
 			SPIN_EXITS);
 	}
 
-	if (t_check(run_one(suid, "spin-root", &r), "exec: setuid: monitor as uid 65534",
-		    "step %d: %s", r.setup, strerrorname_np(r.err))) {
+	ok = run_one(suid, "spin-root", &r);
+	if (t_check(ok, "exec: setuid: monitor as uid 65534", "step %d: %s",
+		    r.setup, strerrorname_np(r.err))) {
 		if (!t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
 			     "exec: setuid: the copy ran as euid 0",
 			     "status %#x (exit 3: not root, 4: load/start, 5: exec)",

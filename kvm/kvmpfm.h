@@ -57,6 +57,9 @@
  */
 #define KVMPFM_TIMER_GRANULARITY_NS	NSEC_PER_MSEC
 
+/* host events kept per vCPU for the next set switch (kvmpfm_perf.c) */
+#define KVMPFM_KEPT_MAX		8
+
 struct kvmpfm_vm;
 
 struct kvmpfm_vcpu {
@@ -79,6 +82,11 @@ struct kvmpfm_vcpu {
 	atomic_t task_work_queued;	/* @task_work added, not yet run */
 	struct callback_head task_work;
 	struct hrtimer timer;
+
+	/* under vm->lock: counters open, closed ones whose event is kept */
+	u32 nr_open;
+	struct kvmpfm_counter *kept[KVMPFM_KEPT_MAX];
+	u32 nr_kept;
 };
 
 struct kvmpfm_vm {
@@ -143,6 +151,9 @@ struct kvmpfm_counter {
 	u64 base;			/* raw count at the last write */
 	u64 next_wrap;			/* raw count at which it wraps */
 	u64 wraps;			/* wraps delivered since the write */
+	u64 enabled_base;		/* perf's times when (re)opened */
+	u64 running_base;
+	struct perf_event_attr attr;	/* what it counts, to be reused */
 };
 
 #define KVMPFM_POLL_NONE	0
@@ -176,6 +187,7 @@ void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
 u8 kvmpfm_host_vendor(void);
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm);
 void kvmpfm_vcpu_task_work(struct callback_head *head);
+void kvmpfm_vcpu_release_kept(struct kvmpfm_vcpu *vcpu);
 void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu);
 void kvmpfm_vcpu_irq_work(struct irq_work *work);
 

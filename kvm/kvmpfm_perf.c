@@ -326,10 +326,11 @@ static u64 raw_read(struct kvmpfm_counter *kc, u64 *enabled, u64 *running)
 		if (kc->poll_enabled)
 			raw += poll_read(kc) - kc->poll_start;
 	}
+	/* times since the counter was opened (a kept event has a past) */
 	if (enabled)
-		*enabled = en;
+		*enabled = en - kc->enabled_base;
 	if (running)
-		*running = run;
+		*running = run - kc->running_base;
 	return raw;
 }
 
@@ -358,58 +359,134 @@ static void kvmpfm_overflow(struct perf_event *event,
 	irq_work_queue(&vcpu->irq_work);
 }
 
+/*
+ * Set switches close one set's counters and open the next's, every few
+ * ms. Creating a host perf event costs far more than enabling one, and
+ * it would be paid in the vCPU thread each time: so a closed counter's
+ * event is kept, disabled, on its vCPU (at most KVMPFM_KEPT_MAX, the
+ * oldest released first), and the next open of the same event takes it
+ * back. vm->lock held.
+ */
+static struct kvmpfm_counter *kept_take(struct kvmpfm_vcpu *vcpu,
+					const struct perf_event_attr *attr)
+{
+	struct kvmpfm_counter *kc;
+	u32 i;
+
+	for (i = 0; i < vcpu->nr_kept; i++) {
+		kc = vcpu->kept[i];
+		if (memcmp(&kc->attr, attr, sizeof(*attr)))
+			continue;
+		memmove(&vcpu->kept[i], &vcpu->kept[i + 1],
+			(vcpu->nr_kept - i - 1) * sizeof(vcpu->kept[0]));
+		vcpu->nr_kept--;
+		return kc;
+	}
+	return NULL;
+}
+
+static void counter_release(struct kvmpfm_counter *kc)
+{
+	if (kc->event) {
+		perf_event_release_kernel(kc->event);
+		kvmpfm_account(&kvmpfm_nr_events, -1);
+	}
+	/* a handler on the vCPU's CPU may still hold it: see the struct */
+	kvmpfm_free_rcu(kc, rcu);
+}
+
+static void kept_put(struct kvmpfm_vcpu *vcpu, struct kvmpfm_counter *kc)
+{
+	remote_op(kc);
+	perf_event_disable(kc->event);
+	if (vcpu->nr_kept == KVMPFM_KEPT_MAX) {
+		counter_release(vcpu->kept[0]);
+		memmove(&vcpu->kept[0], &vcpu->kept[1],
+			(KVMPFM_KEPT_MAX - 1) * sizeof(vcpu->kept[0]));
+		vcpu->nr_kept--;
+	}
+	vcpu->kept[vcpu->nr_kept++] = kc;
+}
+
+/*
+ * After an engine call: a vCPU with no counter open has no set to switch
+ * back to, so it keeps nothing (nothing is held for a context that is
+ * gone or out). Also at teardown, once the engine closed everything.
+ */
+void kvmpfm_vcpu_release_kept(struct kvmpfm_vcpu *vcpu)
+{
+	if (vcpu->nr_open)
+		return;
+	while (vcpu->nr_kept)
+		counter_release(vcpu->kept[--vcpu->nr_kept]);
+}
+
 static int kvmpfm_counter_open(void *be, struct pfm_counter *c)
 {
 	struct kvmpfm_vm *vm = to_vm(be);
 	struct kvmpfm_vcpu *vcpu = &vm->vcpus[c->vcpu];
 	struct perf_event_attr attr;
 	struct kvmpfm_counter *kc;
-	int ret;
+	int ret, poll;
 
 	if (!vcpu->task)
 		return -ENODEV;
+	ret = translate(vm, &c->ev, &attr, &poll);
+	if (ret)
+		return ret;
+	if (!poll) {
+		attr.disabled = 1;
+		attr.sample_period = is_hw(&attr) ? MAX_HW_PERIOD : WRAP;
+	}
+	kc = poll ? NULL : kept_take(vcpu, &attr);
+	if (kc) {
+		/* counts and times go on from where the event is now */
+		kc->enabled_base = 0;
+		kc->running_base = 0;
+		kc->base = raw_read(kc, &kc->enabled_base, &kc->running_base);
+		kc->written = 0;
+		kc->wraps = 0;
+		goto out;
+	}
 	kc = kvmpfm_zalloc(sizeof(*kc));
 	if (!kc)
 		return -ENOMEM;
 	kc->vcpu = vcpu;
-	kc->pmd = c->ev.pmd;
-	ret = translate(vm, &c->ev, &attr, &kc->poll);
-	if (ret)
-		goto fail;
+	kc->poll = poll;
+	kc->attr = attr;
 	if (!kc->poll) {
-		attr.disabled = 1;
-		attr.sample_period = is_hw(&attr) ? MAX_HW_PERIOD : WRAP;
 		kc->event = perf_event_create_kernel_counter(&attr, -1,
 					vcpu->task, kvmpfm_overflow, kc);
 		if (IS_ERR(kc->event)) {
 			ret = PTR_ERR(kc->event);
-			goto fail;
+			kvmpfm_free(kc);
+			return ret;
 		}
 		kvmpfm_account(&kvmpfm_nr_events, 1);
 	}
+out:
+	kc->pmd = c->ev.pmd;
 	kc->next_wrap = kc->base + WRAP;
 	c->priv = kc;
 	vcpu->ctr_by_pmd[c->ev.pmd] = kc;
+	vcpu->nr_open++;
 	return 0;
-fail:
-	kvmpfm_free(kc);
-	return ret;
 }
 
 static void kvmpfm_counter_close(void *be, struct pfm_counter *c)
 {
 	struct kvmpfm_counter *kc = c->priv;
+	struct kvmpfm_vcpu *vcpu = kc->vcpu;
 
-	if (kc->event) {
-		perf_event_release_kernel(kc->event);
-		kvmpfm_account(&kvmpfm_nr_events, -1);
-	}
 	/* an overflow of this counter still pending finds no counter */
-	kc->vcpu->ctr_by_pmd[c->ev.pmd] = NULL;
-	clear_bit(c->ev.pmd, kc->vcpu->pending_pmds);
-	/* a handler on the vCPU's CPU may still hold it: see the struct */
-	kvmpfm_free_rcu(kc, rcu);
+	vcpu->ctr_by_pmd[c->ev.pmd] = NULL;
+	clear_bit(c->ev.pmd, vcpu->pending_pmds);
 	c->priv = NULL;
+	vcpu->nr_open--;
+	if (kc->event && !vcpu->vm->dying)
+		kept_put(vcpu, kc);
+	else
+		counter_release(kc);
 }
 
 static void kvmpfm_counter_write(void *be, struct pfm_counter *c, u64 value)
@@ -584,6 +661,7 @@ void kvmpfm_vcpu_task_work(struct callback_head *head)
 	if (!vm->dying && vm->engine) {
 		vm->deferred_runs++;
 		kvmpfm_vcpu_sync(vcpu);
+		kvmpfm_vcpu_release_kept(vcpu);
 	}
 	mutex_unlock(&vm->lock);
 	fput(file);

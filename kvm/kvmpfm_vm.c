@@ -128,6 +128,8 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 	}
 	pfm_engine_destroy(vm->engine);
 	vm->engine = NULL;
+	for (i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
+		kvmpfm_vcpu_release_kept(&vm->vcpus[i]);
 	mutex_unlock(&vm->lock);
 	/* overflow handlers of the closed counters are done with the vCPUs */
 	synchronize_rcu();
@@ -407,6 +409,8 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 	vm->doorbells++;
 	len = pfm_engine_exec(vm->engine, vcpu->index, hdr,
 			      sizeof(*hdr) + arg_size);
+	for (i = 0; i < vm->nr_vcpus; i++)
+		kvmpfm_vcpu_release_kept(&vm->vcpus[i]);
 	ret = len < 0 ? len :
 	      kvmpfm_guest_copy_out(vm, vcpu->cmd_gpa, hdr, len);
 out:

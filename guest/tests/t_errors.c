@@ -164,7 +164,7 @@ static void wrong_state(int fd)
 
 	t_expect_err("errors: start unloaded: EINVAL", pfm_start(fd, NULL), EINVAL);
 	t_expect_err("errors: stop unloaded: EINVAL", pfm_stop(fd), EINVAL);
-	t_expect_err("errors: restart unloaded: EINVAL", pfm_restart(fd), EINVAL);
+	t_expect_err("errors: restart unloaded: EBUSY", pfm_restart(fd), EBUSY);
 	t_expect_err("errors: unload unloaded: EINVAL", pfm_unload_context(fd),
 		     EINVAL);
 	if (!t_expect_ok("errors: load on self", t_load(fd, t_gettid(), 0)))

@@ -321,9 +321,11 @@ int pfm_cmd_restart(struct pfm_cmd_args *a)
 	struct pfm_engine *e = a->e;
 	struct pfm_context *ctx = a->ctx;
 
-	if (ctx->state == PFM_CTX_UNLOADED)
-		return -EINVAL;
-	/* nothing was notified: nothing to resume */
+	/*
+	 * perfmon2's __pfm_restart: EBUSY unless masked, unloaded too (its
+	 * thread gone, perfmon2's ZOMBIE): nothing was notified, nothing to
+	 * resume, and programs read EBUSY as "the task terminated"
+	 */
 	if (ctx->state != PFM_CTX_MASKED)
 		return -EBUSY;
 	if (ctx->smpl.fmt)

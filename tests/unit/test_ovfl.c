@@ -381,8 +381,9 @@ static void test_end_msg(void **state)
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
 	assert_int_equal(m.type, PFM_MSG_END);
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
-	/* the context is unloaded */
+	/* the context is unloaded; masked before, restart is EBUSY now */
 	assert_int_equal(cb_start(&t->cb, ctx), -EINVAL);
+	assert_int_equal(cb_restart(&t->cb, ctx), -EBUSY);
 	assert_int_equal(t_stats(t).loaded, 0);
 	assert_int_equal(t->sim->nr_open, 0);
 }

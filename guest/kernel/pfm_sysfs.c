@@ -10,6 +10,12 @@
  *                            the mask, as perfmon2 printed it, has the
  *                            reserved bits at 0 (the host's REG_DESC
  *                            rsvd_msk inverted)
+ *   pmu_desc/pmcN/, pmdN/    one directory per implemented register, as
+ *                            perfmon2 v2.8x: name, dfl_val, rsvd_msk
+ *                            (reserved bits 1, v2.8x's convention, so the
+ *                            inverse of the mappings' mask), width (64:
+ *                            every PMD is 64-bit) and addr (the register
+ *                            index: the guest has no MSR behind it)
  *   formats/default/version  the default sampling format, when the host
  *                            has it (PVPFM_F_SAMPLING)
  *   controls/                task_group, sys_group (-1: any group),
@@ -27,6 +33,7 @@
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/sysfs.h>
 #include "pfm_drv.h"
 
@@ -40,7 +47,7 @@ struct pfm_controls pfm_controls = {
 	.smpl_buffer_mem_max = 0,	/* set at init: a quarter of RAM */
 };
 
-static struct kobject *pfm_kobj, *pfm_formats_kobj;
+static struct kobject *pfm_kobj, *pfm_formats_kobj, *pfm_pmu_desc_kobj;
 
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -50,6 +57,7 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 
 static struct kobj_attribute version_attr = __ATTR_RO(version);
+
 
 /* pmu_desc */
 
@@ -85,9 +93,131 @@ static struct attribute *pmu_desc_attrs[] = {
 };
 
 static const struct attribute_group pmu_desc_group = {
-	.name = "pmu_desc",
 	.attrs = pmu_desc_attrs,
 };
+
+/*
+ * pmu_desc/pmcN/ and pmdN/: perfmon2 v2.8x's per register files, same
+ * names and formats (its perfmon_sysfs.c). Each directory holds a copy
+ * of the host's description, so it never looks at pfm_dev_info.regs.
+ */
+struct pfm_reg_kobj {
+	struct kobject kobj;
+	struct pvpfm_reg_desc desc;
+};
+
+static struct pfm_reg_kobj **pfm_reg_kobjs;
+static u32 pfm_nr_reg_kobjs;
+
+static const struct pvpfm_reg_desc *to_reg(struct kobject *kobj)
+{
+	return &container_of(kobj, struct pfm_reg_kobj, kobj)->desc;
+}
+
+static ssize_t name_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%s\n", to_reg(kobj)->name);
+}
+
+static ssize_t dfl_val_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "0x%llx\n", to_reg(kobj)->dfl_val);
+}
+
+/* reserved bits 1, as perfmon2 v2.8x's pfm_regmap_desc.rsvd_msk */
+static ssize_t rsvd_msk_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "0x%llx\n", to_reg(kobj)->rsvd_msk);
+}
+
+/*
+ * perfmon2: a counter's hardware width if it extended it to 64 bits, else
+ * 64; here every PMD is 64-bit, whatever backs it (README)
+ */
+static ssize_t width_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "64\n");
+}
+
+/* perfmon2 printed the MSR; a guest register has none: its index */
+static ssize_t addr_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "0x%x\n", to_reg(kobj)->num);
+}
+
+static struct kobj_attribute reg_name_attr = __ATTR_RO(name);
+static struct kobj_attribute reg_dfl_val_attr = __ATTR_RO(dfl_val);
+static struct kobj_attribute reg_rsvd_msk_attr = __ATTR_RO(rsvd_msk);
+static struct kobj_attribute reg_width_attr = __ATTR_RO(width);
+static struct kobj_attribute reg_addr_attr = __ATTR_RO(addr);
+
+static struct attribute *pfm_reg_attrs[] = {
+	&reg_name_attr.attr,
+	&reg_dfl_val_attr.attr,
+	&reg_rsvd_msk_attr.attr,
+	&reg_width_attr.attr,
+	&reg_addr_attr.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(pfm_reg);
+
+static void pfm_reg_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct pfm_reg_kobj, kobj));
+}
+
+static const struct kobj_type pfm_reg_ktype = {
+	.release = pfm_reg_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = pfm_reg_groups,
+};
+
+static void pfm_sysfs_del_regs(void)
+{
+	u32 i;
+
+	for (i = 0; i < pfm_nr_reg_kobjs; i++)
+		kobject_put(&pfm_reg_kobjs[i]->kobj);
+	kfree(pfm_reg_kobjs);
+	pfm_reg_kobjs = NULL;
+	pfm_nr_reg_kobjs = 0;
+}
+
+static int pfm_sysfs_add_regs(void)
+{
+	const struct pvpfm_reg_desc *r;
+	struct pfm_reg_kobj *rk;
+	u32 i;
+	int ret;
+
+	pfm_reg_kobjs = kcalloc(pfm_dev_info.nr_regs, sizeof(*pfm_reg_kobjs),
+				GFP_KERNEL);
+	if (!pfm_reg_kobjs && pfm_dev_info.nr_regs)
+		return -ENOMEM;
+	for (i = 0; i < pfm_dev_info.nr_regs; i++) {
+		r = &pfm_dev_info.regs[i];
+		rk = kzalloc(sizeof(*rk), GFP_KERNEL);
+		if (!rk)
+			return -ENOMEM;
+		rk->desc = *r;
+		ret = kobject_init_and_add(&rk->kobj, &pfm_reg_ktype,
+					   pfm_pmu_desc_kobj, "%s%u",
+					   r->type == PVPFM_REG_PMC ?
+					   "pmc" : "pmd", r->num);
+		if (ret) {
+			/* the put frees it */
+			kobject_put(&rk->kobj);
+			return ret;
+		}
+		pfm_reg_kobjs[pfm_nr_reg_kobjs++] = rk;
+	}
+	return 0;
+}
 
 /* formats */
 
@@ -311,7 +441,6 @@ static const struct attribute_group device_group = {
 };
 
 static const struct attribute_group *pfm_groups[] = {
-	&pmu_desc_group,
 	&controls_group,
 	&device_group,
 	NULL
@@ -337,6 +466,17 @@ int pfm_sysfs_init(void)
 	ret = sysfs_create_groups(pfm_kobj, pfm_groups);
 	if (ret)
 		goto fail;
+	pfm_pmu_desc_kobj = kobject_create_and_add("pmu_desc", pfm_kobj);
+	if (!pfm_pmu_desc_kobj) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = sysfs_create_group(pfm_pmu_desc_kobj, &pmu_desc_group);
+	if (ret)
+		goto fail;
+	ret = pfm_sysfs_add_regs();
+	if (ret)
+		goto fail;
 	pfm_formats_kobj = kobject_create_and_add("formats", pfm_kobj);
 	if (!pfm_formats_kobj) {
 		ret = -ENOMEM;
@@ -356,6 +496,9 @@ fail:
 void pfm_sysfs_exit(void)
 {
 	/* removing a kobject removes its files and groups */
+	pfm_sysfs_del_regs();
+	kobject_put(pfm_pmu_desc_kobj);
+	pfm_pmu_desc_kobj = NULL;
 	kobject_put(pfm_formats_kobj);
 	pfm_formats_kobj = NULL;
 	kobject_put(pfm_kobj);

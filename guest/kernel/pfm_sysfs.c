@@ -3,6 +3,8 @@
  * /sys/kernel/perfmon, as perfmon2 laid it out:
  *
  *   version                  "2.81": PFM_VERSION, major.minor
+ *   syscall                  PFM_SYSCALL_BASE: where libpfm-3's own
+ *                            syscall wrappers look for perfmon2's calls
  *   pmu_desc/model           the host's PMU personality (e.g. "amd64")
  *   pmu_desc/mappings        one line per register, PMCs then PMDs:
  *                            PMC0:0x100000:0x30fffcfffff:PERFSEL0
@@ -58,6 +60,24 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute version_attr = __ATTR_RO(version);
 
+/*
+ * There are no perfmon2 system calls: the twelve calls are ioctls
+ * (libperfmon2). A binary still built on libpfm-3's own wrappers issues
+ * syscall(base + 0..11) with the base read here; without this file it
+ * guesses a base that lands on read(), write(), open()... This base puts
+ * all twelve far above every x86_64 system call (about 460 today, the
+ * x32 entries end at 547) and below the x32 bit (0x40000000), so each
+ * fails with ENOSYS, in a 32-bit process too.
+ */
+#define PFM_SYSCALL_BASE	1024
+
+static ssize_t syscall_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%d\n", PFM_SYSCALL_BASE);
+}
+
+static struct kobj_attribute syscall_attr = __ATTR_RO(syscall);
 
 /* pmu_desc */
 
@@ -461,6 +481,9 @@ int pfm_sysfs_init(void)
 	if (!pfm_kobj)
 		return -ENOMEM;
 	ret = sysfs_create_file(pfm_kobj, &version_attr.attr);
+	if (ret)
+		goto fail;
+	ret = sysfs_create_file(pfm_kobj, &syscall_attr.attr);
 	if (ret)
 		goto fail;
 	ret = sysfs_create_groups(pfm_kobj, pfm_groups);

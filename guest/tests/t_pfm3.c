@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What libpfm-3.x programs do that perfmon2 v2.8x answered in its own way
+ * (issue 10):
+ *
+ * restart   a program monitoring a child calls pfm_restart after the child
+ *           exited: EBUSY, which such programs read as "the task
+ *           terminated" (perfmon2's __pfm_restart on a ZOMBIE/UNLOADED
+ *           context), as on a context never loaded
+ * pmu_desc  a register table printer reads pmu_desc/pmcN/ and pmdN/: name,
+ *           dfl_val, rsvd_msk, width, addr of every implemented register,
+ *           the virtual PMDs included, matching pmu_desc/mappings
+ * syscall   a binary on libpfm-3's own syscall wrappers reads the base in
+ *           /sys/kernel/perfmon/syscall; every one of its twelve calls
+ *           (base + 0..11) fails with ENOSYS
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t_common.h"
+
+#define MAX_REGS	640
+#define PFM3_NR_CALLS	12	/* pfm_create_context .. pfm_unload_context */
+
+/* monitor a child, let it exit, then pfm_restart as libpfm-3 tools do */
+static void restart_gone(void)
+{
+	const uint16_t pmds[] = { PVPFM_VPMD_VCPU_RUN_NS };
+	pfarg_msg_t msg;
+	int fd = -1, status, n;
+	pid_t child;
+
+	fd = t_create(0);
+	if (fd < 0) {
+		t_fail("pfm3: create a context", "%s", strerror(errno));
+		return;
+	}
+	t_expect_err("pfm3: restart, never loaded: EBUSY", pfm_restart(fd),
+		     EBUSY);
+	child = fork();
+	if (child < 0) {
+		t_fail("pfm3: fork", "%s", strerror(errno));
+		close(fd);
+		return;
+	}
+	if (!child) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		t_busy_ns(10 * NSEC_PER_MSEC);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	if (!t_check(WIFSTOPPED(status), "pfm3: child ptrace-stopped",
+		     "status %#x", status))
+		goto kill;
+	if (t_write_pmds(fd, pmds, 1, 0) ||
+	    !t_expect_ok("pfm3: load on the child", t_load(fd, child, 0)) ||
+	    !t_expect_ok("pfm3: start", pfm_start(fd, NULL)))
+		goto kill;
+	t_expect_err("pfm3: restart, child running, nothing notified: EBUSY",
+		     pfm_restart(fd), EBUSY);
+	ptrace(PTRACE_CONT, child, NULL, NULL);
+	waitpid(child, &status, 0);
+	t_check(WIFEXITED(status), "pfm3: child exited", "status %#x", status);
+	/* a libpfm-3 monitor's loop: restart; EBUSY means it is over */
+	t_expect_err("pfm3: restart after the child exited: EBUSY",
+		     pfm_restart(fd), EBUSY);
+	memset(&msg, 0, sizeof(msg));
+	n = read(fd, &msg, sizeof(msg));
+	t_check(n == sizeof(msg) && msg.type == PFM_MSG_END,
+		"pfm3: PFM_MSG_END queued", "read %d, type %u", n, msg.type);
+	t_expect_err("pfm3: restart after reading PFM_MSG_END: EBUSY",
+		     pfm_restart(fd), EBUSY);
+	close(fd);
+	return;
+kill:
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	close(fd);
+}
+
+/* one file of pmu_desc/<dir>/: its first line, "" if unreadable */
+static const char *reg_file(const char *dir, const char *file)
+{
+	static char buf[128];
+	char rel[96];
+
+	snprintf(rel, sizeof(rel), "pmu_desc/%s/%s", dir, file);
+	if (t_sysfs_read(rel, buf, sizeof(buf)))
+		buf[0] = '\0';
+	return buf;
+}
+
+/* does pmu_desc/<dir>/ say what the mappings line @r says? */
+static bool reg_matches(const struct t_reg *r, char *why, size_t size)
+{
+	char dir[16], want[32];
+	const char *v;
+
+	snprintf(dir, sizeof(dir), "%s%u", r->pmc ? "pmc" : "pmd", r->num);
+	v = reg_file(dir, "name");
+	if (strcmp(v, r->name)) {
+		snprintf(why, size, "%s/name '%s', mappings '%s'", dir, v,
+			 r->name);
+		return false;
+	}
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)r->dfl);
+	v = reg_file(dir, "dfl_val");
+	if (strcmp(v, want)) {
+		snprintf(why, size, "%s/dfl_val '%s', want '%s'", dir, v, want);
+		return false;
+	}
+	/* v2.8x: reserved bits 1; the mappings print them 0 */
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)~r->mask);
+	v = reg_file(dir, "rsvd_msk");
+	if (strcmp(v, want)) {
+		snprintf(why, size, "%s/rsvd_msk '%s', want '%s'", dir, v, want);
+		return false;
+	}
+	snprintf(want, sizeof(want), "0x%x", r->num);
+	v = reg_file(dir, "addr");
+	if (strcmp(v, want)) {
+		snprintf(why, size, "%s/addr '%s', want '%s'", dir, v, want);
+		return false;
+	}
+	v = reg_file(dir, "width");
+	if (strcmp(v, "64")) {
+		snprintf(why, size, "%s/width '%s', want '64'", dir, v);
+		return false;
+	}
+	return true;
+}
+
+static const struct t_reg *find_reg(const struct t_reg *regs, int n, bool pmc,
+				    unsigned int num)
+{
+	for (int i = 0; i < n; i++)
+		if (regs[i].pmc == pmc && regs[i].num == num)
+			return &regs[i];
+	return NULL;
+}
+
+static void pmu_desc(void)
+{
+	static struct t_reg regs[MAX_REGS];
+	const struct t_reg *r;
+	char why[160] = "", path[96], name[256];
+	unsigned int num;
+	int n, i, dirs = 0, bad = -1;
+	struct dirent *de;
+	DIR *d;
+
+	n = t_mappings(regs, MAX_REGS);
+	if (!t_check(n > 0, "pfm3: pmu_desc/mappings read", "%d: %s", n,
+		     strerror(errno)))
+		return;
+
+	/* the three a register table printer starts with */
+	r = find_reg(regs, n, true, 0);
+	if (r)
+		t_check(!strcmp(reg_file("pmc0", "name"), r->name),
+			"pfm3: pmu_desc/pmc0/name", "'%s', mappings '%s'",
+			reg_file("pmc0", "name"), r->name);
+	else
+		t_skip("pfm3: pmu_desc/pmc0/name", "no PMC0 in the mappings");
+	if (find_reg(regs, n, false, 0))
+		t_check(!strcmp(reg_file("pmd0", "width"), "64"),
+			"pfm3: pmu_desc/pmd0/width is 64", "'%s'",
+			reg_file("pmd0", "width"));
+	else
+		t_skip("pfm3: pmu_desc/pmd0/width is 64", "no PMD0");
+	r = find_reg(regs, n, false, PVPFM_VPMD_VCPU_RUN_NS);
+	if (t_check(r != NULL, "pfm3: virtual PMD256 in the mappings",
+		    "missing"))
+		t_check(reg_matches(r, why, sizeof(why)),
+			"pfm3: pmu_desc/pmd256/ (virtual) matches the mappings",
+			"%s", why);
+
+	/* every register of the mappings, and no other directory */
+	for (i = 0; i < n; i++)
+		if (!reg_matches(&regs[i], why, sizeof(why))) {
+			bad = i;
+			break;
+		}
+	t_check(bad < 0, "pfm3: every pmu_desc/pmcN, pmdN matches the mappings",
+		"%s", why);
+	snprintf(path, sizeof(path), "%s/pmu_desc", T_SYSFS);
+	d = opendir(path);
+	if (!t_check(d != NULL, "pfm3: pmu_desc/ listed", "%s", strerror(errno)))
+		return;
+	bad = 0;
+	while ((de = readdir(d))) {
+		if (sscanf(de->d_name, "pmc%u", &num) == 1 ||
+		    sscanf(de->d_name, "pmd%u", &num) == 1) {
+			dirs++;
+			if (!find_reg(regs, n, de->d_name[2] == 'c', num) &&
+			    !bad++)
+				snprintf(name, sizeof(name), "%s", de->d_name);
+		}
+	}
+	closedir(d);
+	t_check(dirs == n && !bad,
+		"pfm3: one pmu_desc directory per implemented register",
+		"%d directories, %d mappings lines, %d unknown (%s)", dirs, n,
+		bad, bad ? name : "-");
+	t_check(t_pmu_model(name, sizeof(name)), "pfm3: pmu_desc/model kept",
+		"%s", strerror(errno));
+}
+
+/* libpfm-3's own wrappers: syscall(base + k, ...) for the twelve calls */
+static void syscall_base(void)
+{
+	long long base = t_sysfs_num("syscall", -1);
+	pfarg_ctx_t ctx;
+	int i, bad = -1, err = 0;
+	long ret = 0;
+
+	if (!t_check(base > 0 && base < 0x40000000,
+		     "pfm3: /sys/kernel/perfmon/syscall gives a base",
+		     "%lld", base))
+		return;
+	memset(&ctx, 0, sizeof(ctx));
+	for (i = 0; i < PFM3_NR_CALLS; i++) {
+		/* arguments as libpfm-3 passes them: fd or ctx, vector, count */
+		errno = 0;
+		ret = syscall(base + i, i ? 3L : (long)&ctx, (long)&ctx, 1L,
+			      0L, 0L, 0L);
+		if (ret != -1 || errno != ENOSYS) {
+			bad = i;
+			err = errno;
+			break;
+		}
+	}
+	t_check(bad < 0,
+		"pfm3: the twelve libpfm-3 syscalls (base + 0..11) fail with ENOSYS",
+		"base %lld + %d: returned %ld, errno %s", base, bad, ret,
+		strerror(err));
+}
+
+int main(void)
+{
+	restart_gone();
+	pmu_desc();
+	syscall_base();
+	return t_done();
+}

@@ -120,6 +120,7 @@ struct kvmpfm_vm {
 	u64 doorbells;
 	u64 notifications;
 	u64 deferred_runs;		/* task works run for the vCPUs */
+	bool kept_trim_due;		/* a vCPU's last counter closed */
 	u64 remote_counter_ops;		/* counter reads/writes/(re)arms
 					 * from outside the counter's vCPU
 					 * thread: each may be a cross-CPU

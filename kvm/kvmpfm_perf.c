@@ -482,7 +482,9 @@ static void kvmpfm_counter_close(void *be, struct pfm_counter *c)
 	vcpu->ctr_by_pmd[c->ev.pmd] = NULL;
 	clear_bit(c->ev.pmd, vcpu->pending_pmds);
 	c->priv = NULL;
-	vcpu->nr_open--;
+	/* a set switch opens the next set before the engine call ends */
+	if (!--vcpu->nr_open)
+		vcpu->vm->kept_trim_due = true;
 	if (kc->event && !vcpu->vm->dying)
 		kept_put(vcpu, kc);
 	else
@@ -682,8 +684,10 @@ void kvmpfm_vcpu_irq_work(struct irq_work *work)
 
 	if (!vcpu->task || atomic_xchg(&vcpu->task_work_queued, 1))
 		return;
-	if (!get_file_rcu(file))
+	if (!get_file_rcu(file)) {
+		atomic_set(&vcpu->task_work_queued, 0);
 		return;
+	}
 	/*
 	 * Inside KVM_RUN on this CPU (an overflow interrupted the guest, or
 	 * the host on its behalf): KVM runs the task work before it enters

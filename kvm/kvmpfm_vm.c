@@ -409,8 +409,11 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 	vm->doorbells++;
 	len = pfm_engine_exec(vm->engine, vcpu->index, hdr,
 			      sizeof(*hdr) + arg_size);
-	for (i = 0; i < vm->nr_vcpus; i++)
-		kvmpfm_vcpu_release_kept(&vm->vcpus[i]);
+	if (vm->kept_trim_due) {
+		vm->kept_trim_due = false;
+		for (i = 0; i < vm->nr_vcpus; i++)
+			kvmpfm_vcpu_release_kept(&vm->vcpus[i]);
+	}
 	ret = len < 0 ? len :
 	      kvmpfm_guest_copy_out(vm, vcpu->cmd_gpa, hdr, len);
 out:

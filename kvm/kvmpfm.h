@@ -84,6 +84,7 @@ struct kvmpfm_vcpu {
 	struct hrtimer timer;
 
 	/* under vm->lock: counters open, closed ones whose event is kept */
+	u64 doorbells;
 	u32 nr_open;
 	struct kvmpfm_counter *kept[KVMPFM_KEPT_MAX];
 	u32 nr_kept;
@@ -127,6 +128,21 @@ struct kvmpfm_vm {
 					 * call into the vCPU's CPU
 					 */
 	u32 notify_vcpu;		/* vCPU being served: whom to notify */
+
+	/* the operator's (kvmpfm_operator.c, kvmpfm_filter.c) */
+	struct list_head node;		/* in the bound VMs, under their lock */
+	u64 id;				/* set once at bind, never reused */
+	pid_t pid;			/* the VMM's tgid at bind */
+	u64 bound_ns;
+	struct kvmpfm_vm_identity identity;	/* under @lock */
+	struct kvmpfm_filter *filter;	/* under @lock; NULL: none */
+};
+
+/* the operator's event filter, as set (kvmpfm_filter.c) */
+struct kvmpfm_filter {
+	u32 action;			/* KVMPFM_FILTER_* */
+	u32 nr;
+	struct kvmpfm_filter_event ev[];
 };
 
 struct kvmpfm_pin {
@@ -181,6 +197,9 @@ extern atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
 struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp);
 long kvmpfm_vm_ioctl(struct kvmpfm_vm *vm, unsigned int cmd, unsigned long arg);
 void kvmpfm_vm_release(struct kvmpfm_vm *vm);
+void kvmpfm_vm_stats_fill(struct kvmpfm_vm *vm,
+			  const struct pfm_engine_stats *st,
+			  struct kvmpfm_vm_stats *out);
 
 /* kvmpfm_perf.c: the perf_event backend */
 extern const struct pfm_backend_ops kvmpfm_backend_ops;
@@ -191,6 +210,21 @@ void kvmpfm_vcpu_task_work(struct callback_head *head);
 void kvmpfm_vcpu_release_kept(struct kvmpfm_vcpu *vcpu);
 void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu);
 void kvmpfm_vcpu_irq_work(struct irq_work *work);
+
+/* kvmpfm_operator.c: the operator's interface (host tools) */
+void kvmpfm_vm_register(struct kvmpfm_vm *vm);
+void kvmpfm_vm_unregister(struct kvmpfm_vm *vm);
+long kvmpfm_operator_ioctl(unsigned int cmd, void __user *argp);
+long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp);
+int kvmpfm_set_identity(struct kvmpfm_vm *vm, void __user *argp);
+void kvmpfm_counter_describe(struct kvmpfm_vm *vm, const struct pfm_counter *c,
+			     struct kvmpfm_snap_event *out);
+
+/* kvmpfm_filter.c: the operator's event filter */
+struct kvmpfm_filter *kvmpfm_filter_copy(const void __user *argp, u64 *vm_id);
+void kvmpfm_filter_install(struct kvmpfm_vm *vm, struct kvmpfm_filter *f);
+bool kvmpfm_filter_allows(const struct kvmpfm_vm *vm,
+			  const struct pfm_event *ev);
 
 /* kvmpfm_guest.c: guest memory, time and timers */
 int kvmpfm_guest_pin(void *be, u64 gpa, u64 len);

@@ -215,8 +215,10 @@ static long bind_vm(struct file *file, void __user *argp)
 	vm = kvmpfm_vm_bind(file, argp);
 	if (IS_ERR(vm))
 		ret = PTR_ERR(vm);
-	else	/* publish a fully built VM to lock-free readers below */
+	else {	/* publish a fully built VM to lock-free readers below */
+		kvmpfm_vm_register(vm);
 		smp_store_release(&f->vm, vm);
+	}
 out:
 	mutex_unlock(&f->bind_lock);
 	return ret;
@@ -242,9 +244,14 @@ static long kvmpfm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return module_stats((void __user *)arg);
 	case KVMPFM_BIND_VM:
 		return bind_vm(file, (void __user *)arg);
+	case KVMPFM_LIST_VMS:
+	case KVMPFM_GET_SNAPSHOT:
+		return kvmpfm_operator_ioctl(cmd, (void __user *)arg);
 	}
 	/* pairs with bind_vm(): a non-NULL vm is fully built */
 	vm = smp_load_acquire(&f->vm);
+	if (cmd == KVMPFM_SET_EVENT_FILTER)
+		return kvmpfm_set_filter(vm, (void __user *)arg);
 	if (!vm)
 		return -ENOTCONN;
 	return kvmpfm_vm_ioctl(vm, cmd, arg);

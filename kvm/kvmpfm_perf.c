@@ -267,6 +267,8 @@ static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 	struct perf_event *probe;
 	int poll, ret;
 
+	if (!kvmpfm_filter_allows(vm, ev))
+		return -EACCES;
 	ret = translate(vm, ev, &attr, &poll);
 	if (ret)
 		return ret;
@@ -709,4 +711,51 @@ void kvmpfm_vcpu_irq_work(struct irq_work *work)
 		atomic_set(&vcpu->task_work_queued, 0);
 		fput(file);
 	}
+}
+
+/* what @c counts, guest and host side, for the operator's snapshot */
+void kvmpfm_counter_describe(struct kvmpfm_vm *vm, const struct pfm_counter *c,
+			     struct kvmpfm_snap_event *out)
+{
+	const struct kvmpfm_counter *kc = c->priv;
+	const struct kvmpfm_event_map_entry *alias;
+
+	out->pmd = c->ev.pmd;
+	switch (c->ev.kind) {
+	case PFM_EVK_GENERIC:
+		out->guest_kind = KVMPFM_EVK_GENERIC;
+		out->guest_event = c->ev.event_select;
+		out->guest_umask = c->ev.unit_mask;
+		break;
+	case PFM_EVK_FIXED:
+		out->guest_kind = KVMPFM_EVK_FIXED;
+		out->guest_event = c->ev.code;
+		break;
+	case PFM_EVK_VIRTUAL:
+		out->guest_kind = KVMPFM_EVK_VIRTUAL;
+		out->guest_event = c->ev.code;
+		break;
+	}
+	if (c->ev.kind != PFM_EVK_VIRTUAL) {
+		alias = alias_find(vm, &c->ev);
+		if (alias && (alias->flags & KVMPFM_MAP_EMULATED))
+			out->flags |= KVMPFM_SNAP_EV_EMULATED;
+	}
+	if (!kc)
+		return;
+	if (!kc->event) {
+		out->flags |= KVMPFM_SNAP_EV_POLLED;
+		return;
+	}
+	out->host_type = kc->attr.type;
+	out->host_config = kc->attr.config;
+	/*
+	 * perf's times as of the event's last update (its last schedule in
+	 * or out, or read): reading them fresh would be a cross-CPU call
+	 * into the running vCPU, once per scrape.
+	 */
+	out->time_enabled = READ_ONCE(kc->event->total_time_enabled) -
+			    kc->enabled_base;
+	out->time_running = READ_ONCE(kc->event->total_time_running) -
+			    kc->running_base;
 }

@@ -120,6 +120,7 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 	struct pfm_engine_stats st;
 	u32 i;
 
+	kvmpfm_vm_unregister(vm);
 	mutex_lock(&vm->lock);
 	vm->dying = true;
 	if (vm->engine) {
@@ -144,6 +145,7 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 	if (vm->kvm)
 		kvm_put_kvm(vm->kvm);
 	kvmpfm_free(vm->aliases);
+	kvmpfm_free(vm->filter);
 	kvmpfm_free(vm->vcpus);
 	kvmpfm_free(vm);
 	kvmpfm_account(&kvmpfm_nr_vms, -1);
@@ -407,6 +409,7 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 			kvmpfm_vcpu_sync(&vm->vcpus[i]);
 	vm->notify_vcpu = vcpu->index;
 	vm->doorbells++;
+	vcpu->doorbells++;
 	len = pfm_engine_exec(vm->engine, vcpu->index, hdr,
 			      sizeof(*hdr) + arg_size);
 	if (vm->kept_trim_due) {
@@ -421,28 +424,36 @@ out:
 	return ret ? -EFAULT : 0;
 }
 
+void kvmpfm_vm_stats_fill(struct kvmpfm_vm *vm,
+			  const struct pfm_engine_stats *st,
+			  struct kvmpfm_vm_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->contexts = st->contexts;
+	out->sets = st->sets;
+	out->loaded = st->loaded;
+	out->active_counters = st->active_counters;
+	out->commands = st->commands;
+	out->command_errors = st->command_errors;
+	out->overflows = st->overflows;
+	out->samples = st->samples;
+	out->samples_lost = st->samples_lost;
+	out->messages = st->messages;
+	out->messages_lost = st->messages_lost;
+	out->set_switches = st->set_switches;
+	out->doorbells = vm->doorbells;
+	out->notifications = vm->notifications;
+	out->deferred_runs = vm->deferred_runs;
+	out->remote_counter_ops = vm->remote_counter_ops;
+}
+
 static int get_stats(struct kvmpfm_vm *vm, void __user *argp)
 {
-	struct kvmpfm_vm_stats out = { 0 };
+	struct kvmpfm_vm_stats out;
 	struct pfm_engine_stats st;
 
 	pfm_engine_stats(vm->engine, &st);
-	out.contexts = st.contexts;
-	out.sets = st.sets;
-	out.loaded = st.loaded;
-	out.active_counters = st.active_counters;
-	out.commands = st.commands;
-	out.command_errors = st.command_errors;
-	out.overflows = st.overflows;
-	out.samples = st.samples;
-	out.samples_lost = st.samples_lost;
-	out.messages = st.messages;
-	out.messages_lost = st.messages_lost;
-	out.set_switches = st.set_switches;
-	out.doorbells = vm->doorbells;
-	out.notifications = vm->notifications;
-	out.deferred_runs = vm->deferred_runs;
-	out.remote_counter_ops = vm->remote_counter_ops;
+	kvmpfm_vm_stats_fill(vm, &st, &out);
 	return copy_to_user(argp, &out, sizeof(out)) ? -EFAULT : 0;
 }
 
@@ -470,6 +481,9 @@ long kvmpfm_vm_ioctl(struct kvmpfm_vm *vm, unsigned int cmd, unsigned long arg)
 		break;
 	case KVMPFM_GET_VM_STATS:
 		ret = get_stats(vm, argp);
+		break;
+	case KVMPFM_SET_IDENTITY:
+		ret = kvmpfm_set_identity(vm, argp);
 		break;
 	default:
 		ret = -ENOTTY;

@@ -27,6 +27,10 @@ PKGS=(
 	# checkpatch: bookworm has no checkpatch package; the kernel source
 	# tarball in linux-source carries scripts/checkpatch.pl (perl)
 	linux-source xz-utils perl
+	# host-tools: JSON output (json-c) and the exporter's HTTP server
+	# (libmicrohttpd); prometheus (promtool and a server) checks and
+	# scrapes the exporter in the operator tests
+	libjson-c-dev libmicrohttpd-dev prometheus
 )
 set -- "${PKGS[@]}" "$@"
 

@@ -15,6 +15,12 @@
  *      thread. The module reads the command block from guest memory, runs
  *      the perfmon2 engine and writes the results back.
  * Closing the file (or the process dying) tears everything down.
+ *
+ * The operator's interface (host tools; root or CAP_PERFMON, on any open
+ * file, bound or not): KVMPFM_LIST_VMS names every bound VM by an id the
+ * module gives it, KVMPFM_GET_SNAPSHOT reads one VM whole, consistent as
+ * of one hold of its lock. The VMM names its VM with KVMPFM_SET_IDENTITY
+ * and the operator may restrict its events with KVMPFM_SET_EVENT_FILTER.
  */
 #ifndef _UAPI_KVM_PERFMON_H
 #define _UAPI_KVM_PERFMON_H
@@ -24,7 +30,7 @@
 #include "pv_perfmon.h"
 
 #define KVMPFM_DEVICE		"/dev/kvm-perfmon"
-#define KVMPFM_API_VERSION	2
+#define KVMPFM_API_VERSION	3
 
 /*
  * BIND_VM is in/out: the module resolves PVPFM_PERS_AUTO and a zero
@@ -107,7 +113,8 @@ struct kvmpfm_vm_stats {
 	/* where the host spent work for the guest (see kvm/kvmpfm.h) */
 	__u64 deferred_runs;	/* overflow/timer work run by vCPU threads */
 	__u64 remote_counter_ops; /* counter ops from outside their vCPU */
-	__u64 reserved[2];
+	__u64 throttled;	/* overflows held back by the host's rate bound */
+	__u64 reserved[1];
 };
 
 /* module-wide: the live counts are all zero once no VM is bound */
@@ -123,6 +130,169 @@ struct kvmpfm_module_stats {
 	__u64 reserved[1];
 };
 
+/*
+ * Who the VM is, as its VMM knows it (QEMU's -name and -uuid): for the
+ * operator's tools, never for a decision. @name is NUL-terminated UTF-8
+ * without control characters; "" and a zero UUID mean unnamed.
+ */
+#define KVMPFM_NAME_LEN		64
+
+struct kvmpfm_vm_identity {
+	char name[KVMPFM_NAME_LEN];
+	__u8 uuid[16];
+	__u64 reserved[2];	/* must be 0 */
+};
+
+/*
+ * The operator's event filter, as KVM's KVM_SET_PMU_EVENT_FILTER: ALLOW
+ * lets the guest program only the listed events, DENY all but them. An
+ * event matches an entry of its kind when (event & event_mask) ==
+ * (entry.event & event_mask) and the same for the unit mask (generic
+ * events only). A refused event is NOTAVAIL to the guest, counted as
+ * "filtered". It is checked where the guest programs an event (a PMC
+ * write; a virtual PMD's write): a new filter applies from the next such
+ * write and never stops a counter already programmed. DENY with no entry
+ * is no filter.
+ */
+#define KVMPFM_FILTER_ALLOW	0
+#define KVMPFM_FILTER_DENY	1
+#define KVMPFM_EVK_VIRTUAL	2	/* @event: enum pvpfm_virtual_pmd */
+#define KVMPFM_MAX_FILTER	256
+
+struct kvmpfm_filter_event {
+	__u32 guest_kind;	/* KVMPFM_EVK_* */
+	__u16 event;		/* event select, fixed index or virtual PMD */
+	__u16 event_mask;	/* bits of @event that must match */
+	__u8 umask;		/* generic events only */
+	__u8 umask_mask;
+	__u8 reserved[6];	/* must be 0 */
+};
+
+/*
+ * On the VM's own binding file (the VMM, at bind or later): @vm_id 0.
+ * On any other file: the operator's (root or CAP_PERFMON), for VM @vm_id
+ * (KVMPFM_LIST_VMS).
+ */
+struct kvmpfm_event_filter {
+	__u32 action;		/* KVMPFM_FILTER_* */
+	__u32 nr;		/* entries that follow, <= KVMPFM_MAX_FILTER */
+	__u64 vm_id;
+	__u64 reserved;		/* must be 0 */
+	struct kvmpfm_filter_event events[];
+};
+
+/*
+ * KVMPFM_LIST_VMS: the ids of the bound VMs, in bind order. @nr is in:
+ * room at @ids, out: VMs bound (more than the room: call again).
+ */
+struct kvmpfm_vm_list {
+	__u32 nr;
+	__u32 reserved;		/* must be 0 */
+	__u64 ids;		/* user pointer to __u64[nr] */
+};
+
+/*
+ * KVMPFM_GET_SNAPSHOT: VM @vm_id into @buf, @size bytes. Out: @size is
+ * the bytes written, or needed when the call fails with ENOSPC; ENOENT
+ * if the VM is gone. The buffer holds a struct kvmpfm_snap_vm, then
+ * nr_vcpus struct kvmpfm_snap_vcpu, nr_ctxs struct kvmpfm_snap_ctx,
+ * nr_events struct kvmpfm_snap_event, and nr_map struct
+ * kvmpfm_event_map_entry, each record of the size the VM record gives
+ * (a newer module may append fields; read what you know).
+ */
+struct kvmpfm_snapshot {
+	__u64 vm_id;
+	__u64 buf;		/* user pointer */
+	__u32 size;
+	__u32 reserved;		/* must be 0 */
+};
+
+/* refusals are counted by errno, 1 .. KVMPFM_SNAP_ERRNOS - 1 */
+#define KVMPFM_SNAP_ERRNOS	136
+/* calls are counted by PVPFM_CMD_*, 1 .. KVMPFM_SNAP_CALLS - 1 */
+#define KVMPFM_SNAP_CALLS	32
+
+struct kvmpfm_snap_vm {
+	__u32 size;		/* of this record */
+	__u32 vcpu_size;	/* of each record that follows, by kind */
+	__u32 ctx_size;
+	__u32 event_size;
+	__u32 map_size;
+	__u32 nr_vcpus;
+	__u32 nr_ctxs;
+	__u32 nr_events;
+	__u32 nr_map;
+	__s32 pid;		/* the VMM's, as the binder saw it */
+	__u64 id;
+	__u64 bound_ns;		/* CLOCK_REALTIME of BIND_VM */
+	struct kvmpfm_vm_identity identity;
+	__u32 personality;	/* enum pvpfm_personality */
+	__u32 counters;
+	__u32 max_contexts;	/* limits in force */
+	__u32 max_sets;
+	__u32 max_vector;
+	__u32 filter_action;	/* KVMPFM_FILTER_* */
+	__u64 max_smpl_buf;
+	__u32 filter_nr;	/* entries in the filter */
+	__u32 reserved1;
+	struct kvmpfm_vm_stats stats;
+	__u64 calls[KVMPFM_SNAP_CALLS];		/* by PVPFM_CMD_* */
+	__u64 refusals[KVMPFM_SNAP_ERRNOS];	/* failed calls, by errno */
+	__u64 notavail;		/* registers refused: host cannot count */
+	__u64 filtered;		/* registers refused: operator's filter */
+	__u64 reserved[8];
+};
+
+struct kvmpfm_snap_vcpu {
+	__u32 index;		/* the binding's vCPU index */
+	__s32 host_tid;		/* its thread on the host; 0: not bound */
+	__u32 ctx_id;		/* context in on it; 0: none */
+	__u32 counters_open;	/* host events counting for it */
+	__u64 doorbells;
+	__u64 reserved[2];
+};
+
+#define KVMPFM_CTX_UNLOADED	0
+#define KVMPFM_CTX_LOADED	1
+#define KVMPFM_CTX_MASKED	2
+
+struct kvmpfm_snap_ctx {
+	__u32 id;		/* the guest's context id */
+	__u32 flags;		/* PFM_FL_* */
+	__u32 state;		/* KVMPFM_CTX_* */
+	__s32 vcpu;		/* in on this vCPU; -1: not in */
+	__u32 load_pid;		/* guest thread, or CPU when system-wide */
+	__u32 tid;		/* monitored guest thread */
+	__u32 nr_sets;
+	__u16 active_set;
+	__u8 system_wide;
+	__u8 started;
+	__u64 set_runs;		/* set activations: loads and switches */
+	__u64 samples;		/* entries in its sampling buffer */
+	__u32 msgs_queued;
+	__u32 reserved;
+	__u64 reserved2[2];
+};
+
+#define KVMPFM_SNAP_EV_EMULATED	0x1	/* an alias of the event map */
+#define KVMPFM_SNAP_EV_POLLED	0x2	/* a KVM statistic, no perf event */
+
+struct kvmpfm_snap_event {
+	__u32 vcpu;
+	__u32 ctx_id;
+	__u16 set;
+	__u16 pmd;
+	__u32 guest_kind;	/* KVMPFM_EVK_* */
+	__u16 guest_event;	/* event select, fixed index or virtual PMD */
+	__u8 guest_umask;
+	__u8 flags;		/* KVMPFM_SNAP_EV_* */
+	__u32 host_type;	/* perf_event_attr.type */
+	__u64 host_config;
+	__u64 time_enabled;	/* ns, since the context's counters opened */
+	__u64 time_running;	/* ns of it on a host counter */
+	__u64 reserved[2];
+};
+
 #define KVMPFM_IO		0xb7
 #define KVMPFM_GET_API_VERSION	_IO(KVMPFM_IO, 0x00)
 #define KVMPFM_BIND_VM		_IOWR(KVMPFM_IO, 0x01, struct kvmpfm_bind_vm)
@@ -133,5 +303,9 @@ struct kvmpfm_module_stats {
 #define KVMPFM_DOORBELL		_IO(KVMPFM_IO, 0x06)	/* arg: vCPU index */
 #define KVMPFM_GET_VM_STATS	_IOR(KVMPFM_IO, 0x07, struct kvmpfm_vm_stats)
 #define KVMPFM_GET_MODULE_STATS	_IOR(KVMPFM_IO, 0x08, struct kvmpfm_module_stats)
+#define KVMPFM_SET_IDENTITY	_IOW(KVMPFM_IO, 0x09, struct kvmpfm_vm_identity)
+#define KVMPFM_SET_EVENT_FILTER	_IOW(KVMPFM_IO, 0x0a, struct kvmpfm_event_filter)
+#define KVMPFM_LIST_VMS		_IOWR(KVMPFM_IO, 0x0b, struct kvmpfm_vm_list)
+#define KVMPFM_GET_SNAPSHOT	_IOWR(KVMPFM_IO, 0x0c, struct kvmpfm_snapshot)
 
 #endif /* _UAPI_KVM_PERFMON_H */

@@ -304,6 +304,19 @@ enum pvpfm_virtual_pmd {
 	PVPFM_VPMD_END
 };
 
+/* a virtual PMD's name (its pmu_desc name, the host tools' label), or NULL */
+static inline const char *pvpfm_vpmd_name(unsigned int num)
+{
+	static const char *const names[PVPFM_VPMD_END - PFM_FIRST_SW_PMD] = {
+		"VCPU_RUN_NS", "VM_EXITS", "HALT_EXITS", "HOST_PREEMPT",
+		"STEAL_NS", "HOST_PAGE_FAULTS",
+	};
+
+	if (num < PFM_FIRST_SW_PMD || num >= PVPFM_VPMD_END)
+		return NULL;
+	return names[num - PFM_FIRST_SW_PMD];
+}
+
 /*
  * Host contention, made visible: pfm_getinfo_evtsets() reports in
  * set_reserved3[] how long the set's backing host counters were enabled

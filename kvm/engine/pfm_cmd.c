@@ -128,11 +128,16 @@ int pfm_engine_exec(struct pfm_engine *e, u32 vcpu, void *block, u32 len)
 	vcpu = pfm_index_nospec(vcpu, e->cfg.nr_vcpus);
 
 	e->stats.commands++;
+	if (hdr->cmd < PVPFM_CMD_MAX)
+		e->stats.calls[hdr->cmd]++;
 	hdr->err_index = 0;
 	ret = dispatch(e, vcpu, hdr, len);
 	hdr->status = ret;
-	if (ret)
+	if (ret) {
 		e->stats.command_errors++;
+		if (-ret < PFM_STAT_ERRNOS)
+			e->stats.refusals[-ret]++;
+	}
 	if (hdr->arg_size > len - sizeof(*hdr))
 		return sizeof(*hdr);
 	return sizeof(*hdr) + hdr->arg_size;

@@ -94,6 +94,7 @@ int pfm_engine_create(const struct pfm_engine_cfg *cfg,
 	if (!e->cfg.timer_granularity_ns)
 		e->cfg.timer_granularity_ns = 1;
 	e->lim = lim;
+	e->cfg.limits = lim;
 	e->wmask = cfg->counter_width == 64 ? ~0ULL :
 		   (1ULL << cfg->counter_width) - 1;
 	e->next_ctx_id = 1;
@@ -151,5 +152,52 @@ void pfm_engine_stats(struct pfm_engine *e, struct pfm_engine_stats *st)
 			st->loaded++;
 		for (s = 0; ctx->ctr_open && s < e->pmu.nr_pmds; s++)
 			st->active_counters += ctx->ctr_open[s];
+	}
+}
+
+const struct pfm_engine_cfg *pfm_engine_cfg(const struct pfm_engine *e)
+{
+	return &e->cfg;
+}
+
+static void ctx_view(const struct pfm_context *ctx, struct pfm_ctx_view *v)
+{
+	u32 s;
+
+	*v = (struct pfm_ctx_view) {
+		.id = ctx->id,
+		.flags = ctx->flags,
+		.loaded = ctx->state != PFM_CTX_UNLOADED,
+		.masked = ctx->state == PFM_CTX_MASKED,
+		.started = ctx->started,
+		.vcpu = ctx->vcpu,
+		.load_pid = ctx->load_pid,
+		.tid = ctx->tid,
+		.nr_sets = ctx->nr_sets,
+		.active_set = ctx->active ? ctx->active->id : 0,
+		.samples = ctx->smpl.fmt ? ctx->smpl.hdr.hdr_count : 0,
+		.msgs_queued = ctx->msg_count,
+	};
+	for (s = 0; s < ctx->nr_sets; s++)
+		v->set_runs += ctx->sets[s]->runs;
+}
+
+void pfm_engine_view(struct pfm_engine *e, const struct pfm_view_ops *ops,
+		     void *arg)
+{
+	struct pfm_context *ctx;
+	struct pfm_ctx_view v;
+	u32 i, s;
+
+	for (i = 0; i < e->lim.max_contexts; i++) {
+		ctx = e->ctxs[i];
+		if (!ctx)
+			continue;
+		ctx_view(ctx, &v);
+		ops->context(arg, &v);
+		for (s = 0; ctx->ctr_open && s < e->pmu.nr_pmds; s++)
+			if (ctx->ctr_open[s])
+				ops->counter(arg, &v, v.active_set,
+					     &ctx->ctrs[s]);
 	}
 }

@@ -75,7 +75,8 @@ struct pfm_where {
 struct pfm_backend_ops {
 	/*
 	 * 0 if @ev can be counted, 1 if it can through a host alias
-	 * (emulated), -ENOENT if not (PFM_REG_RETFL_NOTAVAIL)
+	 * (emulated), -ENOENT if not, -EACCES if the host's operator
+	 * forbids it (both PFM_REG_RETFL_NOTAVAIL to the guest)
 	 */
 	int (*event_check)(void *be, const struct pfm_event *ev);
 	/* set up a counter for c->ev on c->vcpu, disabled, value 0 */
@@ -153,6 +154,9 @@ struct pfm_engine_cfg {
 	struct pfm_limits limits;
 };
 
+/* failed commands are counted by errno below this */
+#define PFM_STAT_ERRNOS		136
+
 /* a view for host tools; see pfm_engine_stats() */
 struct pfm_engine_stats {
 	u32 contexts;
@@ -167,6 +171,32 @@ struct pfm_engine_stats {
 	u64 messages;
 	u64 messages_lost;	/* queue full */
 	u64 set_switches;
+	u64 calls[PVPFM_CMD_MAX];	/* by command */
+	u64 refusals[PFM_STAT_ERRNOS];	/* failed commands, by errno */
+	u64 notavail;		/* registers refused: host cannot count */
+	u64 filtered;		/* registers refused: operator's filter */
+};
+
+/* one context, as host tools see it (pfm_engine_view()) */
+struct pfm_ctx_view {
+	u32 id;
+	u32 flags;		/* PFM_FL_* */
+	bool loaded, masked, started;
+	s32 vcpu;		/* in on this vCPU, or -1 */
+	u32 load_pid;		/* thread, or CPU when system-wide */
+	u32 tid;
+	u32 nr_sets;
+	u16 active_set;
+	u64 set_runs;		/* set activations: loads and switches */
+	u64 samples;		/* entries in its sampling buffer */
+	u32 msgs_queued;
+};
+
+struct pfm_view_ops {
+	void (*context)(void *arg, const struct pfm_ctx_view *c);
+	/* each open backing counter of a context that is in */
+	void (*counter)(void *arg, const struct pfm_ctx_view *c, u16 set,
+			const struct pfm_counter *ctr);
 };
 
 int pfm_engine_create(const struct pfm_engine_cfg *cfg,
@@ -198,5 +228,12 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 void pfm_engine_timer(struct pfm_engine *e, u32 vcpu);
 
 void pfm_engine_stats(struct pfm_engine *e, struct pfm_engine_stats *st);
+
+/* the configuration in force, limits resolved */
+const struct pfm_engine_cfg *pfm_engine_cfg(const struct pfm_engine *e);
+
+/* walk every context and open counter; read-only, under the engine lock */
+void pfm_engine_view(struct pfm_engine *e, const struct pfm_view_ops *ops,
+		     void *arg);
 
 #endif /* _PFM_ENGINE_H */

@@ -96,19 +96,6 @@ static const struct pfm_personality personalities[PVPFM_PERS_COUNT] = {
 		intel_arch_groups, PFM_ARRAY_SIZE(intel_arch_groups) },
 };
 
-/* hypervisor events, the same for every personality */
-static const struct {
-	u16 num;
-	const char *name;
-} virtual_pmds[] = {
-	{ PVPFM_VPMD_VCPU_RUN_NS, "VCPU_RUN_NS" },
-	{ PVPFM_VPMD_VM_EXITS, "VM_EXITS" },
-	{ PVPFM_VPMD_HALT_EXITS, "HALT_EXITS" },
-	{ PVPFM_VPMD_HOST_PREEMPT, "HOST_PREEMPT" },
-	{ PVPFM_VPMD_STEAL_NS, "STEAL_NS" },
-	{ PVPFM_VPMD_HOST_PAGE_FAULTS, "HOST_PAGE_FAULTS" },
-};
-
 static void name_format(char *dst, const char *prefix, unsigned int n,
 			bool numbered)
 {
@@ -207,20 +194,21 @@ static int add_reg(struct pfm_pmu *pmu, const struct pfm_reg_group *g,
 	return 0;
 }
 
+/* hypervisor events, the same for every personality */
 static int add_virtual_pmds(struct pfm_pmu *pmu)
 {
 	struct pfm_reg_desc *d;
-	unsigned int i;
+	unsigned int num;
 
-	for (i = 0; i < PFM_ARRAY_SIZE(virtual_pmds); i++) {
+	for (num = PFM_FIRST_SW_PMD; num < PVPFM_VPMD_END; num++) {
 		if (pmu->nr_pmds >= PFM_PMU_MAX_PMDS)
 			return -EINVAL;
 		d = &pmu->pmd[pmu->nr_pmds];
 		d->type = PFM_RT_PMD_VIRTUAL;
-		d->num = virtual_pmds[i].num;
-		d->index = virtual_pmds[i].num;
+		d->num = num;
+		d->index = num;
 		d->dep_pmc = PFM_NO_SLOT;
-		name_format(d->name, virtual_pmds[i].name, 0, false);
+		name_format(d->name, pvpfm_vpmd_name(num), 0, false);
 		pmu->pmd_slot[d->num] = pmu->nr_pmds++;
 		pfm_bit_set(pmu->impl_pmds, d->num);
 		pmu->max_pmd = d->num + 1;

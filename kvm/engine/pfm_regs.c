@@ -56,6 +56,19 @@ static int entry_error(u32 *reg_flags, u32 retfl)
 	return -EINVAL;
 }
 
+/*
+ * An event the backend refused (event_check's -ENOENT or -EACCES): NOTAVAIL
+ * to the guest either way; the host's tools tell the two apart.
+ */
+static int entry_notavail(struct pfm_engine *e, u32 *reg_flags, int why)
+{
+	if (why == -EACCES)
+		e->stats.filtered++;
+	else
+		e->stats.notavail++;
+	return entry_error(reg_flags, PFM_REG_RETFL_NOTAVAIL);
+}
+
 /* PMC and PMD requests share their head: reg_num, reg_set, reg_flags */
 #define PFM_REQ_FLAGS_OFF	offsetof(pfarg_pmc_t, reg_flags)
 _Static_assert(offsetof(pfarg_pmd_t, reg_flags) == PFM_REQ_FLAGS_OFF,
@@ -120,7 +133,7 @@ static int pmc_events_available(struct pfm_engine *e, u16 pmc, u64 value)
 			continue;
 		ret = e->ops->event_check(e->be, &ev);
 		if (ret < 0)
-			return -ENOENT;
+			return ret == -EACCES ? ret : -ENOENT;
 		emulated |= ret > 0;
 	}
 	return emulated;
@@ -153,7 +166,7 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	avail = pmc_events_available(e, num, req->reg_value);
 	if (avail < 0)
-		return entry_error(&req->reg_flags, PFM_REG_RETFL_NOTAVAIL);
+		return entry_notavail(e, &req->reg_flags, avail);
 	if (avail)
 		req->reg_flags |= PVPFM_REG_RETFL_EMULATED;
 
@@ -180,11 +193,15 @@ static bool pmd_valid(const struct pfm_engine *e, u16 num)
 static int pmd_event_available(struct pfm_engine *e, u16 num)
 {
 	struct pfm_event ev;
+	int ret;
 
 	if (e->pmu.pmd[pfm_pmd_slot(&e->pmu, num)].type != PFM_RT_PMD_VIRTUAL)
 		return 0;
 	pfm_pmd_event_for(e, num, 0, &ev);
-	return e->ops->event_check(e->be, &ev) < 0 ? -ENOENT : 0;
+	ret = e->ops->event_check(e->be, &ev);
+	if (ret < 0)
+		return ret == -EACCES ? ret : -ENOENT;
+	return 0;
 }
 
 static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,
@@ -195,6 +212,7 @@ static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,
 	struct pfm_pmd *p;
 	u16 num = req->reg_num;
 	unsigned int w;
+	int avail;
 
 	if (!pmd_valid(e, num) || (req->reg_flags & ~PFM_REGFL_PMD_KNOWN) ||
 	    !pfm_bv_subset(req->reg_smpl_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
@@ -205,8 +223,9 @@ static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,
 	set = pfm_set_find(ctx, req->reg_set);
 	if (!set)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
-	if (pmd_event_available(e, num))
-		return entry_error(&req->reg_flags, PFM_REG_RETFL_NOTAVAIL);
+	avail = pmd_event_available(e, num);
+	if (avail)
+		return entry_notavail(e, &req->reg_flags, avail);
 
 	edit_begin(e, ctx, set, ed);
 	p = &set->pmds[pfm_pmd_slot(&e->pmu, num)];

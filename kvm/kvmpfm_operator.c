@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The operator's interface: every bound VM, seen without its fd
+ * (KVMPFM_LIST_VMS, KVMPFM_GET_SNAPSHOT), for host tools such as
+ * kvm-perfmon-stat and the Prometheus exporter.
+ *
+ * Shape: ioctls on /dev/kvm-perfmon returning one VM's snapshot as fixed
+ * records (VM, vCPUs, contexts, events, event map), each sized in the VM
+ * record so a newer module may grow them. KVM's own per-VM views were
+ * the models: debugfs directories are root-only, not an ABI and torn
+ * across files; the binary stats fd is a fixed set of numbers with no
+ * room for per-context and per-event records or names. One snapshot is
+ * taken under one hold of the VM's lock, so its figures agree.
+ *
+ * Locking: bound_vms_lock (mutex) orders the list of bound VMs, the ids, and a VM's
+ * lifetime: release unlinks the VM under it first, so a VM found on the
+ * list stays alive while the lock is held. Nests outside vm->lock.
+ * Buffers are allocated with neither lock held: a scrape holds a VM's
+ * lock only to copy figures, never across an allocation or a user copy.
+ */
+#include <linux/capability.h>
+#include <linux/ctype.h>
+#include <linux/uaccess.h>
+#include "kvmpfm.h"
+
+static LIST_HEAD(bound_vms);
+static DEFINE_MUTEX(bound_vms_lock);
+static u64 vm_next_id = 1;		/* under bound_vms_lock */
+
+void kvmpfm_vm_register(struct kvmpfm_vm *vm)
+{
+	vm->pid = task_tgid_nr(current);
+	vm->bound_ns = ktime_get_real_ns();
+	mutex_lock(&bound_vms_lock);
+	vm->id = vm_next_id++;
+	list_add_tail(&vm->node, &bound_vms);
+	mutex_unlock(&bound_vms_lock);
+}
+
+/* before anything of @vm is torn down; a no-op if never registered */
+void kvmpfm_vm_unregister(struct kvmpfm_vm *vm)
+{
+	if (!vm->id)
+		return;
+	mutex_lock(&bound_vms_lock);
+	list_del(&vm->node);
+	mutex_unlock(&bound_vms_lock);
+}
+
+/* under bound_vms_lock */
+static struct kvmpfm_vm *vm_find(u64 id)
+{
+	struct kvmpfm_vm *vm;
+
+	list_for_each_entry(vm, &bound_vms, node)
+		if (vm->id == id)
+			return vm;
+	return NULL;
+}
+
+/* from the VMM, on its binding: a name for the operator's eyes only */
+int kvmpfm_set_identity(struct kvmpfm_vm *vm, void __user *argp)
+{
+	struct kvmpfm_vm_identity id;
+	size_t len, i;
+
+	if (copy_from_user(&id, argp, sizeof(id)))
+		return -EFAULT;
+	len = strnlen(id.name, sizeof(id.name));
+	if (len == sizeof(id.name) ||
+	    memchr_inv(id.reserved, 0, sizeof(id.reserved)))
+		return -EINVAL;
+	/* it ends up in tables and metric labels: no control characters */
+	for (i = 0; i < len; i++)
+		if (iscntrl(id.name[i]))
+			return -EINVAL;
+	memset(id.name + len, 0, sizeof(id.name) - len);
+	vm->identity = id;
+	return 0;
+}
+
+static long list_vms(void __user *argp)
+{
+	struct kvmpfm_vm_list req;
+	struct kvmpfm_vm *vm;
+	u64 __user *ids;
+	u64 *buf;
+	u32 n = 0;
+	long ret = 0;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved)
+		return -EINVAL;
+	/* the room asked for, bounded by what could ever be bound */
+	req.nr = min_t(u32, req.nr, atomic64_read(&kvmpfm_nr_vms) + 16);
+	buf = req.nr ? kvmalloc_array(req.nr, sizeof(*buf), GFP_KERNEL) : NULL;
+	if (req.nr && !buf)
+		return -ENOMEM;
+	mutex_lock(&bound_vms_lock);
+	list_for_each_entry(vm, &bound_vms, node) {
+		if (n < req.nr)
+			buf[n] = vm->id;
+		n++;
+	}
+	mutex_unlock(&bound_vms_lock);
+	ids = u64_to_user_ptr(req.ids);
+	if (copy_to_user(ids, buf, array_size(min(n, req.nr), sizeof(*buf))))
+		ret = -EFAULT;
+	kvfree(buf);
+	req.nr = n;
+	if (!ret && copy_to_user(argp, &req, sizeof(req)))
+		ret = -EFAULT;
+	return ret;
+}
+
+/* a snapshot in the making: records go where the layout put them */
+struct snap {
+	struct kvmpfm_snap_vm *vm;
+	struct kvmpfm_snap_vcpu *vcpus;
+	struct kvmpfm_snap_ctx *ctxs;
+	struct kvmpfm_snap_event *events;
+	struct kvmpfm_event_map_entry *map;
+	/* counted, then the room the buffer has */
+	u32 nr_vcpus, nr_ctxs, nr_events, nr_map;
+	struct kvmpfm_vm *kvm_vm;
+	bool overflow;			/* more than the room: count again */
+};
+
+static size_t snap_size(const struct snap *s)
+{
+	size_t n = sizeof(*s->vm);
+
+	n = size_add(n, array_size(s->nr_vcpus, sizeof(*s->vcpus)));
+	n = size_add(n, array_size(s->nr_ctxs, sizeof(*s->ctxs)));
+	n = size_add(n, array_size(s->nr_events, sizeof(*s->events)));
+	return size_add(n, array_size(s->nr_map, sizeof(*s->map)));
+}
+
+static void snap_layout(struct snap *s, void *buf)
+{
+	s->vm = buf;
+	s->vcpus = (void *)(s->vm + 1);
+	s->ctxs = (void *)(s->vcpus + s->nr_vcpus);
+	s->events = (void *)(s->ctxs + s->nr_ctxs);
+	s->map = (void *)(s->events + s->nr_events);
+}
+
+static void snap_context(void *arg, const struct pfm_ctx_view *c)
+{
+	struct snap *s = arg;
+	struct kvmpfm_snap_ctx *out;
+
+	if (s->vm->nr_ctxs == s->nr_ctxs) {
+		s->overflow = true;
+		return;
+	}
+	out = &s->ctxs[s->vm->nr_ctxs++];
+	out->id = c->id;
+	out->flags = c->flags;
+	out->state = c->masked ? KVMPFM_CTX_MASKED :
+		     c->loaded ? KVMPFM_CTX_LOADED : KVMPFM_CTX_UNLOADED;
+	out->vcpu = c->vcpu;
+	out->load_pid = c->load_pid;
+	out->tid = c->tid;
+	out->nr_sets = c->nr_sets;
+	out->active_set = c->active_set;
+	out->system_wide = !!(c->flags & PFM_FL_SYSTEM_WIDE);
+	out->started = c->started;
+	out->set_runs = c->set_runs;
+	out->samples = c->samples;
+	out->msgs_queued = c->msgs_queued;
+	if (c->vcpu >= 0 && (u32)c->vcpu < s->nr_vcpus)
+		s->vcpus[c->vcpu].ctx_id = c->id;
+}
+
+static void snap_counter(void *arg, const struct pfm_ctx_view *c, u16 set,
+			 const struct pfm_counter *ctr)
+{
+	struct snap *s = arg;
+	struct kvmpfm_snap_event *out;
+
+	if (s->vm->nr_events == s->nr_events) {
+		s->overflow = true;
+		return;
+	}
+	out = &s->events[s->vm->nr_events++];
+	out->vcpu = ctr->vcpu;
+	out->ctx_id = c->id;
+	out->set = set;
+	kvmpfm_counter_describe(s->kvm_vm, ctr, out);
+}
+
+static const struct pfm_view_ops snap_view_ops = {
+	.context = snap_context,
+	.counter = snap_counter,
+};
+
+/* under vm->lock: everything but the per-context and per-event records */
+static void snap_vm(struct snap *s, struct kvmpfm_vm *vm,
+		    const struct pfm_engine_stats *st)
+{
+	const struct pfm_engine_cfg *cfg = pfm_engine_cfg(vm->engine);
+	struct kvmpfm_snap_vm *out = s->vm;
+	u32 i;
+
+	BUILD_BUG_ON(PFM_STAT_ERRNOS != KVMPFM_SNAP_ERRNOS);
+	BUILD_BUG_ON(PVPFM_CMD_MAX > KVMPFM_SNAP_CALLS);
+	out->size = sizeof(*out);
+	out->vcpu_size = sizeof(*s->vcpus);
+	out->ctx_size = sizeof(*s->ctxs);
+	out->event_size = sizeof(*s->events);
+	out->map_size = sizeof(*s->map);
+	out->nr_vcpus = vm->nr_vcpus;
+	out->nr_map = vm->nr_aliases;
+	out->pid = vm->pid;
+	out->id = vm->id;
+	out->bound_ns = vm->bound_ns;
+	out->identity = vm->identity;
+	out->personality = cfg->personality;
+	out->counters = cfg->gp_counters;
+	out->max_contexts = cfg->limits.max_contexts;
+	out->max_sets = cfg->limits.max_sets;
+	out->max_vector = cfg->limits.max_vector;
+	out->max_smpl_buf = cfg->limits.max_smpl_buf;
+	out->filter_action = vm->filter ? vm->filter->action :
+					  KVMPFM_FILTER_DENY;
+	out->filter_nr = vm->filter ? vm->filter->nr : 0;
+	kvmpfm_vm_stats_fill(vm, st, &out->stats);
+	memcpy(out->calls, st->calls, sizeof(st->calls));
+	memcpy(out->refusals, st->refusals, sizeof(st->refusals));
+	out->notavail = st->notavail;
+	out->filtered = st->filtered;
+
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		const struct kvmpfm_vcpu *v = &vm->vcpus[i];
+
+		s->vcpus[i].index = i;
+		s->vcpus[i].host_tid = v->task ? task_pid_nr(v->task) : 0;
+		s->vcpus[i].counters_open = v->nr_open;
+		s->vcpus[i].doorbells = v->doorbells;
+	}
+	memcpy(s->map, vm->aliases,
+	       array_size(vm->nr_aliases, sizeof(*vm->aliases)));
+}
+
+/*
+ * One VM's snapshot, under one hold of its lock: counted (@s->vm NULL)
+ * into @s's counts, or filled into the room they gave. -ENOENT once the
+ * VM is gone.
+ */
+static long snap_take(u64 id, struct snap *s)
+{
+	struct pfm_engine_stats st;
+	struct kvmpfm_vm *vm;
+
+	mutex_lock(&bound_vms_lock);
+	vm = vm_find(id);
+	if (!vm) {
+		mutex_unlock(&bound_vms_lock);
+		return -ENOENT;
+	}
+	mutex_lock(&vm->lock);
+	pfm_engine_stats(vm->engine, &st);
+	if (!s->vm) {
+		s->nr_vcpus = vm->nr_vcpus;
+		s->nr_ctxs = st.contexts;
+		s->nr_events = st.active_counters;
+		s->nr_map = vm->nr_aliases;
+	} else if (s->nr_ctxs < st.contexts ||
+		   s->nr_events < st.active_counters ||
+		   s->nr_map < vm->nr_aliases) {
+		s->overflow = true;
+	} else {
+		s->kvm_vm = vm;
+		snap_vm(s, vm, &st);
+		pfm_engine_view(vm->engine, &snap_view_ops, s);
+	}
+	mutex_unlock(&vm->lock);
+	mutex_unlock(&bound_vms_lock);
+	return 0;
+}
+
+/* the records packed at their counts, after the room they were given */
+static size_t snap_pack(struct snap *s)
+{
+	const struct kvmpfm_snap_vm *vm = s->vm;
+	void *to = s->vcpus + vm->nr_vcpus;
+
+	to += array_size(vm->nr_ctxs, sizeof(*s->ctxs));
+	memmove(to, s->events, array_size(vm->nr_events, sizeof(*s->events)));
+	to += array_size(vm->nr_events, sizeof(*s->events));
+	memmove(to, s->map, array_size(vm->nr_map, sizeof(*s->map)));
+	to += array_size(vm->nr_map, sizeof(*s->map));
+	return to - (void *)vm;
+}
+
+/* contexts and events may come and go between counting and filling */
+#define SNAP_TRIES	4
+#define SNAP_SLACK	8
+
+static long get_snapshot(void __user *argp)
+{
+	struct kvmpfm_snapshot req;
+	void *buf = NULL;
+	struct snap s;
+	size_t len;
+	long ret;
+	int tries;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved)
+		return -EINVAL;
+	for (tries = 0; !buf && tries < SNAP_TRIES; tries++) {
+		memset(&s, 0, sizeof(s));
+		ret = snap_take(req.vm_id, &s);
+		if (ret)
+			return ret;
+		len = snap_size(&s);
+		if (len > req.size) {
+			req.size = min_t(size_t, len, U32_MAX);
+			ret = -ENOSPC;
+			goto out;
+		}
+		s.nr_ctxs += SNAP_SLACK;
+		s.nr_events += SNAP_SLACK;
+		s.nr_map = KVMPFM_MAX_EVENT_MAP;
+		buf = kvzalloc(snap_size(&s), GFP_KERNEL_ACCOUNT);
+		if (!buf)
+			return -ENOMEM;
+		snap_layout(&s, buf);
+		ret = snap_take(req.vm_id, &s);
+		if (ret || s.overflow) {
+			kvfree(buf);
+			buf = NULL;
+			if (ret)
+				return ret;
+		}
+	}
+	if (!buf)
+		return -EAGAIN;
+	len = snap_pack(&s);
+	if (len > req.size) {
+		req.size = len;
+		ret = -ENOSPC;
+	} else if (copy_to_user(u64_to_user_ptr(req.buf), buf, len)) {
+		ret = -EFAULT;
+	} else {
+		req.size = len;
+	}
+	kvfree(buf);
+out:
+	if (copy_to_user(argp, &req, sizeof(req)))
+		return -EFAULT;
+	return ret;
+}
+
+/*
+ * KVMPFM_SET_EVENT_FILTER: on @own's binding file for itself (vm_id 0),
+ * else the operator's for the VM of that id.
+ */
+long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp)
+{
+	struct kvmpfm_filter *f;
+	struct kvmpfm_vm *vm;
+	u64 id;
+
+	f = kvmpfm_filter_copy(argp, &id);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	if (own && (!id || id == own->id)) {
+		mutex_lock(&own->lock);
+		kvmpfm_filter_install(own, f);
+		mutex_unlock(&own->lock);
+		return 0;
+	}
+	if (!perfmon_capable()) {
+		kvmpfm_free(f);
+		return -EPERM;
+	}
+	mutex_lock(&bound_vms_lock);
+	vm = vm_find(id);
+	if (vm) {
+		mutex_lock(&vm->lock);
+		kvmpfm_filter_install(vm, f);
+		mutex_unlock(&vm->lock);
+	}
+	mutex_unlock(&bound_vms_lock);
+	if (!vm) {
+		kvmpfm_free(f);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/*
+ * On any open file. Every VM of every user: root or CAP_PERFMON, the
+ * caller's own privilege (a file handed to another process gives nothing).
+ */
+long kvmpfm_operator_ioctl(unsigned int cmd, void __user *argp)
+{
+	if (!perfmon_capable())
+		return -EPERM;
+	switch (cmd) {
+	case KVMPFM_LIST_VMS:
+		return list_vms(argp);
+	case KVMPFM_GET_SNAPSHOT:
+		return get_snapshot(argp);
+	}
+	return -ENOTTY;
+}

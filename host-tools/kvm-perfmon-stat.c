@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-perfmon-stat: what every VM on this host does with the counters
+ * kvm-perfmon lends it, as `virsh domstats` and `kvm_stat` show KVM's.
+ * See usage() and host-tools/README.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "snapshot.h"
+#include "include/uapi/perfmon2.h"
+
+static const char usage_text[] =
+"Usage: kvm-perfmon-stat [OPTION]...\n"
+"Show what each VM on this host does with kvm-perfmon's counters.\n"
+"\n"
+"  -v, --vm=VM          one VM in detail: per vCPU, context and event;\n"
+"                       VM is its name (-name), its VMM's pid or its UUID\n"
+"  -i, --interval=SECS  refresh every SECS seconds, with rates per second\n"
+"  -n, --count=N        with -i: stop after N refreshes (default: never)\n"
+"  -j, --json           one JSON document per refresh, for scripts\n"
+"  -h, --help           this text\n"
+"\n"
+"The table has a row per VM: NAME, PID (its VMM), VCPUS, CTX (perfmon2\n"
+"contexts, loaded/all), EVENTS (host counters in use), RUN% (the share of\n"
+"their enabled time the host actually counted: below 100 the host took\n"
+"counters away), SAMPLES (or SAMPLES/s with -i), CALLS, REFUSED (failed\n"
+"calls; --vm shows them by cause).\n"
+"\n"
+"Needs root or CAP_PERFMON: the view covers every user's VMs.\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  bad arguments\n"
+"  2  kvm-perfmon.ko is not loaded (no /dev/kvm-perfmon)\n"
+"  3  permission denied (not root or CAP_PERFMON)\n"
+"  4  --vm matched no VM\n"
+"  5  any other error\n";
+
+struct opts {
+	const char *vm;
+	double interval;
+	long count;
+	bool json;
+};
+
+/* ---- text ------------------------------------------------------------- */
+
+/* per second, from two readings @secs apart */
+static double rate(uint64_t now, uint64_t before, double secs)
+{
+	return secs > 0 && now >= before ? (now - before) / secs : 0;
+}
+
+static const struct snap *previous(const struct snap_set *prev,
+				   const struct snap *s)
+{
+	unsigned int i;
+
+	for (i = 0; prev && i < prev->nr; i++)
+		if (prev->vms[i].vm.id == s->vm.id)
+			return &prev->vms[i];
+	return NULL;
+}
+
+static void print_table(const struct snap_set *set,
+			const struct snap_set *prev, double secs)
+{
+	unsigned int i;
+
+	printf("%-24s %8s %5s %9s %6s %5s %10s %10s %8s\n", "NAME", "PID",
+	       "VCPUS", "CTX", "EVENTS", "RUN%", prev ? "SAMPLES/s" : "SAMPLES",
+	       prev ? "CALLS/s" : "CALLS", "REFUSED");
+	for (i = 0; i < set->nr; i++) {
+		const struct snap *s = &set->vms[i], *p = previous(prev, s);
+		const struct kvmpfm_vm_stats *st = &s->vm.stats;
+		char ctx[24];
+
+		snprintf(ctx, sizeof(ctx), "%u/%u", st->loaded, st->contexts);
+		printf("%-24.24s %8d %5u %9s %6u %5.1f ", s->name,
+		       (int)s->vm.pid, s->vm.nr_vcpus, ctx,
+		       st->active_counters, 100 * snap_running_ratio(s));
+		if (prev && p)
+			printf("%10.1f %10.1f ",
+			       rate(st->samples, p->vm.stats.samples, secs),
+			       rate(st->commands, p->vm.stats.commands, secs));
+		else if (prev)	/* bound since the last refresh */
+			printf("%10s %10s ", "-", "-");
+		else
+			printf("%10" PRIu64 " %10" PRIu64 " ",
+			       (uint64_t)st->samples, (uint64_t)st->commands);
+		printf("%8" PRIu64 "\n", snap_refusals(s));
+	}
+	if (!set->nr)
+		printf("(no VM is bound to kvm-perfmon)\n");
+}
+
+static void print_cause(const char *cause, uint64_t n, void *arg)
+{
+	(void)arg;
+	printf("  %-16s %" PRIu64 "\n", cause, n);
+}
+
+static void print_detail(const struct snap *s)
+{
+	const struct kvmpfm_vm_stats *st = &s->vm.stats;
+	const struct kvmpfm_snap_vcpu *v;
+	const struct kvmpfm_snap_ctx *c;
+	const struct kvmpfm_snap_event *e;
+	char g[40], h[48];
+	unsigned int i;
+
+	printf("VM %s  pid %d  uuid %s  id %" PRIu64 "\n", s->name,
+	       (int)s->vm.pid, s->uuid[0] ? s->uuid : "-", (uint64_t)s->vm.id);
+	printf("personality %s, %u counters; limits: %u contexts, %u sets, "
+	       "%u entries per call, %" PRIu64 " bytes per buffer; filter: %s "
+	       "of %u events\n",
+	       snap_personality_name(s->vm.personality), s->vm.counters,
+	       s->vm.max_contexts, s->vm.max_sets, s->vm.max_vector,
+	       (uint64_t)s->vm.max_smpl_buf,
+	       s->vm.filter_action == KVMPFM_FILTER_ALLOW ? "allow" : "deny",
+	       s->vm.filter_nr);
+	printf("calls %" PRIu64 ", doorbells %" PRIu64 ", overflows %" PRIu64
+	       ", throttled %" PRIu64 ", samples %" PRIu64 " (lost %" PRIu64
+	       "), messages %" PRIu64 " (lost %" PRIu64 "), notifications %"
+	       PRIu64 ", set switches %" PRIu64 "\n",
+	       (uint64_t)st->commands, (uint64_t)st->doorbells,
+	       (uint64_t)st->overflows, (uint64_t)st->throttled,
+	       (uint64_t)st->samples, (uint64_t)st->samples_lost,
+	       (uint64_t)st->messages, (uint64_t)st->messages_lost,
+	       (uint64_t)st->notifications, (uint64_t)st->set_switches);
+
+	printf("\ncalls by command:\n");
+	for (i = 1; i < KVMPFM_SNAP_CALLS; i++)
+		if (s->vm.calls[i] && snap_call_name(i))
+			printf("  %-16s %" PRIu64 "\n", snap_call_name(i),
+			       (uint64_t)s->vm.calls[i]);
+	printf("\nrefused calls by cause:%s\n",
+	       snap_refusals(s) ? "" : " none");
+	snap_for_each_cause(s, print_cause, NULL);
+
+	printf("\n%5s %8s %6s %8s %10s\n", "VCPU", "TID", "CTX", "COUNTERS",
+	       "DOORBELLS");
+	for (i = 0; (v = snap_vcpu(s, i)); i++)
+		printf("%5u %8d %6u %8u %10" PRIu64 "\n", v->index,
+		       (int)v->host_tid, v->ctx_id, v->counters_open,
+		       (uint64_t)v->doorbells);
+
+	printf("\n%6s %-8s %-11s %5s %8s %5s %6s %9s %9s %5s\n", "CTX",
+	       "STATE", "KIND", "VCPU", "TID/CPU", "SETS", "ACTIVE", "SET-RUNS",
+	       "SAMPLES", "MSGS");
+	for (i = 0; (c = snap_ctx(s, i)); i++)
+		printf("%6u %-8s %-11s %5d %8u %5u %6u %9" PRIu64 " %9" PRIu64
+		       " %5u\n", c->id, snap_ctx_state_name(c->state),
+		       c->system_wide ? "system-wide" : "per-thread", c->vcpu,
+		       c->load_pid, c->nr_sets, c->active_set,
+		       (uint64_t)c->set_runs, (uint64_t)c->samples,
+		       c->msgs_queued);
+
+	printf("\n%5s %6s %4s %4s %-22s %-24s %-8s %6s\n", "VCPU", "CTX", "SET",
+	       "PMD", "GUEST EVENT", "HOST EVENT", "EMULATED", "RUN%");
+	for (i = 0; (e = snap_event(s, i)); i++)
+		printf("%5u %6u %4u %4u %-22s %-24s %-8s %6.1f\n", e->vcpu,
+		       e->ctx_id, e->set, e->pmd,
+		       snap_guest_event_name(e, g, sizeof(g)),
+		       snap_host_event_name(e, h, sizeof(h)),
+		       e->flags & KVMPFM_SNAP_EV_EMULATED ? "yes" : "no",
+		       e->time_enabled ?
+		       100.0 * e->time_running / e->time_enabled : 100.0);
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+static void add_u64(json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+static void add_str(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+static void json_cause(const char *cause, uint64_t n, void *arg)
+{
+	add_u64(arg, cause, n);
+}
+
+static json_object *json_vm(const struct snap *s, bool detail)
+{
+	const struct kvmpfm_vm_stats *st = &s->vm.stats;
+	json_object *o = json_object_new_object(), *a, *r;
+	const struct kvmpfm_snap_vcpu *v;
+	const struct kvmpfm_snap_ctx *c;
+	const struct kvmpfm_snap_event *e;
+	char buf[48];
+	unsigned int i;
+
+	add_str(o, "name", s->name);
+	add_str(o, "uuid", s->uuid);
+	add_u64(o, "id", s->vm.id);
+	json_object_object_add(o, "pid", json_object_new_int(s->vm.pid));
+	add_str(o, "personality", snap_personality_name(s->vm.personality));
+	add_u64(o, "vcpus", s->vm.nr_vcpus);
+	add_u64(o, "contexts", st->contexts);
+	add_u64(o, "contexts_loaded", st->loaded);
+	add_u64(o, "events", st->active_counters);
+	json_object_object_add(o, "running_ratio",
+			       json_object_new_double(snap_running_ratio(s)));
+	add_u64(o, "calls", st->commands);
+	add_u64(o, "refused", snap_refusals(s));
+	r = json_object_new_object();
+	snap_for_each_cause(s, json_cause, r);
+	json_object_object_add(o, "refused_by_cause", r);
+	add_u64(o, "overflows", st->overflows);
+	add_u64(o, "throttled", st->throttled);
+	add_u64(o, "samples", st->samples);
+	add_u64(o, "samples_lost", st->samples_lost);
+	add_u64(o, "messages", st->messages);
+	add_u64(o, "messages_lost", st->messages_lost);
+	add_u64(o, "notifications", st->notifications);
+	add_u64(o, "set_switches", st->set_switches);
+	add_u64(o, "doorbells", st->doorbells);
+	if (!detail)
+		return o;
+
+	r = json_object_new_object();
+	for (i = 1; i < KVMPFM_SNAP_CALLS; i++)
+		if (s->vm.calls[i] && snap_call_name(i))
+			add_u64(r, snap_call_name(i), s->vm.calls[i]);
+	json_object_object_add(o, "calls_by_command", r);
+	json_object_object_add(o, "limits", r = json_object_new_object());
+	add_u64(r, "max_contexts", s->vm.max_contexts);
+	add_u64(r, "max_sets", s->vm.max_sets);
+	add_u64(r, "max_vector", s->vm.max_vector);
+	add_u64(r, "max_smpl_buf", s->vm.max_smpl_buf);
+	json_object_object_add(o, "filter", r = json_object_new_object());
+	add_str(r, "action", s->vm.filter_action == KVMPFM_FILTER_ALLOW ?
+			     "allow" : "deny");
+	add_u64(r, "events", s->vm.filter_nr);
+
+	json_object_object_add(o, "vcpu", a = json_object_new_array());
+	for (i = 0; (v = snap_vcpu(s, i)); i++) {
+		r = json_object_new_object();
+		add_u64(r, "index", v->index);
+		json_object_object_add(r, "host_tid",
+				       json_object_new_int(v->host_tid));
+		add_u64(r, "context", v->ctx_id);
+		add_u64(r, "counters", v->counters_open);
+		add_u64(r, "doorbells", v->doorbells);
+		json_object_array_add(a, r);
+	}
+	json_object_object_add(o, "context", a = json_object_new_array());
+	for (i = 0; (c = snap_ctx(s, i)); i++) {
+		r = json_object_new_object();
+		add_u64(r, "id", c->id);
+		add_str(r, "state", snap_ctx_state_name(c->state));
+		add_str(r, "kind", c->system_wide ? "system-wide" :
+						    "per-thread");
+		json_object_object_add(r, "vcpu", json_object_new_int(c->vcpu));
+		add_u64(r, "load_pid", c->load_pid);
+		add_u64(r, "sets", c->nr_sets);
+		add_u64(r, "active_set", c->active_set);
+		add_u64(r, "set_runs", c->set_runs);
+		add_u64(r, "samples", c->samples);
+		add_u64(r, "messages_queued", c->msgs_queued);
+		json_object_array_add(a, r);
+	}
+	json_object_object_add(o, "event", a = json_object_new_array());
+	for (i = 0; (e = snap_event(s, i)); i++) {
+		r = json_object_new_object();
+		add_u64(r, "vcpu", e->vcpu);
+		add_u64(r, "context", e->ctx_id);
+		add_u64(r, "set", e->set);
+		add_u64(r, "pmd", e->pmd);
+		add_str(r, "guest_event", snap_guest_event_name(e, buf,
+								sizeof(buf)));
+		add_str(r, "host_event", snap_host_event_name(e, buf,
+							      sizeof(buf)));
+		json_object_object_add(r, "emulated", json_object_new_boolean(
+				e->flags & KVMPFM_SNAP_EV_EMULATED));
+		add_u64(r, "time_enabled_ns", e->time_enabled);
+		add_u64(r, "time_running_ns", e->time_running);
+		json_object_array_add(a, r);
+	}
+	return o;
+}
+
+static void print_json(const struct snap_set *set, const struct snap *one)
+{
+	json_object *doc = json_object_new_object(), *a;
+	unsigned int i;
+
+	add_u64(doc, "api_version", KVMPFM_API_VERSION);
+	json_object_object_add(doc, "vms", a = json_object_new_array());
+	for (i = 0; i < set->nr; i++)
+		if (!one || one == &set->vms[i])
+			json_object_array_add(a, json_vm(&set->vms[i], !!one));
+	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+						 JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(doc);
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "vm", required_argument, NULL, 'v' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "v:i:n:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			o->vm = optarg;
+			break;
+		case 'i':
+			errno = 0;
+			o->interval = strtod(optarg, &end);
+			if (errno || *end || !(o->interval >= 0.1) ||
+			    o->interval > 86400) {
+				fprintf(stderr, "kvm-perfmon-stat: --interval "
+					"'%s': a number of seconds from 0.1 "
+					"to 86400\n", optarg);
+				return SNAP_EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			errno = 0;
+			o->count = strtol(optarg, &end, 10);
+			if (errno || *end || o->count < 1) {
+				fprintf(stderr, "kvm-perfmon-stat: --count "
+					"'%s': a positive number\n", optarg);
+				return SNAP_EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(SNAP_EXIT_OK);
+		default:
+			fprintf(stderr, "Try 'kvm-perfmon-stat --help'.\n");
+			return SNAP_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "kvm-perfmon-stat: unexpected '%s'; try "
+			"--help\n", argv[optind]);
+		return SNAP_EXIT_USAGE;
+	}
+	if (o->count && !o->interval) {
+		fprintf(stderr, "kvm-perfmon-stat: --count needs --interval\n");
+		return SNAP_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* one refresh; @prev (may be NULL) is the one before, @secs ago */
+static int show(int fd, const struct opts *o, struct snap_set *set,
+		const struct snap_set *prev, double secs)
+{
+	const struct snap *one = NULL;
+	char err[256];
+	int ret;
+
+	ret = snap_read_all(fd, set, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "kvm-perfmon-stat: %s\n", err);
+		return ret;
+	}
+	if (o->vm) {
+		one = snap_find(set, o->vm);
+		if (!one) {
+			fprintf(stderr, "kvm-perfmon-stat: no VM named '%s' "
+				"(a name, a VMM pid or a UUID)\n", o->vm);
+			return SNAP_EXIT_NO_VM;
+		}
+	}
+	if (o->json)
+		print_json(set, one);
+	else if (one)
+		print_detail(one);
+	else
+		print_table(set, prev, secs);
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct snap_set sets[2] = { };
+	struct opts o = { };
+	double t, last = 0;
+	char err[256];
+	long n;
+	int fd, ret, cur = 0;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret;
+	fd = snap_open(err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "kvm-perfmon-stat: %s\n", err);
+		return errno == ENOENT ? SNAP_EXIT_NO_MODULE :
+		       errno == EACCES || errno == EPERM ? SNAP_EXIT_DENIED :
+		       SNAP_EXIT_ERROR;
+	}
+	for (n = 0;; n++) {
+		t = now_s();
+		ret = show(fd, &o, &sets[cur], n ? &sets[!cur] : NULL,
+			   t - last);
+		last = t;
+		snap_set_free(&sets[!cur]);
+		if (ret || !o.interval || (o.count && n + 1 >= o.count))
+			break;
+		cur = !cur;
+		usleep(o.interval * 1e6);
+		if (!o.json && isatty(STDOUT_FILENO))
+			fputs("\033[H\033[2J", stdout);
+		else if (!o.json)
+			putchar('\n');
+	}
+	snap_set_free(&sets[cur]);
+	close(fd);
+	return ret;
+}

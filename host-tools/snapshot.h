@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The operator's view of kvm-perfmon, for host tools: every bound VM's
+ * snapshot from /dev/kvm-perfmon (KVMPFM_LIST_VMS, KVMPFM_GET_SNAPSHOT,
+ * include/uapi/kvm_perfmon.h), and the names that go with its numbers.
+ *
+ * A snapshot's records are read through the accessors, which honour the
+ * record sizes the module gave: a newer module's longer records are read
+ * as far as this header knows them.
+ */
+#ifndef HOST_TOOLS_SNAPSHOT_H
+#define HOST_TOOLS_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "include/uapi/kvm_perfmon.h"
+
+struct snap {
+	struct kvmpfm_snap_vm vm;	/* copied: zero past the module's */
+	void *buf;			/* the records as the module wrote them */
+	size_t len;
+	const char *name;		/* identity.name, or "vm<id>" */
+	char name_buf[32];
+	char uuid[37];			/* "" when unset */
+};
+
+struct snap_set {
+	struct snap *vms;
+	unsigned int nr;
+};
+
+/*
+ * Exit codes shared by the tools: documented in their --help and in
+ * host-tools/README.md.
+ */
+enum {
+	SNAP_EXIT_OK = 0,
+	SNAP_EXIT_USAGE = 1,		/* bad argument */
+	SNAP_EXIT_NO_MODULE = 2,	/* no /dev/kvm-perfmon */
+	SNAP_EXIT_DENIED = 3,		/* not root or CAP_PERFMON */
+	SNAP_EXIT_NO_VM = 4,		/* --vm matched nothing */
+	SNAP_EXIT_ERROR = 5,		/* anything else */
+};
+
+/* opens the device; -1 with errno and a message in @err[@len] */
+int snap_open(char *err, size_t len);
+
+/*
+ * Every bound VM's snapshot, in bind order. 0, or an exit code above with
+ * a message in @err. VMs that go away while they are read are left out.
+ */
+int snap_read_all(int fd, struct snap_set *set, char *err, size_t len);
+void snap_set_free(struct snap_set *set);
+
+/* the VM @key names: its name, its VMM's pid, its UUID or its id */
+const struct snap *snap_find(const struct snap_set *set, const char *key);
+
+const struct kvmpfm_snap_vcpu *snap_vcpu(const struct snap *s, unsigned int i);
+const struct kvmpfm_snap_ctx *snap_ctx(const struct snap *s, unsigned int i);
+const struct kvmpfm_snap_event *snap_event(const struct snap *s,
+					   unsigned int i);
+
+/* names */
+const char *snap_call_name(unsigned int cmd);	/* "write_pmcs"; NULL */
+const char *snap_errno_name(unsigned int err);	/* "EBUSY" */
+const char *snap_personality_name(uint32_t id);
+const char *snap_ctx_state_name(uint32_t state);
+/* "generic 0x76/0x00", "fixed 1", "vcpu_run_ns" into @buf */
+const char *snap_guest_event_name(const struct kvmpfm_snap_event *e,
+				  char *buf, size_t len);
+/* "hardware cpu-cycles", "software 0x1", "tracepoint", "polled" */
+const char *snap_host_event_name(const struct kvmpfm_snap_event *e,
+				 char *buf, size_t len);
+
+/* sums over a VM */
+uint64_t snap_refusals(const struct snap *s);	/* failed calls */
+/*
+ * Failed calls by cause, each non-zero one: "NOTAVAIL" (the host cannot
+ * count the event), "FILTERED" (the operator's filter), then by errno
+ * ("EINVAL", "EBUSY", ...). The causes add up to snap_refusals().
+ */
+typedef void snap_cause_fn(const char *cause, uint64_t n, void *arg);
+void snap_for_each_cause(const struct snap *s, snap_cause_fn *fn, void *arg);
+/* host running/enabled time over the VM's events; 1 when none ran */
+double snap_running_ratio(const struct snap *s);
+/* samples written by the VM so far */
+uint64_t snap_samples(const struct snap *s);
+
+#endif /* HOST_TOOLS_SNAPSHOT_H */

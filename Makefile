@@ -26,12 +26,12 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 .PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
 	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
 	test-host test-qemu test-vm test-bench test-run guest qemu bench \
-	bench-l1-smp2 \
+	bench-l1-smp2 host-tools \
 	run clean
 
 # Everything: the engine as userspace C, the unit and fuzz programs, the
-# kernel module, the guest side and the benchmark.
-all: engine unit fuzz kmod guest bench
+# kernel module, the guest side, the benchmark and the operator's tools.
+all: engine unit fuzz kmod guest bench host-tools
 
 # The package list is in scripts/deps.sh, which also runs without make;
 # the nested rig's own list is in tests/rig/deps.sh.
@@ -64,6 +64,10 @@ guest:
 	$(SUBMAKE) -C $(TOP)/guest/lib
 	$(SUBMAKE) -C $(TOP)/guest/tests
 	$(SUBMAKE) -C $(TOP)/guest/tools
+
+# the operator's view: kvm-perfmon-stat (host-tools/README.md)
+host-tools:
+	$(SUBMAKE) -C $(TOP)/host-tools
 
 # tests/bench's b_exits (runs in the rig's L2: test-bench)
 bench: guest
@@ -105,7 +109,7 @@ test:
 	$(STAGE) --summary; echo "make test: all stages passed"
 
 test-deps: deps
-test-build: engine unit guest bench
+test-build: engine unit guest bench host-tools
 test-unit: unit-run
 	$(SUBMAKE) -C $(TOP)/guest/lib check
 test-kbuild: kmod

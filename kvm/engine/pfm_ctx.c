@@ -16,9 +16,6 @@
  */
 #include "pfm_priv.h"
 
-#define PFM_CTX_FLAGS_KNOWN \
-	(PFM_FL_NOTIFY_BLOCK | PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG)
-
 static bool is_system(const struct pfm_context *ctx)
 {
 	return ctx->flags & PFM_FL_SYSTEM_WIDE;
@@ -108,7 +105,7 @@ static int smpl_format(const char *name)
 	return PFM_SMPL_DFL;
 }
 
-static u32 new_ctx_id(struct pfm_engine *e)
+u32 pfm_ctx_new_id(struct pfm_engine *e)
 {
 	u32 id;
 
@@ -118,36 +115,26 @@ static u32 new_ctx_id(struct pfm_engine *e)
 	return id;
 }
 
-int pfm_cmd_create_context(struct pfm_cmd_args *a)
+/*
+ * A new unloaded context with set 0, its id not yet given: the slot and
+ * every table it needs. NULL when out of memory; the caller checked
+ * max_contexts.
+ */
+struct pfm_context *pfm_ctx_alloc(struct pfm_engine *e, u32 flags)
 {
-	struct pvpfm_create_arg *arg = a->arg;
-	struct pfm_engine *e = a->e;
 	struct pfm_context *ctx;
 	struct pfm_set *set0;
-	u32 flags = arg->ctx.ctx_flags;
-	int fmt, ret, slot;
+	int slot;
 
-	if (flags & ~PFM_CTX_FLAGS_KNOWN)
-		return -EINVAL;
-	/* a system-wide context has no thread of its own to block */
-	if ((flags & PFM_FL_SYSTEM_WIDE) && (flags & PFM_FL_NOTIFY_BLOCK))
-		return -EINVAL;
-	fmt = smpl_format(arg->smpl_name);
-	if (fmt < 0)
-		return fmt;
-	if (e->nr_ctxs >= e->lim.max_contexts)
-		return -EMFILE;
 	for (slot = 0; e->ctxs[slot]; slot++)
 		;
-
 	ctx = pfm_zalloc(e, sizeof(*ctx));
 	if (!ctx)
-		return -ENOMEM;
+		return NULL;
 	e->ctxs[slot] = ctx;
 	e->nr_ctxs++;
 	ctx->flags = flags;
 	ctx->vcpu = -1;
-	ret = -ENOMEM;
 	ctx->sets = pfm_zalloc(e, pfm_size_mul(e->lim.max_sets,
 					       sizeof(*ctx->sets)));
 	ctx->ctrs = pfm_zalloc(e, pfm_size_mul(e->pmu.nr_pmds,
@@ -163,17 +150,43 @@ int pfm_cmd_create_context(struct pfm_cmd_args *a)
 		goto fail;
 	pfm_set_insert(e, ctx, set0);
 	ctx->active = set0;
-	if (fmt == PFM_SMPL_DFL) {
-		ret = pfm_smpl_init(e, ctx, &arg->smpl_arg);
-		if (ret)
-			goto fail;
-	}
-	ctx->id = new_ctx_id(e);
-	a->hdr->ctx_id = ctx->id;
-	return 0;
+	return ctx;
 fail:
 	pfm_ctx_destroy(e, ctx);
-	return ret;
+	return NULL;
+}
+
+int pfm_cmd_create_context(struct pfm_cmd_args *a)
+{
+	struct pvpfm_create_arg *arg = a->arg;
+	struct pfm_engine *e = a->e;
+	struct pfm_context *ctx;
+	u32 flags = arg->ctx.ctx_flags;
+	int fmt, ret;
+
+	if (flags & ~PFM_CTX_FLAGS_KNOWN)
+		return -EINVAL;
+	/* a system-wide context has no thread of its own to block */
+	if ((flags & PFM_FL_SYSTEM_WIDE) && (flags & PFM_FL_NOTIFY_BLOCK))
+		return -EINVAL;
+	fmt = smpl_format(arg->smpl_name);
+	if (fmt < 0)
+		return fmt;
+	if (e->nr_ctxs >= e->lim.max_contexts)
+		return -EMFILE;
+	ctx = pfm_ctx_alloc(e, flags);
+	if (!ctx)
+		return -ENOMEM;
+	if (fmt == PFM_SMPL_DFL) {
+		ret = pfm_smpl_init(e, ctx, &arg->smpl_arg);
+		if (ret) {
+			pfm_ctx_destroy(e, ctx);
+			return ret;
+		}
+	}
+	ctx->id = pfm_ctx_new_id(e);
+	a->hdr->ctx_id = ctx->id;
+	return 0;
 }
 
 int pfm_cmd_destroy_context(struct pfm_cmd_args *a)

@@ -232,6 +232,47 @@ void pfm_engine_stats(struct pfm_engine *e, struct pfm_engine_stats *st);
 /* the configuration in force, limits resolved */
 const struct pfm_engine_cfg *pfm_engine_cfg(const struct pfm_engine *e);
 
+/*
+ * Migration: a VM's whole perfmon2 state as a versioned, self-describing
+ * byte stream (pfm_stream.c documents the format). Save reads, never
+ * changes, the engine; the caller stops the vCPUs first so the counters
+ * are final. Restore fills a freshly created engine of the same
+ * personality, counters and vCPUs from a stream it treats as untrusted,
+ * reopens the host counters of every context that was in on a vCPU and
+ * resumes counting; active time and set timeouts go on from where they
+ * stood at save (the time in between is not active time). On any error
+ * the engine is left empty, as created, and @err says where and why.
+ */
+enum pfm_stream_reason {
+	PFM_STREAM_OK,
+	PFM_STREAM_MALFORMED,	/* a record or field out of bounds */
+	PFM_STREAM_VERSION,	/* magic, version or a required record type */
+	PFM_STREAM_MISMATCH,	/* personality, counters or vCPUs differ */
+	PFM_STREAM_LIMIT,	/* more than this VM's limits allow */
+	PFM_STREAM_NOT_EMPTY,	/* the engine already has contexts */
+	PFM_STREAM_EVENT,	/* an event this host cannot count */
+	PFM_STREAM_GUEST_MEM,	/* a sampling page not in guest memory */
+	PFM_STREAM_COUNTER,	/* a host counter failed to open */
+};
+
+struct pfm_stream_error {
+	enum pfm_stream_reason reason;
+	u64 offset;		/* of the record at fault */
+	u32 ctx_id;		/* the context, set and PMD concerned */
+	u16 set;
+	u16 pmd;
+};
+
+/*
+ * Bytes the stream needs; with @buf and @len at least that, it is
+ * written. Returns the size, or -ENOSPC without writing when @len is
+ * short.
+ */
+long pfm_engine_save(struct pfm_engine *e, void *buf, size_t len);
+int pfm_engine_restore(struct pfm_engine *e, const void *buf, size_t len,
+		       struct pfm_stream_error *err);
+const char *pfm_stream_reason_name(enum pfm_stream_reason r);
+
 /* walk every context and open counter; read-only, under the engine lock */
 void pfm_engine_view(struct pfm_engine *e, const struct pfm_view_ops *ops,
 		     void *arg);

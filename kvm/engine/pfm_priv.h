@@ -119,6 +119,12 @@ struct pfm_set {
 	struct pfm_pmd *pmds;	/* [pmu.nr_pmds] */
 };
 
+/* what a guest may set: in a context's flags, a PMD's, a set's */
+#define PFM_CTX_FLAGS_KNOWN \
+	(PFM_FL_NOTIFY_BLOCK | PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG)
+#define PFM_REGFL_PMD_KNOWN	(PFM_REGFL_OVFL_NOTIFY | PFM_REGFL_RANDOM)
+#define PFM_SETFL_KNOWN		(PFM_SETFL_OVFL_SWITCH | PFM_SETFL_TIME_SWITCH)
+
 enum pfm_ctx_state {
 	PFM_CTX_UNLOADED,
 	PFM_CTX_LOADED,
@@ -242,6 +248,8 @@ u64 pfm_set_act_duration(struct pfm_engine *e, struct pfm_context *ctx,
 			 struct pfm_set *set);
 
 /* pfm_ctx.c */
+struct pfm_context *pfm_ctx_alloc(struct pfm_engine *e, u32 flags);
+u32 pfm_ctx_new_id(struct pfm_engine *e);
 int pfm_ctx_in(struct pfm_engine *e, struct pfm_context *ctx, u32 vcpu);
 void pfm_ctx_out(struct pfm_engine *e, struct pfm_context *ctx);
 void pfm_ctx_destroy(struct pfm_engine *e, struct pfm_context *ctx);

@@ -13,8 +13,6 @@
  */
 #include "pfm_priv.h"
 
-#define PFM_REGFL_PMD_KNOWN	(PFM_REGFL_OVFL_NOTIFY | PFM_REGFL_RANDOM)
-
 /*
  * Changing registers of the active set of a context that is in: fold its
  * counters back, apply the changes, then open them again with the new

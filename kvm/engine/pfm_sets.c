@@ -305,7 +305,7 @@ void pfm_engine_timer(struct pfm_engine *e, u32 vcpu)
 
 int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
 {
-	const u32 known = PFM_SETFL_OVFL_SWITCH | PFM_SETFL_TIME_SWITCH;
+	const u32 known = PFM_SETFL_KNOWN;
 	struct pfm_engine *e = a->e;
 	u64 gran = e->cfg.timer_granularity_ns;
 	pfarg_setdesc_t *d = a->arg;

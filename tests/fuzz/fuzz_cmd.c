@@ -513,6 +513,77 @@ static void op_ovfl(struct fz *f, struct in *in)
 		pfm_engine_overflow(f->e, vcpu, bv, &f->sim->where[0]);
 }
 
+/* a backend like the input's, for a destination or a stream's reader */
+static struct sim *sim_like(const struct sim_cfg *sc, u8 w)
+{
+	struct sim *s = sim_create(sc);
+
+	if (!s)
+		fail("sim_create");
+	s->budget = BUDGET;
+	sim_refuse(s, ev_keys[FZ_EV_REFUSED]);
+	if (w & 0x80)
+		sim_refuse(s, SIM_EV_KIND_ANY(PFM_EVK_FIXED));
+	return s;
+}
+
+/*
+ * Whatever state the input reached migrates (issue 11): the stream saved
+ * from it restores into a fresh engine on a like host. With
+ * FUZZ_SAVE_STREAM=DIR the stream is written there too: the seed corpus
+ * of fuzz_stream.
+ */
+static void round_trip(struct fz *f, const struct pfm_engine_cfg *cfg,
+		       const struct sim_cfg *sc, u8 w)
+{
+	struct pfm_engine_cfg cfg2 = *cfg;
+	struct pfm_stream_error err;
+	const char *dir = getenv("FUZZ_SAVE_STREAM");
+	struct pfm_engine *e2;
+	struct sim *s2;
+	long n = pfm_engine_save(f->e, NULL, 0);
+	void *buf;
+	int ret;
+
+	if (n <= 0)
+		fail("pfm_engine_save measured nothing");
+	buf = malloc(n);
+	if (!buf || pfm_engine_save(f->e, buf, n) != n)
+		fail("pfm_engine_save");
+	s2 = sim_like(sc, w);
+	if (sim_engine_create(s2, &cfg2, &e2))
+		fail("pfm_engine_create");
+	ret = pfm_engine_restore(e2, buf, n, &err);
+	if (ret) {
+		fprintf(stderr, "restore: %d, %s at %llu (context %u set %u PMD %u)\n",
+			ret, pfm_stream_reason_name(err.reason),
+			(unsigned long long)err.offset, err.ctx_id, err.set,
+			err.pmd);
+		fail("a saved stream did not restore");
+	}
+	if (dir) {
+		char path[512];
+		FILE *out;
+
+		u32 hash = 2166136261u;
+		long i;
+
+		for (i = 0; i < n; i++)
+			hash = (hash ^ ((u8 *)buf)[i]) * 16777619u;
+		snprintf(path, sizeof(path), "%s/stream-%08x", dir, hash);
+		out = fopen(path, "w");
+		if (out) {
+			fwrite(buf, 1, n, out);
+			fclose(out);
+		}
+	}
+	pfm_engine_destroy(e2);
+	if (sim_leaks(s2) || sim_violations(s2))
+		fail("the restored engine left something behind");
+	sim_destroy(s2);
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct fz f;
@@ -530,13 +601,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sc.counter_width = widths[w % 4];
 	sc.guest_base = GUEST_BASE;
 	sc.guest_size = GUEST_PAGES * PVPFM_PAGE_SIZE;
-	f.sim = sim_create(&sc);
-	if (!f.sim)
-		fail("sim_create");
-	f.sim->budget = BUDGET;
-	sim_refuse(f.sim, ev_keys[FZ_EV_REFUSED]);
-	if (w & 0x80)
-		sim_refuse(f.sim, SIM_EV_KIND_ANY(PFM_EVK_FIXED));
+	f.sim = sim_like(&sc, w);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.personality = PVPFM_PERS_AUTO + 1 + pers % (PVPFM_PERS_COUNT - 1);
 	cfg.gp_counters = 4;
@@ -604,6 +669,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(unsigned long long)st.messages,
 			(unsigned long long)st.set_switches);
 	}
+	round_trip(&f, &cfg, &sc, w);
 	pfm_engine_destroy(f.e);
 	if (sim_leaks(f.sim)) {
 		fprintf(stderr, "allocs %ld open %u pinned %llu\n",

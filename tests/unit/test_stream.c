@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The migration stream (issue 11): a VM's perfmon2 state saved from one
+ * engine and restored into another goes on as if nothing happened, bar
+ * the time in between, which is not active time; a stream the
+ * destination cannot honour, or a damaged one, is refused, leaving the
+ * destination as created and nothing leaked.
+ */
+#include <stdlib.h>
+
+#include "t_env.h"
+
+#define US		1000ULL
+#define HDR_SIZE	sizeof(pfm_dfl_smpl_hdr_t)
+
+struct stream {
+	u64 *buf;		/* 8-byte aligned, as the engine reads it */
+	size_t len;
+};
+
+static struct stream save(struct t_env *t)
+{
+	struct stream s;
+	long n = pfm_engine_save(t->e, NULL, 0);
+
+	assert_true(n > 0);
+	s.len = n;
+	s.buf = calloc(1, s.len + 8);
+	assert_non_null(s.buf);
+	assert_int_equal(pfm_engine_save(t->e, s.buf, s.len - 1), -ENOSPC);
+	assert_int_equal(pfm_engine_save(t->e, s.buf, s.len), (long)s.len);
+	return s;
+}
+
+static int restore(struct t_env *t, const struct stream *s,
+		   struct pfm_stream_error *err)
+{
+	return pfm_engine_restore(t->e, s->buf, s->len, err);
+}
+
+/* PMC @pmc counts @ev in @set, its PMD starting at @v */
+static void count(struct t_env *t, u32 ctx, u16 set, u16 pmc, u32 ev, u64 v)
+{
+	t_pmc(t, ctx, set, pmc, T_EVTSEL(ev));
+	t_pmd(t, ctx, set, pmc, v);
+}
+
+/*
+ * A per-thread context on vCPU 0 counting EV_A in set 0 and EV_B in set
+ * 1, time-switched every 1 ms, started; 300 us of active time.
+ */
+static u32 multiplexed(struct t_env *t)
+{
+	u32 ctx = t_ctx(t, 0);
+
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1000 * US);
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1000 * US);
+	count(t, ctx, 0, 0, EV_A, 5);
+	count(t, ctx, 1, 1, EV_B, 7);
+	t->vcpu = 0;
+	t_load_self(t, ctx);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	sim_events(t->sim, 0, KEY_A, 100);
+	sim_run(t->sim, 300 * US);
+	return ctx;
+}
+
+static void test_stream_counting_resumes(void **state)
+{
+	struct t_env *a = T_ENV(state), *b = t_env_new(NULL);
+	u32 ctx = multiplexed(a);
+	struct pfm_stream_error err;
+	pfarg_setinfo_t info;
+	struct stream s = save(a);
+
+	/* the VM paused 5 ms: not active time */
+	sim_run(b->sim, 5000 * US);
+	assert_int_equal(restore(b, &s, &err), 0);
+	assert_int_equal(err.reason, PFM_STREAM_OK);
+	assert_int_equal(t_stats(b).contexts, 1);
+	assert_int_equal(t_stats(b).loaded, 1);
+	assert_int_equal(t_stats(b).active_counters, 1);
+	b->vcpu = 0;
+	assert_int_equal(t_read(b, ctx, 0, 0), 105);
+	assert_int_equal(t_read(b, ctx, 1, 1), 7);
+	sim_events(b->sim, 0, KEY_A, 10);
+	assert_int_equal(t_read(b, ctx, 0, 0), 115);
+	t_info(b, ctx, 0, &info);
+	assert_int_equal(info.set_act_duration, 300 * US);
+	assert_int_equal(info.set_runs, 1);
+
+	/* 700 us of the 1 ms timeout were left: the switch comes then */
+	sim_run(b->sim, 699 * US);
+	t_info(b, ctx, 1, &info);
+	assert_int_equal(info.set_runs, 0);
+	sim_run(b->sim, 2 * US);
+	t_info(b, ctx, 1, &info);
+	assert_int_equal(info.set_runs, 1);
+	sim_events(b->sim, 0, KEY_B, 3);
+	assert_int_equal(t_read(b, ctx, 1, 1), 10);
+	assert_int_equal(t_read(b, ctx, 0, 0), 115);
+	/* the new ids go on after the old ones */
+	assert_true(t_ctx(b, 0) > ctx);
+	free(s.buf);
+	t_env_free(b);
+}
+
+/* a sampling context half-way through its buffer, and a masked one */
+static void test_stream_sampling_and_messages(void **state)
+{
+	struct t_env *a = T_ENV(state), *b = t_env_new(NULL);
+	const pfm_dfl_smpl_hdr_t *hdr;
+	u64 gpa[2] = { T_SMPL_GPA, T_SMPL_GPA + PVPFM_PAGE_SIZE };
+	pfarg_pmd_t d;
+	pfarg_msg_t m;
+	struct stream s;
+	int smpl, note;
+
+	a->vcpu = 0;
+	smpl = t_create_smpl(a, 0, 8192);
+	assert_true(smpl > 0);
+	assert_int_equal(cb_smpl_register(&a->cb, smpl, 0, 2, gpa), 0);
+	t_pmc(a, smpl, 0, 0, T_EVTSEL(EV_A));
+	t_pmd_period(a, smpl, 0, 0, 100, 0);
+	t_load_self(a, smpl);
+	assert_int_equal(cb_start(&a->cb, smpl), 0);
+	sim_events(a->sim, 0, KEY_A, 200);
+
+	a->vcpu = 1;
+	note = t_ctx(a, 0);
+	t_pmc(a, note, 0, 0, T_EVTSEL(EV_B));
+	t_pmd_period(a, note, 0, 0, 10, PFM_REGFL_OVFL_NOTIFY);
+	t_load_self(a, note);
+	assert_int_equal(cb_start(&a->cb, note), 0);
+	sim_events(a->sim, 1, KEY_B, 10);
+
+	s = save(a);
+	assert_int_equal(restore(b, &s, NULL), 0);
+	assert_int_equal(t_stats(b).contexts, 2);
+	/* the masked context's message and state came along */
+	b->vcpu = 1;
+	assert_int_equal(cb_read_msg(&b->cb, note, &m), 0);
+	assert_int_equal(m.type, PFM_MSG_OVFL);
+	assert_int_equal(cb_read_msg(&b->cb, note, &m), -EAGAIN);
+	assert_int_equal(cb_restart(&b->cb, note), 0);
+	assert_int_equal(cb_restart(&b->cb, note), -EBUSY);
+	/* the buffer goes on where it was: the third entry */
+	b->vcpu = 0;
+	sim_events(b->sim, 0, KEY_A, 100);
+	hdr = sim_guest_ptr(b->sim, T_SMPL_GPA, HDR_SIZE);
+	assert_int_equal(hdr->hdr_count, 3);
+	assert_int_equal(hdr->hdr_cur_offs,
+			 HDR_SIZE + 3 * sizeof(pfm_dfl_smpl_entry_t));
+	assert_int_equal(b->sim->pinned, 2);
+	(void)d;
+	free(s.buf);
+	t_env_free(b);
+}
+
+static void expect_refused(struct t_env *b, const struct stream *s, int want,
+			   enum pfm_stream_reason why)
+{
+	struct pfm_stream_error err;
+
+	assert_int_equal(restore(b, s, &err), want);
+	assert_int_equal(err.reason, why);
+	assert_int_equal(t_stats(b).contexts, 0);
+	assert_int_equal(b->sim->nr_open, 0);
+	assert_int_equal(b->sim->pinned, 0);
+}
+
+static void test_stream_refusals(void **state)
+{
+	struct t_env *a = T_ENV(state), *b;
+	struct pfm_stream_error err;
+	struct t_opts o;
+	u32 ctx;
+	struct stream s;
+
+	ctx = multiplexed(a);
+	t_ctx(a, 0);
+	s = save(a);
+
+	/* another personality */
+	t_opts_default(&o);
+	o.personality = PVPFM_PERS_INTEL_ARCH;
+	b = t_env_new(&o);
+	expect_refused(b, &s, -EINVAL, PFM_STREAM_MISMATCH);
+	t_env_free(b);
+	/* fewer contexts allowed than the source had */
+	t_opts_default(&o);
+	o.limits.max_contexts = 1;
+	b = t_env_new(&o);
+	expect_refused(b, &s, -E2BIG, PFM_STREAM_LIMIT);
+	t_env_free(b);
+	/* an event this host cannot count: which one is said */
+	b = t_env_new(NULL);
+	sim_refuse(b->sim, KEY_B);
+	assert_int_equal(restore(b, &s, &err), -ENOENT);
+	assert_int_equal(err.reason, PFM_STREAM_EVENT);
+	assert_int_equal(err.ctx_id, ctx);
+	assert_int_equal(err.set, 1);
+	assert_int_equal(err.pmd, 1);
+	assert_int_equal(t_stats(b).contexts, 0);
+	t_env_free(b);
+	/* a VM that has contexts already */
+	b = t_env_new(NULL);
+	t_ctx(b, 0);
+	assert_int_equal(restore(b, &s, &err), -EBUSY);
+	assert_int_equal(err.reason, PFM_STREAM_NOT_EMPTY);
+	t_env_free(b);
+	/* a newer format */
+	b = t_env_new(NULL);
+	((u32 *)s.buf)[2]++;
+	expect_refused(b, &s, -EPROTO, PFM_STREAM_VERSION);
+	((u32 *)s.buf)[2]--;
+	/* a record read at an odd address */
+	assert_int_equal(pfm_engine_restore(b->e, (char *)s.buf + 1,
+					    s.len - 1, NULL), -EINVAL);
+	/* and the same engine takes the good stream after all that */
+	assert_int_equal(restore(b, &s, NULL), 0);
+	free(s.buf);
+	t_env_free(b);
+}
+
+/* source -> destination -> source again */
+static void test_stream_ping_pong(void **state)
+{
+	struct t_env *a = T_ENV(state), *b = t_env_new(NULL), *c;
+	u32 ctx = multiplexed(a);
+	struct stream s1, s2;
+
+	s1 = save(a);
+	assert_int_equal(restore(b, &s1, NULL), 0);
+	b->vcpu = 0;
+	sim_events(b->sim, 0, KEY_A, 1);
+	s2 = save(b);
+	c = t_env_new(NULL);
+	assert_int_equal(restore(c, &s2, NULL), 0);
+	c->vcpu = 0;
+	assert_int_equal(t_read(c, ctx, 0, 0), 106);
+	free(s1.buf);
+	free(s2.buf);
+	t_env_free(b);
+	t_env_free(c);
+}
+
+/*
+ * Every truncation and every byte flipped: refused or taken, never a
+ * crash, a leak (t_env_free checks) or an engine left half restored.
+ */
+static void test_stream_damage(void **state)
+{
+	struct t_env *a = T_ENV(state), *b = t_env_new(NULL);
+	struct stream s, d;
+	size_t i;
+	int ret;
+
+	multiplexed(a);
+	a->vcpu = 1;
+	t_ctx(a, PFM_FL_OVFL_NO_MSG);
+	s = save(a);
+	d.buf = calloc(1, s.len + 8);
+	assert_non_null(d.buf);
+	for (d.len = 0; d.len < s.len; d.len += 8) {
+		memcpy(d.buf, s.buf, d.len);
+		assert_true(restore(b, &d, NULL) < 0);
+		assert_int_equal(t_stats(b).contexts, 0);
+	}
+	for (i = 0; i < s.len; i++) {
+		memcpy(d.buf, s.buf, s.len);
+		d.len = s.len;
+		((u8 *)d.buf)[i] ^= 0xff;
+		ret = restore(b, &d, NULL);
+		if (ret) {
+			assert_int_equal(t_stats(b).contexts, 0);
+			continue;
+		}
+		/* a flip the format cannot tell (a value): start again */
+		t_env_free(b);
+		b = t_env_new(NULL);
+	}
+	free(d.buf);
+	free(s.buf);
+	t_env_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T_TEST(test_stream_counting_resumes),
+		T_TEST(test_stream_sampling_and_messages),
+		T_TEST(test_stream_refusals),
+		T_TEST(test_stream_ping_pong),
+		T_TEST(test_stream_damage),
+	};
+
+	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
+}

@@ -25,6 +25,11 @@
  *   operator: phase 1: samples=N hw_notavail=N vpmd_notavail=N einval=N
  *             ebusy=N (one line)
  *
+ * From then on until "stop", a second thread spins with a context of its
+ * own counting VCPU_RUN_NS and VM_EXITS: a masked context has no host
+ * counters open, a spinning thread's context has them, so the host's
+ * view shows events with their enabled and running time.
+ *
  * Phase 2 (on "go"): pfm_restart; the buffer fills again:
  *
  *   operator: phase 2: samples=N (the total of both phases)
@@ -33,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +112,35 @@ static int sampling(pfm_dfl_smpl_hdr_t **hp)
 	}
 	*hp = p;
 	return fd;
+}
+
+/* the counting thread: up once its context counts, runs until stop */
+static volatile bool counting_up, counting_stop;
+
+static void *counting_fn(void *arg)
+{
+	uint64_t *counts = arg;
+	pfarg_pmd_t pd[2];
+	int fd = t_create(0);
+
+	memset(pd, 0, sizeof(pd));
+	pd[0].reg_num = RUN_NS;
+	pd[1].reg_num = VM_EXITS;
+	if (!t_check(fd >= 0 && !pfm_write_pmds(fd, pd, 2) &&
+		     !t_load(fd, t_gettid(), 0) && !pfm_start(fd, NULL),
+		     "operator: a thread counts VCPU_RUN_NS and VM_EXITS",
+		     "%s", strerror(errno))) {
+		counting_up = true;
+		return NULL;
+	}
+	counting_up = true;
+	while (!counting_stop)
+		;
+	pfm_stop(fd);
+	t_read_pmd(fd, RUN_NS, 0, &counts[0]);
+	t_read_pmd(fd, VM_EXITS, 0, &counts[1]);
+	close(fd);
+	return NULL;
 }
 
 struct refused {
@@ -214,7 +249,8 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_alarm };
 	struct refused r = { 0 };
 	pfm_dfl_smpl_hdr_t *h;
-	uint64_t exits = 0, samples;
+	uint64_t exits = 0, samples, counts[2] = { 0 };
+	pthread_t counting;
 	int ctl, fd;
 
 	if (argc != 2) {
@@ -238,6 +274,11 @@ int main(int argc, char **argv)
 	samples = h->hdr_count;
 	refusals(&r);
 	t_read_pmd(fd, VM_EXITS, 0, &exits);
+	if (!t_check(!pthread_create(&counting, NULL, counting_fn, counts),
+		     "operator: start the counting thread", "pthread_create"))
+		return t_done();
+	while (!counting_up)
+		;
 	printf("operator: phase 1: samples=%llu hw_notavail=%u "
 	       "vpmd_notavail=%u einval=%u ebusy=%u (VM exits counted: %llu)\n",
 	       (unsigned long long)samples, r.hw_notavail, r.vpmd_notavail,
@@ -255,6 +296,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		wait_for(ctl, "stop");
 	}
+	counting_stop = true;
+	pthread_join(counting, NULL);
+	printf("operator: the thread counted VCPU_RUN_NS=%llu VM_EXITS=%llu\n",
+	       (unsigned long long)counts[0], (unsigned long long)counts[1]);
 	munmap(h, BUF_SIZE);
 	close(fd);
 	close(ctl);

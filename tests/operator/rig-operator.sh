@@ -123,6 +123,20 @@ prom_sees() {
 	return 1
 }
 
+# wait until Prometheus holds $2 more scrapes of series $1 than it did
+more_scrapes() {
+	local n=0 have want
+	have=$(promql "count_over_time(${1}[10m])" || true)
+	want=$((${have:-0} + $2))
+	while [ "$n" -lt "$PROM_WAIT_S" ]; do
+		have=$(promql "count_over_time(${1}[10m])" || true)
+		[ "${have:-0}" -ge "$want" ] && return 0
+		sleep 1
+		n=$((n + 1))
+	done
+	return 1
+}
+
 # samples=N of a guest line
 samples_of() {
 	sed -n 's/.*samples=\([0-9]*\).*/\1/p' <<<"$1"
@@ -179,6 +193,9 @@ EOF
 	prom_sees "$vm_a" "$want1" || r=$?
 	check "$r" "Prometheus scrapes vm-a's phase 1: $vm_a = $want1" \
 		"$(promql "$vm_a" || true)"
+	# ten scrapes on either side of phase 2: increase() extrapolates to
+	# the start of its window by half a scrape interval, 5% of ten
+	more_scrapes "$vm_a" 10 || true
 	if say go 60; then
 		phase2=$(wait_line '^operator-l1: vm-a: operator: phase 2: samples=' "$STEP_WAIT_S" || true)
 		want2=$(samples_of "$phase2")
@@ -186,9 +203,10 @@ EOF
 		prom_sees "$vm_a" "$want2" || r=$?
 		check "$r" "Prometheus scrapes vm-a's phase 2: $vm_a = $want2" \
 			"$(promql "$vm_a" || true)"
-		# at the last scrape: the sampling both phases saw, as the
-		# guest counted it; Prometheus extrapolates to the window's
-		# start by half a scrape interval at most (a few percent here)
+		more_scrapes "$vm_a" 10 || true
+		# at the last scrape: the sampling of phase 2, as the guest
+		# counted it; Prometheus extrapolates to the window's start by
+		# half a scrape interval (the first scrape is 20 s before)
 		t=$(promql "timestamp($vm_a)" || true)
 		q="increase(${vm_a}[10m])"
 		inc=

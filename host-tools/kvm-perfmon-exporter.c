@@ -39,6 +39,7 @@
  */
 #define MAX_EVENT_LABELS	32
 #define CONNECTION_LIMIT	16
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define CONNECTION_TIMEOUT_S	10
 
 static const char usage_text[] =
@@ -164,7 +165,7 @@ static const char *const causes[] = {
 	"ENOMEM", "EFAULT", "EBADF", "ENOSYS", "ENOENT", "EPERM", "EACCES",
 	"EAGAIN", "other",
 };
-#define NR_CAUSES	(sizeof(causes) / sizeof(causes[0]))
+#define NR_CAUSES	ARRAY_SIZE(causes)
 
 static void add_cause(const char *cause, uint64_t n, void *arg)
 {
@@ -275,7 +276,7 @@ static void vm_metrics(FILE *f, const struct snap_set *set)
 	for (i = 0; i < set->nr; i++) {
 		const struct snap *s = &set->vms[i];
 
-		for (k = 0; k < sizeof(states) / sizeof(states[0]); k++) {
+		for (k = 0; k < ARRAY_SIZE(states); k++) {
 			for (n = 0, j = 0; (c = snap_ctx(s, j)); j++)
 				n += c->state == states[k];
 			vm_u64(f, "vm_contexts", s, "state",
@@ -307,7 +308,7 @@ static void vm_metrics(FILE *f, const struct snap_set *set)
 			vm_u64(f, "refused_total", &set->vms[i], "cause",
 			       causes[k], by[k]);
 	}
-	for (k = 0; k < sizeof(vm_counters) / sizeof(vm_counters[0]); k++) {
+	for (k = 0; k < ARRAY_SIZE(vm_counters); k++) {
 		const struct vm_counter *m = &vm_counters[k];
 
 		family(f, m->name, "counter", m->help);
@@ -328,7 +329,8 @@ static void vm_metrics(FILE *f, const struct snap_set *set)
 
 	family(f, "event_enabled_seconds_total", "counter",
 	       "Host time the guest's events were enabled, by vCPU and guest "
-	       "event (since their context's counters opened).");
+	       "event, since their context's counters opened, as of the "
+	       "host's last update (schedule in or out, read).");
 	vm_events(f, set, false);
 	family(f, "event_running_seconds_total", "counter",
 	       "Host time the guest's events actually had a host counter: "

@@ -304,6 +304,7 @@ static void print_json(const struct snap_set *set, const struct snap *one)
 		if (!one || one == &set->vms[i])
 			json_object_array_add(a, json_vm(&set->vms[i], !!one));
 	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+						 JSON_C_TO_STRING_SPACED |
 						 JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(doc);
 }

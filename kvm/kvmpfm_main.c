@@ -215,8 +215,9 @@ static long bind_vm(struct file *file, void __user *argp)
 	vm = kvmpfm_vm_bind(file, argp);
 	if (IS_ERR(vm))
 		ret = PTR_ERR(vm);
-	else {	/* publish a fully built VM to lock-free readers below */
+	else {
 		kvmpfm_vm_register(vm);
+		/* publish a fully built VM to lock-free readers below */
 		smp_store_release(&f->vm, vm);
 	}
 out:

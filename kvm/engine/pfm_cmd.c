@@ -129,7 +129,7 @@ int pfm_engine_exec(struct pfm_engine *e, u32 vcpu, void *block, u32 len)
 
 	e->stats.commands++;
 	if (hdr->cmd < PVPFM_CMD_MAX)
-		e->stats.calls[hdr->cmd]++;
+		e->stats.calls[pfm_index_nospec(hdr->cmd, PVPFM_CMD_MAX)]++;
 	hdr->err_index = 0;
 	ret = dispatch(e, vcpu, hdr, len);
 	hdr->status = ret;

@@ -46,6 +46,15 @@ expect "no KVM: realize fails" \
 printf 'generic 0x76 0x00 -> software task-clock\nbogus line\n' >"$badmap"
 expect "bad event map: file and line named" \
 	"$badmap:2:" -accel kvm -device "pv-perfmon,eventmap=$badmap"
+badfilter=/tmp/qemu-errors.filter
+printf 'deny\ngeneric 0x41/0xff 0/0\nfixed 99\n' >"$badfilter"
+expect "bad filter: file, line and field named" \
+	"$badfilter:3: the fixed counter index '99' is not a number" \
+	-accel kvm -device "pv-perfmon,filter=$badfilter"
+printf 'generic 0x41 0\n' >"$badfilter"
+expect "filter without allow or deny refused" \
+	"$badfilter:1: the first line must be 'allow' or 'deny'" \
+	-accel kvm -device "pv-perfmon,filter=$badfilter"
 expect "counters= with an AMD personality refused" \
 	"counters=8: personality amd64 has 4 generic counters" -accel kvm \
 	-device pv-perfmon,personality=amd64,counters=8

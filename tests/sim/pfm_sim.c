@@ -81,6 +81,8 @@ static int op_event_check(void *be, const struct pfm_event *ev)
 	s->event_checks++;
 	if (key_refused(s, sim_event_key(ev)))
 		return -ENOENT;
+	if (key_listed(s->forbidden, s->nr_forbidden, sim_event_key(ev)))
+		return -EACCES;
 	return key_listed(s->aliased, s->nr_aliased, sim_event_key(ev));
 }
 
@@ -389,18 +391,26 @@ void sim_set_rate(struct sim *s, u32 key, u64 per_us)
 	r->per_us = per_us;
 }
 
+static void key_add(u32 *keys, u32 *nr, u32 key)
+{
+	if (*nr == SIM_MAX_REFUSED)
+		abort();
+	keys[(*nr)++] = key;
+}
+
 void sim_refuse(struct sim *s, u32 key)
 {
-	if (s->nr_refused == SIM_MAX_REFUSED)
-		abort();
-	s->refused[s->nr_refused++] = key;
+	key_add(s->refused, &s->nr_refused, key);
 }
 
 void sim_alias(struct sim *s, u32 key)
 {
-	if (s->nr_aliased == SIM_MAX_REFUSED)
-		abort();
-	s->aliased[s->nr_aliased++] = key;
+	key_add(s->aliased, &s->nr_aliased, key);
+}
+
+void sim_forbid(struct sim *s, u32 key)
+{
+	key_add(s->forbidden, &s->nr_forbidden, key);
 }
 
 void sim_set_contention(struct sim *s, u32 vcpu, u16 pmd, u32 pct)

@@ -98,6 +98,8 @@ struct sim {
 	u32 nr_refused;
 	u32 aliased[SIM_MAX_REFUSED];
 	u32 nr_aliased;
+	u32 forbidden[SIM_MAX_REFUSED];	/* the operator's filter refuses */
+	u32 nr_forbidden;
 	u64 event_checks;
 
 	struct sim_contention contention[SIM_MAX_CONTENTION];
@@ -173,6 +175,9 @@ void sim_refuse(struct sim *s, u32 key);
 
 /* event_check says @key is backed by an admin's alias (1: emulated) */
 void sim_alias(struct sim *s, u32 key);
+
+/* event_check refuses @key as the host operator's filter does (-EACCES) */
+void sim_forbid(struct sim *s, u32 key);
 
 /* backing counters of @pmd on @vcpu run only @pct % of the enabled time */
 void sim_set_contention(struct sim *s, u32 vcpu, u16 pmd, u32 pct);

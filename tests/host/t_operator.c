@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_operator: the operator's interface (issue 15) with real KVM VMs:
+ * KVMPFM_SET_IDENTITY, KVMPFM_LIST_VMS, KVMPFM_GET_SNAPSHOT and
+ * KVMPFM_SET_EVENT_FILTER, and host-tools/kvm-perfmon-stat reading them.
+ *
+ * Two VMs, named; each snapshot must say exactly what the calls made on
+ * it did: contexts, events in use, calls by command, refusals by errno,
+ * registers refused NOTAVAIL or by the filter. A filter set by the VMM
+ * and one set by the operator refuse what they name, the rest passes,
+ * and a counter already running goes on counting. Root or CAP_PERFMON
+ * only: uid 65534 gets EPERM on a file opened as root. A VM gone is gone
+ * from the list. The cost of one snapshot is printed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include "hostlib.h"
+
+#define SNAP_ROOM	(256 * 1024)
+
+static struct hl_vm vm_a, vm_b;
+
+static int set_name(struct hl_vm *vm, const char *name, uint8_t uuid_byte)
+{
+	struct kvmpfm_vm_identity id = { };
+
+	snprintf(id.name, sizeof(id.name), "%s", name);
+	memset(id.uuid, uuid_byte, sizeof(id.uuid));
+	return HL_IOCTL(vm->pfm_fd, KVMPFM_SET_IDENTITY, &id);
+}
+
+/* the ids bound now; returns how many (at most @room written) */
+static int list_vms(int fd, uint64_t *ids, uint32_t room)
+{
+	struct kvmpfm_vm_list l = { .nr = room, .ids = (uintptr_t)ids };
+	int ret = HL_IOCTL(fd, KVMPFM_LIST_VMS, &l);
+
+	return ret ? ret : (int)l.nr;
+}
+
+static int snapshot(int fd, uint64_t id, void *buf, uint32_t *size)
+{
+	struct kvmpfm_snapshot req = {
+		.vm_id = id, .buf = (uintptr_t)buf, .size = *size,
+	};
+	int ret = HL_IOCTL(fd, KVMPFM_GET_SNAPSHOT, &req);
+
+	*size = req.size;
+	return ret;
+}
+
+/* the id of the VM named @name among those bound, 0 if none */
+static uint64_t find_id(const char *name, void *buf)
+{
+	struct kvmpfm_snap_vm *s = buf;
+	uint64_t ids[64];
+	uint32_t size;
+	int n, i;
+
+	n = list_vms(vm_a.pfm_fd, ids, 64);
+	for (i = 0; i < n && i < 64; i++) {
+		size = SNAP_ROOM;
+		if (!snapshot(vm_a.pfm_fd, ids[i], buf, &size) &&
+		    !strcmp(s->identity.name, name))
+			return ids[i];
+	}
+	return 0;
+}
+
+static const struct kvmpfm_snap_ctx *ctx_rec(const struct kvmpfm_snap_vm *s,
+					     uint32_t i)
+{
+	return (const void *)((const char *)s + s->size +
+			      s->nr_vcpus * s->vcpu_size + i * s->ctx_size);
+}
+
+static const struct kvmpfm_snap_event *ev_rec(const struct kvmpfm_snap_vm *s,
+					      uint32_t i)
+{
+	return (const void *)((const char *)s + s->size +
+			      s->nr_vcpus * s->vcpu_size +
+			      s->nr_ctxs * s->ctx_size + i * s->event_size);
+}
+
+static const struct kvmpfm_snap_vcpu *vcpu_rec(const struct kvmpfm_snap_vm *s,
+					       uint32_t i)
+{
+	return (const void *)((const char *)s + s->size + i * s->vcpu_size);
+}
+
+static int filter(int fd, uint64_t vm_id, uint32_t action, uint16_t vpmd)
+{
+	struct {
+		struct kvmpfm_event_filter f;
+		struct kvmpfm_filter_event e[1];
+	} req = {
+		.f = { .action = action, .nr = vpmd ? 1 : 0, .vm_id = vm_id },
+		.e = { { .guest_kind = KVMPFM_EVK_VIRTUAL, .event = vpmd,
+			 .event_mask = 0xffff } },
+	};
+
+	return HL_IOCTL(fd, KVMPFM_SET_EVENT_FILTER, &req);
+}
+
+/* PMD @pmd written in set 0 of @ctx: the call's status and reg_flags */
+static int write_vpmd(struct hl_vcpu *v, uint32_t ctx, uint16_t pmd,
+		      uint32_t *flags)
+{
+	pfarg_pmd_t p;
+	int ret;
+
+	cb_pmd_init(&p, pmd, 0, 0);
+	ret = cb_write_pmds(&v->cb, ctx, &p, 1);
+	*flags = p.reg_flags;
+	return ret;
+}
+
+static void t_identity(void)
+{
+	struct kvmpfm_vm_identity id = { };
+
+	HL_EXPECT("identity_a", set_name(&vm_a, "vm-a", 0xaa), 0);
+	HL_EXPECT("identity_b", set_name(&vm_b, "vm-b", 0xbb), 0);
+	snprintf(id.name, sizeof(id.name), "bad\nname");
+	HL_EXPECT("identity_control_char_einval",
+		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_IDENTITY, &id), -EINVAL);
+	memset(id.name, 'x', sizeof(id.name));
+	HL_EXPECT("identity_unterminated_einval",
+		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_IDENTITY, &id), -EINVAL);
+	memset(&id, 0, sizeof(id));
+	id.reserved[1] = 1;
+	HL_EXPECT("identity_reserved_einval",
+		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_IDENTITY, &id), -EINVAL);
+}
+
+static void t_list_and_sizes(void *buf, uint64_t id_a, uint64_t id_b)
+{
+	struct kvmpfm_vm_list bad = { .reserved = 1 };
+	struct kvmpfm_snapshot req = { .vm_id = id_a, .reserved = 1 };
+	uint32_t size = 16;
+	int n = list_vms(vm_a.pfm_fd, NULL, 0);
+
+	hl_check(n == 2, "list_counts_two", "LIST_VMS with no room: %d", n);
+	hl_check(id_a && id_b && id_a != id_b, "list_names_found",
+		 "vm-a id %" PRIu64 ", vm-b id %" PRIu64, id_a, id_b);
+	HL_EXPECT("list_reserved_einval",
+		  HL_IOCTL(vm_a.pfm_fd, KVMPFM_LIST_VMS, &bad), -EINVAL);
+	HL_EXPECT("snapshot_small_enospc",
+		  snapshot(vm_a.pfm_fd, id_a, buf, &size), -ENOSPC);
+	hl_check(size > sizeof(struct kvmpfm_snap_vm), "snapshot_size_needed",
+		 "size needed %u", size);
+	size = SNAP_ROOM;
+	HL_EXPECT("snapshot_unknown_enoent",
+		  snapshot(vm_a.pfm_fd, ~0ULL, buf, &size), -ENOENT);
+	req.buf = (uintptr_t)buf;
+	req.size = SNAP_ROOM;
+	HL_EXPECT("snapshot_reserved_einval",
+		  HL_IOCTL(vm_a.pfm_fd, KVMPFM_GET_SNAPSHOT, &req), -EINVAL);
+}
+
+/*
+ * VM a, vCPU 0: a system-wide context counting VCPU_RUN_NS, then calls
+ * that fail on purpose. The snapshot must count each.
+ */
+static uint32_t t_vm_a(void *buf, uint64_t id)
+{
+	struct hl_vcpu *v = &vm_a.vcpus[0];
+	const struct kvmpfm_snap_vm *s = buf;
+	const struct kvmpfm_snap_event *e;
+	const struct kvmpfm_snap_ctx *c;
+	uint32_t size = SNAP_ROOM, ctx = 0, flags;
+	pfarg_pmc_t pmc;
+	int ret;
+
+	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &ctx);
+	ret = ret ?: write_vpmd(v, ctx, PVPFM_VPMD_VCPU_RUN_NS, &flags);
+	ret = ret ?: cb_load(&v->cb, ctx, v->index, 0, 0, v->guest_tgid);
+	ret = ret ?: cb_start(&v->cb, ctx);
+	if (!hl_check(!ret, "vm_a_counting", "%s", hl_status_str(ret)))
+		return 0;
+	/* on purpose: EBADF (no such context), EINVAL (no such PMC) x2 */
+	HL_EXPECT("vm_a_ebadf", cb_stop(&v->cb, 9999), -EBADF);
+	cb_pmc_init(&pmc, 200, 0, 0);
+	HL_EXPECT("vm_a_einval_1", cb_write_pmcs(&v->cb, ctx, &pmc, 1),
+		  -EINVAL);
+	cb_pmc_init(&pmc, 201, 0, 0);
+	HL_EXPECT("vm_a_einval_2", cb_write_pmcs(&v->cb, ctx, &pmc, 1),
+		  -EINVAL);
+
+	HL_EXPECT("vm_a_snapshot", snapshot(vm_a.pfm_fd, id, buf, &size), 0);
+	hl_check(s->size >= sizeof(*s) && s->nr_vcpus == 2 &&
+		 s->pid == getpid() && s->id == id &&
+		 s->personality == PVPFM_PERS_AMD64 && s->counters == 4,
+		 "vm_a_record", "size %u vcpus %u pid %d personality %u",
+		 s->size, s->nr_vcpus, s->pid, s->personality);
+	hl_check(s->identity.uuid[0] == 0xaa && s->identity.uuid[15] == 0xaa,
+		 "vm_a_uuid", "uuid[0] %#x", s->identity.uuid[0]);
+	hl_check(s->calls[PVPFM_CMD_CREATE_CONTEXT] == 1 &&
+		 s->calls[PVPFM_CMD_WRITE_PMDS] == 1 &&
+		 s->calls[PVPFM_CMD_LOAD_CONTEXT] == 1 &&
+		 s->calls[PVPFM_CMD_START] == 1 &&
+		 s->calls[PVPFM_CMD_STOP] == 1 &&
+		 s->calls[PVPFM_CMD_WRITE_PMCS] == 2,
+		 "vm_a_calls_by_command", "create %llu write_pmds %llu load "
+		 "%llu start %llu stop %llu write_pmcs %llu",
+		 (unsigned long long)s->calls[PVPFM_CMD_CREATE_CONTEXT],
+		 (unsigned long long)s->calls[PVPFM_CMD_WRITE_PMDS],
+		 (unsigned long long)s->calls[PVPFM_CMD_LOAD_CONTEXT],
+		 (unsigned long long)s->calls[PVPFM_CMD_START],
+		 (unsigned long long)s->calls[PVPFM_CMD_STOP],
+		 (unsigned long long)s->calls[PVPFM_CMD_WRITE_PMCS]);
+	hl_check(s->refusals[EBADF] == 1 && s->refusals[EINVAL] == 2 &&
+		 s->stats.command_errors == 3 && !s->notavail && !s->filtered,
+		 "vm_a_refusals_by_errno", "EBADF %llu EINVAL %llu errors %llu "
+		 "notavail %llu filtered %llu",
+		 (unsigned long long)s->refusals[EBADF],
+		 (unsigned long long)s->refusals[EINVAL],
+		 (unsigned long long)s->stats.command_errors,
+		 (unsigned long long)s->notavail,
+		 (unsigned long long)s->filtered);
+	if (!hl_check(s->nr_ctxs == 1 && s->nr_events == 1, "vm_a_records",
+		      "contexts %u events %u", s->nr_ctxs, s->nr_events))
+		return ctx;
+	c = ctx_rec(s, 0);
+	e = ev_rec(s, 0);
+	hl_check(c->id == ctx && c->state == KVMPFM_CTX_LOADED &&
+		 c->system_wide && c->vcpu == 0 && c->started &&
+		 c->nr_sets == 1, "vm_a_context", "id %u state %u sw %u "
+		 "vcpu %d started %u sets %u", c->id, c->state, c->system_wide,
+		 c->vcpu, c->started, c->nr_sets);
+	hl_check(e->vcpu == 0 && e->ctx_id == ctx &&
+		 e->pmd == PVPFM_VPMD_VCPU_RUN_NS &&
+		 e->guest_kind == KVMPFM_EVK_VIRTUAL &&
+		 e->guest_event == PVPFM_VPMD_VCPU_RUN_NS &&
+		 !(e->flags & KVMPFM_SNAP_EV_EMULATED), "vm_a_event",
+		 "vcpu %u ctx %u pmd %u kind %u event %u flags %#x", e->vcpu,
+		 e->ctx_id, e->pmd, e->guest_kind, e->guest_event, e->flags);
+	hl_check(vcpu_rec(s, 0)->ctx_id == ctx &&
+		 vcpu_rec(s, 0)->host_tid == v->tid &&
+		 vcpu_rec(s, 0)->counters_open == 1 &&
+		 vcpu_rec(s, 0)->doorbells == s->stats.doorbells &&
+		 s->stats.doorbells >= 7 && vcpu_rec(s, 1)->ctx_id == 0,
+		 "vm_a_vcpus", "vCPU 0: ctx %u tid %d (want %d) counters %u "
+		 "doorbells %llu; vCPU 1: ctx %u", vcpu_rec(s, 0)->ctx_id,
+		 vcpu_rec(s, 0)->host_tid, (int)v->tid,
+		 vcpu_rec(s, 0)->counters_open,
+		 (unsigned long long)vcpu_rec(s, 0)->doorbells,
+		 vcpu_rec(s, 1)->ctx_id);
+	return ctx;
+}
+
+/*
+ * VM b: the VMM's filter denies VCPU_RUN_NS; then the operator's, from
+ * another file, allows VM_EXITS only.
+ */
+static void t_filters(void *buf, uint64_t id_b)
+{
+	struct hl_vcpu *v = &vm_b.vcpus[0];
+	const struct kvmpfm_snap_vm *s = buf;
+	uint32_t size, ctx = 0, flags = 0;
+	int op_fd, ret;
+
+	HL_EXPECT("filter_deny_own", filter(vm_b.pfm_fd, 0,
+					     KVMPFM_FILTER_DENY,
+					     PVPFM_VPMD_VCPU_RUN_NS), 0);
+	ret = cb_create(&v->cb, 0, &ctx);
+	HL_EXPECT("filter_ctx", ret, 0);
+	HL_EXPECT("filter_denied_einval",
+		  write_vpmd(v, ctx, PVPFM_VPMD_VCPU_RUN_NS, &flags), -EINVAL);
+	hl_check(flags & PFM_REG_RETFL_NOTAVAIL, "filter_denied_notavail",
+		 "reg_flags %#x", flags);
+	HL_EXPECT("filter_other_passes",
+		  write_vpmd(v, ctx, PVPFM_VPMD_VM_EXITS, &flags), 0);
+
+	op_fd = open(KVMPFM_DEVICE, O_RDWR);
+	HL_EXPECT("filter_allow_operator", filter(op_fd, id_b,
+						   KVMPFM_FILTER_ALLOW,
+						   PVPFM_VPMD_VM_EXITS), 0);
+	HL_EXPECT("filter_operator_unknown_vm_enoent",
+		  filter(op_fd, ~0ULL, KVMPFM_FILTER_ALLOW, 0), -ENOENT);
+	HL_EXPECT("filter_allowed_passes",
+		  write_vpmd(v, ctx, PVPFM_VPMD_VM_EXITS, &flags), 0);
+	HL_EXPECT("filter_not_allowed_einval",
+		  write_vpmd(v, ctx, PVPFM_VPMD_HALT_EXITS, &flags), -EINVAL);
+	hl_check(flags & PFM_REG_RETFL_NOTAVAIL,
+		 "filter_not_allowed_notavail", "reg_flags %#x", flags);
+
+	size = SNAP_ROOM;
+	HL_EXPECT("filter_snapshot", snapshot(op_fd, id_b, buf, &size), 0);
+	hl_check(s->filtered == 2 && s->notavail == 0 &&
+		 s->refusals[EINVAL] == 2 &&
+		 s->filter_action == KVMPFM_FILTER_ALLOW && s->filter_nr == 1,
+		 "filter_counted", "filtered %llu notavail %llu EINVAL %llu "
+		 "action %u nr %u", (unsigned long long)s->filtered,
+		 (unsigned long long)s->notavail,
+		 (unsigned long long)s->refusals[EINVAL], s->filter_action,
+		 s->filter_nr);
+	/* deny of nothing: no filter */
+	HL_EXPECT("filter_cleared", filter(vm_b.pfm_fd, 0, KVMPFM_FILTER_DENY,
+					    0), 0);
+	HL_EXPECT("filter_cleared_passes",
+		  write_vpmd(v, ctx, PVPFM_VPMD_HALT_EXITS, &flags), 0);
+	close(op_fd);
+	cb_destroy(&v->cb, ctx);
+}
+
+static void t_filter_input(void)
+{
+	struct {
+		struct kvmpfm_event_filter f;
+		struct kvmpfm_filter_event e[1];
+	} req = { .f = { .action = 2 } };
+
+	HL_EXPECT("filter_bad_action_einval",
+		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_EVENT_FILTER, &req), -EINVAL);
+	req.f.action = KVMPFM_FILTER_DENY;
+	req.f.nr = KVMPFM_MAX_FILTER + 1;
+	HL_EXPECT("filter_too_long_einval",
+		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_EVENT_FILTER, &req), -EINVAL);
+	req.f.nr = 1;
+	req.e[0].guest_kind = 3;
+	HL_EXPECT("filter_bad_kind_einval",
+		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_EVENT_FILTER, &req), -EINVAL);
+	req.e[0].guest_kind = KVMPFM_EVK_GENERIC;
+	req.e[0].reserved[5] = 1;
+	HL_EXPECT("filter_reserved_einval",
+		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_EVENT_FILTER, &req), -EINVAL);
+}
+
+static int busy_fn(struct hl_vcpu *v, void *ns)
+{
+	(void)v;
+	hl_busy_ns(*(uint64_t *)ns);
+	return 0;
+}
+
+/* a filter set on a running VM does not stop a counter already running */
+static void t_filter_running(void *buf, uint64_t id_a, uint32_t ctx)
+{
+	struct hl_vcpu *v = &vm_a.vcpus[0];
+	const struct kvmpfm_snap_vm *s = buf;
+	uint64_t before = 0, after = 0, busy = 20000000;
+	uint32_t size = SNAP_ROOM;
+
+	HL_EXPECT("running_filter_set", filter(vm_a.pfm_fd, 0,
+						KVMPFM_FILTER_DENY,
+						PVPFM_VPMD_VCPU_RUN_NS), 0);
+	cb_read_pmd(&v->cb, ctx, 0, PVPFM_VPMD_VCPU_RUN_NS, &before);
+	hl_call(v, busy_fn, &busy);
+	cb_read_pmd(&v->cb, ctx, 0, PVPFM_VPMD_VCPU_RUN_NS, &after);
+	hl_check(after >= before + busy / 2, "running_counter_goes_on",
+		 "VCPU_RUN_NS %" PRIu64 " -> %" PRIu64 " over %" PRIu64
+		 " ns busy", before, after, busy);
+	HL_EXPECT("running_snapshot", snapshot(vm_a.pfm_fd, id_a, buf, &size),
+		  0);
+	hl_check(s->nr_events == 1, "running_event_kept", "events %u",
+		 s->nr_events);
+	filter(vm_a.pfm_fd, 0, KVMPFM_FILTER_DENY, 0);
+}
+
+struct unpriv_result {
+	int uid, list, snap, filter;
+};
+
+/* uid 65534 on a file opened as root: EPERM for all of the operator's */
+static void t_unprivileged(uint64_t id_a)
+{
+	struct unpriv_result r = { .uid = -1 };
+	int fds[2], st = 0;
+	pid_t pid;
+
+	if (pipe(fds))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		static char buf[4096];
+		uint32_t size = sizeof(buf);
+		int fd = open(KVMPFM_DEVICE, O_RDWR);
+
+		if (fd < 0 || setgroups(0, NULL) || setgid(65534) ||
+		    setuid(65534))
+			_exit(2);
+		r.uid = getuid();
+		r.list = list_vms(fd, NULL, 0);
+		r.snap = snapshot(fd, id_a, buf, &size);
+		r.filter = filter(fd, id_a, KVMPFM_FILTER_DENY, 0);
+		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], &r, sizeof(r)) != sizeof(r))
+		r.uid = -1;
+	close(fds[0]);
+	waitpid(pid, &st, 0);
+	if (!hl_check(r.uid == 65534, "unpriv_child", "status %#x uid %d", st,
+		      r.uid))
+		return;
+	HL_EXPECT("unpriv_list_eperm", r.list, -EPERM);
+	HL_EXPECT("unpriv_snapshot_eperm", r.snap, -EPERM);
+	HL_EXPECT("unpriv_filter_other_vm_eperm", r.filter, -EPERM);
+}
+
+/* host-tools/kvm-perfmon-stat on the same VMs, if it is in the payload */
+static void t_stat_tool(void)
+{
+	char line[512];
+	bool a = false, b = false, filtered = false;
+	FILE *p;
+	int st;
+
+	if (access("./kvm-perfmon-stat", X_OK)) {
+		hl_check(false, "stat_tool_present", "no ./kvm-perfmon-stat");
+		return;
+	}
+	p = popen("./kvm-perfmon-stat --json --vm vm-b", "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		b |= !!strstr(line, "\"name\": \"vm-b\"");
+		filtered |= !!strstr(line, "\"FILTERED\": 2");
+	}
+	st = p ? pclose(p) : -1;
+	hl_check(st == 0 && b && filtered, "stat_tool_json_vm_b",
+		 "status %#x, name %d, FILTERED 2 %d", st, b, filtered);
+	p = popen("./kvm-perfmon-stat", "r");
+	b = false;
+	while (p && fgets(line, sizeof(line), p)) {
+		fputs(line, stdout);
+		a |= !strncmp(line, "vm-a ", 5);
+		b |= !strncmp(line, "vm-b ", 5);
+	}
+	st = p ? pclose(p) : -1;
+	hl_check(st == 0 && a && b, "stat_tool_table", "status %#x, vm-a %d, "
+		 "vm-b %d", st, a, b);
+	st = system("./kvm-perfmon-stat --vm no-such-vm >/dev/null 2>&1");
+	hl_check(WIFEXITED(st) && WEXITSTATUS(st) == 4, "stat_tool_no_vm_4",
+		 "status %#x", st);
+}
+
+/* what a scrape costs: one snapshot of VM a, many times */
+static void t_cost(void *buf, uint64_t id_a)
+{
+	const struct kvmpfm_snap_vm *s = buf;
+	uint64_t t0, t1;
+	uint32_t size;
+	int i, n = 2000, bad = 0;
+
+	t0 = hl_mono_ns();
+	for (i = 0; i < n; i++) {
+		size = SNAP_ROOM;
+		bad += !!snapshot(vm_a.pfm_fd, id_a, buf, &size);
+	}
+	t1 = hl_mono_ns();
+	hl_check(!bad, "cost_snapshots_ok", "%d of %d failed", bad, n);
+	hl_note("operator: one snapshot of a VM (%u vCPUs, %u contexts, %u "
+		"events, %u bytes): %.1f us on the rig's L1 (TCG)",
+		s->nr_vcpus, s->nr_ctxs, s->nr_events, size,
+		(t1 - t0) / 1e3 / n);
+}
+
+int main(void)
+{
+	static char buf[SNAP_ROOM] __attribute__((aligned(8)));
+	uint64_t id_a, id_b, ids[4];
+	uint32_t ctx;
+	int ret, n;
+
+	hl_init();
+	ret = hl_vm_simple(&vm_a, 2);
+	ret = ret ?: hl_vm_simple(&vm_b, 1);
+	if (!hl_check(!ret, "operator_vms", "VMs: %s", hl_errname(ret)))
+		return hl_summary();
+	t_identity();
+	id_a = find_id("vm-a", buf);
+	id_b = find_id("vm-b", buf);
+	t_list_and_sizes(buf, id_a, id_b);
+	ctx = t_vm_a(buf, id_a);
+	t_filters(buf, id_b);
+	t_filter_input();
+	if (ctx)
+		t_filter_running(buf, id_a, ctx);
+	t_unprivileged(id_a);
+	t_stat_tool();
+	t_cost(buf, id_a);
+
+	hl_vm_destroy(&vm_b);
+	n = list_vms(vm_a.pfm_fd, ids, 4);
+	hl_check(n == 1 && ids[0] == id_a, "gone_from_list",
+		 "%d VMs listed, first %" PRIu64, n, ids[0]);
+	n = SNAP_ROOM;
+	HL_EXPECT("gone_snapshot_enoent",
+		  snapshot(vm_a.pfm_fd, id_b, buf, (uint32_t *)&n), -ENOENT);
+	hl_vm_destroy(&vm_a);
+	hl_check_module_idle("operator_module_idle");
+	return hl_summary();
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the engine tells the host's operator (issue 15): calls by command,
+ * failed calls by errno, registers refused because the host cannot count
+ * them (NOTAVAIL) apart from those the operator's filter refused, and the
+ * walk over contexts and open counters (pfm_engine_view).
+ */
+#include "t_env.h"
+
+static void test_calls_and_refusals(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmc_t pmc;
+	struct pfm_engine_stats st;
+
+	assert_int_equal(cb_stop(&t->cb, ctx + 100), -EBADF);
+	cb_pmc_init(&pmc, 200, 0, 0);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &pmc, 1), -EINVAL);
+	assert_int_equal(cb_restart(&t->cb, ctx), -EBUSY);
+	st = t_stats(t);
+	assert_int_equal(st.calls[PVPFM_CMD_CREATE_CONTEXT], 1);
+	assert_int_equal(st.calls[PVPFM_CMD_STOP], 1);
+	assert_int_equal(st.calls[PVPFM_CMD_WRITE_PMCS], 1);
+	assert_int_equal(st.calls[PVPFM_CMD_RESTART], 1);
+	assert_int_equal(st.refusals[EBADF], 1);
+	assert_int_equal(st.refusals[EINVAL], 1);
+	assert_int_equal(st.refusals[EBUSY], 1);
+	assert_int_equal(st.command_errors, 3);
+	assert_int_equal(st.notavail, 0);
+	assert_int_equal(st.filtered, 0);
+}
+
+static void test_notavail_apart_from_filtered(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmc_t pmc;
+	struct pfm_engine_stats st;
+
+	sim_refuse(t->sim, KEY_A);
+	sim_forbid(t->sim, KEY_B);
+	cb_pmc_init(&pmc, 0, 0, T_EVTSEL(EV_A));
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &pmc, 1), -EINVAL);
+	assert_true(pmc.reg_flags & PFM_REG_RETFL_NOTAVAIL);
+	cb_pmc_init(&pmc, 0, 0, T_EVTSEL(EV_B));
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &pmc, 1), -EINVAL);
+	assert_true(pmc.reg_flags & PFM_REG_RETFL_NOTAVAIL);
+	cb_pmc_init(&pmc, 0, 0, T_EVTSEL(EV_C));
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &pmc, 1), 0);
+	st = t_stats(t);
+	assert_int_equal(st.notavail, 1);
+	assert_int_equal(st.filtered, 1);
+	assert_int_equal(st.refusals[EINVAL], 2);
+}
+
+/* a virtual PMD refused by the filter is counted as filtered too */
+static void test_virtual_pmd_filtered(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmd_t pmd;
+
+	sim_forbid(t->sim, SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS));
+	cb_pmd_init(&pmd, PVPFM_VPMD_VM_EXITS, 0, 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &pmd, 1), -EINVAL);
+	assert_true(pmd.reg_flags & PFM_REG_RETFL_NOTAVAIL);
+	assert_int_equal(t_stats(t).filtered, 1);
+	assert_int_equal(t_stats(t).notavail, 0);
+}
+
+struct seen {
+	u32 ctxs, counters;
+	struct pfm_ctx_view ctx[4];
+	u16 pmd[8], set[8];
+	u32 counter_ctx[8], counter_vcpu[8];
+};
+
+static void see_context(void *arg, const struct pfm_ctx_view *c)
+{
+	struct seen *s = arg;
+
+	assert_true(s->ctxs < ARRAY_SIZE(s->ctx));
+	s->ctx[s->ctxs++] = *c;
+}
+
+static void see_counter(void *arg, const struct pfm_ctx_view *c, u16 set,
+			const struct pfm_counter *ctr)
+{
+	struct seen *s = arg;
+
+	assert_true(s->counters < ARRAY_SIZE(s->pmd));
+	s->pmd[s->counters] = ctr->ev.pmd;
+	s->set[s->counters] = set;
+	s->counter_ctx[s->counters] = c->id;
+	s->counter_vcpu[s->counters++] = ctr->vcpu;
+}
+
+static const struct pfm_view_ops see_ops = {
+	.context = see_context,
+	.counter = see_counter,
+};
+
+static const struct pfm_ctx_view *seen_ctx(const struct seen *s, u32 id)
+{
+	u32 i;
+
+	for (i = 0; i < s->ctxs; i++)
+		if (s->ctx[i].id == id)
+			return &s->ctx[i];
+	return NULL;
+}
+
+static void test_view_walk(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 counting = t_ctx(t, PFM_FL_SYSTEM_WIDE), idle = t_ctx(t, 0);
+	const struct pfm_ctx_view *c;
+	struct seen s = { 0 };
+
+	t->vcpu = 1;
+	t_pmc(t, counting, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, counting, 0, 1, T_EVTSEL(EV_B));
+	t_pmd(t, counting, 0, 0, 0);
+	t_pmd(t, counting, 0, 1, 0);
+	t_load_sys(t, counting);
+	assert_int_equal(cb_start(&t->cb, counting), 0);
+	t_set(t, idle, 3, 0, 0);
+
+	pfm_engine_view(t->e, &see_ops, &s);
+	assert_int_equal(s.ctxs, 2);
+	c = seen_ctx(&s, counting);
+	assert_non_null(c);
+	assert_true(c->loaded && c->started && !c->masked);
+	assert_int_equal(c->vcpu, 1);
+	assert_int_equal(c->load_pid, 1);
+	assert_int_equal(c->nr_sets, 1);
+	assert_int_equal(c->set_runs, 1);
+	c = seen_ctx(&s, idle);
+	assert_non_null(c);
+	assert_false(c->loaded);
+	assert_int_equal(c->vcpu, -1);
+	assert_int_equal(c->nr_sets, 2);
+	assert_int_equal(s.counters, 2);
+	assert_int_equal(s.counter_ctx[0], counting);
+	assert_int_equal(s.counter_vcpu[0], 1);
+	assert_int_equal(s.set[1], 0);
+	assert_true((s.pmd[0] == 0 && s.pmd[1] == 1) ||
+		    (s.pmd[0] == 1 && s.pmd[1] == 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T_TEST(test_calls_and_refusals),
+		T_TEST(test_notavail_apart_from_filtered),
+		T_TEST(test_virtual_pmd_filtered),
+		T_TEST(test_view_walk),
+	};
+
+	return cmocka_run_group_tests_name("view", tests, NULL, NULL);
+}

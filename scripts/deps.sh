@@ -29,8 +29,10 @@ PKGS=(
 	linux-source xz-utils perl
 	# host-tools: JSON output (json-c) and the exporter's HTTP server
 	# (libmicrohttpd); prometheus (promtool and a server) checks and
-	# scrapes the exporter in the operator tests
-	libjson-c-dev libmicrohttpd-dev prometheus
+	# scrapes the exporter in the operator tests; systemd-analyze verifies
+	# the exporter's unit; curl for the tests' HTTP requests, util-linux's
+	# setpriv runs the tools as another uid in the rig
+	libjson-c-dev libmicrohttpd-dev prometheus systemd curl util-linux
 )
 set -- "${PKGS[@]}" "$@"
 

@@ -2,8 +2,12 @@
 # Boot the rig's L1 (Debian kernel + kvm-amd nested=1) under QEMU/TCG on this
 # machine (L0), run PAYLOAD_DIR/run in it, and judge the run.
 #
-#   boot-l1.sh [--timeout S] [--smp N] PAYLOAD_DIR LOGDIR
+#   boot-l1.sh [--timeout S] [--smp N] [--hostfwd PORT]... PAYLOAD_DIR LOGDIR
 #
+# --hostfwd: an e1000 NIC on QEMU's user network, L0's 127.0.0.1:PORT
+# forwarded to L1's PORT (loopback only: nothing else on L0's network
+# reaches L1, and L1 reaches nothing: restrict=on); L1's /init brings up
+# eth0 (rig.net=1).
 # --smp: L1's CPUs (default 1). With two, L0 (QEMU 7.2 multi-threaded TCG,
 # nested SVM) corrupts L1 or L2 now and then, or hangs both of L1's CPUs
 # (see tests/rig/README.md).
@@ -34,14 +38,23 @@ die() {
 }
 
 usage() {
-	echo "usage: boot-l1.sh [--timeout SECONDS] [--smp N] PAYLOAD_DIR LOGDIR" >&2
+	echo "usage: boot-l1.sh [--timeout SECONDS] [--smp N] [--hostfwd PORT]... PAYLOAD_DIR LOGDIR" >&2
 	exit 2
 }
 
 timeout_s=600
 smp=1
+hostfwd=
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--hostfwd)
+		[ $# -ge 2 ] || usage
+		if ! [[ "$2" =~ ^[1-9][0-9]*$ ]] || [ "$2" -gt 65535 ]; then
+			die "--hostfwd must be a TCP port"
+		fi
+		hostfwd+=",hostfwd=tcp:127.0.0.1:$2-:$2"
+		shift 2
+		;;
 	--smp)
 		[ $# -ge 2 ] || usage
 		smp=$2
@@ -136,6 +149,7 @@ ptimeout=$((timeout_s - 60))
 # not stop the run: we want the payload's results and the whole log, and
 # bad-patterns then fails the run.
 append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
+[ -z "$hostfwd" ] || append+=" rig.net=1"
 
 # QEMU options:
 #   -accel tcg -cpu max   TCG's "max" CPU is an AMD one with SVM (nested
@@ -143,11 +157,18 @@ append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
 #   -smp N -m 4G          L1 runs a QEMU for L2 beside its own work
 #   -nographic            serial on stdio, no display
 #   -no-reboot            L1's poweroff/panic ends QEMU
-#   -nic none             no NIC: skips the iPXE option ROM (faster boot)
+#   -nic none             no NIC: skips the iPXE option ROM (faster boot);
+#                         with --hostfwd an e1000 without its ROM (romfile=)
 #   -pidfile              for the reader to stop a hung L1
 qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
-	-nic none -kernel "$kernel" -initrd "$work/initrd.cpio"
+	-kernel "$kernel" -initrd "$work/initrd.cpio"
 	-append "$append" -pidfile "$work/qemu.pid")
+if [ -n "$hostfwd" ]; then
+	qemu_cmd+=(-netdev "user,id=net0,restrict=on$hostfwd"
+		-device "e1000,netdev=net0,romfile=")
+else
+	qemu_cmd+=(-nic none)
+fi
 # RIG_MONITOR=PATH: L0's QEMU monitor on a unix socket, to look into a
 # stuck L1 (e.g. socat - UNIX-CONNECT:PATH, then info registers -a)
 if [ -n "${RIG_MONITOR:-}" ]; then

@@ -9,6 +9,8 @@
 #                    off: the host that reads the result stops the guest
 #                    itself (run-l2 does: a two-vCPU L2's shutdown can
 #                    hang the rig's one-CPU L1)
+#   rig.net=1        bring up lo and eth0 as QEMU's user network wants
+#                    it (10.0.2.15/24): boot-l1.sh --hostfwd
 # Everything goes to /dev/console (ttyS0), so L0 (or L1, for an L2) sees it
 # all. The markers (rig_mark) are the rig's protocol, defined and read in
 # protocol.sh (installed at /etc/rig-protocol.sh by mkinitramfs.sh).
@@ -41,6 +43,7 @@ fi
 level=1
 ptimeout=600
 hold=0
+net=0
 read -r cmdline </proc/cmdline
 # Unquoted: split the command line into its words.
 for arg in $cmdline; do
@@ -48,6 +51,7 @@ for arg in $cmdline; do
 	rig.level=*) level=${arg#rig.level=} ;;
 	rig.timeout=*) ptimeout=${arg#rig.timeout=} ;;
 	rig.hold=*) hold=${arg#rig.hold=} ;;
+	rig.net=*) net=${arg#rig.net=} ;;
 	esac
 done
 L="L$level"
@@ -67,6 +71,17 @@ if [ -f /etc/rig-modules ]; then
 			echo "$L: insmod ${ko##*/}${params:+ $params}: FAILED"
 		fi
 	done </etc/rig-modules
+fi
+
+# QEMU's user network: the guest is 10.0.2.15, the host forwards ports
+# to it (there is no DHCP client to wait for in the initramfs)
+if [ "$net" = 1 ]; then
+	ip link set lo up
+	if ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0; then
+		echo "$L: eth0 10.0.2.15/24 up"
+	else
+		echo "$L: eth0 could not be brought up"
+	fi
 fi
 
 kvm_ok=1

@@ -15,7 +15,7 @@
 #
 # Base: /bin/busybox (static) and its applet links; /init (init.sh) and
 # /etc/rig-protocol.sh (protocol.sh, which init.sh and run-l2 source); for L1
-# the modules irqbypass, ccp, kvm, kvm-amd and their dependencies from
+# the modules irqbypass, ccp, kvm, kvm-amd, e1000 and their dependencies from
 # modules.dep, decompressed (busybox insmod cannot read .ko.xz/.ko.zst), and
 # /etc/rig-modules listing them in load order with their parameters.
 # Payload: PAYLOAD_DIR's contents at /payload, plus the shared libraries
@@ -72,7 +72,9 @@ done
 
 # Modules L1 needs, with their insmod parameters. Dependencies not named here
 # are added from modules.dep. kvm_amd nested=1: L1 must run L2 guests.
-L1_MODULES=("irqbypass" "ccp" "kvm" "kvm_amd nested=1")
+# e1000: the NIC of boot-l1.sh --hostfwd (one module, no dependencies;
+# without a NIC it only registers its driver).
+L1_MODULES=("irqbypass" "ccp" "kvm" "kvm_amd nested=1" "e1000")
 
 kver=
 modlist=() # "path params" in load order (absolute host paths)

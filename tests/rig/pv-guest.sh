@@ -31,6 +31,13 @@
 #   --summary ERE     at the end, show the console lines that match ERE
 #                     (the tests' own result lines), then why the run
 #                     failed, if it did, and the result line
+#   --l1-run FILE     in L1, FILE is /payload/run instead of the one
+#                     that boots the guest once: it loads
+#                     /payload/kvm-perfmon.ko and boots guests with
+#                     /payload/qemu/run-l2 itself (tests/operator)
+#   --l1-file FILE    FILE into L1's /payload too; repeatable
+#   --hostfwd PORT    L0's 127.0.0.1:PORT reaches L1's PORT (boot-l1.sh);
+#                     repeatable
 #
 # Environment:
 #   QEMU_PV          a qemu-system-x86_64 with -device pv-perfmon
@@ -61,13 +68,20 @@ qemu_errors=0
 summary=
 l1_smp=1
 l1_around=
+l1_run=
+l1_files=()
+hostfwd=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--direct) direct=1 ;;
 	--qemu-errors) qemu_errors=1 ;;
-	--smp | --timeout | --eventmap | --summary | --l1-smp | --l1-around)
+	--smp | --timeout | --eventmap | --summary | --l1-smp | --l1-around | \
+		--l1-run | --l1-file | --hostfwd)
 		[ $# -ge 2 ] || die "$1 needs a value"
 		case "$1" in
+		--l1-run) l1_run=$2 ;;
+		--l1-file) l1_files+=("$2") ;;
+		--hostfwd) hostfwd+=(--hostfwd "$2") ;;
 		--smp) smp=$2 ;;
 		--l1-smp) l1_smp=$2 ;;
 		--l1-around) l1_around=$2 ;;
@@ -77,7 +91,7 @@ while [ $# -gt 0 ]; do
 		esac
 		shift
 		;;
-	-h | --help) sed -n '4,43p' "$0"; exit 0 ;;
+	-h | --help) sed -n '4,50p' "$0"; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
 	esac
@@ -107,9 +121,11 @@ guest_ko=${PERFMON2_KO:-$top/guest/kernel/perfmon2.ko}
 [ "$direct" = 1 ] || [ -f "$ko" ] || die "no $ko (make -C kvm)"
 [ -f "$guest_ko" ] || die "no $guest_ko (make -C guest/kernel)"
 [ -z "$eventmap" ] || [ -f "$eventmap" ] || die "no event map $eventmap"
-for f in "${files[@]}"; do
+for f in "${files[@]}" "${l1_files[@]}" ${l1_run:+"$l1_run"}; do
 	[ -e "$f" ] || die "no $f"
 done
+[ "$direct" = 0 ] || [ -z "$l1_run$l1_around${hostfwd[*]}" ] ||
+	die "--l1-run, --l1-around and --hostfwd are for the rig, not --direct"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pv-guest.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -187,14 +203,18 @@ rc=\$?
 exit "\$errors"
 L1
 	chmod +x "$work/l1/run"
+	if [ -n "$l1_run" ]; then
+		install -m 0755 "$l1_run" "$work/l1/run"
+	fi
+	[ "${#l1_files[@]}" -eq 0 ] || cp -a "${l1_files[@]}" "$work/l1/"
 	# add-qemu.sh copies the qemu-system-x86_64 it finds first in PATH
 	ln -s "$qemu" "$work/bin/qemu-system-x86_64"
 	PATH=$work/bin:$PATH "$here/add-qemu.sh" --l2-payload "$work/l2" "$work/l1"
 	rc=0
 	# L1 with one CPU unless asked: see tests/rig/README.md (L2 on a
 	# 2-CPU L1 resets now and then)
-	"$here/boot-l1.sh" --timeout "$timeout_s" --smp "$l1_smp" "$work/l1" \
-		"$logdir" || rc=$?
+	"$here/boot-l1.sh" --timeout "$timeout_s" --smp "$l1_smp" \
+		"${hostfwd[@]}" "$work/l1" "$logdir" || rc=$?
 fi
 
 # the summary last, where a reader of a long log looks: the command's

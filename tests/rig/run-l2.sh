@@ -9,6 +9,9 @@
 # Exit 0 only if L2 powered off in time, its payload's rc was 0 and its
 # kernel log matches none of bad-patterns. Logs: /tmp/l2/console.log,
 # payload.log, dmesg.log.
+# Environment, for more than one L2 at a time (tests/operator):
+#   RUN_L2_LOG    the log directory (default /tmp/l2)
+#   RUN_L2_NAME   the guest's -name (default l2)
 set -u
 # L1's /init sources the same file (mkinitramfs.sh installs it)
 # shellcheck source=tests/rig/protocol.sh
@@ -20,7 +23,7 @@ set -o pipefail
 q=$(cd "$(dirname "$0")" && pwd)
 limit=${1:-300}
 [ $# -gt 0 ] && shift
-log=/tmp/l2
+log=${RUN_L2_LOG:-/tmp/l2}
 mkdir -p "$log"
 
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -56,7 +59,7 @@ rig_mark L2 BOOT
 "$q/boot-guest" --limit "$limit" --firmware "$q/share" --cpu host,-xsave \
 	--pin 0 --smp 1 --mem 512M --append "tsc=reliable rig.hold=$HOLD" \
 	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" \
-	-- -pidfile "$log/qemu.pid" -name l2,debug-threads=on "$@" |
+	-- -pidfile "$log/qemu.pid" -name "${RUN_L2_NAME:-l2}",debug-threads=on "$@" |
 	while IFS= read -r line; do
 		line=${line%"$cr"} # serial lines end in CR LF; no fork per line
 		case "$line" in

@@ -369,9 +369,7 @@ static char *scrape(size_t *len, int *exit_code)
 	 */
 	fd = snap_open(err, sizeof(err));
 	if (fd < 0) {
-		ret = errno == ENOENT ? SNAP_EXIT_NO_MODULE :
-		      errno == EACCES || errno == EPERM ? SNAP_EXIT_DENIED :
-		      SNAP_EXIT_ERROR;
+		ret = snap_open_exit(errno);
 	} else {
 		ret = snap_read_all(fd, &set, err, sizeof(err));
 		have_ms = !ret && !ioctl(fd, KVMPFM_GET_MODULE_STATS, &ms);

@@ -425,10 +425,9 @@ int main(int argc, char **argv)
 		return ret;
 	fd = snap_open(err, sizeof(err));
 	if (fd < 0) {
+		ret = snap_open_exit(errno);
 		fprintf(stderr, "kvm-perfmon-stat: %s\n", err);
-		return errno == ENOENT ? SNAP_EXIT_NO_MODULE :
-		       errno == EACCES || errno == EPERM ? SNAP_EXIT_DENIED :
-		       SNAP_EXIT_ERROR;
+		return ret;
 	}
 	for (n = 0;; n++) {
 		t = now_s();

@@ -32,6 +32,11 @@ static int errno_exit(int e)
 	return e == EPERM || e == EACCES ? SNAP_EXIT_DENIED : SNAP_EXIT_ERROR;
 }
 
+int snap_open_exit(int err)
+{
+	return err == ENOENT ? SNAP_EXIT_NO_MODULE : errno_exit(err);
+}
+
 /* the ids of the bound VMs; *@nr of them, or an exit code */
 static int list_ids(int fd, uint64_t **ids, uint32_t *nr, char *err,
 		    size_t len)

@@ -46,6 +46,8 @@ enum {
 
 /* opens the device; -1 with errno and a message in @err[@len] */
 int snap_open(char *err, size_t len);
+/* the exit code for snap_open's failure with @err (its errno) */
+int snap_open_exit(int err);
 
 /*
  * Every bound VM's snapshot, in bind order. 0, or an exit code above with

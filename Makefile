@@ -27,7 +27,7 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
 	test-host test-qemu test-vm test-operator test-bench test-run guest \
 	qemu bench host-tools \
-	bench-l1-smp2 \
+	bench-l1-smp2 test-host-smp2 test-stress \
 	run clean
 
 # Everything: the engine as userspace C, the unit and fuzz programs, the
@@ -128,6 +128,15 @@ test-fuzz:
 # WARN, BUG, oops or leak in L1's kernel log
 test-host:
 	$(SUBMAKE) -C $(TOP)/tests/host check
+
+# tests/host's t_uaf on a two-CPU L1, where closing a counter can race its
+# overflow handler on the other CPU (issue 9, finding 4; see t_uaf.c)
+test-host-smp2:
+	$(SUBMAKE) -C $(TOP)/tests/host check-smp2
+
+# tests/host's t_stress alone at its full 1,000,000 command blocks
+test-stress:
+	$(SUBMAKE) -C $(TOP)/tests/host stress
 
 test-qemu: qemu
 

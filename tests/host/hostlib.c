@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <regex.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -993,10 +994,170 @@ bool hl_module_idle(int wait_ms, char *why, size_t why_len)
 	return idle;
 }
 
+/* ---- BIND_VM's limits ------------------------------------------------------ */
+
+const char *const hl_lim_name[HL_LIM_N] = {
+	"max_contexts", "max_sets", "max_vector", "max_smpl_buf",
+};
+
+uint64_t hl_ceiling(int l)
+{
+	char path[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/module/kvm_perfmon/parameters/%s_ceiling", hl_lim_name[l]);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+void hl_lim_set(struct kvmpfm_bind_vm *b, int l, uint64_t v)
+{
+	switch (l) {
+	case HL_LIM_CONTEXTS:
+		b->max_contexts = v;
+		break;
+	case HL_LIM_SETS:
+		b->max_sets = v;
+		break;
+	case HL_LIM_VECTOR:
+		b->max_vector = v;
+		break;
+	default:
+		b->max_smpl_buf = v;
+	}
+}
+
+uint64_t hl_lim_of_bind(const struct kvmpfm_bind_vm *b, int l)
+{
+	switch (l) {
+	case HL_LIM_CONTEXTS:
+		return b->max_contexts;
+	case HL_LIM_SETS:
+		return b->max_sets;
+	case HL_LIM_VECTOR:
+		return b->max_vector;
+	default:
+		return b->max_smpl_buf;
+	}
+}
+
+uint64_t hl_lim_of_info(const struct pvpfm_pmu_info *i, int l)
+{
+	switch (l) {
+	case HL_LIM_CONTEXTS:
+		return i->max_contexts;
+	case HL_LIM_SETS:
+		return i->max_sets;
+	case HL_LIM_VECTOR:
+		return i->max_vector;
+	default:
+		return i->max_smpl_buf;
+	}
+}
+
 bool hl_check_module_idle(const char *name)
 {
 	char why[256];
 	bool ok = hl_module_idle(2000, why, sizeof(why));
 
 	return hl_check(ok, name, "module stats not zero after teardown: %s", why);
+}
+
+/* ---- L1's kernel log ------------------------------------------------------- */
+
+int hl_klog_start(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (lseek(fd, 0, SEEK_END) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+#define KLOG_MAX_RE	64
+
+/* the rig's bad-patterns and HL_KLOG_EXTRA, compiled; how many, or -errno */
+static int klog_patterns(regex_t *re)
+{
+	char line[512];
+	int n = 0;
+	size_t len;
+	FILE *f = fopen(HL_BAD_PATTERNS, "r");
+
+	if (!f)
+		return -errno;
+	while (n < KLOG_MAX_RE - 1 && fgets(line, sizeof(line), f)) {
+		len = strlen(line);
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (!len || line[0] == '#')
+			continue;
+		if (regcomp(&re[n], line, REG_EXTENDED | REG_NOSUB)) {
+			fprintf(stderr, "hostlib: bad pattern in %s: %s\n",
+				HL_BAD_PATTERNS, line);
+			continue;
+		}
+		n++;
+	}
+	fclose(f);
+	if (!n)
+		return -ENOENT;
+	if (!regcomp(&re[n], HL_KLOG_EXTRA, REG_EXTENDED | REG_NOSUB))
+		n++;
+	return n;
+}
+
+int hl_klog_concerns(int fd, int show, const char *prefix)
+{
+	regex_t re[KLOG_MAX_RE];
+	char rec[8192], *msg, *end;
+	int nre, i, found = 0;
+	ssize_t len;
+
+	if (fd < 0)
+		return fd;
+	nre = klog_patterns(re);
+	if (nre < 0)
+		return nre;
+	for (;;) {
+		len = read(fd, rec, sizeof(rec) - 1);
+		if (len < 0 && errno == EPIPE)
+			continue;	/* overwritten records: go on */
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len <= 0)
+			break;
+		rec[len] = 0;
+		/* "prio,seq,usec,flags;message\n" and " KEY=value" lines */
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		msg++;
+		end = strchr(msg, '\n');
+		if (end)
+			*end = 0;
+		for (i = 0; i < nre; i++)
+			if (!regexec(&re[i], msg, 0, NULL, 0))
+				break;
+		if (i == nre)
+			continue;
+		if (found++ < show)
+			printf("%s%s\n", prefix, msg);
+	}
+	for (i = 0; i < nre; i++)
+		regfree(&re[i]);
+	return found;
 }

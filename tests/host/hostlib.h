@@ -270,4 +270,34 @@ bool hl_module_idle(int wait_ms, char *why, size_t why_len);
 /* hl_check(hl_module_idle(...)) with @name */
 bool hl_check_module_idle(const char *name);
 
+/* ---- BIND_VM's limits ------------------------------------------------- */
+enum { HL_LIM_CONTEXTS, HL_LIM_SETS, HL_LIM_VECTOR, HL_LIM_SMPL_BUF,
+	HL_LIM_N };
+/* "max_contexts", "max_sets", "max_vector", "max_smpl_buf" */
+extern const char *const hl_lim_name[HL_LIM_N];
+/* the module's ceiling of limit @l, from its parameter; 0 if unreadable */
+uint64_t hl_ceiling(int l);
+void hl_lim_set(struct kvmpfm_bind_vm *b, int l, uint64_t v);
+uint64_t hl_lim_of_bind(const struct kvmpfm_bind_vm *b, int l);
+/* the limit as the guest sees it (PMU_INFO) */
+uint64_t hl_lim_of_info(const struct pvpfm_pmu_info *i, int l);
+
+/* ---- L1's kernel log ------------------------------------------------------ */
+/*
+ * Lines of concern in the kernel log since hl_klog_start(): those that
+ * match a pattern of the rig's bad-patterns (the file HL_BAD_PATTERNS in
+ * the payload, one extended regexp a line, '#' comments: WARN, BUG
+ * (soft lockups, KASAN, NULL pointers), oops, GP faults, call traces,
+ * panics), or HL_KLOG_EXTRA (RCU stalls, hung tasks). Read from
+ * /dev/kmsg, so that a run sees only its own lines. hl_klog_start()
+ * returns a descriptor (or -errno); hl_klog_concerns() reads what came
+ * since, prints the first @show matching lines (prefixed by @prefix) and
+ * returns how many matched, or -errno (no patterns, no /dev/kmsg): a
+ * caller treats that as a failure, not as a clean log.
+ */
+#define HL_BAD_PATTERNS		"bad-patterns"
+#define HL_KLOG_EXTRA		"rcu.*(stall|self-detected)|blocked for more than"
+int hl_klog_start(void);
+int hl_klog_concerns(int fd, int show, const char *prefix);
+
 #endif /* HOSTLIB_H */

@@ -483,61 +483,6 @@ static void t_block(void)
 
 /* ---- issue 9: limits and their ceilings (item 1) ---------------------- */
 
-enum { LIM_CONTEXTS, LIM_SETS, LIM_VECTOR, LIM_SMPL_BUF, LIM_N };
-
-static const char *const lim_name[LIM_N] = {
-	"max_contexts", "max_sets", "max_vector", "max_smpl_buf",
-};
-
-/* the module's ceiling of limit @l, from its parameter; 0 if unreadable */
-static uint64_t ceiling_of(int l)
-{
-	char path[128];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/module/kvm_perfmon/parameters/%s_ceiling", lim_name[l]);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
-static void lim_set(struct kvmpfm_bind_vm *b, int l, uint64_t v)
-{
-	switch (l) {
-	case LIM_CONTEXTS:
-		b->max_contexts = v;
-		break;
-	case LIM_SETS:
-		b->max_sets = v;
-		break;
-	case LIM_VECTOR:
-		b->max_vector = v;
-		break;
-	default:
-		b->max_smpl_buf = v;
-	}
-}
-
-static uint64_t lim_of_info(const struct pvpfm_pmu_info *i, int l)
-{
-	switch (l) {
-	case LIM_CONTEXTS:
-		return i->max_contexts;
-	case LIM_SETS:
-		return i->max_sets;
-	case LIM_VECTOR:
-		return i->max_vector;
-	default:
-		return i->max_smpl_buf;
-	}
-}
-
 /*
  * BIND_VM with one limit at each value of the issue's sweep, and at the
  * ceiling and one above: E2BIG above the ceiling, else bound. Before,
@@ -556,20 +501,20 @@ static void t_limits_sweep(struct hl_vm *vm, const uint64_t *ceil)
 	int l, ret, want;
 	uint64_t v;
 
-	for (l = 0; l < LIM_N; l++) {
+	for (l = 0; l < HL_LIM_N; l++) {
 		for (i = 0; i < nr + 2; i++) {
 			/* the sweep, then the ceiling and one above it */
 			v = i < nr ? vals[i] : ceil[l] + (i - nr);
 			/* the u32 limits: the values that fit the field */
-			if (l != LIM_SMPL_BUF && v > 0xffffffffULL)
+			if (l != HL_LIM_SMPL_BUF && v > 0xffffffffULL)
 				continue;
 			memset(&b, 0, sizeof(b));
 			b.nr_vcpus = 1;
 			b.personality = PVPFM_PERS_AMD64;
-			lim_set(&b, l, v);
+			hl_lim_set(&b, l, v);
 			want = v > ceil[l] ? -E2BIG : 0;
 			snprintf(name, sizeof(name), "limits_%s_%#" PRIx64 "_%s",
-				 lim_name[l], v, want ? "e2big" : "ok");
+				 hl_lim_name[l], v, want ? "e2big" : "ok");
 			ret = bind_with(vm->vm_fd, &b);
 			HL_EXPECT(name, ret, want);
 		}
@@ -607,15 +552,15 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 
 	memset(&b, 0, sizeof(b));
 	b.personality = PVPFM_PERS_AMD64;
-	for (l = 0; l < LIM_N; l++)
-		lim_set(&b, l, ceil[l]);
+	for (l = 0; l < HL_LIM_N; l++)
+		hl_lim_set(&b, l, ceil[l]);
 	ret = limits_vm(&vm, &b);
 	if (!hl_check(!ret, "limits_ceiling_bind_ok", "VM: %s", hl_errname(ret)))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
-	for (l = 0; l < LIM_N; l++)
-		if (!ret && lim_of_info(&info, l) != ceil[l])
+	for (l = 0; l < HL_LIM_N; l++)
+		if (!ret && hl_lim_of_info(&info, l) != ceil[l])
 			ret = -ERANGE;
 	hl_check(!ret, "limits_ceiling_pmu_info", "%s: contexts %u sets %u "
 		 "vector %u smpl_buf %" PRIu64, hl_status_str(ret),
@@ -623,7 +568,7 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 		 (uint64_t)info.max_smpl_buf);
 
 	/* every context, then one more */
-	n = ceil[LIM_CONTEXTS];
+	n = ceil[HL_LIM_CONTEXTS];
 	ids = calloc(n, sizeof(*ids));
 	for (i = 0, ret = 0; ids && i < n && !ret; i++)
 		ret = cb_create(&v->cb, 0, &ids[i]);
@@ -638,7 +583,7 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 
 	/* the sets of one context: set 0 and ceiling - 1 more */
 	ret = cb_create(&v->cb, 0, &id);
-	n = ceil[LIM_SETS] - 1;
+	n = ceil[HL_LIM_SETS] - 1;
 	sets = calloc(n + 1, sizeof(*sets));
 	for (i = 0; sets && i <= n; i++)
 		sets[i].set_id = i + 1;
@@ -655,7 +600,7 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 	free(sets);
 
 	/* a vector of max_vector entries: PMC 0 written disabled (INT set) */
-	n = ceil[LIM_VECTOR];
+	n = ceil[HL_LIM_VECTOR];
 	pmcs = calloc(n, sizeof(*pmcs));
 	for (i = 0; pmcs && i < n; i++)
 		cb_pmc_init(&pmcs[i], 0, 0, 1ULL << 20);
@@ -665,16 +610,16 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 	cb_destroy(&v->cb, id);
 
 	/* a buffer of max_smpl_buf: its last page can be registered */
-	pages = (ceil[LIM_SMPL_BUF] + PVPFM_PAGE_SIZE - 1) / PVPFM_PAGE_SIZE;
+	pages = (ceil[HL_LIM_SMPL_BUF] + PVPFM_PAGE_SIZE - 1) / PVPFM_PAGE_SIZE;
 	gpa = hl_gpa_alloc(&vm, HL_PAGE);
 	HL_EXPECT("limits_ceiling_smpl_buf_ok",
-		  cb_create_smpl(&v->cb, 0, ceil[LIM_SMPL_BUF], &smpl), 0);
+		  cb_create_smpl(&v->cb, 0, ceil[HL_LIM_SMPL_BUF], &smpl), 0);
 	HL_EXPECT("limits_ceiling_smpl_last_page_ok",
 		  cb_smpl_register(&v->cb, smpl, pages - 1, 1, &gpa), 0);
 	HL_EXPECT("limits_ceiling_smpl_past_last_einval",
 		  cb_smpl_register(&v->cb, smpl, pages, 1, &gpa), -EINVAL);
 	HL_EXPECT("limits_ceiling_smpl_buf_over_enomem",
-		  cb_create_smpl(&v->cb, 0, ceil[LIM_SMPL_BUF] + 1, NULL),
+		  cb_create_smpl(&v->cb, 0, ceil[HL_LIM_SMPL_BUF] + 1, NULL),
 		  -ENOMEM);
 	cb_destroy(&v->cb, smpl);
 	hl_vm_destroy(&vm);
@@ -694,8 +639,8 @@ static void t_limits_one(void)
 
 	memset(&b, 0, sizeof(b));
 	b.personality = PVPFM_PERS_AMD64;
-	for (l = 0; l < LIM_N; l++)
-		lim_set(&b, l, 1);
+	for (l = 0; l < HL_LIM_N; l++)
+		hl_lim_set(&b, l, 1);
 	ret = limits_vm(&vm, &b);
 	if (!hl_check(!ret, "limits_one_bind_ok", "VM: %s", hl_errname(ret)))
 		return;
@@ -721,22 +666,22 @@ static void t_limits_one(void)
 
 static void t_limits(void)
 {
-	static const uint64_t dfl[LIM_N] = { 1024, 64, 340, 64ULL << 20 };
-	uint64_t ceil[LIM_N];
+	static const uint64_t dfl[HL_LIM_N] = { 1024, 64, 340, 64ULL << 20 };
+	uint64_t ceil[HL_LIM_N];
 	struct hl_vm_opts o;
 	struct hl_vm vm;
 	int l, ret;
 	bool ok = true;
 
-	for (l = 0; l < LIM_N; l++) {
-		ceil[l] = ceiling_of(l);
+	for (l = 0; l < HL_LIM_N; l++) {
+		ceil[l] = hl_ceiling(l);
 		ok &= ceil[l] == dfl[l];
 	}
 	hl_check(ok, "limits_ceilings_default", "contexts %" PRIu64
 		 " sets %" PRIu64 " vector %" PRIu64 " smpl_buf %" PRIu64,
 		 ceil[0], ceil[1], ceil[2], ceil[3]);
 	/* a module without them is held to the documented defaults */
-	for (l = 0; l < LIM_N; l++)
+	for (l = 0; l < HL_LIM_N; l++)
 		if (!ceil[l])
 			ceil[l] = dfl[l];
 

@@ -1,23 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_stress: 100,000 command blocks from the vCPU threads of one VM (one
- * thread per vCPU, 4 vCPUs), about a third of them random bytes (random
+ * t_stress: command blocks (1,000,000 in make test) from the vCPU threads
+ * of a VM (one thread per vCPU, 4 vCPUs), about a third of them random
+ * bytes (random
  * command, version, context ids, counts, argument sizes and contents),
  * the rest well-formed calls with random parameters in random order, so
  * that deep states are reached: contexts loaded, counting, sampling into
  * registered buffers, masked on notification, restarted, switched between
  * vCPUs, sets switching on timers and overflows. The threads also burn CPU
  * and run the guest now and then, so the virtual PMDs count and overflow.
+ * The blocks go in rounds of T_STRESS_ROUND (50,000), each on a new VM
+ * bound with random limits (issue 9): each max_* at 0 (the default), a
+ * small value, a random one up to the module's ceiling or the ceiling
+ * itself; before it, one BIND_VM with a limit above its ceiling, which
+ * must fail with E2BIG.
  *
  * Pass: every DOORBELL ioctl answered (no hang; errors only where the
- * block could not be read), the VM's stats agree with what was sent, the
- * deep states were reached (overflows, samples, messages, set switches),
- * a second "keeper" VM counting beside it is untouched, and after
- * teardown the module holds nothing. L1's log (WARN/BUG/oops) is checked
- * by the rig. Prints the commands sent and how many returned each status.
+ * block could not be read), each VM's stats agree with what was sent, it
+ * was given the limits it asked for, the deep states were reached
+ * (overflows, samples, messages, set switches), a second "keeper" VM
+ * counting beside them all is untouched, the module's allocation
+ * counters are back to the keeper's after each VM and to zero at the
+ * end, and no line of concern (the rig's bad-patterns: WARN, BUG such as
+ * soft lockups, oops, call traces; RCU stalls, hung tasks) came into
+ * L1's kernel log meanwhile. Prints the blocks sent, blocks/s, how many
+ * returned each status, and the count of L1 log lines of concern.
  *
- * T_STRESS_COMMANDS and T_STRESS_SEED in the environment override the
- * command count (100000) and the random seed (1).
+ * T_STRESS_COMMANDS, T_STRESS_ROUND and T_STRESS_SEED in the environment
+ * override the command count (100000; make test sets it), the blocks per
+ * VM and the random seed (1).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +39,7 @@
 #include <time.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 
 #include "hostlib.h"
 
@@ -44,7 +56,7 @@
 
 static struct hl_vm vm;
 static uint32_t registry[REG_SLOTS];	/* context ids, shared */
-static uint64_t per_thread;
+static uint64_t per_thread;		/* blocks per vCPU thread, this round */
 static uint64_t seed = 1;
 static int no_smpl;		/* T_STRESS_NO_SMPL: no sampling buffers */
 static int no_tp;		/* T_STRESS_NO_TP: no tracepoint-backed PMDs */
@@ -679,16 +691,19 @@ static void sysrq(char c)
 	}
 }
 
-static void monitor(uint64_t t0)
+/* @base blocks were sent by the earlier rounds, which started at @start */
+static void monitor(uint64_t t0, uint64_t start, uint64_t base)
 {
 	uint64_t last[NR_VCPUS] = { 0 }, since[NR_VCPUS], now, total;
-	const struct timespec sec = { 1, 0 };
-	int i, done, shown[NR_VCPUS] = { 0 }, tick = 0;
+	/* a round's end is seen within 0.1 s; progress every 10 s */
+	const struct timespec poll = { 0, 100 * MS };
+	int i, done, shown[NR_VCPUS] = { 0 };
+	static int tick;
 
 	for (i = 0; i < NR_VCPUS; i++)
 		since[i] = t0;
 	for (;;) {
-		nanosleep(&sec, NULL);
+		nanosleep(&poll, NULL);
 		now = hl_mono_ns();
 		done = 0;
 		total = 0;
@@ -740,11 +755,11 @@ static void monitor(uint64_t t0)
 		}
 		if (done == NR_VCPUS)
 			return;
-		if (++tick % 10 == 0)
+		if (++tick % 100 == 0)
 			printf("stress: progress: %" PRIu64 " blocks in %.0f s "
-			       "(%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64 ")\n",
-			       total, (now - t0) / 1e9, last[0], last[1],
-			       last[2], last[3]);
+			       "(this VM: %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%"
+			       PRIu64 ")\n", base + total, (now - start) / 1e9,
+			       last[0], last[1], last[2], last[3]);
 	}
 }
 
@@ -774,19 +789,258 @@ static int keeper_up(void)
 	return ret;
 }
 
+/* ---- rounds: one VM each, with random limits --------------------------------- */
+
+static uint64_t ceil_of[HL_LIM_N];
+
+/* a limit for a VM: 0 (default), small, random up to the ceiling, ceiling */
+static uint64_t any_limit(uint64_t *s, int l)
+{
+	uint64_t c = ceil_of[l], r = pick(s, 100);
+
+	if (r < 20)
+		return 0;
+	if (r < 45)
+		return l == HL_LIM_SMPL_BUF ? HL_PAGE * (1 + pick(s, 8)) :
+					      1 + pick(s, c < 8 ? c : 8);
+	if (r < 80)
+		return 1 + pick(s, c);
+	return c;
+}
+
+/*
+ * One BIND_VM with limit @l above its ceiling (up to the field's maximum):
+ * true if it failed with E2BIG. Skipped (true) for a ceiling at the
+ * field's maximum.
+ */
+static bool bind_over_ceiling(uint64_t *s, int l, uint64_t *val, int *got)
+{
+	uint64_t max = l == HL_LIM_SMPL_BUF ? ~0ULL : 0xffffffffULL;
+	struct hl_vm_opts o;
+	struct hl_vm bad;
+
+	*got = 0;
+	*val = 0;
+	if (ceil_of[l] >= max)
+		return true;
+	*val = ceil_of[l] + 1 + (pick(s, 2) ? 0 : pick(s, max - ceil_of[l]));
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = NR_VCPUS;
+	o.bind.personality = PVPFM_PERS_AMD64;
+	hl_lim_set(&o.bind, l, *val);
+	*got = hl_vm_create(&bad, &o);
+	if (!*got)
+		hl_vm_destroy(&bad);
+	return *got == -E2BIG;
+}
+
+/* PMU_INFO from vCPU 0: the limits as asked, a 0 as the module's default */
+static bool limits_given(const struct kvmpfm_bind_vm *b, char *why, size_t len)
+{
+	struct pvpfm_pmu_info info;
+	uint64_t want, got;
+	int l, ret = cb_pmu_info(&vm.vcpus[0].cb, &info);
+
+	if (ret) {
+		snprintf(why, len, "PMU_INFO: %s", hl_status_str(ret));
+		return false;
+	}
+	for (l = 0; l < HL_LIM_N; l++) {
+		want = hl_lim_of_bind(b, l);
+		got = hl_lim_of_info(&info, l);
+		if (want ? got != want : !got || got > ceil_of[l]) {
+			snprintf(why, len, "%s: asked %" PRIu64 ", given %" PRIu64,
+				 hl_lim_name[l], want, got);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The module holds what it held before the round (the keeper VM's share):
+ * allocations, perf_events, pinned_pages, vms; waits up to 2 s for the
+ * deferred teardown
+ */
+static bool back_to(const struct kvmpfm_module_stats *base,
+		    struct kvmpfm_module_stats *st)
+{
+	const struct timespec tick = { 0, 10 * MS };
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (hl_module_stats(st))
+			return false;
+		if (st->allocations == base->allocations &&
+		    st->perf_events == base->perf_events &&
+		    st->pinned_pages == base->pinned_pages &&
+		    st->vms == base->vms)
+			return true;
+		nanosleep(&tick, NULL);
+	}
+	return false;
+}
+
+struct totals {
+	uint64_t sent, ok, other, rnd_blocks, runs, scen, failed, efault;
+	uint64_t status[MAX_ERRNO], ioerr[MAX_ERRNO];
+	uint64_t overflows, samples, messages, set_switches, notifications;
+	uint64_t run_ns;		/* the rounds' own time */
+	int vms, e2big_ok, e2big_tried, agree_bad, limits_bad, leak_bad;
+	char first_bad[256];
+};
+
+static void bad_note(struct totals *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void bad_note(struct totals *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->first_bad[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->first_bad, sizeof(t->first_bad), fmt, ap);
+	va_end(ap);
+}
+
+/* one VM with random limits, @blocks blocks from its 4 vCPU threads */
+static int round_run(int r, uint64_t blocks, uint64_t start, struct totals *t)
+{
+	struct kvmpfm_module_stats base, after;
+	struct kvmpfm_bind_vm b;
+	struct kvmpfm_vm_stats st, st0;
+	struct hl_vm_opts o;
+	uint64_t s = seed * 0x2545f4914f6cdd1dULL + r, val, t0, t1;
+	uint64_t sent = 0, failed = 0;
+	char why[256];
+	int i, e, l, got, ret;
+
+	/* one limit above its ceiling: E2BIG, and nothing held */
+	hl_module_stats(&base);
+	l = pick(&s, HL_LIM_N);
+	if (!bind_over_ceiling(&s, l, &val, &got))
+		bad_note(t, "VM %d: BIND_VM with %s %" PRIu64 " over its ceiling %"
+			 PRIu64 ": %s, not E2BIG", r, hl_lim_name[l], val,
+			 ceil_of[l], hl_errname(got));
+	else
+		t->e2big_ok++;
+	t->e2big_tried++;
+
+	memset(&b, 0, sizeof(b));
+	b.personality = PVPFM_PERS_AMD64;
+	for (l = 0; l < HL_LIM_N; l++)
+		hl_lim_set(&b, l, any_limit(&s, l));
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = NR_VCPUS;
+	o.bind = b;
+	ret = hl_vm_create(&vm, &o);
+	if (ret) {
+		bad_note(t, "VM %d: BIND_VM with contexts %u sets %u vector %u "
+			 "smpl_buf %" PRIu64 ": %s", r, b.max_contexts,
+			 b.max_sets, b.max_vector, (uint64_t)b.max_smpl_buf,
+			 hl_errname(ret));
+		t->limits_bad++;
+		return ret;
+	}
+	t->vms++;
+	if (!limits_given(&b, why, sizeof(why))) {
+		bad_note(t, "VM %d: %s", r, why);
+		t->limits_bad++;
+	}
+
+	/* the stats from here: PMU_INFO above rang a doorbell too */
+	ret = hl_vm_stats(&vm, &st0);
+	if (ret)
+		memset(&st0, 0, sizeof(st0));
+	memset(registry, 0, sizeof(registry));
+	memset(ts, 0, sizeof(ts));
+	per_thread = blocks / NR_VCPUS;
+	t0 = hl_mono_ns();
+	for (i = 0; i < NR_VCPUS; i++)
+		hl_call_async(&vm.vcpus[i], stress_fn, NULL);
+	monitor(t0, start, t->sent);
+	for (i = 0; i < NR_VCPUS; i++)
+		ts[i].ret = hl_call_wait(&vm.vcpus[i]);
+	t1 = hl_mono_ns();
+	t->run_ns += t1 - t0;
+
+	for (i = 0; i < NR_VCPUS; i++) {
+		sent += ts[i].h.doorbells;
+		t->ok += ts[i].h.ok;
+		t->other += ts[i].h.other;
+		t->rnd_blocks += ts[i].random_blocks;
+		t->runs += ts[i].runs + ts[i].burns;
+		t->scen += ts[i].scenarios;
+		for (e = 0; e < MAX_ERRNO; e++) {
+			t->status[e] += ts[i].h.status[e];
+			t->ioerr[e] += ts[i].h.ioctl_err[e];
+			failed += e ? ts[i].h.ioctl_err[e] : 0;
+		}
+		t->efault += ts[i].h.ioctl_err[EFAULT];
+	}
+	t->sent += sent;
+	t->failed += failed;
+	ret = ret ? ret : hl_vm_stats(&vm, &st);
+	if (ret) {
+		memset(&st, 0, sizeof(st));
+		st0 = st;
+	}
+	if (ret || st.commands - st0.commands != st.doorbells - st0.doorbells ||
+	    st.doorbells - st0.doorbells != sent - failed) {
+		bad_note(t, "VM %d: stats %s: doorbells %" PRIu64 " commands %"
+			 PRIu64 "; sent %" PRIu64 ", %" PRIu64
+			 " DOORBELL failures", r, hl_errname(ret),
+			 (uint64_t)(st.doorbells - st0.doorbells),
+			 (uint64_t)(st.commands - st0.commands), sent, failed);
+		t->agree_bad++;
+	}
+	t->overflows += st.overflows;
+	t->samples += st.samples;
+	t->messages += st.messages;
+	t->set_switches += st.set_switches;
+	t->notifications += st.notifications;
+	printf("stress: VM %d: limits contexts %u sets %u vector %u smpl_buf %"
+	       PRIu64 " (0: default); %" PRIu64 " blocks in %.1f s; overflows %"
+	       PRIu64 " samples %" PRIu64 " set switches %" PRIu64 "\n", r,
+	       b.max_contexts, b.max_sets, b.max_vector,
+	       (uint64_t)b.max_smpl_buf, sent, (t1 - t0) / 1e9,
+	       (uint64_t)st.overflows, (uint64_t)st.samples,
+	       (uint64_t)st.set_switches);
+
+	hl_vm_destroy(&vm);
+	if (!back_to(&base, &after)) {
+		bad_note(t, "VM %d gone: allocations %" PRId64 " perf_events %"
+			 PRId64 " pinned_pages %" PRId64 " vms %" PRId64
+			 ", before it %" PRId64 "/%" PRId64 "/%" PRId64 "/%"
+			 PRId64, r, (int64_t)after.allocations,
+			 (int64_t)after.perf_events, (int64_t)after.pinned_pages,
+			 (int64_t)after.vms, (int64_t)base.allocations,
+			 (int64_t)base.perf_events, (int64_t)base.pinned_pages,
+			 (int64_t)base.vms);
+		t->leak_bad++;
+	}
+	return 0;
+}
+
 int main(void)
 {
-	struct kvmpfm_vm_stats st, kst;
-	uint64_t total, sent = 0, ok = 0, other = 0, rnd_blocks = 0, runs = 0;
-	uint64_t scen = 0;
-	uint64_t status[MAX_ERRNO] = { 0 }, ioerr[MAX_ERRNO] = { 0 }, t0, t1;
+	static struct totals t;
+	struct kvmpfm_vm_stats kst;
+	uint64_t total, round, t0, t1, left, n;
 	uint64_t kvals[4] = { 0 };
 	const char *env;
-	int ret, i, e;
+	char why[256];
+	int ret, i, e, kfd, concerns, r;
 
 	hl_init();
+	kfd = hl_klog_start();
 	env = getenv("T_STRESS_COMMANDS");
 	total = env ? strtoull(env, NULL, 0) : 100000;
+	env = getenv("T_STRESS_ROUND");
+	round = env ? strtoull(env, NULL, 0) : 50000;
+	if (round < NR_VCPUS)
+		round = NR_VCPUS;
 	env = getenv("T_STRESS_SEED");
 	seed = env ? strtoull(env, NULL, 0) : 1;
 	no_smpl = getenv("T_STRESS_NO_SMPL") != NULL;
@@ -803,12 +1057,12 @@ int main(void)
 		printf("stress: no tracepoint-backed PMDs (T_STRESS_NO_TP)\n");
 	if (no_smpl)
 		printf("stress: no sampling buffers (T_STRESS_NO_SMPL)\n");
-	per_thread = total / NR_VCPUS;
 
 	if (only_runs == 3) {
 		/* control without kvm-perfmon: plain KVM VMs, guest runs */
 		struct hl_vm_opts o;
 
+		per_thread = total / NR_VCPUS;
 		memset(&o, 0, sizeof(o));
 		o.nr_vcpus = NR_VCPUS;
 		o.no_pfm = true;
@@ -824,98 +1078,84 @@ int main(void)
 		printf("stress: control done\n");
 		return hl_summary();
 	}
+	for (i = 0; i < HL_LIM_N; i++)
+		ceil_of[i] = hl_ceiling(i);
+	hl_check(ceil_of[0] && ceil_of[1] && ceil_of[2] && ceil_of[3],
+		 "stress_ceilings_read", "contexts %" PRIu64 " sets %" PRIu64
+		 " vector %" PRIu64 " smpl_buf %" PRIu64, ceil_of[0], ceil_of[1],
+		 ceil_of[2], ceil_of[3]);
+	for (i = 0; i < HL_LIM_N; i++)
+		if (!ceil_of[i])
+			ceil_of[i] = 1;
 	ret = keeper_up();
 	if (!hl_check(!ret, "stress_keeper_setup", "keeper VM: %s",
 		      hl_status_str(ret)))
 		return hl_summary();
-	ret = hl_vm_simple(&vm, NR_VCPUS);
-	if (!hl_check(!ret, "stress_vm_setup", "VM: %s", hl_errname(ret)))
-		return hl_summary();
 
 	t0 = hl_mono_ns();
-	for (i = 0; i < NR_VCPUS; i++)
-		hl_call_async(&vm.vcpus[i], stress_fn, NULL);
-	monitor(t0);
-	for (i = 0; i < NR_VCPUS; i++)
-		ts[i].ret = hl_call_wait(&vm.vcpus[i]);
+	for (r = 0, left = total; left >= NR_VCPUS; r++, left -= n) {
+		n = left < round + NR_VCPUS ? left : round;
+		n -= n % NR_VCPUS;
+		if (round_run(r, n, t0, &t))
+			break;
+	}
 	t1 = hl_mono_ns();
 
-	for (i = 0; i < NR_VCPUS; i++) {
-		sent += ts[i].h.doorbells;
-		ok += ts[i].h.ok;
-		other += ts[i].h.other;
-		rnd_blocks += ts[i].random_blocks;
-		runs += ts[i].runs + ts[i].burns;
-		scen += ts[i].scenarios;
-		for (e = 0; e < MAX_ERRNO; e++) {
-			status[e] += ts[i].h.status[e];
-			ioerr[e] += ts[i].h.ioctl_err[e];
-		}
-	}
 	printf("stress: %" PRIu64 " command blocks sent from %d vCPU threads in "
-	       "%.1f s (%.0f per s), seed %" PRIu64 ": %" PRIu64
+	       "%.1f s (%.0f per s; %.1f s with the VMs' setup and teardown), "
+	       "seed %" PRIu64 ", %d VMs with random limits: %" PRIu64
 	       " random blocks, %" PRIu64 " whole valid sequences, %" PRIu64
-	       " guest runs or CPU burns between them\n", sent, NR_VCPUS,
-	       (t1 - t0) / 1e9, sent / ((t1 - t0) / 1e9), seed, rnd_blocks,
-	       scen, runs);
-	printf("stress: returned 0: %" PRIu64, ok);
+	       " guest runs or CPU burns between them\n", t.sent, NR_VCPUS,
+	       t.run_ns / 1e9, t.sent / (t.run_ns / 1e9), (t1 - t0) / 1e9, seed,
+	       t.vms, t.rnd_blocks, t.scen, t.runs);
+	printf("stress: returned 0: %" PRIu64, t.ok);
 	for (e = 1; e < MAX_ERRNO; e++)
-		if (status[e])
-			printf(", -%s: %" PRIu64, hl_errname(e), status[e]);
-	if (other)
-		printf(", other: %" PRIu64, other);
+		if (t.status[e])
+			printf(", -%s: %" PRIu64, hl_errname(e), t.status[e]);
+	if (t.other)
+		printf(", other: %" PRIu64, t.other);
 	printf("\n");
 	printf("stress: DOORBELL ioctl failures:");
 	for (e = 1, i = 0; e < MAX_ERRNO; e++)
-		if (ioerr[e]) {
-			printf(" %s: %" PRIu64, hl_errname(e), ioerr[e]);
+		if (t.ioerr[e]) {
+			printf(" %s: %" PRIu64, hl_errname(e), t.ioerr[e]);
 			i++;
 		}
 	printf("%s\n", i ? "" : " none");
-
-	ret = hl_vm_stats(&vm, &st);
-	hl_check(!ret, "stress_vm_stats", "%s", hl_errname(ret));
-	printf("stress: VM stats: doorbells %" PRIu64 " commands %" PRIu64
-	       " errors %" PRIu64 " contexts %u loaded %u sets %u counters %u "
-	       "overflows %" PRIu64 " samples %" PRIu64 " (lost %" PRIu64
-	       ") messages %" PRIu64 " (lost %" PRIu64 ") set switches %" PRIu64
-	       " notifications %" PRIu64 "\n", (uint64_t)st.doorbells,
-	       (uint64_t)st.commands, (uint64_t)st.command_errors, st.contexts,
-	       st.loaded, st.sets, st.active_counters, (uint64_t)st.overflows,
-	       (uint64_t)st.samples, (uint64_t)st.samples_lost,
-	       (uint64_t)st.messages, (uint64_t)st.messages_lost,
-	       (uint64_t)st.set_switches, (uint64_t)st.notifications);
+	printf("stress: the VMs' stats: overflows %" PRIu64 " samples %" PRIu64
+	       " messages %" PRIu64 " set switches %" PRIu64
+	       " notifications %" PRIu64 "\n", t.overflows, t.samples,
+	       t.messages, t.set_switches, t.notifications);
 
 	hl_check(!stalls, "stress_vcpus_make_progress",
 		 "%d stall(s) of 30 s or more (%d in a DOORBELL); first: %s; "
 		 "afterwards no guest runs", stalls, stalls_in_doorbell,
 		 stall_what);
-	hl_check(sent >= per_thread * NR_VCPUS, "stress_all_commands_sent",
-		 "%" PRIu64 " of %" PRIu64, sent, per_thread * NR_VCPUS);
-	{
-		uint64_t failed = 0;
-
-		for (e = 1; e < MAX_ERRNO; e++)
-			failed += ioerr[e];
-		/* the only DOORBELL failure a block can cause: EFAULT */
-		hl_check(failed == ioerr[EFAULT], "stress_doorbell_answers",
-			 "%" PRIu64 " DOORBELL ioctls failed, %" PRIu64
-			 " with EFAULT", failed, ioerr[EFAULT]);
-		hl_check(st.commands == st.doorbells &&
-			 st.doorbells == sent - failed, "stress_stats_agree",
-			 "VM stats: doorbells %" PRIu64 " commands %" PRIu64
-			 "; sent %" PRIu64 ", %" PRIu64 " DOORBELL failures",
-			 (uint64_t)st.doorbells, (uint64_t)st.commands, sent,
-			 failed);
-	}
-	hl_check(st.overflows > 0 && st.samples > 0 && st.messages > 0 &&
-		 st.set_switches > 0 && st.notifications > 0,
+	hl_check(t.sent >= total - total % NR_VCPUS, "stress_all_commands_sent",
+		 "%" PRIu64 " of %" PRIu64, t.sent, total);
+	/* the only DOORBELL failure a block can cause: EFAULT */
+	hl_check(t.failed == t.efault, "stress_doorbell_answers",
+		 "%" PRIu64 " DOORBELL ioctls failed, %" PRIu64 " with EFAULT",
+		 t.failed, t.efault);
+	hl_check(!t.agree_bad, "stress_stats_agree",
+		 "%d VM(s) whose stats disagree with what was sent; first: %s",
+		 t.agree_bad, t.first_bad);
+	hl_check(t.e2big_ok == t.e2big_tried, "stress_bind_over_ceiling_e2big",
+		 "%d of %d binds above a ceiling refused with E2BIG; first "
+		 "wrong: %s", t.e2big_ok, t.e2big_tried, t.first_bad);
+	hl_check(!t.limits_bad, "stress_random_limits_given",
+		 "%d VM(s) not bound or not given their limits; first: %s",
+		 t.limits_bad, t.first_bad);
+	hl_check(!t.leak_bad, "stress_module_back_after_each_vm",
+		 "%d VM(s) left something in the module; first: %s",
+		 t.leak_bad, t.first_bad);
+	hl_check(t.overflows > 0 && t.samples > 0 && t.messages > 0 &&
+		 t.set_switches > 0 && t.notifications > 0,
 		 "stress_deep_states_reached",
 		 "overflows %" PRIu64 " samples %" PRIu64 " messages %" PRIu64
 		 " set switches %" PRIu64 " notifications %" PRIu64,
-		 (uint64_t)st.overflows, (uint64_t)st.samples,
-		 (uint64_t)st.messages, (uint64_t)st.set_switches,
-		 (uint64_t)st.notifications);
+		 t.overflows, t.samples, t.messages, t.set_switches,
+		 t.notifications);
 
 	/* the keeper VM: its contexts are its own */
 	ret = hl_vm_stats(&keeper, &kst);
@@ -934,10 +1174,19 @@ int main(void)
 		 (uint64_t)kst.overflows, kvals[0], kvals[1], kvals[2], kvals[3]);
 
 	t0 = hl_mono_ns();
-	hl_vm_destroy(&vm);
 	hl_vm_destroy(&keeper);
 	t1 = hl_mono_ns();
-	printf("stress: teardown of both VMs took %.1f ms\n", (t1 - t0) / 1e6);
-	hl_check_module_idle("stress_module_idle");
+	printf("stress: teardown of the keeper VM took %.1f ms\n",
+	       (t1 - t0) / 1e6);
+	if (hl_check(hl_module_idle(2000, why, sizeof(why)),
+		     "stress_module_idle",
+		     "module stats not zero after teardown: %s", why))
+		printf("stress: module allocation counters at the end: %s\n",
+		       why);
+	concerns = hl_klog_concerns(kfd, 20, "stress: L1 log: ");
+	printf("stress: L1 kernel log lines of concern: %d\n", concerns);
+	hl_check(!concerns, "stress_kernel_log_clean",
+		 "%d line(s) of concern in L1's kernel log%s", concerns,
+		 concerns < 0 ? " (could not read it)" : "");
 	return hl_summary();
 }

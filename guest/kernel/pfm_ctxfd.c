@@ -69,6 +69,7 @@ static int pfm_ctx_detach(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 	if (ctx->hook)
 		pfm_hook_release(ctx->hook);
 	ctx->hook = NULL;
+	ctx->nomsg_signalled = false;
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -273,6 +274,8 @@ static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 		ret = pfm_load_system(&req);
 	else
 		ret = pfm_load_thread(ctx, &req);
+	if (!ret)
+		ctx->nomsg_signalled = false;
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -285,7 +288,10 @@ static long pfm_unload(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 	return pfm_ctx_detach(ctx, &req);
 }
 
-/* resume after a notification; a blocked thread goes on in any case */
+/*
+ * Resume after a notification; a blocked thread goes on in any case, and
+ * the next masking of a NO_MSG context gets its SIGIO.
+ */
 static long pfm_restart(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 			void __user *uarg)
 {
@@ -294,6 +300,7 @@ static long pfm_restart(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 
 	mutex_lock(&ctx->lock);
 	ret = pfm_dev_call(&req);
+	ctx->nomsg_signalled = false;
 	if (ctx->hook)
 		pfm_hook_unblock(ctx->hook);
 	mutex_unlock(&ctx->lock);

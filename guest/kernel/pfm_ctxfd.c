@@ -11,12 +11,14 @@
  * Checks made here, before the host is asked: the vector limits
  * (arg_mem_max and the host's max_vector: E2BIG), who may attach to a
  * thread (its ptrace tracer: EPERM; it must be stopped: EBUSY), and that
- * a system-wide context is loaded from its CPU (EINVAL). Everything else
- * is the host's to decide: its errno is the call's.
+ * a system-wide context names an online CPU (EINVAL); its load is issued
+ * from that CPU. Everything else is the host's to decide: its errno is
+ * the call's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/anon_inodes.h>
+#include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -28,6 +30,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 #include "pfm_drv.h"
 #include "../../include/uapi/perfmon2_ioctl.h"
 
@@ -237,15 +240,19 @@ out:
 	return ret;
 }
 
-/* perfmon2: a system-wide context is loaded from the CPU it monitors */
-static int pfm_load_system(struct pfm_dev_req *req)
+/*
+ * The host loads a system-wide context on the vCPU the LOAD comes from:
+ * issue it there. -EXDEV (never the host's) when not on that CPU.
+ */
+static long pfm_load_system_on(void *data)
 {
+	struct pfm_dev_req *req = data;
 	struct pvpfm_load_arg *arg = req->arg;
-	int ret;
+	long ret;
 
 	preempt_disable();
 	if (arg->load.load_pid != smp_processor_id()) {
-		ret = -EINVAL;
+		ret = -EXDEV;
 	} else {
 		ret = pfm_dev_exec_locked(req);
 		if (!ret)
@@ -253,6 +260,27 @@ static int pfm_load_system(struct pfm_dev_req *req)
 	}
 	preempt_enable();
 	return ret;
+}
+
+/*
+ * perfmon2 loaded a system-wide context from the CPU it monitors only
+ * (EINVAL elsewhere). A caller on another CPU has the load made there by
+ * a work item bound to that CPU: pinning is not its job.
+ */
+static int pfm_load_system(struct pfm_dev_req *req)
+{
+	struct pvpfm_load_arg *arg = req->arg;
+	u32 cpu = arg->load.load_pid;
+	long ret;
+
+	if (cpu >= nr_cpu_ids || !cpu_online(cpu))
+		return -EINVAL;
+	ret = pfm_load_system_on(req);
+	if (ret != -EXDEV)
+		return ret;
+	/* a CPU unplugged meanwhile: -ENODEV, as work_on_cpu_safe() says */
+	ret = work_on_cpu_safe(cpu, pfm_load_system_on, req);
+	return ret == -EXDEV ? -EINVAL : ret;
 }
 
 static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,

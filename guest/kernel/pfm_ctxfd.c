@@ -10,7 +10,7 @@
  *
  * Checks made here, before the host is asked: the vector limits
  * (arg_mem_max and the host's max_vector: E2BIG), who may attach to a
- * thread (its ptrace tracer: EPERM; it must be stopped: EBUSY), and that
+ * thread (whoever may ptrace it: EPERM otherwise), and that
  * a system-wide context names an online CPU (EINVAL); its load is issued
  * from that CPU. Everything else is the host's to decide: its errno is
  * the call's.
@@ -21,10 +21,13 @@
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/namei.h>
 #include <linux/pid.h>
-#include <linux/ptrace.h>
+#include <linux/pid_namespace.h>
+#include <linux/proc_fs.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -169,26 +172,52 @@ static struct task_struct *pfm_get_task(u32 vpid)
 }
 
 /*
- * Attaching to another thread needs the right to ptrace it. The kernel
- * does not export ptrace_may_access() to modules, so the proof asked for
- * is being its tracer: PTRACE_ATTACH/SEIZE granted that only after
- * ptrace_may_access(PTRACE_MODE_ATTACH_REALCREDS) and the LSMs said yes.
- * As in perfmon2 the thread must be stopped while it is attached.
+ * Attaching to another thread needs the right to ptrace it: perfmon2's
+ * ptrace_may_access(PTRACE_MODE_ATTACH). Not being its tracer, nor having
+ * it stopped: perfmon2 wanted it stopped only to reach the thread's PMU
+ * state, which here the host keeps, and the thread links the context
+ * itself when it next returns to user mode (pfm_hook_attach()).
+ *
+ * ptrace_may_access() is not exported to modules; opening the thread's
+ * /proc/TGID/task/TID/mem makes the kernel ask it, LSMs included
+ * (mm_access(), PTRACE_MODE_ATTACH_FSCREDS), as a debugger's open does.
+ * That /proc must be of the caller's pid namespace, and the thread must
+ * still hold its number after the open, so that the answer was about it.
  */
 static int pfm_may_attach(struct task_struct *task)
 {
-	struct task_struct *tracer;
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct super_block *sb;
+	struct path proc;
+	struct file *mem;
+	pid_t tid, tgid;
+	char *name;
 	bool ours;
 
-	rcu_read_lock();
-	tracer = ptrace_parent(task);
-	ours = tracer && same_thread_group(tracer, current);
-	rcu_read_unlock();
+	if (task->flags & PF_KTHREAD)
+		return -EPERM;
+	if (kern_path("/proc", LOOKUP_FOLLOW, &proc))
+		return -EPERM;
+	sb = proc.dentry->d_sb;
+	ours = sb->s_magic == PROC_SUPER_MAGIC && proc_pid_ns(sb) == ns;
+	path_put(&proc);
 	if (!ours)
 		return -EPERM;
-	if (!task_is_stopped_or_traced(task))
-		return -EBUSY;
-	if (task->flags & PF_EXITING)
+	tid = task_pid_nr_ns(task, ns);
+	tgid = task_tgid_nr_ns(task, ns);
+	if (!tid || !tgid)
+		return -ESRCH;
+	name = kasprintf(GFP_KERNEL, "/proc/%d/task/%d/mem", tgid, tid);
+	if (!name)
+		return -ENOMEM;
+	mem = filp_open(name, O_RDONLY, 0);
+	kfree(name);
+	if (IS_ERR(mem))
+		return PTR_ERR(mem) == -ENOENT || PTR_ERR(mem) == -ESRCH ?
+		       -ESRCH : -EPERM;
+	filp_close(mem, NULL);
+	if (!pid_alive(task) || task_pid_nr_ns(task, ns) != tid ||
+	    (task->flags & PF_EXITING))
 		return -ESRCH;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,6 +136,13 @@ static bool as_nobody(pid_t root_pid, int *root_err, int *own_err)
 		close(p[0]);
 		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 			_exit(2);
+		/*
+		 * The uid change made this process (and so its children)
+		 * not dumpable, which ptrace_may_access() refuses to nobody
+		 * too: be what a process nobody started would be.
+		 */
+		if (prctl(PR_SET_DUMPABLE, 1))
+			_exit(4);
 		fd = t_create(0);
 		e[0] = t_load(fd, root_pid, 0) ? errno : 0;
 		pfm_unload_context(fd);

@@ -157,6 +157,15 @@ alias_find(struct kvmpfm_vm *vm, const struct pfm_event *ev)
 	return NULL;
 }
 
+/* a PMU event for @ev counts the guest only, at the PMC's USR/OS levels */
+static void guest_levels(const struct pfm_event *ev,
+			 struct perf_event_attr *attr)
+{
+	attr->exclude_host = 1;
+	attr->exclude_user = !ev->usr;
+	attr->exclude_kernel = !ev->os;
+}
+
 static int translate_hw(struct kvmpfm_vm *vm, const struct pfm_event *ev,
 			struct perf_event_attr *attr)
 {
@@ -167,18 +176,21 @@ static int translate_hw(struct kvmpfm_vm *vm, const struct pfm_event *ev,
 		attr->type = alias->host_type;
 		attr->config = alias->host_config;
 		/*
-		 * A PMU event (hardware, cache, raw) counts the guest only. A
-		 * software event has no host/guest split: only a privileged
-		 * caller may map one (set_event_map()).
+		 * A PMU event (hardware, cache, raw) counts the guest only, in
+		 * the guest's privilege levels: the PMU filters on the CPL the
+		 * guest runs at, as for an event that is not aliased. A
+		 * software event has no host/guest split (only a privileged
+		 * caller may map one, set_event_map()) and no guest CPL: the
+		 * vCPU thread is in host kernel mode whatever the guest runs,
+		 * so it counts both levels and the PMC's USR/OS bits are moot.
 		 */
-		attr->exclude_host = alias->host_type == PERF_TYPE_HARDWARE ||
-				     alias->host_type == PERF_TYPE_HW_CACHE ||
-				     alias->host_type == PERF_TYPE_RAW;
+		if (alias->host_type == PERF_TYPE_HARDWARE ||
+		    alias->host_type == PERF_TYPE_HW_CACHE ||
+		    alias->host_type == PERF_TYPE_RAW)
+			guest_levels(ev, attr);
 		return 0;
 	}
-	attr->exclude_host = 1;		/* count the guest only */
-	attr->exclude_user = !ev->usr;
-	attr->exclude_kernel = !ev->os;
+	guest_levels(ev, attr);
 	if (ev->kind == PFM_EVK_FIXED) {
 		if (ev->code >= ARRAY_SIZE(fixed_events))
 			return -ENOENT;

@@ -10,24 +10,30 @@
  *
  * Checks made here, before the host is asked: the vector limits
  * (arg_mem_max and the host's max_vector: E2BIG), who may attach to a
- * thread (its ptrace tracer: EPERM; it must be stopped: EBUSY), and that
- * a system-wide context is loaded from its CPU (EINVAL). Everything else
- * is the host's to decide: its errno is the call's.
+ * thread (whoever may ptrace it: EPERM otherwise), and that
+ * a system-wide context names an online CPU (EINVAL); its load is issued
+ * from that CPU. Everything else is the host's to decide: its errno is
+ * the call's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/anon_inodes.h>
+#include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/namei.h>
 #include <linux/pid.h>
-#include <linux/ptrace.h>
+#include <linux/pid_namespace.h>
+#include <linux/proc_fs.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 #include "pfm_drv.h"
 #include "../../include/uapi/perfmon2_ioctl.h"
 
@@ -69,6 +75,7 @@ static int pfm_ctx_detach(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 	if (ctx->hook)
 		pfm_hook_release(ctx->hook);
 	ctx->hook = NULL;
+	ctx->nomsg_signalled = false;
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -165,26 +172,52 @@ static struct task_struct *pfm_get_task(u32 vpid)
 }
 
 /*
- * Attaching to another thread needs the right to ptrace it. The kernel
- * does not export ptrace_may_access() to modules, so the proof asked for
- * is being its tracer: PTRACE_ATTACH/SEIZE granted that only after
- * ptrace_may_access(PTRACE_MODE_ATTACH_REALCREDS) and the LSMs said yes.
- * As in perfmon2 the thread must be stopped while it is attached.
+ * Attaching to another thread needs the right to ptrace it: perfmon2's
+ * ptrace_may_access(PTRACE_MODE_ATTACH). Not being its tracer, nor having
+ * it stopped: perfmon2 wanted it stopped only to reach the thread's PMU
+ * state, which here the host keeps, and the thread links the context
+ * itself when it next returns to user mode (pfm_hook_attach()).
+ *
+ * ptrace_may_access() is not exported to modules; opening the thread's
+ * /proc/TGID/task/TID/mem makes the kernel ask it, LSMs included
+ * (mm_access(), PTRACE_MODE_ATTACH_FSCREDS), as a debugger's open does.
+ * That /proc must be of the caller's pid namespace, and the thread must
+ * still hold its number after the open, so that the answer was about it.
  */
 static int pfm_may_attach(struct task_struct *task)
 {
-	struct task_struct *tracer;
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct super_block *sb;
+	struct path proc;
+	struct file *mem;
+	pid_t tid, tgid;
+	char *name;
 	bool ours;
 
-	rcu_read_lock();
-	tracer = ptrace_parent(task);
-	ours = tracer && same_thread_group(tracer, current);
-	rcu_read_unlock();
+	if (task->flags & PF_KTHREAD)
+		return -EPERM;
+	if (kern_path("/proc", LOOKUP_FOLLOW, &proc))
+		return -EPERM;
+	sb = proc.dentry->d_sb;
+	ours = sb->s_magic == PROC_SUPER_MAGIC && proc_pid_ns(sb) == ns;
+	path_put(&proc);
 	if (!ours)
 		return -EPERM;
-	if (!task_is_stopped_or_traced(task))
-		return -EBUSY;
-	if (task->flags & PF_EXITING)
+	tid = task_pid_nr_ns(task, ns);
+	tgid = task_tgid_nr_ns(task, ns);
+	if (!tid || !tgid)
+		return -ESRCH;
+	name = kasprintf(GFP_KERNEL, "/proc/%d/task/%d/mem", tgid, tid);
+	if (!name)
+		return -ENOMEM;
+	mem = filp_open(name, O_RDONLY, 0);
+	kfree(name);
+	if (IS_ERR(mem))
+		return PTR_ERR(mem) == -ENOENT || PTR_ERR(mem) == -ESRCH ?
+		       -ESRCH : -EPERM;
+	filp_close(mem, NULL);
+	if (!pid_alive(task) || task_pid_nr_ns(task, ns) != tid ||
+	    (task->flags & PF_EXITING))
 		return -ESRCH;
 	return 0;
 }
@@ -236,15 +269,19 @@ out:
 	return ret;
 }
 
-/* perfmon2: a system-wide context is loaded from the CPU it monitors */
-static int pfm_load_system(struct pfm_dev_req *req)
+/*
+ * The host loads a system-wide context on the vCPU the LOAD comes from:
+ * issue it there. -EXDEV (never the host's) when not on that CPU.
+ */
+static long pfm_load_system_on(void *data)
 {
+	struct pfm_dev_req *req = data;
 	struct pvpfm_load_arg *arg = req->arg;
-	int ret;
+	long ret;
 
 	preempt_disable();
 	if (arg->load.load_pid != smp_processor_id()) {
-		ret = -EINVAL;
+		ret = -EXDEV;
 	} else {
 		ret = pfm_dev_exec_locked(req);
 		if (!ret)
@@ -252,6 +289,27 @@ static int pfm_load_system(struct pfm_dev_req *req)
 	}
 	preempt_enable();
 	return ret;
+}
+
+/*
+ * perfmon2 loaded a system-wide context from the CPU it monitors only
+ * (EINVAL elsewhere). A caller on another CPU has the load made there by
+ * a work item bound to that CPU: pinning is not its job.
+ */
+static int pfm_load_system(struct pfm_dev_req *req)
+{
+	struct pvpfm_load_arg *arg = req->arg;
+	u32 cpu = arg->load.load_pid;
+	long ret;
+
+	if (cpu >= nr_cpu_ids || !cpu_online(cpu))
+		return -EINVAL;
+	ret = pfm_load_system_on(req);
+	if (ret != -EXDEV)
+		return ret;
+	/* a CPU unplugged meanwhile: -ENODEV, as work_on_cpu_safe() says */
+	ret = work_on_cpu_safe(cpu, pfm_load_system_on, req);
+	return ret == -EXDEV ? -EINVAL : ret;
 }
 
 static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
@@ -273,6 +331,8 @@ static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 		ret = pfm_load_system(&req);
 	else
 		ret = pfm_load_thread(ctx, &req);
+	if (!ret)
+		ctx->nomsg_signalled = false;
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -285,7 +345,10 @@ static long pfm_unload(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 	return pfm_ctx_detach(ctx, &req);
 }
 
-/* resume after a notification; a blocked thread goes on in any case */
+/*
+ * Resume after a notification; a blocked thread goes on in any case, and
+ * the next masking of a NO_MSG context gets its SIGIO.
+ */
 static long pfm_restart(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 			void __user *uarg)
 {
@@ -294,6 +357,7 @@ static long pfm_restart(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 
 	mutex_lock(&ctx->lock);
 	ret = pfm_dev_call(&req);
+	ctx->nomsg_signalled = false;
 	if (ctx->hook)
 		pfm_hook_unblock(ctx->hook);
 	mutex_unlock(&ctx->lock);

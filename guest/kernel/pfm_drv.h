@@ -62,6 +62,8 @@ struct pfm_ctx {
 	bool msg_ready;
 	pfarg_msg_t msg;
 	struct fasync_struct *fasync;
+	/* NO_MSG: SIGIO sent for this masking (lock); restart re-arms it */
+	bool nomsg_signalled;
 	struct list_head node;		/* on pfm_notify_ctxs */
 };
 

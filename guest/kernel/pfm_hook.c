@@ -14,9 +14,10 @@
  *   - self-monitoring (pfm_load_context on itself): at load, in the same
  *     preemption-disabled section as the LOAD command, so the context is
  *     in from the first instruction;
- *   - another thread (ptrace-stopped): LOAD without PVPFM_LOAD_SELF, then
- *     a task_work links the hook and switches the context in when the
- *     thread resumes;
+ *   - another thread (stopped or running): LOAD without PVPFM_LOAD_SELF,
+ *     then a task_work links the hook and switches the context in when
+ *     the thread next returns to user mode (TWA_RESUME kicks a running
+ *     one; one asleep in a system call is counted from its return);
  *   - unload or close from another thread: the hook is deactivated at once
  *     (the notifiers then do nothing) and a task_work unlinks it;
  *   - thread exit: the sched_process_exit tracepoint, which runs in the

@@ -7,10 +7,17 @@
  * PFM_NOTIFY_POLL when the device has none.
  *
  * PFM_FL_NOTIFY_BLOCK: after such an interrupt, each loaded context created
- * with it (and only those: other contexts cost no command) asks the host
- * whether it blocked (PVPFM_CMD_CTX_STATE); if so its thread is stopped
- * on its way to user mode (pfm_hook_block()) until pfm_restart, unload or
- * close. The context's lock orders the question against pfm_restart.
+ * with it asks the host whether it blocked (PVPFM_CMD_CTX_STATE); if so
+ * its thread is stopped on its way to user mode (pfm_hook_block()) until
+ * pfm_restart, unload or close. The context's lock orders the question
+ * against pfm_restart.
+ *
+ * PFM_FL_OVFL_NO_MSG: the host interrupts without queuing a message, and
+ * perfmon2 still sent SIGIO (pfm_notify_user()): a sampler whose SIGIO
+ * handler calls pfm_restart depends on it. So a context with it and an
+ * fasync owner asks the same question, and a context newly masked gets
+ * one SIGIO (POLL_IN, as perfmon2's), until pfm_restart, load or unload
+ * re-arm it. Only these two kinds of context cost a command.
  */
 #include <linux/fs.h>
 #include <linux/list.h>
@@ -84,8 +91,24 @@ static bool pfm_notify_pending(struct pfm_ctx *ctx)
 	return ready;
 }
 
-/* NOTIFY_BLOCK: did the host block the context? Then stop its thread */
-static void pfm_notify_block(struct pfm_ctx *ctx)
+/*
+ * Whether the host is to be asked about @ctx's state (context lock held):
+ * NOTIFY_BLOCK, a thread that may block; NO_MSG, a SIGIO not yet sent.
+ */
+static bool pfm_notify_ask(struct pfm_ctx *ctx, bool *block, bool *sigio)
+{
+	*block = (ctx->flags & PFM_FL_NOTIFY_BLOCK) && ctx->hook &&
+		 pfm_hook_may_block(ctx->hook);
+	*sigio = (ctx->flags & PFM_FL_OVFL_NO_MSG) && !ctx->nomsg_signalled &&
+		 READ_ONCE(ctx->fasync);
+	return *block || *sigio;
+}
+
+/*
+ * NOTIFY_BLOCK: did the host block the context? Then stop its thread.
+ * NO_MSG: is it masked, notified without a message? Then SIGIO.
+ */
+static void pfm_notify_state(struct pfm_ctx *ctx)
 {
 	struct pvpfm_ctx_state st;
 	struct pfm_dev_req req = {
@@ -94,17 +117,23 @@ static void pfm_notify_block(struct pfm_ctx *ctx)
 		.arg = &st,
 		.arg_size = sizeof(st),
 	};
+	bool block, sigio;
 
 	mutex_lock(&ctx->lock);
-	if (ctx->hook && pfm_hook_may_block(ctx->hook) && !pfm_dev_call(&req) &&
-	    (st.flags & PVPFM_CTX_BLOCKED))
-		pfm_hook_block(ctx->hook);
+	if (pfm_notify_ask(ctx, &block, &sigio) && !pfm_dev_call(&req)) {
+		if (block && (st.flags & PVPFM_CTX_BLOCKED))
+			pfm_hook_block(ctx->hook);
+		if (sigio && (st.flags & PVPFM_CTX_MASKED)) {
+			ctx->nomsg_signalled = true;
+			kill_fasync(&ctx->fasync, SIGIO, POLL_IN);
+		}
+	}
 	mutex_unlock(&ctx->lock);
 }
 
 /*
- * After an interrupt: blocking for the NOTIFY_BLOCK contexts, SIGIO for
- * the contexts that asked for it and have a new message.
+ * After an interrupt: the state of the NOTIFY_BLOCK and NO_MSG contexts,
+ * SIGIO for the contexts that asked for it and have a new message.
  */
 static void pfm_notify_work_fn(struct work_struct *work)
 {
@@ -112,8 +141,8 @@ static void pfm_notify_work_fn(struct work_struct *work)
 
 	mutex_lock(&pfm_notify_lock);
 	list_for_each_entry(ctx, &pfm_notify_ctxs, node) {
-		if (ctx->flags & PFM_FL_NOTIFY_BLOCK)
-			pfm_notify_block(ctx);
+		if (ctx->flags & (PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG))
+			pfm_notify_state(ctx);
 		/* fetching a new message sends the SIGIO */
 		if (READ_ONCE(ctx->fasync))
 			pfm_notify_pending(ctx);

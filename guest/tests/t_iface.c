@@ -258,10 +258,9 @@ kill:
 		close(fd);
 }
 
-/* a traced child that is running: EBUSY */
 /*
  * A context attached to another process follows it: the child (stopped
- * under ptrace, as perfmon2 requires) and this unmonitored parent play
+ * under ptrace, as perfmon2 programs attach) and this unmonitored parent play
  * ping-pong on one vCPU, each making its own exits in its turn; then the
  * child moves to another vCPU for a last turn. VM_EXITS must hold all
  * of the child's exits and none of the parent's.
@@ -367,33 +366,6 @@ out:
 	close(to_parent[1]);
 }
 
-static void attach_running(void)
-{
-	int fd, status;
-	pid_t child;
-
-	child = fork();
-	if (child < 0)
-		return;
-	if (!child) {
-		for (;;)
-			pause();
-	}
-	if (ptrace(PTRACE_SEIZE, child, NULL, NULL)) {
-		t_skip("iface: attach to a running traced thread", "PTRACE_SEIZE: %s",
-		       strerror(errno));
-	} else {
-		fd = t_create(0);
-		if (fd >= 0) {
-			t_expect_err("iface: attach to a running traced thread: EBUSY",
-				     t_load(fd, child, 0), EBUSY);
-			close(fd);
-		}
-	}
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
-}
-
 /* pipe ping-pong between two processes: @rounds round trips */
 static void ping_pong(int rounds)
 {
@@ -479,7 +451,6 @@ int main(void)
 	messages_empty();
 	attach();
 	attach_follows();
-	attach_running();
 	switch_cost();
 	return t_done();
 }

@@ -153,7 +153,13 @@ static void post_ovfl_msg(struct pfm_engine *e, struct pfm_context *ctx,
 	pfm_msg_post(e, ctx, &msg);
 }
 
-/* mask monitoring until pfm_restart, which applies the long resets */
+/*
+ * Mask monitoring until pfm_restart, which applies the long resets, and
+ * notify. PFM_FL_OVFL_NO_MSG only leaves the message out: perfmon2's
+ * pfm_notify_user() still woke the reader and sent SIGIO, which is what
+ * a sampler whose SIGIO handler calls pfm_restart waits for. So the guest
+ * is interrupted either way; it finds the context masked (CTX_STATE).
+ */
 static void mask_and_notify(struct pfm_engine *e, struct pfm_context *ctx,
 			    const u64 *ovfl, const struct pfm_where *where,
 			    u32 vcpu)
@@ -166,8 +172,7 @@ static void mask_and_notify(struct pfm_engine *e, struct pfm_context *ctx,
 	ctx->blocked = ctx->flags & PFM_FL_NOTIFY_BLOCK;
 	if (!(ctx->flags & PFM_FL_OVFL_NO_MSG))
 		post_ovfl_msg(e, ctx, ovfl, where, vcpu);
-	else if (ctx->blocked)
-		/* no message, but the guest must stop the thread: interrupt it */
+	else
 		e->ops->notify(e->be, ctx->id);
 }
 

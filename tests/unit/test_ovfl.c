@@ -338,12 +338,31 @@ static void test_msgq_fifo_depth(void **state)
 	assert_int_equal(t_stats(t).messages_lost, 8);
 }
 
-/* PFM_FL_OVFL_NO_MSG: no message, no interrupt; still masked */
+/* the state the guest asks for after an interrupt: flags, or -errno */
+static int ctx_state(struct t_env *t, u32 ctx, u32 *flags)
+{
+	struct pvpfm_ctx_state st;
+	int ret;
+
+	memset(&st, 0xa5, sizeof(st));
+	ret = cb_cmd(&t->cb, PVPFM_CMD_CTX_STATE, ctx, 0, &st, sizeof(st));
+	if (!ret) {
+		assert_int_equal(st.reserved, 0);
+		*flags = st.flags;
+	}
+	return ret;
+}
+
+/*
+ * PFM_FL_OVFL_NO_MSG: no message, but the guest is interrupted once per
+ * notification (perfmon2 still sent SIGIO); masked until restart.
+ */
 static void test_no_msg_flag(void **state)
 {
 	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, PFM_FL_OVFL_NO_MSG);
 	pfarg_msg_t m;
+	u32 flags;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
@@ -352,13 +371,24 @@ static void test_no_msg_flag(void **state)
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t_stats(t).overflows, 1);
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
-	assert_int_equal(t->sim->notifies, 0);
+	assert_int_equal(t->sim->notifies, 1);
+	assert_int_equal(t->sim->notify_log[0], ctx);
+	assert_int_equal(ctx_state(t, ctx, &flags), 0);
+	assert_int_equal(flags, PVPFM_CTX_MASKED);
 	sim_events(t->sim, 0, KEY_B, 10);
 	assert_int_equal(t_read(t, ctx, 0, 1), 0);
+	/* masked: no further interrupt until restart */
+	sim_events(t->sim, 0, KEY_A, 100);
+	assert_int_equal(t->sim->notifies, 1);
 	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-20);
 	sim_events(t->sim, 0, KEY_B, 10);
 	assert_int_equal(t_read(t, ctx, 0, 1), 10);
+	/* the next notification interrupts again, still without a message */
+	sim_events(t->sim, 0, KEY_A, 20);
+	assert_int_equal(t->sim->notifies, 2);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
+	assert_int_equal(t_stats(t).messages, 0);
 }
 
 /* the monitored thread exited: PFM_MSG_END, after what was queued */
@@ -474,21 +504,6 @@ static void test_stray_overflow(void **state)
 	pfm_engine_overflow(t->e, 1000, bv, &t->sim->where[0]);
 	pfm_engine_timer(t->e, 1000);
 	assert_int_equal(t_stats(t).overflows, 0);
-}
-
-/* the state the guest asks for after an interrupt: flags, or -errno */
-static int ctx_state(struct t_env *t, u32 ctx, u32 *flags)
-{
-	struct pvpfm_ctx_state st;
-	int ret;
-
-	memset(&st, 0xa5, sizeof(st));
-	ret = cb_cmd(&t->cb, PVPFM_CMD_CTX_STATE, ctx, 0, &st, sizeof(st));
-	if (!ret) {
-		assert_int_equal(st.reserved, 0);
-		*flags = st.flags;
-	}
-	return ret;
 }
 
 /* loaded on another thread (as after an attach), switched in on vCPU 0 */

@@ -24,6 +24,13 @@ PKGS=(
 	# may have none; the meta-package follows Debian's current kernel) and
 	# the tools Kbuild may call
 	linux-headers-amd64 kmod bc flex bison libelf-dev
+	# pfmon's event tables: libpfm4 names and encodes every event of the
+	# guest's CPU model; its static libpfm.a (in the -dev package, no
+	# other library needed) links into the static pfmon the guest gets
+	libpfm4-dev
+	# tests/run/check_pfmon.py parses pfmon's CSV and JSON with python3's
+	# own csv and json modules
+	python3
 	# checkpatch: bookworm has no checkpatch package; the kernel source
 	# tarball in linux-source carries scripts/checkpatch.pl (perl)
 	linux-source xz-utils perl

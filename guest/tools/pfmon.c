@@ -1,22 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pfmon: count events of a command (or of CPUs) with perfmon2 in a
- * kvm-perfmon guest, through libperfmon2's twelve calls.
+ * kvm-perfmon guest, through libperfmon2's twelve calls. `pfmon --help`
+ * lists the options; guest/tools/README.md is the manual.
  *
- *   pfmon -l
- *   pfmon [-e ev,...] [--set ev,...]... [--switch-timeout NS]
- *         [--smpl-period N] [--system-wide [--cpu-list L]]
- *         [--attach-task PID] [-- cmd args]
- *
- * Events: the hypervisor's virtual PMDs (vcpu_run_ns, vm_exits, ...) and
- * the hardware events of the host's personality (pmu_desc/model), or
- * rUUEE (hex unit mask UU, event select EE, as perf's raw events) for any other hardware event.
- * -e fills set 0; each --set adds the next set; with more than one set the
- * sets are time-switched (--switch-timeout, default 10 ms) and each count
- * is printed scaled to the whole run: count * total active / set active.
- * --smpl-period N samples the command every N occurrences of the first
- * event of set 0 (default sampling format, the buffer mmap()ed) and prints
- * the samples by function of the command's ELF symbols.
+ * Events (pfmon_events.c): the hypervisor's virtual PMDs (vcpu_run_ns,
+ * vm_exits, ...) and every event of the personality's CPU model by its
+ * libpfm4 name. Each -e is an event set; with more than one set the sets
+ * are time-switched (--switch-timeout, default 10 ms) and each count is
+ * printed scaled to the whole run (pfmon_output.c). --smpl-period N
+ * samples the command every N occurrences of the first event of set 0
+ * (default sampling format, the buffer mmap()ed) and prints the samples
+ * by function of the command's ELF symbols.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -29,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -43,9 +39,9 @@
 #include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
 
-#define SYSFS		"/sys/kernel/perfmon"
-#define MAX_SETS	16
-#define MAX_EVS		32	/* per set */
+#include "pfmon.h"
+
+#define PFMON_VERSION	"2.0"
 #define MAX_CPUS	64
 #define DFL_TIMEOUT_NS	10000000ULL
 /*
@@ -53,79 +49,20 @@
  * notifications, and a sixteenth of the host's default per-buffer limit
  */
 #define DFL_SMPL_BUF_SIZE	(256 * 1024)
+/* -I: perf stat's lower bound; below it the calls themselves would show */
+#define MIN_INTERVAL_MS	10
 
-#define EVTSEL_USR	(1ULL << 16)
-#define EVTSEL_OS	(1ULL << 17)
-#define EVTSEL_INT	(1ULL << 20)
-#define EVTSEL_EN	(1ULL << 22)
-/* AMD event select bits 11:8: bits 19:16 of our code, 35:32 of the PMC */
-#define CODE_EXT_SHIFT	16
-#define EVTSEL_EXT_SHIFT	32
-#define EVTSEL_EXT_MASK	0xfULL
-
-struct evdesc {
-	const char *name;
-	int vpmd;		/* virtual PMD number, or 0: hardware */
-	unsigned int code;	/* event select | unit mask << 8 */
-	const char *desc;
-};
-
-static const struct evdesc vpmd_events[] = {
-	{ "vcpu_run_ns", PVPFM_VPMD_VCPU_RUN_NS, 0, "ns the vCPU ran (hypervisor)" },
-	{ "vm_exits", PVPFM_VPMD_VM_EXITS, 0, "VM exits" },
-	{ "halt_exits", PVPFM_VPMD_HALT_EXITS, 0, "HLT exits" },
-	{ "host_preempt", PVPFM_VPMD_HOST_PREEMPT, 0, "vCPU preempted on the host" },
-	{ "steal_ns", PVPFM_VPMD_STEAL_NS, 0, "ns runnable on the host, not running" },
-	{ "host_page_faults", PVPFM_VPMD_HOST_PAGE_FAULTS, 0, "host page faults on guest RAM" },
-	{ NULL, 0, 0, NULL }
-};
-
-static const struct evdesc amd64_events[] = {
-	{ "cycles", 0, 0x76, "CPU clocks not halted" },
-	{ "instructions", 0, 0xc0, "retired instructions" },
-	{ "branches", 0, 0xc2, "retired branch instructions" },
-	{ "branch_misses", 0, 0xc3, "retired mispredicted branches" },
-	{ "dcache_accesses", 0, 0x40, "data cache accesses" },
-	{ "dcache_misses", 0, 0x41, "data cache misses" },
-	{ NULL, 0, 0, NULL }
-};
-
-static const struct evdesc intel_arch_events[] = {
-	{ "cycles", 0, 0x3c, "unhalted core cycles" },
-	{ "instructions", 0, 0xc0, "instructions retired" },
-	{ "ref_cycles", 0, 0x13c, "unhalted reference cycles" },
-	{ "llc_references", 0, 0x4f2e, "last level cache references" },
-	{ "llc_misses", 0, 0x412e, "last level cache misses" },
-	{ "branches", 0, 0xc4, "branch instructions retired" },
-	{ "branch_misses", 0, 0xc5, "branch mispredicts retired" },
-	{ NULL, 0, 0, NULL }
-};
-
-struct event {
-	char name[40];
-	int vpmd;
-	unsigned int code;
-	int pmc;		/* hardware: PMC = PMD number; -1 virtual */
-	bool emulated;		/* the host backs it with an admin's alias */
-};
-
-struct set {
-	struct event ev[MAX_EVS];
-	int n;
-	int nhw;
-};
-
-static struct set sets[MAX_SETS];
-static int nsets;
-static char model[64];
-static const struct evdesc *hw_table;
-static const struct pvpfm_pers_desc *pers;	/* the device's personality */
-static int counters;
+struct set sets[MAX_SETS];
+int nsets;
+FILE *out;
+enum out_fmt out_fmt = OUT_TEXT;
+const char *csv_sep;
 static size_t smpl_buf_size;	/* 0: counting only */
 static uint64_t smpl_period;
 static uint64_t smpl_count;	/* samples taken */
+static bool verbose;		/* -v: the registers each event takes */
 
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -134,10 +71,10 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(1);
+	exit(PFMON_EXIT_FAIL);
 }
 
-static int sysfs_read(const char *rel, char *buf, size_t size)
+int sysfs_read(const char *rel, char *buf, size_t size)
 {
 	char path[256];
 	FILE *f;
@@ -155,75 +92,28 @@ static int sysfs_read(const char *rel, char *buf, size_t size)
 	return 0;
 }
 
-static void need_perfmon(void)
+/* a whole number in @arg for option @opt, or dies */
+static uint64_t parse_u64(const char *opt, const char *arg, uint64_t min,
+			  uint64_t max)
 {
-	char buf[64];
+	char *end;
+	uint64_t v;
 
-	if (sysfs_read("version", buf, sizeof(buf)))
-		die("no perfmon2 in this kernel (" SYSFS " missing): load perfmon2.ko (insmod perfmon2.ko) in a guest started with -device pv-perfmon");
-	if (sysfs_read("pmu_desc/model", model, sizeof(model)))
-		model[0] = '\0';
-	if (!strncmp(model, "amd64", 5))
-		hw_table = amd64_events;
-	else if (!strcmp(model, "intel_arch"))
-		hw_table = intel_arch_events;
-	if (!sysfs_read("device/personality", buf, sizeof(buf)))
-		pers = pvpfm_pers_desc(atoi(buf));
-	if (!pers)
-		return;
-	counters = pers->counters;
-	if (!sysfs_read("device/counters", buf, sizeof(buf)))
-		counters = atoi(buf);
-	if (counters < 0 || counters > pers->counters_max)
-		counters = pers->counters_max;
-}
-
-static uint64_t pmc_value(unsigned int code)
-{
-	uint64_t ev = code & 0xff, umask = (code >> 8) & 0xff;
-	uint64_t v = ev | umask << 8 | EVTSEL_USR | EVTSEL_OS | EVTSEL_INT |
-		     EVTSEL_EN;
-
-	if (pers && pers->ext_event)
-		v |= ((code >> CODE_EXT_SHIFT) & EVTSEL_EXT_MASK) <<
-		     EVTSEL_EXT_SHIFT;
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max)
+		die("%s: want a whole number from %llu to %llu, not '%s'", opt,
+		    (unsigned long long)min, (unsigned long long)max, arg);
 	return v;
 }
 
-static bool lookup(const char *name, struct event *e)
-{
-	const struct evdesc *d;
-	char *end;
-
-	for (d = vpmd_events; d->name; d++)
-		if (!strcmp(d->name, name))
-			goto found;
-	for (d = hw_table; d && d->name; d++)
-		if (!strcmp(d->name, name))
-			goto found;
-	if (name[0] == 'r' && isxdigit((unsigned char)name[1]) && hw_table) {
-		unsigned long code = strtoul(name + 1, &end, 16);
-
-		if (*end || code > 0xffff)
-			return false;
-		/* perf's raw form: unit mask << 8 | event select */
-		snprintf(e->name, sizeof(e->name), "%s", name);
-		e->vpmd = 0;
-		e->code = (unsigned int)code;
-		return true;
-	}
-	return false;
-found:
-	snprintf(e->name, sizeof(e->name), "%s", d->name);
-	e->vpmd = d->vpmd;
-	e->code = d->code;
-	return true;
-}
-
-static void add_events(struct set *s, int setid, char *list)
+static void add_events(struct set *s, int setid, char *list,
+		       unsigned int plm)
 {
 	char *tok, *save = NULL;
 
+	if (!*list || list[strlen(list) - 1] == ',' || strstr(list, ",,"))
+		die("set %d: empty event name in '%s'", setid, list);
 	for (tok = strtok_r(list, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		struct event *e;
@@ -231,16 +121,10 @@ static void add_events(struct set *s, int setid, char *list)
 		if (s->n == MAX_EVS)
 			die("set %d: more than %d events", setid, MAX_EVS);
 		e = &s->ev[s->n];
-		if (!lookup(tok, e)) {
-			if (!hw_table && tok[0] != 'v')
-				die("unknown event '%s' (PMU model '%s' has no hardware event table here; pfmon -l lists the events)",
-				    tok, model);
-			die("unknown event '%s' (pfmon -l lists the events)", tok);
-		}
+		event_parse(tok, plm, setid, e);
 		for (int i = 0; i < s->n; i++)
 			if (!strcmp(s->ev[i].name, e->name))
 				die("set %d: event %s given twice", setid, tok);
-		e->pmc = -1;
 		if (!e->vpmd)
 			e->pmc = s->nhw++;
 		s->n++;
@@ -253,9 +137,9 @@ static void check_counters(void)
 		if (sets[i].nhw <= counters)
 			continue;
 		if (nsets == 1)
-			die("%d hardware events for %d counters: split them into event sets (--set ev,... ; the sets are time-switched)",
+			die("%d hardware events for %d counters: split them into event sets (one -e per set; the sets are time-switched)",
 			    sets[i].nhw, counters);
-		die("set %d: %d hardware events for %d counters: move some into another --set",
+		die("set %d: %d hardware events for %d counters: move some into another -e",
 		    i, sets[i].nhw, counters);
 	}
 }
@@ -315,7 +199,7 @@ static void program(int fd, uint64_t timeout)
 			if (!e->vpmd) {
 				pc[npc].reg_num = e->pmc;
 				pc[npc].reg_set = s;
-				pc[npc].reg_value = pmc_value(e->code);
+				pc[npc].reg_value = e->pmc_value;
 				pc_ev[npc++] = i;
 			}
 			pd[npd].reg_num = e->vpmd ? e->vpmd : e->pmc;
@@ -327,6 +211,17 @@ static void program(int fd, uint64_t timeout)
 				pd[npd].reg_long_reset = -smpl_period;
 			}
 			npd++;
+		}
+		for (int i = 0; verbose && i < sets[s].n; i++) {
+			const struct event *e = &sets[s].ev[i];
+
+			if (e->vpmd)
+				fprintf(stderr, "pfmon: set %d: %s: PMD%d (virtual)\n",
+					s, e->name, e->vpmd);
+			else
+				fprintf(stderr, "pfmon: set %d: %s: PMC%d=%#llx PMD%d\n",
+					s, e->name, e->pmc,
+					(unsigned long long)e->pmc_value, e->pmc);
 		}
 		if (npc && pfm_write_pmcs(fd, pc, npc)) {
 			int err = errno;
@@ -352,7 +247,6 @@ static void program(int fd, uint64_t timeout)
 	}
 }
 
-
 static int create(uint32_t flags)
 {
 	pfm_dfl_smpl_arg_t arg;
@@ -369,8 +263,11 @@ static int create(uint32_t flags)
 					sizeof(arg));
 	else
 		fd = pfm_create_context(&ctx, NULL, NULL, 0);
-	if (fd >= 0)
+	if (fd >= 0) {
+		/* the command never gets the context's fd */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
 		return fd;
+	}
 	if (smpl_buf_size && errno == ENOMEM)
 		die("no room for a %zu-byte sampling buffer (controls/smpl_buffer_mem_max, RLIMIT_MEMLOCK, the host's max_smpl_buf)",
 		    smpl_buf_size);
@@ -392,7 +289,6 @@ static int create(uint32_t flags)
 		    buf, ctl);
 	}
 	die("creating a context: %s", strerror(errno));
-	return -1;
 }
 
 static int load(int fd, uint32_t pid)
@@ -404,40 +300,42 @@ static int load(int fd, uint32_t pid)
 	return pfm_load_context(fd, &ld);
 }
 
-static char *commas(uint64_t v, char *buf)
-{
-	char tmp[32];
-	int n, j = 0;
+static struct timespec t_start;
+static sigset_t orig_mask;	/* pfmon's signal mask at start */
 
-	n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = tmp[i];
-	}
-	buf[j] = '\0';
-	return buf;
+static double since_start(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t_start.tv_sec) +
+	       (now.tv_nsec - t_start.tv_nsec) / 1e9;
 }
 
-static void report(int fd, const char *title)
+/* every set's PMDs and getinfo, into @r */
+static void read_counts(int fd, struct reading *r)
 {
 	pfarg_setinfo_t si[MAX_SETS];
 	pfarg_pmd_t pd[MAX_EVS];
-	uint64_t total = 0;
-	char a[32], b[32];
 
+	memset(r, 0, sizeof(*r));
+	r->t = since_start();
 	memset(si, 0, sizeof(si));
 	for (int s = 0; s < nsets; s++)
 		si[s].set_id = s;
 	if (pfm_getinfo_evtsets(fd, si, nsets))
 		die("getinfo: %s", strerror(errno));
-	for (int s = 0; s < nsets; s++)
-		total += si[s].set_act_duration;
-	if (title)
-		printf("%s\n", title);
 	for (int s = 0; s < nsets; s++) {
+		struct set_reading *c = &r->set[s];
 		int n = sets[s].n;
 
+		c->runs = si[s].set_runs;
+		c->act_ns = si[s].set_act_duration;
+		c->host_enabled_ns =
+			si[s].set_reserved3[PVPFM_SETINFO_HOST_ENABLED];
+		c->host_running_ns =
+			si[s].set_reserved3[PVPFM_SETINFO_HOST_RUNNING];
+		r->total_act_ns += c->act_ns;
 		memset(pd, 0, sizeof(pd));
 		for (int i = 0; i < n; i++) {
 			const struct event *e = &sets[s].ev[i];
@@ -447,83 +345,22 @@ static void report(int fd, const char *title)
 		}
 		if (n && pfm_read_pmds(fd, pd, n))
 			die("reading set %d: %s", s, strerror(errno));
-		if (nsets > 1)
-			printf("set %d: %llu runs, active %.3f ms of %.3f ms (%.1f%%)\n",
-			       s, (unsigned long long)si[s].set_runs,
-			       si[s].set_act_duration / 1e6, total / 1e6,
-			       total ? 100.0 * si[s].set_act_duration / total : 0);
-		for (int i = 0; i < n; i++) {
-			uint64_t raw = pd[i].reg_value, v = raw;
-
-			/* sampling PMD: periods done plus the last partial one */
-			if (smpl_period && s == 0 && i == 0)
-				v = raw = smpl_count * smpl_period +
-					  (raw + smpl_period);
-
-			if (nsets > 1 && si[s].set_act_duration)
-				v = (uint64_t)((long double)raw * total /
-					       si[s].set_act_duration);
-			const char *emul = sets[s].ev[i].emulated ?
-					   " [emulated]" : "";
-
-			if (nsets > 1)
-				printf("  %20s %-18s (raw %s)%s\n", commas(v, a),
-				       sets[s].ev[i].name, commas(raw, b), emul);
-			else
-				printf("  %20s %s%s\n", commas(v, a),
-				       sets[s].ev[i].name, emul);
-		}
+		for (int i = 0; i < n; i++)
+			c->raw[i] = pd[i].reg_value;
+		/* sampling PMD: periods done plus the last partial one */
+		if (smpl_period && s == 0)
+			c->raw[0] = smpl_count * smpl_period +
+				    (c->raw[0] + smpl_period);
 	}
-	if (nsets == 1)
-		printf("  active %.3f ms\n", total / 1e6);
-	fflush(stdout);
 }
 
-static void list_events(void)
+static void final_report(int fd, const char *target)
 {
-	const struct evdesc *d;
-	char buf[64];
-	int fd;
+	struct reading r;
 
-	fd = create(0);
-	printf("PMU model: %s, %d counters%s\n", model[0] ? model : "?",
-	       counters,
-	       !sysfs_read("device/features", buf, sizeof(buf)) &&
-	       (strtoul(buf, NULL, 0) & PVPFM_F_EVENT_MAP) ?
-	       "; the host aliases some events (event map)" : "");
-	printf("virtual PMDs (hypervisor events):\n");
-	for (d = vpmd_events; d->name; d++) {
-		pfarg_pmd_t pd;
-
-		memset(&pd, 0, sizeof(pd));
-		pd.reg_num = d->vpmd;
-		if (pfm_write_pmds(fd, &pd, 1))
-			printf("  %-18s PMD%d  %s [not available on this host]\n",
-			       d->name, d->vpmd, d->desc);
-		else
-			printf("  %-18s PMD%d  %s\n", d->name, d->vpmd, d->desc);
-	}
-	printf("hardware events (%s):\n", model);
-	for (d = hw_table; d && d->name; d++) {
-		pfarg_pmc_t pc;
-
-		memset(&pc, 0, sizeof(pc));
-		pc.reg_value = pmc_value(d->code);
-		if (pfm_write_pmcs(fd, &pc, 1)) {
-			printf("  %-18s event %#05x  %s [not available: %s]\n",
-			       d->name, d->code, d->desc,
-			       pc.reg_flags & PFM_REG_RETFL_NOTAVAIL ?
-			       "the host cannot back it" : strerror(errno));
-			continue;
-		}
-		printf("  %-18s event %#05x  %s%s\n", d->name, d->code, d->desc,
-		       pc.reg_flags & PVPFM_REG_RETFL_EMULATED ?
-		       " [emulated: the host backs it with another event]" : "");
-	}
-	if (!hw_table)
-		printf("  (no table for this model; use rUUEE)\n");
-	printf("any other hardware event: rUUEE (hex unit mask UU, event select EE)\n");
-	close(fd);
+	read_counts(fd, &r);
+	print_counts(target, &r, NULL);
+	warn_starved(target, &r);
 }
 
 static pid_t gettid_(void)
@@ -539,15 +376,22 @@ static int parse_cpus(const char *l, int *cpus)
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int a, b;
+		char c;
 
-		if (sscanf(tok, "%d-%d", &a, &b) == 2) {
-		} else if (sscanf(tok, "%d", &a) == 1) {
+		if (sscanf(tok, "%d-%d%c", &a, &b, &c) == 2) {
+		} else if (sscanf(tok, "%d%c", &a, &c) == 1) {
 			b = a;
 		} else {
-			die("bad --cpu-list '%s'", l);
+			die("--cpu-list: bad element '%s' in '%s' (want N or N-M, comma-separated)",
+			    tok, l);
 		}
-		for (int c = a; c <= b && n < MAX_CPUS; c++)
-			cpus[n++] = c;
+		if (a < 0 || b < a || b >= CPU_SETSIZE)
+			die("--cpu-list: bad range '%s'", tok);
+		for (int cpu = a; cpu <= b; cpu++) {
+			if (n == MAX_CPUS)
+				die("--cpu-list: more than %d CPUs", MAX_CPUS);
+			cpus[n++] = cpu;
+		}
 	}
 	free(copy);
 	return n;
@@ -562,6 +406,15 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* the command's status as a shell gives it */
+static int status_of(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	fprintf(stderr, "pfmon: command killed by signal %d\n", WTERMSIG(st));
+	return 128 + WTERMSIG(st);
+}
+
 static int wait_cmd(pid_t pid)
 {
 	int st;
@@ -569,17 +422,18 @@ static int wait_cmd(pid_t pid)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			die("waitpid: %s", strerror(errno));
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	fprintf(stderr, "pfmon: command killed by signal %d\n", WTERMSIG(st));
-	return 128 + WTERMSIG(st);
+	return status_of(st);
 }
 
+/*
+ * fork the command; with @fd, the child loads the context on itself and
+ * starts it, then execs (self-monitoring: the context follows the thread
+ * through exec). Its exec failure is pfmon's 126 or 127, like a shell's.
+ */
 static pid_t spawn(char **argv, int fd)
 {
-	int pfd[2];
+	int pfd[2], err;
 	pid_t pid;
-	char c;
 
 	if (pipe2(pfd, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
@@ -588,37 +442,102 @@ static pid_t spawn(char **argv, int fd)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(pfd[0]);
+		/* the command gets pfmon's signal mask of before -I's SIGCHLD */
+		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 		if (fd >= 0) {
-			/* self-monitoring: the context follows this thread through exec */
 			if (load(fd, gettid_())) {
 				fprintf(stderr, "pfmon: loading the context on the command: %s\n",
 					strerror(errno));
-				_exit(127);
+				_exit(PFMON_EXIT_FAIL);
 			}
 			if (pfm_start(fd, NULL)) {
 				fprintf(stderr, "pfmon: start: %s\n", strerror(errno));
-				_exit(127);
+				_exit(PFMON_EXIT_FAIL);
 			}
-			fcntl(fd, F_SETFD, FD_CLOEXEC);
 		}
 		execvp(argv[0], argv);
-		c = 1;
-		if (write(pfd[1], &c, 1) < 0)
-			_exit(127);
-		fprintf(stderr, "pfmon: cannot run %s: %s\n", argv[0],
-			strerror(errno));
-		_exit(127);
+		err = errno;
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(PFMON_EXIT_FAIL);
+		_exit(PFMON_EXIT_FAIL);
 	}
 	close(pfd[1]);
-	if (read(pfd[0], &c, 1) == 1) {
+	if (read(pfd[0], &err, sizeof(err)) == sizeof(err)) {
 		close(pfd[0]);
-		wait_cmd(pid);
-		exit(127);
+		waitpid(pid, NULL, 0);
+		fprintf(stderr, "pfmon: cannot run %s: %s\n", argv[0],
+			strerror(err));
+		exit(err == ENOENT ? PFMON_EXIT_NOTFOUND : PFMON_EXIT_NOEXEC);
 	}
 	close(pfd[0]);
 	return pid;
 }
 
+/*
+ * Count the command: with -I, print the deltas every @interval_ms while
+ * it runs, and the last partial interval when it ends (as perf stat -I,
+ * no totals); else the totals at its end.
+ */
+static int count_cmd(char **argv, int fd, uint64_t interval_ms)
+{
+	struct reading prev, cur;
+	struct timespec next;
+	sigset_t chld;
+	pid_t pid;
+	int st;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (interval_ms)
+		sigprocmask(SIG_BLOCK, &chld, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	pid = spawn(argv, fd);
+	if (!interval_ms) {
+		st = wait_cmd(pid);
+		final_report(fd, NULL);
+		return st;
+	}
+	memset(&prev, 0, sizeof(prev));
+	print_interval_header();
+	next = t_start;
+	for (;;) {
+		pid_t w;
+
+		next.tv_nsec += (long)(interval_ms % 1000) * 1000000L;
+		next.tv_sec += (time_t)(interval_ms / 1000);
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		/* sleep to the next tick, or until the command ends */
+		for (;;) {
+			struct timespec now, left;
+			int64_t ns;
+
+			w = waitpid(pid, &st, WNOHANG);
+			if (w == pid)
+				break;
+			if (w < 0 && errno != EINTR)
+				die("waitpid: %s", strerror(errno));
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			ns = (int64_t)(next.tv_sec - now.tv_sec) * 1000000000LL +
+			     (next.tv_nsec - now.tv_nsec);
+			if (ns <= 0)
+				break;
+			left.tv_sec = (time_t)(ns / 1000000000LL);
+			left.tv_nsec = (long)(ns % 1000000000LL);
+			/* SIGCHLD is blocked: its arrival ends the wait */
+			sigtimedwait(&chld, NULL, &left);
+		}
+		read_counts(fd, &cur);
+		print_counts(NULL, &cur, &prev);
+		prev = cur;
+		if (w == pid)
+			break;
+	}
+	warn_starved(NULL, &cur);
+	return status_of(st);
+}
 /* --- the sampling profile: samples by symbol of the command's ELF --- */
 
 struct sym {
@@ -774,28 +693,28 @@ static void profile_report(uint64_t overflows)
 {
 	uint64_t n = smpl_count;
 
-	printf("\nsampling profile of %s: %llu samples, one every %llu %s",
+	fprintf(out, "\nsampling profile of %s: %llu samples, one every %llu %s",
 	       smpl_exe, (unsigned long long)n,
 	       (unsigned long long)smpl_period, sets[0].ev[0].name);
 	if (overflows)
-		printf(" (buffer filled %llu times)", (unsigned long long)overflows);
-	printf("\n");
+		fprintf(out, " (buffer filled %llu times)", (unsigned long long)overflows);
+	fprintf(out, "\n");
 	if (!n) {
-		fflush(stdout);
+		fflush(out);
 		return;
 	}
 	qsort(syms, nsyms, sizeof(*syms), hits_cmp);
-	printf("  %8s %7s  %s\n", "samples", "%", "symbol");
+	fprintf(out, "  %8s %7s  %s\n", "samples", "%", "symbol");
 	for (size_t i = 0; i < nsyms && syms[i].hits; i++)
-		printf("  %8llu %6.2f%%  %s\n", (unsigned long long)syms[i].hits,
+		fprintf(out, "  %8llu %6.2f%%  %s\n", (unsigned long long)syms[i].hits,
 		       100.0 * syms[i].hits / n, syms[i].name);
 	if (hits_kernel)
-		printf("  %8llu %6.2f%%  [guest kernel]\n",
+		fprintf(out, "  %8llu %6.2f%%  [guest kernel]\n",
 		       (unsigned long long)hits_kernel, 100.0 * hits_kernel / n);
 	if (hits_other)
-		printf("  %8llu %6.2f%%  [other: shared libraries, vDSO, no symbol]\n",
+		fprintf(out, "  %8llu %6.2f%%  [other: shared libraries, vDSO, no symbol]\n",
 		       (unsigned long long)hits_other, 100.0 * hits_other / n);
-	fflush(stdout);
+	fflush(out);
 }
 
 static char *which(const char *cmd)
@@ -863,19 +782,104 @@ static int sample_cmd(char **argv, int fd)
 		}
 	}
 	drain(buf);
-	report(fd, NULL);
+	final_report(fd, NULL);
 	profile_report(overflows);
 	munmap(buf, smpl_buf_size);
 	return rc;
 }
 
-static void usage(void)
+static void help(void)
 {
-	fprintf(stderr,
-		"usage: pfmon -l\n"
-		"       pfmon [-e ev,...] [--set ev,...]... [--switch-timeout NS] [--smpl-period N]\n"
-		"             [--system-wide [--cpu-list L]] [--attach-task PID] [-- cmd args]\n");
-	exit(2);
+	printf(
+"usage: pfmon [OPTIONS] [--] COMMAND [ARG...]\n"
+"       pfmon [OPTIONS] --system-wide [--cpu-list L] [-- COMMAND [ARG...]]\n"
+"       pfmon [OPTIONS] --attach-task PID\n"
+"       pfmon -l | --help | --version\n"
+"\n"
+"Count, or sample, events of a command (per thread), of CPUs or of a task\n"
+"with perfmon2 in a guest with the pv-perfmon device (perfmon2.ko loaded).\n"
+"\n"
+"Events:\n"
+"  -e, --events EV[,EV...]  an event set; each -e adds the next set (several\n"
+"                           sets are time-switched and their counts scaled);\n"
+"                           default: one set vcpu_run_ns,vm_exits\n"
+"      --set EV[,EV...]     the same as -e (pfmon 1.x's name for a further set)\n"
+"  EV is a virtual PMD (vcpu_run_ns, vm_exits, halt_exits, host_preempt,\n"
+"  steal_ns, host_page_faults), an event of the personality's CPU model by its\n"
+"  libpfm4 name (EVENT or EVENT:UMASK...), one of perf's names (cycles,\n"
+"  instructions, branches, branch_misses, ...) or rHEX (raw PERFEVTSEL);\n"
+"  EV:u, EV:k, EV:uk pick the privilege levels of one hardware event\n"
+"  -u, --user-level         hardware events count at user level by default\n"
+"  -k, --kernel-level       hardware events count at kernel level by default\n"
+"                           (neither, or both: user and kernel)\n"
+"      --switch-timeout NS  time each set is active before the next (default\n"
+"                           10000000 ns)\n"
+"  -l, --list, --show-events  list the events, each probed on the host\n"
+"\n"
+"Sampling:\n"
+"      --smpl-period N      sample the command every N occurrences of the\n"
+"                           first event of the first set; print a profile by\n"
+"                           function of the command's ELF symbols\n"
+"\n"
+"What is monitored (default: COMMAND, its first thread only):\n"
+"      --system-wide        every CPU (or --cpu-list), until COMMAND ends or\n"
+"                           SIGINT\n"
+"      --cpu-list L         CPUs for --system-wide: N,N-M,...\n"
+"      --attach-task PID    an existing task (ptrace rights), until it exits\n"
+"\n"
+"Output (results; messages go to stderr):\n"
+"  -o, --outfile FILE       results to FILE instead of stdout\n"
+"  -x, --field-separator SEP  CSV: a header line, then one line per event\n"
+"                           (time,target,set,event,count,raw,set_runs,\n"
+"                           set_active_ns,set_pct,host_enabled_ns,\n"
+"                           host_running_ns,host_pct,emulated)\n"
+"      --json               one JSON object per line and event, same fields\n"
+"  -I, --interval-print MS  print the counts of every MS ms (>= %d) of a\n"
+"                           counted COMMAND, then those of the last part\n"
+"  Per event: the count scaled to the whole run, its raw value, the set's\n"
+"  share of the run and the share of the enabled time the host ran the\n"
+"  set's counters; pfmon warns on stderr when the host starved them.\n"
+"\n"
+"  -v, --verbose            print each event's registers (PMC value) on stderr\n"
+"  -h, --help               this text\n"
+"  -V, --version            pfmon's, libpfm4's and perfmon2's versions\n"
+"\n"
+"Exit status: COMMAND's (128+N if signal N killed it; 0 for --attach-task\n"
+"and -l); %d COMMAND not found, %d not executable; %d pfmon itself failed\n"
+"(bad argument, no perfmon2, an event refused, ...).\n",
+	       MIN_INTERVAL_MS, PFMON_EXIT_NOTFOUND, PFMON_EXIT_NOEXEC,
+	       PFMON_EXIT_FAIL);
+	exit(0);
+}
+
+static void version(void)
+{
+	char buf[64];
+
+	printf("pfmon %s (kvm-perfmon), libpfm4 %s", PFMON_VERSION,
+	       events_libpfm_version());
+	if (!sysfs_read("version", buf, sizeof(buf)))
+		printf(", perfmon2 interface %s", buf);
+	printf("\n");
+	exit(0);
+}
+
+static void usage_error(void)
+{
+	fprintf(stderr, "pfmon: see pfmon --help\n");
+	exit(PFMON_EXIT_FAIL);
+}
+
+/* -x's separator: one character that no field can hold */
+static const char *parse_sep(const char *arg)
+{
+	if (!strcmp(arg, "\\t"))
+		return "\t";
+	if (strlen(arg) != 1 || (!ispunct((unsigned char)arg[0]) &&
+				 arg[0] != '\t') || strchr(":._-=+\"'%", arg[0]))
+		die("-x: the separator is one punctuation character other than : . _ - = + \" ' %% (event names hold those), or \\t; not '%s'",
+		    arg);
+	return arg;
 }
 
 int main(int argc, char **argv)
@@ -883,42 +887,55 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "events", required_argument, NULL, 'e' },
 		{ "set", required_argument, NULL, 's' },
+		{ "user-level", no_argument, NULL, 'u' },
+		{ "kernel-level", no_argument, NULL, 'k' },
 		{ "switch-timeout", required_argument, NULL, 't' },
 		{ "smpl-period", required_argument, NULL, 'p' },
 		{ "system-wide", no_argument, NULL, 'w' },
 		{ "cpu-list", required_argument, NULL, 'c' },
 		{ "attach-task", required_argument, NULL, 'a' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "show-events", no_argument, NULL, 'l' },
+		{ "outfile", required_argument, NULL, 'o' },
+		{ "field-separator", required_argument, NULL, 'x' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "interval-print", required_argument, NULL, 'I' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	char *set_lists[MAX_SETS] = { NULL };
-	uint64_t timeout = 0;
-	bool syswide = false, list = false;
-	const char *cpulist = NULL;
+	uint64_t timeout = 0, interval_ms = 0;
+	bool syswide = false, list = false, json = false;
+	const char *cpulist = NULL, *outfile = NULL;
+	unsigned int plm = 0;
 	pid_t attach = 0;
 	int opt, rc = 0;
 
-	nsets = 1;
-	while ((opt = getopt_long(argc, argv, "+e:lh", opts, NULL)) != -1) {
+	out = stdout;
+	sigprocmask(SIG_SETMASK, NULL, &orig_mask);
+	while ((opt = getopt_long(argc, argv, "+e:ukhlo:x:I:Vv", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
-			set_lists[0] = optarg;
-			break;
 		case 's':
 			if (nsets == MAX_SETS)
-				die("at most %d sets", MAX_SETS);
+				die("at most %d event sets (-e)", MAX_SETS);
 			set_lists[nsets++] = optarg;
 			break;
+		case 'u':
+			plm |= PLM_USER;
+			break;
+		case 'k':
+			plm |= PLM_KERNEL;
+			break;
 		case 't':
-			timeout = strtoull(optarg, NULL, 0);
-			if (!timeout)
-				die("--switch-timeout: want nanoseconds > 0");
+			timeout = parse_u64("--switch-timeout", optarg, 1,
+					    UINT64_MAX >> 1);
 			break;
 		case 'p':
-			smpl_period = strtoull(optarg, NULL, 0);
-			if (!smpl_period || smpl_period >> 62)
-				die("--smpl-period: want a period > 0");
+			smpl_period = parse_u64("--smpl-period", optarg, 1,
+						(1ULL << 62) - 1);
 			smpl_buf_size = DFL_SMPL_BUF_SIZE;
 			break;
 		case 'w':
@@ -928,42 +945,85 @@ int main(int argc, char **argv)
 			cpulist = optarg;
 			break;
 		case 'a':
-			attach = atoi(optarg);
-			if (attach <= 0)
-				die("--attach-task: bad pid '%s'", optarg);
+			attach = (pid_t)parse_u64("--attach-task", optarg, 1,
+						  0x7fffffff);
 			break;
 		case 'l':
 			list = true;
 			break;
+		case 'o':
+			outfile = optarg;
+			break;
+		case 'x':
+			csv_sep = parse_sep(optarg);
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'I':
+			interval_ms = parse_u64("-I", optarg, MIN_INTERVAL_MS,
+						86400000);
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			help();
+			break;
+		case 'V':
+			version();
+			break;
 		default:
-			usage();
+			usage_error();
 		}
 	}
-	need_perfmon();
-	if (list) {
-		list_events();
-		return 0;
-	}
-	if (!set_lists[0]) {
-		static char dfl[] = "vcpu_run_ns,vm_exits";
-
-		set_lists[0] = dfl;
-	}
-	for (int s = 0; s < nsets; s++)
-		add_events(&sets[s], s, set_lists[s]);
-	check_counters();
-	if (nsets > 1 && !timeout)
-		timeout = DFL_TIMEOUT_NS;
-	if (nsets == 1 && timeout)
-		fprintf(stderr, "pfmon: --switch-timeout without --set: one set, nothing to switch\n");
+	if (!plm)
+		plm = PLM_USER | PLM_KERNEL;
+	if (csv_sep && json)
+		die("-x (CSV) and --json exclude each other");
+	out_fmt = json ? OUT_JSON : csv_sep ? OUT_CSV : OUT_TEXT;
 	if (cpulist && !syswide)
 		die("--cpu-list goes with --system-wide");
 	if (attach && syswide)
 		die("--attach-task and --system-wide exclude each other");
 	if (smpl_period && (syswide || attach || optind >= argc))
 		die("--smpl-period samples a command (pfmon --smpl-period N -- cmd)");
-	if (!syswide && !attach && optind >= argc)
-		die("no command to monitor (pfmon [options] -- cmd args)");
+	if (smpl_period && out_fmt != OUT_TEXT)
+		die("--smpl-period prints a text profile: -x and --json are for counting");
+	if (interval_ms && (syswide || attach || smpl_period))
+		die("-I prints the counts of a command counted per thread (not with --system-wide, --attach-task or --smpl-period)");
+	if (list && optind < argc)
+		die("-l lists the events; it runs no command");
+	if (!list && !syswide && !attach && optind >= argc)
+		die("no command to monitor (pfmon [options] -- cmd args; pfmon --help)");
+	if (attach && optind < argc)
+		die("--attach-task monitors a task that exists: no command");
+
+	events_init();
+	if (list) {
+		int fd = create(0);
+
+		list_events(fd);
+		close(fd);
+		return 0;
+	}
+	if (!nsets) {
+		static char dfl[] = "vcpu_run_ns,vm_exits";
+
+		set_lists[nsets++] = dfl;
+	}
+	for (int s = 0; s < nsets; s++)
+		add_events(&sets[s], s, set_lists[s], plm);
+	check_counters();
+	if (nsets > 1 && !timeout)
+		timeout = DFL_TIMEOUT_NS;
+	if (nsets == 1 && timeout)
+		fprintf(stderr, "pfmon: --switch-timeout with one event set: nothing to switch\n");
+	if (outfile) {
+		out = fopen(outfile, "we");
+		if (!out)
+			die("-o %s: %s", outfile, strerror(errno));
+	}
 
 	if (syswide) {
 		int cpus[MAX_CPUS], fds[MAX_CPUS], n;
@@ -979,6 +1039,7 @@ int main(int argc, char **argv)
 				if (CPU_ISSET(c, &orig))
 					cpus[n++] = c;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &t_start);
 		for (int i = 0; i < n; i++) {
 			fds[i] = create(PFM_FL_SYSTEM_WIDE);
 			program(fds[i], timeout);
@@ -1008,8 +1069,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++) {
 			pin(cpus[i]);
 			pfm_stop(fds[i]);
-			snprintf(title, sizeof(title), "CPU %d:", cpus[i]);
-			report(fds[i], title);
+			snprintf(title, sizeof(title), "cpu%d", cpus[i]);
+			final_report(fds[i], title);
 		}
 		return rc;
 	}
@@ -1019,6 +1080,7 @@ int main(int argc, char **argv)
 	program(fd, timeout);
 	if (attach) {
 		pfarg_msg_t msg;
+		char title[32];
 		int st;
 
 		if (ptrace(PTRACE_ATTACH, attach, 0, 0))
@@ -1027,6 +1089,7 @@ int main(int argc, char **argv)
 			    " (need the right to ptrace it: same user and ptrace_scope, or CAP_SYS_PTRACE)" : "");
 		if (waitpid(attach, &st, __WALL) < 0)
 			die("waitpid %d: %s", attach, strerror(errno));
+		clock_gettime(CLOCK_MONOTONIC, &t_start);
 		if (load(fd, attach))
 			die("loading the context on %d: %s", attach, strerror(errno));
 		if (pfm_start(fd, NULL))
@@ -1036,16 +1099,18 @@ int main(int argc, char **argv)
 		while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
 			if (msg.type == PFM_MSG_END)
 				break;
-		report(fd, NULL);
+		snprintf(title, sizeof(title), "task%d", attach);
+		final_report(fd, title);
 		return 0;
 	}
 	if (smpl_period) {
+		clock_gettime(CLOCK_MONOTONIC, &t_start);
 		rc = sample_cmd(argv + optind, fd);
-		close(fd);
-		return rc;
+	} else {
+		rc = count_cmd(argv + optind, fd, interval_ms);
 	}
-	rc = wait_cmd(spawn(argv + optind, fd));
-	report(fd, NULL);
 	close(fd);
+	if (out != stdout && fclose(out))
+		die("-o %s: %s", outfile, strerror(errno));
 	return rc;
 }

@@ -25,9 +25,12 @@ PKGS=(
 	# the tools Kbuild may call
 	linux-headers-amd64 kmod bc flex bison libelf-dev
 	# pfmon's event tables: libpfm4 names and encodes every event of the
-	# guest's CPU model; its static libpfm.a (in the -dev package, no
-	# other library needed) links into the static pfmon the guest gets
+	# guest's CPU model (pfmon links Debian's shared libpfm.so.4)
 	libpfm4-dev
+	# pfmon's symbols: elfutils' libdwfl resolves sample IPs in the
+	# command, its shared libraries and the vDSO (libdw.so.1, libelf.so.1;
+	# the rig's initramfs carries them, as every ldd library of a payload)
+	libdw-dev
 	# tests/run/check_pfmon.py parses pfmon's CSV and JSON with python3's
 	# own csv and json modules
 	python3

@@ -301,6 +301,7 @@ static int load(int fd, uint32_t pid)
 }
 
 static struct timespec t_start;
+static uint64_t follow_timeout;	/* --switch-timeout, for followed tasks */
 static sigset_t orig_mask;	/* pfmon's signal mask at start */
 
 static double since_start(void)
@@ -538,131 +539,255 @@ static int count_cmd(char **argv, int fd, uint64_t interval_ms)
 	warn_starved(NULL, &cur);
 	return status_of(st);
 }
-/* --- the sampling profile: samples by symbol of the command's ELF --- */
+/*
+ * --follow-*: pfmon traces the command (ptrace) and gives every task it
+ * creates, of the kinds asked for, a context of its own: loaded by
+ * pfmon on the new task while it is stopped at its start (perfmon2's rule
+ * for attaching: pfmon is its tracer), then started. Each task's counts
+ * are read at its exit; printed per task, or summed (--aggregate-results).
+ * A context follows its task through exec in any case.
+ */
+#define FOLLOW_FORK	0x1
+#define FOLLOW_VFORK	0x2
+#define FOLLOW_PTHREAD	0x4
+#define FOLLOW_EXEC	0x8
+#define FOLLOW_ALL	0xf
+#define MAX_TASKS	256
 
-struct sym {
-	uint64_t addr, size;
-	char *name;
-	uint64_t hits;
+struct ftask {
+	pid_t tid;
+	int fd;			/* -1: no context yet (or none could be had) */
+	bool exited;
+	bool counted;		/* r holds its counts, read at its exit */
+	struct reading r;
 };
 
-static struct sym *syms;
-static size_t nsyms;
-static uint64_t load_bias;	/* PIE: where the command was mapped */
-static uint64_t hits_kernel, hits_other;
-static const char *smpl_exe;
+static unsigned int follow;
+static bool aggregate;
+static struct ftask *ftasks;
+static int nftasks;
 
-static int sym_cmp(const void *a, const void *b)
+static struct ftask *ftask_find(pid_t tid)
 {
-	const struct sym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	for (int i = 0; i < nftasks; i++)
+		if (ftasks[i].tid == tid && !ftasks[i].exited)
+			return &ftasks[i];
+	return NULL;
 }
 
-/* function symbols of @path's .symtab (else .dynsym); ET_DYN in *pie */
-static void load_syms(const char *path, bool *pie)
+static struct ftask *ftask_add(pid_t tid, int fd)
 {
-	int fd = open(path, O_RDONLY);
-	struct stat st;
-	unsigned char *m;
-	Elf64_Ehdr *eh;
-	Elf64_Shdr *sh;
+	struct ftask *t;
 
-	*pie = false;
-	if (fd < 0 || fstat(fd, &st)) {
-		fprintf(stderr, "pfmon: %s: %s (no symbols)\n", path, strerror(errno));
+	if (nftasks == MAX_TASKS)
+		die("--follow: more than %d tasks", MAX_TASKS);
+	if (!ftasks) {
+		ftasks = calloc(MAX_TASKS, sizeof(*ftasks));
+		if (!ftasks)
+			die("out of memory");
+	}
+	t = &ftasks[nftasks++];
+	t->tid = tid;
+	t->fd = fd;
+	return t;
+}
+
+/* a new task stopped at its start: its own context, loaded and started */
+static void ftask_attach(struct ftask *t)
+{
+	int fd = create(0);
+
+	program(fd, follow_timeout);
+	if (load(fd, t->tid) || pfm_start(fd, NULL)) {
+		fprintf(stderr, "pfmon: task %d: not monitored: %s\n", t->tid,
+			strerror(errno));
+		close(fd);
 		return;
 	}
-	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED || st.st_size < (off_t)sizeof(*eh) ||
-	    memcmp(m, ELFMAG, SELFMAG) || m[EI_CLASS] != ELFCLASS64) {
-		fprintf(stderr, "pfmon: %s: not a 64-bit ELF file (no symbols)\n", path);
-		return;
-	}
-	eh = (Elf64_Ehdr *)m;
-	*pie = eh->e_type == ET_DYN;
-	sh = (Elf64_Shdr *)(m + eh->e_shoff);
-	for (int pass = 0; pass < 2 && !nsyms; pass++) {
-		uint32_t want = pass ? SHT_DYNSYM : SHT_SYMTAB;
+	t->fd = fd;
+}
 
-		for (int i = 0; i < eh->e_shnum; i++) {
-			Elf64_Sym *sy;
-			const char *str;
-			size_t n;
+/* @ours: pfmon started the task, which dies with pfmon */
+static unsigned long ptrace_opts(bool ours)
+{
+	/* exec always: else a traced exec stops with a plain SIGTRAP */
+	unsigned long o = PTRACE_O_TRACEEXEC | (ours ? PTRACE_O_EXITKILL : 0);
 
-			if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum)
+	if (follow & FOLLOW_FORK)
+		o |= PTRACE_O_TRACEFORK;
+	if (follow & FOLLOW_VFORK)
+		o |= PTRACE_O_TRACEVFORK;
+	if (follow & FOLLOW_PTHREAD)
+		o |= PTRACE_O_TRACECLONE;
+	return o;
+}
+
+/* trace until every followed task is gone; @main's status */
+static int follow_loop(pid_t main_tid)
+{
+	int live = 1, rc = 0;
+
+	while (live > 0) {
+		struct ftask *t;
+		int st, sig, ev;
+		pid_t w = waitpid(-1, &st, __WALL);
+
+		if (w < 0) {
+			if (errno == EINTR)
 				continue;
-			sy = (Elf64_Sym *)(m + sh[i].sh_offset);
-			str = (const char *)(m + sh[sh[i].sh_link].sh_offset);
-			n = sh[i].sh_size / sizeof(*sy);
-			syms = calloc(n, sizeof(*syms));
-			if (!syms)
-				die("out of memory");
-			for (size_t k = 0; k < n; k++) {
-				if (ELF64_ST_TYPE(sy[k].st_info) != STT_FUNC ||
-				    !sy[k].st_value)
-					continue;
-				syms[nsyms].addr = sy[k].st_value;
-				syms[nsyms].size = sy[k].st_size;
-				syms[nsyms].name = strdup(str + sy[k].st_name);
-				nsyms++;
+			if (errno == ECHILD)
+				break;
+			die("waitpid: %s", strerror(errno));
+		}
+		t = ftask_find(w);
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (w == main_tid)
+				rc = status_of(st);
+			if (t) {
+				if (t->fd >= 0) {
+					read_counts(t->fd, &t->r);
+					close(t->fd);
+					t->fd = -1;
+					t->counted = true;
+				}
+				t->exited = true;
+				live--;
 			}
-		}
-	}
-	qsort(syms, nsyms, sizeof(*syms), sym_cmp);
-	munmap(m, st.st_size);
-}
-
-/* PIE: the command's load address, from its first mapping of @exe */
-static void find_bias(pid_t pid, const char *exe)
-{
-	char path[64], line[512];
-	unsigned long lo, off;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *name = strchr(line, '/');
-
-		if (!name)
 			continue;
-		name[strcspn(name, "\n")] = '\0';
-		if (sscanf(line, "%lx-%*x %*s %lx", &lo, &off) == 2 && off == 0 &&
-		    !strcmp(name, exe)) {
-			load_bias = lo;
-			break;
 		}
+		if (!WIFSTOPPED(st))
+			continue;
+		sig = WSTOPSIG(st);
+		ev = st >> 16;
+		if (sig == SIGTRAP && ev) {
+			unsigned long nt;
+
+			if ((ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK ||
+			     ev == PTRACE_EVENT_CLONE) &&
+			    !ptrace(PTRACE_GETEVENTMSG, w, 0, &nt) &&
+			    !ftask_find((pid_t)nt)) {
+				ftask_add((pid_t)nt, -1);
+				live++;
+			}
+			ptrace(PTRACE_CONT, w, 0, 0);
+			continue;
+		}
+		if (!t) {
+			/* a new task's first stop can come before its creator's event */
+			t = ftask_add(w, -1);
+			live++;
+		}
+		if (t->fd < 0 && sig == SIGSTOP && w != main_tid) {
+			ftask_attach(t);
+			ptrace(PTRACE_CONT, w, 0, 0);
+			continue;
+		}
+		/* any other signal is the task's own: deliver it */
+		ptrace(PTRACE_CONT, w, 0, sig);
 	}
-	fclose(f);
+	return rc;
 }
+
+static void follow_report(void)
+{
+	struct reading sum;
+	char title[32];
+	int n = 0;
+
+	memset(&sum, 0, sizeof(sum));
+	for (int i = 0; i < nftasks; i++) {
+		const struct ftask *t = &ftasks[i];
+
+		if (!t->counted)
+			continue;
+		n++;
+		if (aggregate) {
+			sum.total_act_ns += t->r.total_act_ns;
+			for (int s = 0; s < nsets; s++) {
+				struct set_reading *a = &sum.set[s];
+				const struct set_reading *b = &t->r.set[s];
+
+				a->runs += b->runs;
+				a->act_ns += b->act_ns;
+				a->host_enabled_ns += b->host_enabled_ns;
+				a->host_running_ns += b->host_running_ns;
+				for (int e = 0; e < sets[s].n; e++)
+					a->raw[e] += b->raw[e];
+			}
+			continue;
+		}
+		snprintf(title, sizeof(title), "task%d", t->tid);
+		print_counts(title, &t->r, NULL);
+		warn_starved(title, &t->r);
+	}
+	if (aggregate) {
+		snprintf(title, sizeof(title), "tasks%d", n);
+		print_counts(title, &sum, NULL);
+		warn_starved(title, &sum);
+	}
+}
+
+/* the command and what it creates, each task counted apart */
+static int follow_cmd(char **argv, int fd)
+{
+	int pfd[2], err, st, rc;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(pfd[0]);
+		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
+		if (load(fd, gettid_()) || pfm_start(fd, NULL)) {
+			fprintf(stderr, "pfmon: loading the context on the command: %s\n",
+				strerror(errno));
+			_exit(PFMON_EXIT_FAIL);
+		}
+		/* stop for pfmon to set the tracing options, then exec */
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0) || raise(SIGSTOP)) {
+			fprintf(stderr, "pfmon: ptrace: %s\n", strerror(errno));
+			_exit(PFMON_EXIT_FAIL);
+		}
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(PFMON_EXIT_FAIL);
+		_exit(PFMON_EXIT_FAIL);
+	}
+	close(pfd[1]);
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
+		close(pfd[0]);
+		exit(WIFEXITED(st) ? WEXITSTATUS(st) : PFMON_EXIT_FAIL);
+	}
+	if (ptrace(PTRACE_SETOPTIONS, pid, 0, ptrace_opts(true)))
+		die("ptrace: %s", strerror(errno));
+	ftask_add(pid, fd);
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	/* exec done (the pipe closed) or failed (its errno) */
+	if (read(pfd[0], &err, sizeof(err)) == sizeof(err)) {
+		close(pfd[0]);
+		waitpid(pid, NULL, 0);
+		fprintf(stderr, "pfmon: cannot run %s: %s\n", argv[0],
+			strerror(err));
+		exit(err == ENOENT ? PFMON_EXIT_NOTFOUND : PFMON_EXIT_NOEXEC);
+	}
+	close(pfd[0]);
+	rc = follow_loop(pid);
+	follow_report();
+	return rc;
+}
+
+/* --- the sampling profile (pfmon_syms.c resolves the IPs) --- */
+
+static enum smpl_view smpl_view = VIEW_FUNCTION;
 
 static void hit(uint64_t ip)
 {
-	size_t lo = 0, hi = nsyms;
-
 	smpl_count++;
-	if (ip >= 0xffff800000000000ULL) {
-		hits_kernel++;
-		return;
-	}
-	ip -= load_bias;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (syms[mid].addr <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && ip < syms[lo - 1].addr + (syms[lo - 1].size ?: 1)) {
-		syms[lo - 1].hits++;
-		return;
-	}
-	hits_other++;
+	syms_hit(ip);
 }
 
 /* every entry now in the buffer */
@@ -682,38 +807,17 @@ static void drain(const void *buf)
 	}
 }
 
-static int hits_cmp(const void *a, const void *b)
+static void profile_report(const char *exe, uint64_t overflows)
 {
-	const struct sym *x = a, *y = b;
-
-	return x->hits < y->hits ? 1 : x->hits > y->hits ? -1 : 0;
-}
-
-static void profile_report(uint64_t overflows)
-{
-	uint64_t n = smpl_count;
-
 	fprintf(out, "\nsampling profile of %s: %llu samples, one every %llu %s",
-	       smpl_exe, (unsigned long long)n,
-	       (unsigned long long)smpl_period, sets[0].ev[0].name);
+		exe, (unsigned long long)smpl_count,
+		(unsigned long long)smpl_period, sets[0].ev[0].name);
 	if (overflows)
-		fprintf(out, " (buffer filled %llu times)", (unsigned long long)overflows);
+		fprintf(out, " (buffer filled %llu times)",
+			(unsigned long long)overflows);
 	fprintf(out, "\n");
-	if (!n) {
-		fflush(out);
-		return;
-	}
-	qsort(syms, nsyms, sizeof(*syms), hits_cmp);
-	fprintf(out, "  %8s %7s  %s\n", "samples", "%", "symbol");
-	for (size_t i = 0; i < nsyms && syms[i].hits; i++)
-		fprintf(out, "  %8llu %6.2f%%  %s\n", (unsigned long long)syms[i].hits,
-		       100.0 * syms[i].hits / n, syms[i].name);
-	if (hits_kernel)
-		fprintf(out, "  %8llu %6.2f%%  [guest kernel]\n",
-		       (unsigned long long)hits_kernel, 100.0 * hits_kernel / n);
-	if (hits_other)
-		fprintf(out, "  %8llu %6.2f%%  [other: shared libraries, vDSO, no symbol]\n",
-		       (unsigned long long)hits_other, 100.0 * hits_other / n);
+	if (smpl_count)
+		syms_report(out, smpl_view);
 	fflush(out);
 }
 
@@ -747,20 +851,18 @@ static char *which(const char *cmd)
 /* run the command, sampling it; its status */
 static int sample_cmd(char **argv, int fd)
 {
-	void *buf;
-	bool pie, done = false;
+	const char *exe = which(argv[0]);
 	uint64_t overflows = 0;
+	bool done = false;
+	void *buf;
 	pid_t pid;
 	int st, rc = 0;
 
-	smpl_exe = which(argv[0]);
-	load_syms(smpl_exe, &pie);
 	buf = mmap(NULL, smpl_buf_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (buf == MAP_FAILED)
 		die("mapping the sampling buffer: %s", strerror(errno));
 	pid = spawn(argv, fd);
-	if (pie)
-		find_bias(pid, smpl_exe);
+	syms_begin(pid, exe);
 	while (!done) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		pfarg_msg_t msg;
@@ -776,14 +878,16 @@ static int sample_cmd(char **argv, int fd)
 						strerror(errno));
 			}
 		}
+		/* its libraries may have been mapped since */
+		syms_snapshot();
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			done = true;
-			rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			rc = status_of(st);
 		}
 	}
 	drain(buf);
 	final_report(fd, NULL);
-	profile_report(overflows);
+	profile_report(exe, overflows);
 	munmap(buf, smpl_buf_size);
 	return rc;
 }
@@ -818,14 +922,24 @@ static void help(void)
 "\n"
 "Sampling:\n"
 "      --smpl-period N      sample the command every N occurrences of the\n"
-"                           first event of the first set; print a profile by\n"
-"                           function of the command's ELF symbols\n"
+"                           first event of the first set; print a profile of\n"
+"                           its IPs resolved with libdwfl (the command, its\n"
+"                           libraries, the vDSO) and /proc/kallsyms (kernel)\n"
+"      --smpl-per-function  the profile by function (default)\n"
+"      --smpl-per-address   the profile by address\n"
+"      --smpl-per-line      the profile by source line (DWARF line tables)\n"
 "\n"
 "What is monitored (default: COMMAND, its first thread only):\n"
 "      --system-wide        every CPU (or --cpu-list), until COMMAND ends or\n"
 "                           SIGINT\n"
 "      --cpu-list L         CPUs for --system-wide: N,N-M,...\n"
 "      --attach-task PID    an existing task (ptrace rights), until it exits\n"
+"      --follow-fork        also the processes fork() creates (a context each)\n"
+"      --follow-vfork       also the processes vfork() creates\n"
+"      --follow-pthread     also the threads (clone()) created\n"
+"      --follow-exec        (always so: a context follows its task's exec)\n"
+"      --follow-all         all of the above\n"
+"      --aggregate-results  with --follow-*: one sum, not one result per task\n"
 "\n"
 "Output (results; messages go to stderr):\n"
 "  -o, --outfile FILE       results to FILE instead of stdout\n"
@@ -901,13 +1015,22 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "interval-print", required_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "follow-fork", no_argument, NULL, 0x100 | FOLLOW_FORK },
+		{ "follow-vfork", no_argument, NULL, 0x100 | FOLLOW_VFORK },
+		{ "follow-pthread", no_argument, NULL, 0x100 | FOLLOW_PTHREAD },
+		{ "follow-exec", no_argument, NULL, 0x100 | FOLLOW_EXEC },
+		{ "follow-all", no_argument, NULL, 0x100 | FOLLOW_ALL },
+		{ "aggregate-results", no_argument, NULL, 'g' },
+		{ "smpl-per-function", no_argument, NULL, 'F' },
+		{ "smpl-per-address", no_argument, NULL, 'A' },
+		{ "smpl-per-line", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	char *set_lists[MAX_SETS] = { NULL };
 	uint64_t timeout = 0, interval_ms = 0;
-	bool syswide = false, list = false, json = false;
+	bool syswide = false, list = false, json = false, view_given = false;
 	const char *cpulist = NULL, *outfile = NULL;
 	unsigned int plm = 0;
 	pid_t attach = 0;
@@ -967,6 +1090,28 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
+		case 0x100 | FOLLOW_FORK:
+		case 0x100 | FOLLOW_VFORK:
+		case 0x100 | FOLLOW_PTHREAD:
+		case 0x100 | FOLLOW_EXEC:
+		case 0x100 | FOLLOW_ALL:
+			follow |= opt & FOLLOW_ALL;
+			break;
+		case 'g':
+			aggregate = true;
+			break;
+		case 'F':
+			smpl_view = VIEW_FUNCTION;
+			view_given = true;
+			break;
+		case 'A':
+			smpl_view = VIEW_ADDRESS;
+			view_given = true;
+			break;
+		case 'L':
+			smpl_view = VIEW_LINE;
+			view_given = true;
+			break;
 		case 'h':
 			help();
 			break;
@@ -988,6 +1133,12 @@ int main(int argc, char **argv)
 		die("--attach-task and --system-wide exclude each other");
 	if (smpl_period && (syswide || attach || optind >= argc))
 		die("--smpl-period samples a command (pfmon --smpl-period N -- cmd)");
+	if (follow && (syswide || smpl_period || interval_ms))
+		die("--follow-* goes with a command or --attach-task, counting (not with --system-wide, --smpl-period or -I)");
+	if (aggregate && !follow)
+		die("--aggregate-results sums the tasks of --follow-*");
+	if (view_given && !smpl_period)
+		die("--smpl-per-function, --smpl-per-address and --smpl-per-line go with --smpl-period");
 	if (smpl_period && out_fmt != OUT_TEXT)
 		die("--smpl-period prints a text profile: -x and --json are for counting");
 	if (interval_ms && (syswide || attach || smpl_period))
@@ -1077,6 +1228,7 @@ int main(int argc, char **argv)
 
 	int fd = create(0);
 
+	follow_timeout = timeout;
 	program(fd, timeout);
 	if (attach) {
 		pfarg_msg_t msg;
@@ -1094,8 +1246,17 @@ int main(int argc, char **argv)
 			die("loading the context on %d: %s", attach, strerror(errno));
 		if (pfm_start(fd, NULL))
 			die("start: %s", strerror(errno));
-		ptrace(PTRACE_DETACH, attach, 0, 0);
 		fprintf(stderr, "pfmon: monitoring task %d until it exits\n", attach);
+		if (follow) {
+			if (ptrace(PTRACE_SETOPTIONS, attach, 0, ptrace_opts(false)))
+				die("ptrace: %s", strerror(errno));
+			ftask_add(attach, fd);
+			ptrace(PTRACE_CONT, attach, 0, 0);
+			follow_loop(attach);
+			follow_report();
+			return 0;
+		}
+		ptrace(PTRACE_DETACH, attach, 0, 0);
 		while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
 			if (msg.type == PFM_MSG_END)
 				break;
@@ -1106,6 +1267,9 @@ int main(int argc, char **argv)
 	if (smpl_period) {
 		clock_gettime(CLOCK_MONOTONIC, &t_start);
 		rc = sample_cmd(argv + optind, fd);
+	} else if (follow) {
+		clock_gettime(CLOCK_MONOTONIC, &t_start);
+		rc = follow_cmd(argv + optind, fd);
 	} else {
 		rc = count_cmd(argv + optind, fd, interval_ms);
 	}

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <perfmon/perfmon.h>
 
@@ -80,6 +81,13 @@ void event_parse(const char *spec, unsigned int dfl_plm, int setid,
 void list_events(int fd);
 const char *events_pmu_name(void);
 const char *events_libpfm_version(void);
+
+/* pfmon_syms.c */
+enum smpl_view { VIEW_FUNCTION, VIEW_ADDRESS, VIEW_LINE };
+void syms_begin(pid_t pid, const char *exe);
+void syms_snapshot(void);
+void syms_hit(uint64_t ip);
+void syms_report(FILE *o, enum smpl_view view);
 
 /* pfmon_output.c */
 void print_counts(const char *target, const struct reading *r,

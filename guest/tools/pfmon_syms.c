@@ -34,6 +34,7 @@
 static pid_t task;
 static const char *exe_path;
 static char *maps;		/* the last copy of /proc/PID/maps */
+static uint64_t vdso_lo, vdso_hi;	/* the command's [vdso] in it */
 static uint64_t *ips;
 static size_t nips, ips_cap;
 
@@ -233,18 +234,21 @@ static const char *key_of(Dwfl *d, Dwfl *self, uint64_t ip,
 		snprintf(buf, size, "%#" PRIx64 " %s", ip, fn);
 		return buf;
 	}
-	m = d ? dwfl_addrmodule(d, ip) : NULL;
-	if (!m)
-		return "[unknown: outside the command's mappings]";
-	mname = dwfl_module_info(m, NULL, &mstart, NULL, NULL, NULL, NULL, NULL);
-	if (mname && !strcmp(mname, "[vdso]")) {
+	if (ip >= vdso_lo && ip < vdso_hi) {
+		/* libdwfl reports no module for a map line without a file */
 		Dwarf_Addr sstart;
-		Dwfl_Module *sm = self ? vdso_of(self, &sstart) : NULL;
 
-		if (!sm)
+		m = self ? vdso_of(self, &sstart) : NULL;
+		if (!m)
 			return "[vdso]";
-		a = ip - mstart + sstart;
-		m = sm;
+		a = ip - vdso_lo + sstart;
+		mname = "[vdso]";
+	} else {
+		m = d ? dwfl_addrmodule(d, ip) : NULL;
+		if (!m)
+			return "[unknown: outside the command's mappings]";
+		mname = dwfl_module_info(m, NULL, &mstart, NULL, NULL, NULL,
+					 NULL, NULL);
 	}
 	fn = dwfl_module_addrname(m, a);
 	if (!fn) {
@@ -299,6 +303,18 @@ void syms_report(FILE *o, enum smpl_view view)
 		load_kallsyms();
 	if (maps) {
 		FILE *f = fmemopen(maps, strlen(maps), "r");
+		const char *v = strstr(maps, " [vdso]\n");
+
+		if (v) {
+			unsigned long long lo, hi;
+
+			while (v > maps && v[-1] != '\n')
+				v--;
+			if (sscanf(v, "%llx-%llx", &lo, &hi) == 2) {
+				vdso_lo = lo;
+				vdso_hi = hi;
+			}
+		}
 
 		d = dwfl_begin(&proc_cb);
 		if (!d || !f)

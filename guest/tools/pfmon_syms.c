@@ -341,10 +341,23 @@ void syms_report(FILE *o, enum smpl_view view)
 	fprintf(o, "  %8s %7s  %s\n", "samples", "%",
 		view == VIEW_FUNCTION ? "function" :
 		view == VIEW_LINE ? "source line" : "address");
-	for (size_t i = 0; i < nbuckets; i++)
+	for (size_t i = 0; i < nbuckets; i++) {
+		uint64_t rest = 0;
+		size_t n = 0;
+
+		/* the long tail in one line: below 0.2% each, past the 40th */
+		if (i >= 40 || buckets[i].hits * 500 < nips) {
+			for (size_t j = i; j < nbuckets; j++, n++)
+				rest += buckets[j].hits;
+			fprintf(o, "  %8llu %6.2f%%  [%zu more, none above %.2f%%]\n",
+				(unsigned long long)rest, 100.0 * rest / nips, n,
+				100.0 * buckets[i].hits / nips);
+			break;
+		}
 		fprintf(o, "  %8llu %6.2f%%  %s\n",
 			(unsigned long long)buckets[i].hits,
 			100.0 * buckets[i].hits / nips, buckets[i].key);
+	}
 	if (kernel && ksyms_why)
 		fprintf(stderr, "pfmon: guest kernel samples not resolved: %s\n",
 			ksyms_why);

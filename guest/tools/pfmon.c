@@ -426,14 +426,18 @@ static int wait_cmd(pid_t pid)
 	return status_of(st);
 }
 
+static void ftask_traced(pid_t pid, int fd, bool ours);
+
 /*
  * fork the command; with @fd, the child loads the context on itself and
  * starts it, then execs (self-monitoring: the context follows the thread
- * through exec). Its exec failure is pfmon's 126 or 127, like a shell's.
+ * through exec). @traced (--follow-*): the child stops before its exec
+ * for pfmon, its tracer, to set the tracing options. Its exec failure is
+ * pfmon's 126 or 127, like a shell's.
  */
-static pid_t spawn(char **argv, int fd)
+static pid_t spawn(char **argv, int fd, bool traced)
 {
-	int pfd[2], err;
+	int pfd[2], err, st;
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC))
@@ -445,16 +449,14 @@ static pid_t spawn(char **argv, int fd)
 		close(pfd[0]);
 		/* the command gets pfmon's signal mask of before -I's SIGCHLD */
 		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
-		if (fd >= 0) {
-			if (load(fd, gettid_())) {
-				fprintf(stderr, "pfmon: loading the context on the command: %s\n",
-					strerror(errno));
-				_exit(PFMON_EXIT_FAIL);
-			}
-			if (pfm_start(fd, NULL)) {
-				fprintf(stderr, "pfmon: start: %s\n", strerror(errno));
-				_exit(PFMON_EXIT_FAIL);
-			}
+		if (fd >= 0 && (load(fd, gettid_()) || pfm_start(fd, NULL))) {
+			fprintf(stderr, "pfmon: loading and starting the context on the command: %s\n",
+				strerror(errno));
+			_exit(PFMON_EXIT_FAIL);
+		}
+		if (traced && (ptrace(PTRACE_TRACEME, 0, 0, 0) || raise(SIGSTOP))) {
+			fprintf(stderr, "pfmon: ptrace: %s\n", strerror(errno));
+			_exit(PFMON_EXIT_FAIL);
 		}
 		execvp(argv[0], argv);
 		err = errno;
@@ -463,6 +465,14 @@ static pid_t spawn(char **argv, int fd)
 		_exit(PFMON_EXIT_FAIL);
 	}
 	close(pfd[1]);
+	if (traced) {
+		if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
+			close(pfd[0]);
+			exit(WIFEXITED(st) ? WEXITSTATUS(st) : PFMON_EXIT_FAIL);
+		}
+		ftask_traced(pid, fd, true);
+	}
+	/* exec done (the pipe closed) or failed (its errno) */
 	if (read(pfd[0], &err, sizeof(err)) == sizeof(err)) {
 		close(pfd[0]);
 		waitpid(pid, NULL, 0);
@@ -492,7 +502,7 @@ static int count_cmd(char **argv, int fd, uint64_t interval_ms)
 	if (interval_ms)
 		sigprocmask(SIG_BLOCK, &chld, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	pid = spawn(argv, fd);
+	pid = spawn(argv, fd, false);
 	if (!interval_ms) {
 		st = wait_cmd(pid);
 		final_report(fd, NULL);
@@ -727,55 +737,23 @@ static void follow_report(void)
 	}
 }
 
-/* the command and what it creates, each task counted apart */
-static int follow_cmd(char **argv, int fd)
+/*
+ * The first followed task, stopped, its context @fd loaded: trace what it
+ * creates, let it run. @ours: pfmon started it (it dies with pfmon).
+ */
+static void ftask_traced(pid_t pid, int fd, bool ours)
 {
-	int pfd[2], err, st, rc;
-	pid_t pid;
-
-	if (pipe2(pfd, O_CLOEXEC))
-		die("pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		close(pfd[0]);
-		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
-		if (load(fd, gettid_()) || pfm_start(fd, NULL)) {
-			fprintf(stderr, "pfmon: loading the context on the command: %s\n",
-				strerror(errno));
-			_exit(PFMON_EXIT_FAIL);
-		}
-		/* stop for pfmon to set the tracing options, then exec */
-		if (ptrace(PTRACE_TRACEME, 0, 0, 0) || raise(SIGSTOP)) {
-			fprintf(stderr, "pfmon: ptrace: %s\n", strerror(errno));
-			_exit(PFMON_EXIT_FAIL);
-		}
-		execvp(argv[0], argv);
-		err = errno;
-		if (write(pfd[1], &err, sizeof(err)) < 0)
-			_exit(PFMON_EXIT_FAIL);
-		_exit(PFMON_EXIT_FAIL);
-	}
-	close(pfd[1]);
-	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
-		close(pfd[0]);
-		exit(WIFEXITED(st) ? WEXITSTATUS(st) : PFMON_EXIT_FAIL);
-	}
-	if (ptrace(PTRACE_SETOPTIONS, pid, 0, ptrace_opts(true)))
+	if (ptrace(PTRACE_SETOPTIONS, pid, 0, ptrace_opts(ours)))
 		die("ptrace: %s", strerror(errno));
 	ftask_add(pid, fd);
 	ptrace(PTRACE_CONT, pid, 0, 0);
-	/* exec done (the pipe closed) or failed (its errno) */
-	if (read(pfd[0], &err, sizeof(err)) == sizeof(err)) {
-		close(pfd[0]);
-		waitpid(pid, NULL, 0);
-		fprintf(stderr, "pfmon: cannot run %s: %s\n", argv[0],
-			strerror(err));
-		exit(err == ENOENT ? PFMON_EXIT_NOTFOUND : PFMON_EXIT_NOEXEC);
-	}
-	close(pfd[0]);
-	rc = follow_loop(pid);
+}
+
+/* the command and what it creates, each task counted apart */
+static int follow_cmd(char **argv, int fd)
+{
+	int rc = follow_loop(spawn(argv, fd, true));
+
 	follow_report();
 	return rc;
 }
@@ -861,7 +839,7 @@ static int sample_cmd(char **argv, int fd)
 	buf = mmap(NULL, smpl_buf_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (buf == MAP_FAILED)
 		die("mapping the sampling buffer: %s", strerror(errno));
-	pid = spawn(argv, fd);
+	pid = spawn(argv, fd, false);
 	syms_begin(pid, exe);
 	while (!done) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -1205,7 +1183,7 @@ int main(int argc, char **argv)
 		}
 		sched_setaffinity(0, sizeof(orig), &orig);
 		if (optind < argc) {
-			rc = wait_cmd(spawn(argv + optind, -1));
+			rc = wait_cmd(spawn(argv + optind, -1, false));
 		} else {
 			sigset_t ss;
 			int sig;
@@ -1248,10 +1226,7 @@ int main(int argc, char **argv)
 			die("start: %s", strerror(errno));
 		fprintf(stderr, "pfmon: monitoring task %d until it exits\n", attach);
 		if (follow) {
-			if (ptrace(PTRACE_SETOPTIONS, attach, 0, ptrace_opts(false)))
-				die("ptrace: %s", strerror(errno));
-			ftask_add(attach, fd);
-			ptrace(PTRACE_CONT, attach, 0, 0);
+			ftask_traced(attach, fd, false);
 			follow_loop(attach);
 			follow_report();
 			return 0;

@@ -762,10 +762,104 @@ static int follow_cmd(char **argv, int fd)
 
 static enum smpl_view smpl_view = VIEW_FUNCTION;
 
-static void hit(uint64_t ip)
+/*
+ * --smpl-outfile: a text file, for pfmon --report to resolve later (the
+ * files of the map must still be there; kernel IPs take the /proc/kallsyms
+ * of where --report runs, so the same guest kernel):
+ *
+ *   pfmon-samples 1
+ *   exe PATH / event NAME / period N
+ *   entry tid=T pid=P ip=0x.. tstamp=N cpu=C set=S ovfl_pmd=D last_reset=0x..
+ *   ...                        (every entry of the sampling buffer, raw)
+ *   maps                       (then the command's last /proc/PID/maps)
+ */
+#define SMPL_FILE_MAGIC	"pfmon-samples 1"
+
+static FILE *smpl_file;
+static const char *smpl_file_path;
+
+static void hit(const pfm_dfl_smpl_entry_t *ent)
 {
 	smpl_count++;
-	syms_hit(ip);
+	syms_hit(ent->ip);
+	if (smpl_file)
+		fprintf(smpl_file, "entry tid=%u pid=%u ip=%#llx tstamp=%llu cpu=%u set=%u ovfl_pmd=%u last_reset=%#llx\n",
+			ent->pid, ent->tgid, (unsigned long long)ent->ip,
+			(unsigned long long)ent->tstamp, ent->cpu, ent->set,
+			ent->ovfl_pmd, (unsigned long long)ent->last_reset_val);
+}
+
+static void smpl_file_open(const char *exe)
+{
+	smpl_file = fopen(smpl_file_path, "we");
+	if (!smpl_file)
+		die("--smpl-outfile %s: %s", smpl_file_path, strerror(errno));
+	fprintf(smpl_file, SMPL_FILE_MAGIC "\nexe %s\nevent %s\nperiod %llu\n",
+		exe, sets[0].ev[0].name, (unsigned long long)smpl_period);
+}
+
+static void smpl_file_close(void)
+{
+	if (!smpl_file)
+		return;
+	fprintf(smpl_file, "maps\n%s", syms_maps());
+	if (fclose(smpl_file))
+		die("--smpl-outfile %s: %s", smpl_file_path, strerror(errno));
+	smpl_file = NULL;
+}
+
+/* pfmon --report FILE: the profile of a --smpl-outfile */
+static int report_file(const char *path, enum smpl_view view)
+{
+	static char exe[4096], event[128];
+	char line[512], *maps_text = NULL;
+	unsigned long long period = 0, ip;
+	size_t len = 0;
+	FILE *f = fopen(path, "re");
+	int lineno = 1;
+
+	if (!f)
+		die("--report %s: %s", path, strerror(errno));
+	if (!fgets(line, sizeof(line), f) || strcmp(line, SMPL_FILE_MAGIC "\n"))
+		die("--report %s: not a pfmon --smpl-outfile (no \"" SMPL_FILE_MAGIC "\" line first)",
+		    path);
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!strncmp(line, "entry ", 6)) {
+			char *p = strstr(line, " ip=");
+
+			if (!p || sscanf(p, " ip=%llx", &ip) != 1)
+				die("--report %s:%d: an entry without ip=", path, lineno);
+			smpl_count++;
+			syms_hit(ip);
+		} else if (sscanf(line, "exe %4095[^\n]", exe) == 1 ||
+			   sscanf(line, "event %127s", event) == 1 ||
+			   sscanf(line, "period %llu", &period) == 1) {
+			continue;
+		} else if (!strcmp(line, "maps\n")) {
+			/* the rest of the file */
+			maps_text = malloc(1 << 20);
+			if (!maps_text)
+				die("out of memory");
+			len = fread(maps_text, 1, (1 << 20) - 1, f);
+			maps_text[len] = '\0';
+			break;
+		} else {
+			die("--report %s:%d: unknown line '%.40s'", path, lineno, line);
+		}
+	}
+	fclose(f);
+	if (!maps_text || !exe[0] || !event[0] || !period)
+		die("--report %s: incomplete (no exe, event, period or maps: was pfmon stopped while writing it?)",
+		    path);
+	syms_set_maps(maps_text, exe);
+	free(maps_text);
+	fprintf(out, "sampling profile of %s (from %s): %llu samples, one every %llu %s\n",
+		exe, path, (unsigned long long)smpl_count, period, event);
+	if (smpl_count)
+		syms_report(out, view);
+	fflush(out);
+	return 0;
 }
 
 /* every entry now in the buffer */
@@ -780,7 +874,7 @@ static void drain(const void *buf)
 
 		if (p + sizeof(*ent) > end)
 			break;
-		hit(ent->ip);
+		hit(ent);
 		p += sizeof(*ent);	/* no PMDs recorded with the entry */
 	}
 }
@@ -839,6 +933,8 @@ static int sample_cmd(char **argv, int fd)
 	buf = mmap(NULL, smpl_buf_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (buf == MAP_FAILED)
 		die("mapping the sampling buffer: %s", strerror(errno));
+	if (smpl_file_path)
+		smpl_file_open(exe);
 	pid = spawn(argv, fd, false);
 	syms_begin(pid, exe);
 	while (!done) {
@@ -864,6 +960,7 @@ static int sample_cmd(char **argv, int fd)
 		}
 	}
 	drain(buf);
+	smpl_file_close();
 	final_report(fd, NULL);
 	profile_report(exe, overflows);
 	munmap(buf, smpl_buf_size);
@@ -906,6 +1003,10 @@ static void help(void)
 "      --smpl-per-function  the profile by function (default)\n"
 "      --smpl-per-address   the profile by address\n"
 "      --smpl-per-line      the profile by source line (DWARF line tables)\n"
+"      --smpl-outfile FILE  also write the raw samples and the command's map\n"
+"                           to FILE\n"
+"      --report FILE        print the profile of a --smpl-outfile FILE (in the\n"
+"                           same guest: its files and kernel symbols)\n"
 "\n"
 "What is monitored (default: COMMAND, its first thread only):\n"
 "      --system-wide        every CPU (or --cpu-list), until COMMAND ends or\n"
@@ -1002,6 +1103,8 @@ int main(int argc, char **argv)
 		{ "smpl-per-function", no_argument, NULL, 'F' },
 		{ "smpl-per-address", no_argument, NULL, 'A' },
 		{ "smpl-per-line", no_argument, NULL, 'L' },
+		{ "smpl-outfile", required_argument, NULL, 'S' },
+		{ "report", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -1009,7 +1112,7 @@ int main(int argc, char **argv)
 	char *set_lists[MAX_SETS] = { NULL };
 	uint64_t timeout = 0, interval_ms = 0;
 	bool syswide = false, list = false, json = false, view_given = false;
-	const char *cpulist = NULL, *outfile = NULL;
+	const char *cpulist = NULL, *outfile = NULL, *report_path = NULL;
 	unsigned int plm = 0;
 	pid_t attach = 0;
 	int opt, rc = 0;
@@ -1090,6 +1193,12 @@ int main(int argc, char **argv)
 			smpl_view = VIEW_LINE;
 			view_given = true;
 			break;
+		case 'S':
+			smpl_file_path = optarg;
+			break;
+		case 'R':
+			report_path = optarg;
+			break;
 		case 'h':
 			help();
 			break;
@@ -1115,6 +1224,19 @@ int main(int argc, char **argv)
 		die("--follow-* goes with a command or --attach-task, counting (not with --system-wide, --smpl-period or -I)");
 	if (aggregate && !follow)
 		die("--aggregate-results sums the tasks of --follow-*");
+	if (smpl_file_path && !smpl_period)
+		die("--smpl-outfile goes with --smpl-period");
+	if (report_path) {
+		if (optind < argc || nsets || smpl_period || syswide || attach ||
+		    list || follow || interval_ms || csv_sep || json)
+			die("--report FILE prints a profile: only -o and --smpl-per-* go with it");
+		if (outfile) {
+			out = fopen(outfile, "we");
+			if (!out)
+				die("-o %s: %s", outfile, strerror(errno));
+		}
+		return report_file(report_path, smpl_view);
+	}
 	if (view_given && !smpl_period)
 		die("--smpl-per-function, --smpl-per-address and --smpl-per-line go with --smpl-period");
 	if (smpl_period && out_fmt != OUT_TEXT)

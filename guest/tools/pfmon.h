@@ -87,6 +87,8 @@ enum smpl_view { VIEW_FUNCTION, VIEW_ADDRESS, VIEW_LINE };
 void syms_begin(pid_t pid, const char *exe);
 void syms_snapshot(void);
 void syms_hit(uint64_t ip);
+void syms_set_maps(const char *text, const char *exe);
+const char *syms_maps(void);
 void syms_report(FILE *o, enum smpl_view view);
 
 /* pfmon_output.c */

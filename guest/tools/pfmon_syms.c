@@ -100,6 +100,21 @@ void syms_snapshot(void)
 	maps = buf;
 }
 
+/* --report: the map as a --smpl-outfile kept it */
+void syms_set_maps(const char *text, const char *exe)
+{
+	free(maps);
+	maps = strdup(text);
+	if (!maps)
+		die("out of memory");
+	exe_path = exe;
+}
+
+const char *syms_maps(void)
+{
+	return maps ? maps : "";
+}
+
 void syms_hit(uint64_t ip)
 {
 	if (nips == ips_cap) {

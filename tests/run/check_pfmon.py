@@ -122,6 +122,8 @@ def main():
             ("ev_vpmd_level", 125, ":u on a virtual PMD refused", "no user/kernel level"),
             ("smpl_view_alone", 125, "--smpl-per-line without --smpl-period refused",
              "go with --smpl-period"),
+            ("report_bad", 125, "--report of a file that is not a --smpl-outfile refused",
+             "not a pfmon --smpl-outfile"),
             ("follow_bad", 125, "--aggregate-results without --follow-* refused",
              "--aggregate-results sums the tasks of --follow-*")):
         c = case(name)
@@ -298,6 +300,20 @@ def main():
         hot = [l for l in c["out"] if re.match(r"^ +\d+ +[\d.]+% +0x[0-9a-f]+ (crunch_primes|hash_buffer|trap_cpuid) \[workload\]$", l)]
         judge(c["rc"] == 0 and len(hot) >= 3, f"--smpl-per-address: {len(hot)} addresses in the hot functions",
               f"rc {c['rc']}: {out(c)[-600:]!r}")
+
+    # --smpl-outfile then --report: the same profile from the file
+    c, e, r = case("smpl_outfile"), case("smpl_entries"), case("report")
+    if c and e and r:
+        def profile(lines):
+            at = [i for i, l in enumerate(lines) if l.startswith("sampling profile of ")]
+            return (re.search(r": (\d+) samples,", lines[at[0]]).group(1), lines[at[0] + 1:]) if at else (None, [])
+        n1, p1 = profile(c["out"])
+        n2, p2 = profile(r["out"])
+        nent = int(e["out"][0]) if e["out"] and e["out"][0].isdigit() else -1
+        judge(c["rc"] == 0 and r["rc"] == 0 and n1 is not None and int(n1) >= 50 and n1 == n2 == str(nent)
+              and p1 == p2 and any(re.search(r"\bcrunch_primes$", l) for l in p2),
+              f"--smpl-outfile: {nent} raw entries written; --report gives the same profile",
+              f"rc {c['rc']}/{r['rc']}, samples {n1}/{n2}/{nent}, profiles equal {p1 == p2}; {err(r)!r}")
 
     # following: each task's vm_exits against the CPUIDs it did
     def did(c):

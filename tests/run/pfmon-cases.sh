@@ -78,6 +78,11 @@ case_ interval_text -- ./pfmon -I 200 -e vcpu_run_ns -- $w 0.5
 case_ smpl_line -- ./pfmon --smpl-period 1000000 --smpl-per-line -e vcpu_run_ns -- $w 0.6
 case_ smpl_addr -- ./pfmon --smpl-period 1000000 --smpl-per-address -e vcpu_run_ns -- $w 0.6
 case_ smpl_view_alone -- ./pfmon --smpl-per-line -- true
+# the raw samples and the map in a file, resolved later by --report
+case_ smpl_outfile -- ./pfmon --smpl-period 1000000 --smpl-outfile /tmp/pfmon.smpl -e vcpu_run_ns -- $w 0.6
+case_ smpl_entries -- grep -c "^entry tid=[0-9]* pid=[0-9]* ip=0x[0-9a-f]* tstamp=" /tmp/pfmon.smpl
+case_ report -- ./pfmon --report /tmp/pfmon.smpl
+case_ report_bad -- ./pfmon --report /proc/version
 # following: a context per task, via ptrace (workload --tasks: the main
 # thread N CPUIDs, a thread 2N, a forked child 3N; one VM exit each)
 case_ follow_all -- ./pfmon --follow-all -e vm_exits,vcpu_run_ns -- $w --tasks 3000

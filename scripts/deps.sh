@@ -24,6 +24,16 @@ PKGS=(
 	# may have none; the meta-package follows Debian's current kernel) and
 	# the tools Kbuild may call
 	linux-headers-amd64 kmod bc flex bison libelf-dev
+	# pfmon's event tables: libpfm4 names and encodes every event of the
+	# guest's CPU model (pfmon links Debian's shared libpfm.so.4)
+	libpfm4-dev
+	# pfmon's symbols: elfutils' libdwfl resolves sample IPs in the
+	# command, its shared libraries and the vDSO (libdw.so.1, libelf.so.1;
+	# the rig's initramfs carries them, as every ldd library of a payload)
+	libdw-dev
+	# tests/run/check_pfmon.py parses pfmon's CSV and JSON with python3's
+	# own csv and json modules
+	python3
 	# checkpatch: bookworm has no checkpatch package; the kernel source
 	# tarball in linux-source carries scripts/checkpatch.pl (perl)
 	linux-source xz-utils perl

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make run`: install what is missing, build, and profile the bundled
-# workload (guest/tools/workload.c) inside a guest with pfmon: counting
-# with two time-switched event sets, printed with set scaling, and a
-# sampling profile by function.
+# workload (guest/tools/workload.c) inside a guest with pfmon: its event
+# list, counting with two time-switched event sets, printed with set
+# scaling, counts every 250 ms as CSV, a count per task of a command
+# that starts a thread and a process, and a sampling profile by
+# function; then pfmon's cases (tests/run/pfmon-cases.sh), whose output
+# stays in LOGDIR/console.log for tests/run/check.sh.
 #
 #   scripts/run.sh [--seconds N] [--direct|--rig] [--no-deps] [LOGDIR]
 #
@@ -31,7 +34,7 @@ while [ $# -gt 0 ]; do
 	--direct) mode=direct; shift ;;
 	--rig) mode=rig; shift ;;
 	--no-deps) deps=0; shift ;;
-	-h | --help) sed -n '4,16p' "$0"; exit 0 ;;
+	-h | --help) sed -n '4,21p' "$0"; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -95,30 +98,42 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/pfmon-run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 files=("$top/build/guest/tools/pfmon" "$top/build/guest/tools/workload"
-	"$work/pfmon-demo")
+	"$work/pfmon-demo" "$top/tests/run/pfmon-cases.sh")
 if [ -n "${PFMON_RUN_EXTRA:-}" ]; then
 	install -m 755 "$PFMON_RUN_EXTRA" "$work/extra"
 	files+=("$work/extra")
 fi
+# The demo, then pfmon's cases (tests/run/pfmon-cases.sh: their output
+# goes to console.log only, tests/run/check.sh judges it there).
 cat >"$work/pfmon-demo" <<GUEST
 #!/bin/sh
 echo "===PFMON-BEGIN==="
-echo "\$ pfmon -l"
-./pfmon -l
+echo "\$ pfmon -l | head -n 12     # every event of the personality's CPU model (libpfm4), probed"
+./pfmon -l >/tmp/pfmon-l.txt
+rc=\$?
+head -n 12 /tmp/pfmon-l.txt
+echo "  ..."
+tail -n 4 /tmp/pfmon-l.txt
 set0=vcpu_run_ns,vm_exits,host_page_faults
 set1=vm_exits,halt_exits,host_preempt,steal_ns
-if ./pfmon -e cycles -- true >/dev/null 2>&1; then
-	set0=cycles,\$set0
+# hardware events where the host backs them (an event map alias here)
+./pfmon -e cycles -- true >/dev/null 2>&1 && set0=cycles,\$set0
+if ./pfmon -e instructions -- true >/dev/null 2>&1; then
 	set1=instructions,\$set1
 else
 	echo
-	echo "\$ pfmon -e cycles -- ./workload 0.1      # no host PMU here: a clear error"
-	./pfmon -e cycles -- ./workload 0.1
+	echo "\$ pfmon -e instructions -- ./workload 0.1      # the host cannot back it here: a clear error"
+	./pfmon -e instructions -- ./workload 0.1
 fi
 echo
-echo "\$ pfmon -e \$set0 --set \$set1 --switch-timeout 10000000 -- ./workload $secs"
-./pfmon -e \$set0 --set \$set1 --switch-timeout 10000000 -- ./workload $secs
-rc=\$?
+echo "\$ pfmon -e \$set0 -e \$set1 --switch-timeout 10000000 -- ./workload $secs"
+./pfmon -e \$set0 -e \$set1 --switch-timeout 10000000 -- ./workload $secs || rc=\$?
+echo
+echo "\$ pfmon -I 250 -x , -e vcpu_run_ns,vm_exits -- ./workload 1      # CSV every 250 ms"
+./pfmon -I 250 -x , -e vcpu_run_ns,vm_exits -- ./workload 1 || rc=\$?
+echo
+echo "\$ pfmon --follow-all -e vm_exits -- ./workload --tasks 3000      # a result per task"
+./pfmon --follow-all -e vm_exits -- ./workload --tasks 3000 || rc=\$?
 echo
 echo "\$ pfmon -e vcpu_run_ns --smpl-period 1000000 -- ./workload $secs"
 ./pfmon -e vcpu_run_ns --smpl-period 1000000 -- ./workload $secs || rc=\$?
@@ -126,6 +141,9 @@ if [ -x ./extra ]; then
 	echo
 	./extra || rc=\$?
 fi
+echo "===PFMON-TESTS==="
+sh ./pfmon-cases.sh
+echo "===PFMON-TESTS-END==="
 echo "===PFMON-END rc=\$rc==="
 exit \$rc
 GUEST
@@ -143,6 +161,10 @@ filter() {
 		*"$l1_init"*) printf '    [%3ss] L1 booted (TCG), starting the guest (L2) with KVM\n' $((SECONDS - t0)) ;;
 		*"$l2_init"*) printf '    [%3ss] guest kernel up, loading perfmon2.ko\n' $((SECONDS - t0)) ;;
 		*===PFMON-BEGIN===*) inpf=1; echo ;;
+		*===PFMON-TESTS-END===*) inpf=1 ;;
+		*===PFMON-TESTS===*)
+			inpf=0
+			printf '(pfmon cases: tests/run/pfmon-cases.sh, output in %s)\n' "$logdir/console.log" ;;
 		*===PFMON-END*) inpf=0; echo ;;
 		*)
 			if [ "$inpf" = 1 ]; then
@@ -170,6 +192,17 @@ else
 	# one vCPU in the nested guest: a second one's bring-up sometimes
 	# hangs the rig (tests/rig/README.md); a KVM host gets two
 	opts=(--smp 1)
+	# No PMU at any level of the rig: the host admin's event map aliases
+	# cycles (amd64 and intel_arch encodings) to the vCPU thread's task
+	# clock, marked emulated, as the vm stage's (guest/tests/rig-run.sh),
+	# so that pfmon shows a hardware event counted by name; every other
+	# hardware event stays refused. A real KVM host backs them with its PMU.
+	cat >"$work/eventmap" <<'MAP'
+# no PMU in the rig: count the vCPU's run time instead of cycles
+generic 0x76 0x00 -> software task-clock emulated   # amd64 cycles
+generic 0x3c 0x00 -> software task-clock emulated   # intel_arch cycles
+MAP
+	opts+=(--eventmap "$work/eventmap")
 	boot_log=$logdir/rig
 	echo "    packing QEMU, the guest kernel and initramfs into L1's payload; booting L1 under TCG (slow: a few minutes)"
 fi

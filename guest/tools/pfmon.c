@@ -1,22 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pfmon: count events of a command (or of CPUs) with perfmon2 in a
- * kvm-perfmon guest, through libperfmon2's twelve calls.
+ * kvm-perfmon guest, through libperfmon2's twelve calls. `pfmon --help`
+ * lists the options; guest/tools/README.md is the manual.
  *
- *   pfmon -l
- *   pfmon [-e ev,...] [--set ev,...]... [--switch-timeout NS]
- *         [--smpl-period N] [--system-wide [--cpu-list L]]
- *         [--attach-task PID] [-- cmd args]
- *
- * Events: the hypervisor's virtual PMDs (vcpu_run_ns, vm_exits, ...) and
- * the hardware events of the host's personality (pmu_desc/model), or
- * rUUEE (hex unit mask UU, event select EE, as perf's raw events) for any other hardware event.
- * -e fills set 0; each --set adds the next set; with more than one set the
- * sets are time-switched (--switch-timeout, default 10 ms) and each count
- * is printed scaled to the whole run: count * total active / set active.
- * --smpl-period N samples the command every N occurrences of the first
- * event of set 0 (default sampling format, the buffer mmap()ed) and prints
- * the samples by function of the command's ELF symbols.
+ * Events (pfmon_events.c): the hypervisor's virtual PMDs (vcpu_run_ns,
+ * vm_exits, ...) and every event of the personality's CPU model by its
+ * libpfm4 name. Each -e is an event set; with more than one set the sets
+ * are time-switched (--switch-timeout, default 10 ms) and each count is
+ * printed scaled to the whole run (pfmon_output.c). --smpl-period N
+ * samples the command every N occurrences of the first event of set 0
+ * (default sampling format, the buffer mmap()ed) and prints the samples
+ * by function of the command's ELF symbols.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -29,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -43,9 +39,9 @@
 #include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
 
-#define SYSFS		"/sys/kernel/perfmon"
-#define MAX_SETS	16
-#define MAX_EVS		32	/* per set */
+#include "pfmon.h"
+
+#define PFMON_VERSION	"2.0"
 #define MAX_CPUS	64
 #define DFL_TIMEOUT_NS	10000000ULL
 /*
@@ -53,79 +49,20 @@
  * notifications, and a sixteenth of the host's default per-buffer limit
  */
 #define DFL_SMPL_BUF_SIZE	(256 * 1024)
+/* -I: perf stat's lower bound; below it the calls themselves would show */
+#define MIN_INTERVAL_MS	10
 
-#define EVTSEL_USR	(1ULL << 16)
-#define EVTSEL_OS	(1ULL << 17)
-#define EVTSEL_INT	(1ULL << 20)
-#define EVTSEL_EN	(1ULL << 22)
-/* AMD event select bits 11:8: bits 19:16 of our code, 35:32 of the PMC */
-#define CODE_EXT_SHIFT	16
-#define EVTSEL_EXT_SHIFT	32
-#define EVTSEL_EXT_MASK	0xfULL
-
-struct evdesc {
-	const char *name;
-	int vpmd;		/* virtual PMD number, or 0: hardware */
-	unsigned int code;	/* event select | unit mask << 8 */
-	const char *desc;
-};
-
-static const struct evdesc vpmd_events[] = {
-	{ "vcpu_run_ns", PVPFM_VPMD_VCPU_RUN_NS, 0, "ns the vCPU ran (hypervisor)" },
-	{ "vm_exits", PVPFM_VPMD_VM_EXITS, 0, "VM exits" },
-	{ "halt_exits", PVPFM_VPMD_HALT_EXITS, 0, "HLT exits" },
-	{ "host_preempt", PVPFM_VPMD_HOST_PREEMPT, 0, "vCPU preempted on the host" },
-	{ "steal_ns", PVPFM_VPMD_STEAL_NS, 0, "ns runnable on the host, not running" },
-	{ "host_page_faults", PVPFM_VPMD_HOST_PAGE_FAULTS, 0, "host page faults on guest RAM" },
-	{ NULL, 0, 0, NULL }
-};
-
-static const struct evdesc amd64_events[] = {
-	{ "cycles", 0, 0x76, "CPU clocks not halted" },
-	{ "instructions", 0, 0xc0, "retired instructions" },
-	{ "branches", 0, 0xc2, "retired branch instructions" },
-	{ "branch_misses", 0, 0xc3, "retired mispredicted branches" },
-	{ "dcache_accesses", 0, 0x40, "data cache accesses" },
-	{ "dcache_misses", 0, 0x41, "data cache misses" },
-	{ NULL, 0, 0, NULL }
-};
-
-static const struct evdesc intel_arch_events[] = {
-	{ "cycles", 0, 0x3c, "unhalted core cycles" },
-	{ "instructions", 0, 0xc0, "instructions retired" },
-	{ "ref_cycles", 0, 0x13c, "unhalted reference cycles" },
-	{ "llc_references", 0, 0x4f2e, "last level cache references" },
-	{ "llc_misses", 0, 0x412e, "last level cache misses" },
-	{ "branches", 0, 0xc4, "branch instructions retired" },
-	{ "branch_misses", 0, 0xc5, "branch mispredicts retired" },
-	{ NULL, 0, 0, NULL }
-};
-
-struct event {
-	char name[40];
-	int vpmd;
-	unsigned int code;
-	int pmc;		/* hardware: PMC = PMD number; -1 virtual */
-	bool emulated;		/* the host backs it with an admin's alias */
-};
-
-struct set {
-	struct event ev[MAX_EVS];
-	int n;
-	int nhw;
-};
-
-static struct set sets[MAX_SETS];
-static int nsets;
-static char model[64];
-static const struct evdesc *hw_table;
-static const struct pvpfm_pers_desc *pers;	/* the device's personality */
-static int counters;
+struct set sets[MAX_SETS];
+int nsets;
+FILE *out;
+enum out_fmt out_fmt = OUT_TEXT;
+const char *csv_sep;
 static size_t smpl_buf_size;	/* 0: counting only */
 static uint64_t smpl_period;
 static uint64_t smpl_count;	/* samples taken */
+static bool verbose;		/* -v: the registers each event takes */
 
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -134,10 +71,10 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(1);
+	exit(PFMON_EXIT_FAIL);
 }
 
-static int sysfs_read(const char *rel, char *buf, size_t size)
+int sysfs_read(const char *rel, char *buf, size_t size)
 {
 	char path[256];
 	FILE *f;
@@ -155,75 +92,28 @@ static int sysfs_read(const char *rel, char *buf, size_t size)
 	return 0;
 }
 
-static void need_perfmon(void)
+/* a whole number in @arg for option @opt, or dies */
+static uint64_t parse_u64(const char *opt, const char *arg, uint64_t min,
+			  uint64_t max)
 {
-	char buf[64];
+	char *end;
+	uint64_t v;
 
-	if (sysfs_read("version", buf, sizeof(buf)))
-		die("no perfmon2 in this kernel (" SYSFS " missing): load perfmon2.ko (insmod perfmon2.ko) in a guest started with -device pv-perfmon");
-	if (sysfs_read("pmu_desc/model", model, sizeof(model)))
-		model[0] = '\0';
-	if (!strncmp(model, "amd64", 5))
-		hw_table = amd64_events;
-	else if (!strcmp(model, "intel_arch"))
-		hw_table = intel_arch_events;
-	if (!sysfs_read("device/personality", buf, sizeof(buf)))
-		pers = pvpfm_pers_desc(atoi(buf));
-	if (!pers)
-		return;
-	counters = pers->counters;
-	if (!sysfs_read("device/counters", buf, sizeof(buf)))
-		counters = atoi(buf);
-	if (counters < 0 || counters > pers->counters_max)
-		counters = pers->counters_max;
-}
-
-static uint64_t pmc_value(unsigned int code)
-{
-	uint64_t ev = code & 0xff, umask = (code >> 8) & 0xff;
-	uint64_t v = ev | umask << 8 | EVTSEL_USR | EVTSEL_OS | EVTSEL_INT |
-		     EVTSEL_EN;
-
-	if (pers && pers->ext_event)
-		v |= ((code >> CODE_EXT_SHIFT) & EVTSEL_EXT_MASK) <<
-		     EVTSEL_EXT_SHIFT;
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max)
+		die("%s: want a whole number from %llu to %llu, not '%s'", opt,
+		    (unsigned long long)min, (unsigned long long)max, arg);
 	return v;
 }
 
-static bool lookup(const char *name, struct event *e)
-{
-	const struct evdesc *d;
-	char *end;
-
-	for (d = vpmd_events; d->name; d++)
-		if (!strcmp(d->name, name))
-			goto found;
-	for (d = hw_table; d && d->name; d++)
-		if (!strcmp(d->name, name))
-			goto found;
-	if (name[0] == 'r' && isxdigit((unsigned char)name[1]) && hw_table) {
-		unsigned long code = strtoul(name + 1, &end, 16);
-
-		if (*end || code > 0xffff)
-			return false;
-		/* perf's raw form: unit mask << 8 | event select */
-		snprintf(e->name, sizeof(e->name), "%s", name);
-		e->vpmd = 0;
-		e->code = (unsigned int)code;
-		return true;
-	}
-	return false;
-found:
-	snprintf(e->name, sizeof(e->name), "%s", d->name);
-	e->vpmd = d->vpmd;
-	e->code = d->code;
-	return true;
-}
-
-static void add_events(struct set *s, int setid, char *list)
+static void add_events(struct set *s, int setid, char *list,
+		       unsigned int plm)
 {
 	char *tok, *save = NULL;
 
+	if (!*list || list[strlen(list) - 1] == ',' || strstr(list, ",,"))
+		die("set %d: empty event name in '%s'", setid, list);
 	for (tok = strtok_r(list, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		struct event *e;
@@ -231,16 +121,10 @@ static void add_events(struct set *s, int setid, char *list)
 		if (s->n == MAX_EVS)
 			die("set %d: more than %d events", setid, MAX_EVS);
 		e = &s->ev[s->n];
-		if (!lookup(tok, e)) {
-			if (!hw_table && tok[0] != 'v')
-				die("unknown event '%s' (PMU model '%s' has no hardware event table here; pfmon -l lists the events)",
-				    tok, model);
-			die("unknown event '%s' (pfmon -l lists the events)", tok);
-		}
+		event_parse(tok, plm, setid, e);
 		for (int i = 0; i < s->n; i++)
 			if (!strcmp(s->ev[i].name, e->name))
 				die("set %d: event %s given twice", setid, tok);
-		e->pmc = -1;
 		if (!e->vpmd)
 			e->pmc = s->nhw++;
 		s->n++;
@@ -253,9 +137,9 @@ static void check_counters(void)
 		if (sets[i].nhw <= counters)
 			continue;
 		if (nsets == 1)
-			die("%d hardware events for %d counters: split them into event sets (--set ev,... ; the sets are time-switched)",
+			die("%d hardware events for %d counters: split them into event sets (one -e per set; the sets are time-switched)",
 			    sets[i].nhw, counters);
-		die("set %d: %d hardware events for %d counters: move some into another --set",
+		die("set %d: %d hardware events for %d counters: move some into another -e",
 		    i, sets[i].nhw, counters);
 	}
 }
@@ -315,7 +199,7 @@ static void program(int fd, uint64_t timeout)
 			if (!e->vpmd) {
 				pc[npc].reg_num = e->pmc;
 				pc[npc].reg_set = s;
-				pc[npc].reg_value = pmc_value(e->code);
+				pc[npc].reg_value = e->pmc_value;
 				pc_ev[npc++] = i;
 			}
 			pd[npd].reg_num = e->vpmd ? e->vpmd : e->pmc;
@@ -327,6 +211,17 @@ static void program(int fd, uint64_t timeout)
 				pd[npd].reg_long_reset = -smpl_period;
 			}
 			npd++;
+		}
+		for (int i = 0; verbose && i < sets[s].n; i++) {
+			const struct event *e = &sets[s].ev[i];
+
+			if (e->vpmd)
+				fprintf(stderr, "pfmon: set %d: %s: PMD%d (virtual)\n",
+					s, e->name, e->vpmd);
+			else
+				fprintf(stderr, "pfmon: set %d: %s: PMC%d=%#llx PMD%d\n",
+					s, e->name, e->pmc,
+					(unsigned long long)e->pmc_value, e->pmc);
 		}
 		if (npc && pfm_write_pmcs(fd, pc, npc)) {
 			int err = errno;
@@ -352,7 +247,6 @@ static void program(int fd, uint64_t timeout)
 	}
 }
 
-
 static int create(uint32_t flags)
 {
 	pfm_dfl_smpl_arg_t arg;
@@ -369,8 +263,11 @@ static int create(uint32_t flags)
 					sizeof(arg));
 	else
 		fd = pfm_create_context(&ctx, NULL, NULL, 0);
-	if (fd >= 0)
+	if (fd >= 0) {
+		/* the command never gets the context's fd */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
 		return fd;
+	}
 	if (smpl_buf_size && errno == ENOMEM)
 		die("no room for a %zu-byte sampling buffer (controls/smpl_buffer_mem_max, RLIMIT_MEMLOCK, the host's max_smpl_buf)",
 		    smpl_buf_size);
@@ -392,7 +289,6 @@ static int create(uint32_t flags)
 		    buf, ctl);
 	}
 	die("creating a context: %s", strerror(errno));
-	return -1;
 }
 
 static int load(int fd, uint32_t pid)
@@ -404,40 +300,43 @@ static int load(int fd, uint32_t pid)
 	return pfm_load_context(fd, &ld);
 }
 
-static char *commas(uint64_t v, char *buf)
-{
-	char tmp[32];
-	int n, j = 0;
+static struct timespec t_start;
+static uint64_t follow_timeout;	/* --switch-timeout, for followed tasks */
+static sigset_t orig_mask;	/* pfmon's signal mask at start */
 
-	n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = tmp[i];
-	}
-	buf[j] = '\0';
-	return buf;
+static double since_start(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t_start.tv_sec) +
+	       (now.tv_nsec - t_start.tv_nsec) / 1e9;
 }
 
-static void report(int fd, const char *title)
+/* every set's PMDs and getinfo, into @r */
+static void read_counts(int fd, struct reading *r)
 {
 	pfarg_setinfo_t si[MAX_SETS];
 	pfarg_pmd_t pd[MAX_EVS];
-	uint64_t total = 0;
-	char a[32], b[32];
 
+	memset(r, 0, sizeof(*r));
+	r->t = since_start();
 	memset(si, 0, sizeof(si));
 	for (int s = 0; s < nsets; s++)
 		si[s].set_id = s;
 	if (pfm_getinfo_evtsets(fd, si, nsets))
 		die("getinfo: %s", strerror(errno));
-	for (int s = 0; s < nsets; s++)
-		total += si[s].set_act_duration;
-	if (title)
-		printf("%s\n", title);
 	for (int s = 0; s < nsets; s++) {
+		struct set_reading *c = &r->set[s];
 		int n = sets[s].n;
 
+		c->runs = si[s].set_runs;
+		c->act_ns = si[s].set_act_duration;
+		c->host_enabled_ns =
+			si[s].set_reserved3[PVPFM_SETINFO_HOST_ENABLED];
+		c->host_running_ns =
+			si[s].set_reserved3[PVPFM_SETINFO_HOST_RUNNING];
+		r->total_act_ns += c->act_ns;
 		memset(pd, 0, sizeof(pd));
 		for (int i = 0; i < n; i++) {
 			const struct event *e = &sets[s].ev[i];
@@ -447,83 +346,22 @@ static void report(int fd, const char *title)
 		}
 		if (n && pfm_read_pmds(fd, pd, n))
 			die("reading set %d: %s", s, strerror(errno));
-		if (nsets > 1)
-			printf("set %d: %llu runs, active %.3f ms of %.3f ms (%.1f%%)\n",
-			       s, (unsigned long long)si[s].set_runs,
-			       si[s].set_act_duration / 1e6, total / 1e6,
-			       total ? 100.0 * si[s].set_act_duration / total : 0);
-		for (int i = 0; i < n; i++) {
-			uint64_t raw = pd[i].reg_value, v = raw;
-
-			/* sampling PMD: periods done plus the last partial one */
-			if (smpl_period && s == 0 && i == 0)
-				v = raw = smpl_count * smpl_period +
-					  (raw + smpl_period);
-
-			if (nsets > 1 && si[s].set_act_duration)
-				v = (uint64_t)((long double)raw * total /
-					       si[s].set_act_duration);
-			const char *emul = sets[s].ev[i].emulated ?
-					   " [emulated]" : "";
-
-			if (nsets > 1)
-				printf("  %20s %-18s (raw %s)%s\n", commas(v, a),
-				       sets[s].ev[i].name, commas(raw, b), emul);
-			else
-				printf("  %20s %s%s\n", commas(v, a),
-				       sets[s].ev[i].name, emul);
-		}
+		for (int i = 0; i < n; i++)
+			c->raw[i] = pd[i].reg_value;
+		/* sampling PMD: periods done plus the last partial one */
+		if (smpl_period && s == 0)
+			c->raw[0] = smpl_count * smpl_period +
+				    (c->raw[0] + smpl_period);
 	}
-	if (nsets == 1)
-		printf("  active %.3f ms\n", total / 1e6);
-	fflush(stdout);
 }
 
-static void list_events(void)
+static void final_report(int fd, const char *target)
 {
-	const struct evdesc *d;
-	char buf[64];
-	int fd;
+	struct reading r;
 
-	fd = create(0);
-	printf("PMU model: %s, %d counters%s\n", model[0] ? model : "?",
-	       counters,
-	       !sysfs_read("device/features", buf, sizeof(buf)) &&
-	       (strtoul(buf, NULL, 0) & PVPFM_F_EVENT_MAP) ?
-	       "; the host aliases some events (event map)" : "");
-	printf("virtual PMDs (hypervisor events):\n");
-	for (d = vpmd_events; d->name; d++) {
-		pfarg_pmd_t pd;
-
-		memset(&pd, 0, sizeof(pd));
-		pd.reg_num = d->vpmd;
-		if (pfm_write_pmds(fd, &pd, 1))
-			printf("  %-18s PMD%d  %s [not available on this host]\n",
-			       d->name, d->vpmd, d->desc);
-		else
-			printf("  %-18s PMD%d  %s\n", d->name, d->vpmd, d->desc);
-	}
-	printf("hardware events (%s):\n", model);
-	for (d = hw_table; d && d->name; d++) {
-		pfarg_pmc_t pc;
-
-		memset(&pc, 0, sizeof(pc));
-		pc.reg_value = pmc_value(d->code);
-		if (pfm_write_pmcs(fd, &pc, 1)) {
-			printf("  %-18s event %#05x  %s [not available: %s]\n",
-			       d->name, d->code, d->desc,
-			       pc.reg_flags & PFM_REG_RETFL_NOTAVAIL ?
-			       "the host cannot back it" : strerror(errno));
-			continue;
-		}
-		printf("  %-18s event %#05x  %s%s\n", d->name, d->code, d->desc,
-		       pc.reg_flags & PVPFM_REG_RETFL_EMULATED ?
-		       " [emulated: the host backs it with another event]" : "");
-	}
-	if (!hw_table)
-		printf("  (no table for this model; use rUUEE)\n");
-	printf("any other hardware event: rUUEE (hex unit mask UU, event select EE)\n");
-	close(fd);
+	read_counts(fd, &r);
+	print_counts(target, &r, NULL);
+	warn_starved(target, &r);
 }
 
 static pid_t gettid_(void)
@@ -539,15 +377,22 @@ static int parse_cpus(const char *l, int *cpus)
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int a, b;
+		char c;
 
-		if (sscanf(tok, "%d-%d", &a, &b) == 2) {
-		} else if (sscanf(tok, "%d", &a) == 1) {
+		if (sscanf(tok, "%d-%d%c", &a, &b, &c) == 2) {
+		} else if (sscanf(tok, "%d%c", &a, &c) == 1) {
 			b = a;
 		} else {
-			die("bad --cpu-list '%s'", l);
+			die("--cpu-list: bad element '%s' in '%s' (want N or N-M, comma-separated)",
+			    tok, l);
 		}
-		for (int c = a; c <= b && n < MAX_CPUS; c++)
-			cpus[n++] = c;
+		if (a < 0 || b < a || b >= CPU_SETSIZE)
+			die("--cpu-list: bad range '%s'", tok);
+		for (int cpu = a; cpu <= b; cpu++) {
+			if (n == MAX_CPUS)
+				die("--cpu-list: more than %d CPUs", MAX_CPUS);
+			cpus[n++] = cpu;
+		}
 	}
 	free(copy);
 	return n;
@@ -562,6 +407,15 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* the command's status as a shell gives it */
+static int status_of(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	fprintf(stderr, "pfmon: command killed by signal %d\n", WTERMSIG(st));
+	return 128 + WTERMSIG(st);
+}
+
 static int wait_cmd(pid_t pid)
 {
 	int st;
@@ -569,17 +423,22 @@ static int wait_cmd(pid_t pid)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			die("waitpid: %s", strerror(errno));
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	fprintf(stderr, "pfmon: command killed by signal %d\n", WTERMSIG(st));
-	return 128 + WTERMSIG(st);
+	return status_of(st);
 }
 
-static pid_t spawn(char **argv, int fd)
+static void ftask_traced(pid_t pid, int fd, bool ours);
+
+/*
+ * fork the command; with @fd, the child loads the context on itself and
+ * starts it, then execs (self-monitoring: the context follows the thread
+ * through exec). @traced (--follow-*): the child stops before its exec
+ * for pfmon, its tracer, to set the tracing options. Its exec failure is
+ * pfmon's 126 or 127, like a shell's.
+ */
+static pid_t spawn(char **argv, int fd, bool traced)
 {
-	int pfd[2];
+	int pfd[2], err, st;
 	pid_t pid;
-	char c;
 
 	if (pipe2(pfd, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
@@ -588,162 +447,419 @@ static pid_t spawn(char **argv, int fd)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(pfd[0]);
-		if (fd >= 0) {
-			/* self-monitoring: the context follows this thread through exec */
-			if (load(fd, gettid_())) {
-				fprintf(stderr, "pfmon: loading the context on the command: %s\n",
-					strerror(errno));
-				_exit(127);
-			}
-			if (pfm_start(fd, NULL)) {
-				fprintf(stderr, "pfmon: start: %s\n", strerror(errno));
-				_exit(127);
-			}
-			fcntl(fd, F_SETFD, FD_CLOEXEC);
+		/* the command gets pfmon's signal mask of before -I's SIGCHLD */
+		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
+		if (fd >= 0 && (load(fd, gettid_()) || pfm_start(fd, NULL))) {
+			fprintf(stderr, "pfmon: loading and starting the context on the command: %s\n",
+				strerror(errno));
+			_exit(PFMON_EXIT_FAIL);
+		}
+		if (traced && (ptrace(PTRACE_TRACEME, 0, 0, 0) || raise(SIGSTOP))) {
+			fprintf(stderr, "pfmon: ptrace: %s\n", strerror(errno));
+			_exit(PFMON_EXIT_FAIL);
 		}
 		execvp(argv[0], argv);
-		c = 1;
-		if (write(pfd[1], &c, 1) < 0)
-			_exit(127);
-		fprintf(stderr, "pfmon: cannot run %s: %s\n", argv[0],
-			strerror(errno));
-		_exit(127);
+		err = errno;
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(PFMON_EXIT_FAIL);
+		_exit(PFMON_EXIT_FAIL);
 	}
 	close(pfd[1]);
-	if (read(pfd[0], &c, 1) == 1) {
+	if (traced) {
+		if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
+			close(pfd[0]);
+			exit(WIFEXITED(st) ? WEXITSTATUS(st) : PFMON_EXIT_FAIL);
+		}
+		ftask_traced(pid, fd, true);
+	}
+	/* exec done (the pipe closed) or failed (its errno) */
+	if (read(pfd[0], &err, sizeof(err)) == sizeof(err)) {
 		close(pfd[0]);
-		wait_cmd(pid);
-		exit(127);
+		waitpid(pid, NULL, 0);
+		fprintf(stderr, "pfmon: cannot run %s: %s\n", argv[0],
+			strerror(err));
+		exit(err == ENOENT ? PFMON_EXIT_NOTFOUND : PFMON_EXIT_NOEXEC);
 	}
 	close(pfd[0]);
 	return pid;
 }
 
-/* --- the sampling profile: samples by symbol of the command's ELF --- */
+/*
+ * Count the command: with -I, print the deltas every @interval_ms while
+ * it runs, and the last partial interval when it ends (as perf stat -I,
+ * no totals); else the totals at its end.
+ */
+static int count_cmd(char **argv, int fd, uint64_t interval_ms)
+{
+	struct reading prev, cur;
+	struct timespec next;
+	sigset_t chld;
+	pid_t pid;
+	int st;
 
-struct sym {
-	uint64_t addr, size;
-	char *name;
-	uint64_t hits;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (interval_ms)
+		sigprocmask(SIG_BLOCK, &chld, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	pid = spawn(argv, fd, false);
+	if (!interval_ms) {
+		st = wait_cmd(pid);
+		final_report(fd, NULL);
+		return st;
+	}
+	memset(&prev, 0, sizeof(prev));
+	print_interval_header();
+	next = t_start;
+	for (;;) {
+		pid_t w;
+
+		next.tv_nsec += (long)(interval_ms % 1000) * 1000000L;
+		next.tv_sec += (time_t)(interval_ms / 1000);
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		/* sleep to the next tick, or until the command ends */
+		for (;;) {
+			struct timespec now, left;
+			int64_t ns;
+
+			w = waitpid(pid, &st, WNOHANG);
+			if (w == pid)
+				break;
+			if (w < 0 && errno != EINTR)
+				die("waitpid: %s", strerror(errno));
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			ns = (int64_t)(next.tv_sec - now.tv_sec) * 1000000000LL +
+			     (next.tv_nsec - now.tv_nsec);
+			if (ns <= 0)
+				break;
+			left.tv_sec = (time_t)(ns / 1000000000LL);
+			left.tv_nsec = (long)(ns % 1000000000LL);
+			/* SIGCHLD is blocked: its arrival ends the wait */
+			sigtimedwait(&chld, NULL, &left);
+		}
+		read_counts(fd, &cur);
+		print_counts(NULL, &cur, &prev);
+		prev = cur;
+		if (w == pid)
+			break;
+	}
+	warn_starved(NULL, &cur);
+	return status_of(st);
+}
+/*
+ * --follow-*: pfmon traces the command (ptrace) and gives every task it
+ * creates, of the kinds asked for, a context of its own: loaded by
+ * pfmon on the new task while it is stopped at its start (perfmon2's rule
+ * for attaching: pfmon is its tracer), then started. Each task's counts
+ * are read at its exit; printed per task, or summed (--aggregate-results).
+ * A context follows its task through exec in any case.
+ */
+#define FOLLOW_FORK	0x1
+#define FOLLOW_VFORK	0x2
+#define FOLLOW_PTHREAD	0x4
+#define FOLLOW_EXEC	0x8
+#define FOLLOW_ALL	0xf
+#define MAX_TASKS	256
+
+struct ftask {
+	pid_t tid;
+	int fd;			/* -1: no context yet (or none could be had) */
+	bool exited;
+	bool counted;		/* r holds its counts, read at its exit */
+	struct reading r;
 };
 
-static struct sym *syms;
-static size_t nsyms;
-static uint64_t load_bias;	/* PIE: where the command was mapped */
-static uint64_t hits_kernel, hits_other;
-static const char *smpl_exe;
+static unsigned int follow;
+static bool aggregate;
+static struct ftask *ftasks;
+static int nftasks;
 
-static int sym_cmp(const void *a, const void *b)
+static struct ftask *ftask_find(pid_t tid)
 {
-	const struct sym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	for (int i = 0; i < nftasks; i++)
+		if (ftasks[i].tid == tid && !ftasks[i].exited)
+			return &ftasks[i];
+	return NULL;
 }
 
-/* function symbols of @path's .symtab (else .dynsym); ET_DYN in *pie */
-static void load_syms(const char *path, bool *pie)
+static struct ftask *ftask_add(pid_t tid, int fd)
 {
-	int fd = open(path, O_RDONLY);
-	struct stat st;
-	unsigned char *m;
-	Elf64_Ehdr *eh;
-	Elf64_Shdr *sh;
+	struct ftask *t;
 
-	*pie = false;
-	if (fd < 0 || fstat(fd, &st)) {
-		fprintf(stderr, "pfmon: %s: %s (no symbols)\n", path, strerror(errno));
+	if (nftasks == MAX_TASKS)
+		die("--follow: more than %d tasks", MAX_TASKS);
+	if (!ftasks) {
+		ftasks = calloc(MAX_TASKS, sizeof(*ftasks));
+		if (!ftasks)
+			die("out of memory");
+	}
+	t = &ftasks[nftasks++];
+	t->tid = tid;
+	t->fd = fd;
+	return t;
+}
+
+/* a new task stopped at its start: its own context, loaded and started */
+static void ftask_attach(struct ftask *t)
+{
+	int fd = create(0);
+
+	program(fd, follow_timeout);
+	if (load(fd, t->tid) || pfm_start(fd, NULL)) {
+		fprintf(stderr, "pfmon: task %d: not monitored: %s\n", t->tid,
+			strerror(errno));
+		close(fd);
 		return;
 	}
-	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED || st.st_size < (off_t)sizeof(*eh) ||
-	    memcmp(m, ELFMAG, SELFMAG) || m[EI_CLASS] != ELFCLASS64) {
-		fprintf(stderr, "pfmon: %s: not a 64-bit ELF file (no symbols)\n", path);
-		return;
-	}
-	eh = (Elf64_Ehdr *)m;
-	*pie = eh->e_type == ET_DYN;
-	sh = (Elf64_Shdr *)(m + eh->e_shoff);
-	for (int pass = 0; pass < 2 && !nsyms; pass++) {
-		uint32_t want = pass ? SHT_DYNSYM : SHT_SYMTAB;
+	t->fd = fd;
+}
 
-		for (int i = 0; i < eh->e_shnum; i++) {
-			Elf64_Sym *sy;
-			const char *str;
-			size_t n;
+/* @ours: pfmon started the task, which dies with pfmon */
+static unsigned long ptrace_opts(bool ours)
+{
+	/* exec always: else a traced exec stops with a plain SIGTRAP */
+	unsigned long o = PTRACE_O_TRACEEXEC | (ours ? PTRACE_O_EXITKILL : 0);
 
-			if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum)
+	if (follow & FOLLOW_FORK)
+		o |= PTRACE_O_TRACEFORK;
+	if (follow & FOLLOW_VFORK)
+		o |= PTRACE_O_TRACEVFORK;
+	if (follow & FOLLOW_PTHREAD)
+		o |= PTRACE_O_TRACECLONE;
+	return o;
+}
+
+/* trace until every followed task is gone; @main's status */
+static int follow_loop(pid_t main_tid)
+{
+	int live = 1, rc = 0;
+
+	while (live > 0) {
+		struct ftask *t;
+		int st, sig, ev;
+		pid_t w = waitpid(-1, &st, __WALL);
+
+		if (w < 0) {
+			if (errno == EINTR)
 				continue;
-			sy = (Elf64_Sym *)(m + sh[i].sh_offset);
-			str = (const char *)(m + sh[sh[i].sh_link].sh_offset);
-			n = sh[i].sh_size / sizeof(*sy);
-			syms = calloc(n, sizeof(*syms));
-			if (!syms)
-				die("out of memory");
-			for (size_t k = 0; k < n; k++) {
-				if (ELF64_ST_TYPE(sy[k].st_info) != STT_FUNC ||
-				    !sy[k].st_value)
-					continue;
-				syms[nsyms].addr = sy[k].st_value;
-				syms[nsyms].size = sy[k].st_size;
-				syms[nsyms].name = strdup(str + sy[k].st_name);
-				nsyms++;
-			}
+			if (errno == ECHILD)
+				break;
+			die("waitpid: %s", strerror(errno));
 		}
+		t = ftask_find(w);
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (w == main_tid)
+				rc = status_of(st);
+			if (t) {
+				if (t->fd >= 0) {
+					read_counts(t->fd, &t->r);
+					close(t->fd);
+					t->fd = -1;
+					t->counted = true;
+				}
+				t->exited = true;
+				live--;
+			}
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		sig = WSTOPSIG(st);
+		ev = st >> 16;
+		if (sig == SIGTRAP && ev) {
+			unsigned long nt;
+
+			if ((ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK ||
+			     ev == PTRACE_EVENT_CLONE) &&
+			    !ptrace(PTRACE_GETEVENTMSG, w, 0, &nt) &&
+			    !ftask_find((pid_t)nt)) {
+				ftask_add((pid_t)nt, -1);
+				live++;
+			}
+			ptrace(PTRACE_CONT, w, 0, 0);
+			continue;
+		}
+		if (!t) {
+			/* a new task's first stop can come before its creator's event */
+			t = ftask_add(w, -1);
+			live++;
+		}
+		if (t->fd < 0 && sig == SIGSTOP && w != main_tid) {
+			ftask_attach(t);
+			ptrace(PTRACE_CONT, w, 0, 0);
+			continue;
+		}
+		/* any other signal is the task's own: deliver it */
+		ptrace(PTRACE_CONT, w, 0, sig);
 	}
-	qsort(syms, nsyms, sizeof(*syms), sym_cmp);
-	munmap(m, st.st_size);
+	return rc;
 }
 
-/* PIE: the command's load address, from its first mapping of @exe */
-static void find_bias(pid_t pid, const char *exe)
+static void follow_report(void)
 {
-	char path[64], line[512];
-	unsigned long lo, off;
-	FILE *f;
+	struct reading sum;
+	char title[32];
+	int n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *name = strchr(line, '/');
+	memset(&sum, 0, sizeof(sum));
+	for (int i = 0; i < nftasks; i++) {
+		const struct ftask *t = &ftasks[i];
 
-		if (!name)
+		if (!t->counted)
 			continue;
-		name[strcspn(name, "\n")] = '\0';
-		if (sscanf(line, "%lx-%*x %*s %lx", &lo, &off) == 2 && off == 0 &&
-		    !strcmp(name, exe)) {
-			load_bias = lo;
+		n++;
+		if (aggregate) {
+			sum.total_act_ns += t->r.total_act_ns;
+			for (int s = 0; s < nsets; s++) {
+				struct set_reading *a = &sum.set[s];
+				const struct set_reading *b = &t->r.set[s];
+
+				a->runs += b->runs;
+				a->act_ns += b->act_ns;
+				a->host_enabled_ns += b->host_enabled_ns;
+				a->host_running_ns += b->host_running_ns;
+				for (int e = 0; e < sets[s].n; e++)
+					a->raw[e] += b->raw[e];
+			}
+			continue;
+		}
+		snprintf(title, sizeof(title), "task%d", t->tid);
+		print_counts(title, &t->r, NULL);
+		warn_starved(title, &t->r);
+	}
+	if (aggregate) {
+		snprintf(title, sizeof(title), "tasks%d", n);
+		print_counts(title, &sum, NULL);
+		warn_starved(title, &sum);
+	}
+}
+
+/*
+ * The first followed task, stopped, its context @fd loaded: trace what it
+ * creates, let it run. @ours: pfmon started it (it dies with pfmon).
+ */
+static void ftask_traced(pid_t pid, int fd, bool ours)
+{
+	if (ptrace(PTRACE_SETOPTIONS, pid, 0, ptrace_opts(ours)))
+		die("ptrace: %s", strerror(errno));
+	ftask_add(pid, fd);
+	ptrace(PTRACE_CONT, pid, 0, 0);
+}
+
+/* the command and what it creates, each task counted apart */
+static int follow_cmd(char **argv, int fd)
+{
+	int rc = follow_loop(spawn(argv, fd, true));
+
+	follow_report();
+	return rc;
+}
+
+/* --- the sampling profile (pfmon_syms.c resolves the IPs) --- */
+
+static enum smpl_view smpl_view = VIEW_FUNCTION;
+
+/*
+ * --smpl-outfile: a text file, for pfmon --report to resolve later (the
+ * files of the map must still be there; kernel IPs take the /proc/kallsyms
+ * of where --report runs, so the same guest kernel):
+ *
+ *   pfmon-samples 1
+ *   exe PATH / event NAME / period N
+ *   entry tid=T pid=P ip=0x.. tstamp=N cpu=C set=S ovfl_pmd=D last_reset=0x..
+ *   ...                        (every entry of the sampling buffer, raw)
+ *   maps                       (then the command's last /proc/PID/maps)
+ */
+#define SMPL_FILE_MAGIC	"pfmon-samples 1"
+
+static FILE *smpl_file;
+static const char *smpl_file_path;
+
+static void hit(const pfm_dfl_smpl_entry_t *ent)
+{
+	smpl_count++;
+	syms_hit(ent->ip);
+	if (smpl_file)
+		fprintf(smpl_file, "entry tid=%u pid=%u ip=%#llx tstamp=%llu cpu=%u set=%u ovfl_pmd=%u last_reset=%#llx\n",
+			ent->pid, ent->tgid, (unsigned long long)ent->ip,
+			(unsigned long long)ent->tstamp, ent->cpu, ent->set,
+			ent->ovfl_pmd, (unsigned long long)ent->last_reset_val);
+}
+
+static void smpl_file_open(const char *exe)
+{
+	smpl_file = fopen(smpl_file_path, "we");
+	if (!smpl_file)
+		die("--smpl-outfile %s: %s", smpl_file_path, strerror(errno));
+	fprintf(smpl_file, SMPL_FILE_MAGIC "\nexe %s\nevent %s\nperiod %llu\n",
+		exe, sets[0].ev[0].name, (unsigned long long)smpl_period);
+}
+
+static void smpl_file_close(void)
+{
+	if (!smpl_file)
+		return;
+	fprintf(smpl_file, "maps\n%s", syms_maps());
+	if (fclose(smpl_file))
+		die("--smpl-outfile %s: %s", smpl_file_path, strerror(errno));
+	smpl_file = NULL;
+}
+
+/* pfmon --report FILE: the profile of a --smpl-outfile */
+static int report_file(const char *path, enum smpl_view view)
+{
+	static char exe[4096], event[128];
+	char line[512], *maps_text = NULL;
+	unsigned long long period = 0, ip;
+	size_t len = 0;
+	FILE *f = fopen(path, "re");
+	int lineno = 1;
+
+	if (!f)
+		die("--report %s: %s", path, strerror(errno));
+	if (!fgets(line, sizeof(line), f) || strcmp(line, SMPL_FILE_MAGIC "\n"))
+		die("--report %s: not a pfmon --smpl-outfile (no \"" SMPL_FILE_MAGIC "\" line first)",
+		    path);
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!strncmp(line, "entry ", 6)) {
+			char *p = strstr(line, " ip=");
+
+			if (!p || sscanf(p, " ip=%llx", &ip) != 1)
+				die("--report %s:%d: an entry without ip=", path, lineno);
+			smpl_count++;
+			syms_hit(ip);
+		} else if (sscanf(line, "exe %4095[^\n]", exe) == 1 ||
+			   sscanf(line, "event %127s", event) == 1 ||
+			   sscanf(line, "period %llu", &period) == 1) {
+			continue;
+		} else if (!strcmp(line, "maps\n")) {
+			/* the rest of the file */
+			maps_text = malloc(1 << 20);
+			if (!maps_text)
+				die("out of memory");
+			len = fread(maps_text, 1, (1 << 20) - 1, f);
+			maps_text[len] = '\0';
 			break;
+		} else {
+			die("--report %s:%d: unknown line '%.40s'", path, lineno, line);
 		}
 	}
 	fclose(f);
-}
-
-static void hit(uint64_t ip)
-{
-	size_t lo = 0, hi = nsyms;
-
-	smpl_count++;
-	if (ip >= 0xffff800000000000ULL) {
-		hits_kernel++;
-		return;
-	}
-	ip -= load_bias;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (syms[mid].addr <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && ip < syms[lo - 1].addr + (syms[lo - 1].size ?: 1)) {
-		syms[lo - 1].hits++;
-		return;
-	}
-	hits_other++;
+	if (!maps_text || !exe[0] || !event[0] || !period)
+		die("--report %s: incomplete (no exe, event, period or maps: was pfmon stopped while writing it?)",
+		    path);
+	syms_set_maps(maps_text, exe);
+	free(maps_text);
+	fprintf(out, "sampling profile of %s (from %s): %llu samples, one every %llu %s\n",
+		exe, path, (unsigned long long)smpl_count, period, event);
+	if (smpl_count)
+		syms_report(out, view);
+	fflush(out);
+	return 0;
 }
 
 /* every entry now in the buffer */
@@ -758,44 +874,23 @@ static void drain(const void *buf)
 
 		if (p + sizeof(*ent) > end)
 			break;
-		hit(ent->ip);
+		hit(ent);
 		p += sizeof(*ent);	/* no PMDs recorded with the entry */
 	}
 }
 
-static int hits_cmp(const void *a, const void *b)
+static void profile_report(const char *exe, uint64_t overflows)
 {
-	const struct sym *x = a, *y = b;
-
-	return x->hits < y->hits ? 1 : x->hits > y->hits ? -1 : 0;
-}
-
-static void profile_report(uint64_t overflows)
-{
-	uint64_t n = smpl_count;
-
-	printf("\nsampling profile of %s: %llu samples, one every %llu %s",
-	       smpl_exe, (unsigned long long)n,
-	       (unsigned long long)smpl_period, sets[0].ev[0].name);
+	fprintf(out, "\nsampling profile of %s: %llu samples, one every %llu %s",
+		exe, (unsigned long long)smpl_count,
+		(unsigned long long)smpl_period, sets[0].ev[0].name);
 	if (overflows)
-		printf(" (buffer filled %llu times)", (unsigned long long)overflows);
-	printf("\n");
-	if (!n) {
-		fflush(stdout);
-		return;
-	}
-	qsort(syms, nsyms, sizeof(*syms), hits_cmp);
-	printf("  %8s %7s  %s\n", "samples", "%", "symbol");
-	for (size_t i = 0; i < nsyms && syms[i].hits; i++)
-		printf("  %8llu %6.2f%%  %s\n", (unsigned long long)syms[i].hits,
-		       100.0 * syms[i].hits / n, syms[i].name);
-	if (hits_kernel)
-		printf("  %8llu %6.2f%%  [guest kernel]\n",
-		       (unsigned long long)hits_kernel, 100.0 * hits_kernel / n);
-	if (hits_other)
-		printf("  %8llu %6.2f%%  [other: shared libraries, vDSO, no symbol]\n",
-		       (unsigned long long)hits_other, 100.0 * hits_other / n);
-	fflush(stdout);
+		fprintf(out, " (buffer filled %llu times)",
+			(unsigned long long)overflows);
+	fprintf(out, "\n");
+	if (smpl_count)
+		syms_report(out, smpl_view);
+	fflush(out);
 }
 
 static char *which(const char *cmd)
@@ -828,20 +923,20 @@ static char *which(const char *cmd)
 /* run the command, sampling it; its status */
 static int sample_cmd(char **argv, int fd)
 {
-	void *buf;
-	bool pie, done = false;
+	const char *exe = which(argv[0]);
 	uint64_t overflows = 0;
+	bool done = false;
+	void *buf;
 	pid_t pid;
 	int st, rc = 0;
 
-	smpl_exe = which(argv[0]);
-	load_syms(smpl_exe, &pie);
 	buf = mmap(NULL, smpl_buf_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (buf == MAP_FAILED)
 		die("mapping the sampling buffer: %s", strerror(errno));
-	pid = spawn(argv, fd);
-	if (pie)
-		find_bias(pid, smpl_exe);
+	if (smpl_file_path)
+		smpl_file_open(exe);
+	pid = spawn(argv, fd, false);
+	syms_begin(pid, exe);
 	while (!done) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		pfarg_msg_t msg;
@@ -857,25 +952,127 @@ static int sample_cmd(char **argv, int fd)
 						strerror(errno));
 			}
 		}
+		/* its libraries may have been mapped since */
+		syms_snapshot();
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			done = true;
-			rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			rc = status_of(st);
 		}
 	}
 	drain(buf);
-	report(fd, NULL);
-	profile_report(overflows);
+	smpl_file_close();
+	final_report(fd, NULL);
+	profile_report(exe, overflows);
 	munmap(buf, smpl_buf_size);
 	return rc;
 }
 
-static void usage(void)
+static void help(void)
 {
-	fprintf(stderr,
-		"usage: pfmon -l\n"
-		"       pfmon [-e ev,...] [--set ev,...]... [--switch-timeout NS] [--smpl-period N]\n"
-		"             [--system-wide [--cpu-list L]] [--attach-task PID] [-- cmd args]\n");
-	exit(2);
+	printf(
+"usage: pfmon [OPTIONS] [--] COMMAND [ARG...]\n"
+"       pfmon [OPTIONS] --system-wide [--cpu-list L] [-- COMMAND [ARG...]]\n"
+"       pfmon [OPTIONS] --attach-task PID\n"
+"       pfmon -l | --help | --version\n"
+"\n"
+"Count, or sample, events of a command (per thread), of CPUs or of a task\n"
+"with perfmon2 in a guest with the pv-perfmon device (perfmon2.ko loaded).\n"
+"\n"
+"Events:\n"
+"  -e, --events EV[,EV...]  an event set; each -e adds the next set (several\n"
+"                           sets are time-switched and their counts scaled);\n"
+"                           default: one set vcpu_run_ns,vm_exits\n"
+"      --set EV[,EV...]     the same as -e (pfmon 1.x's name for a further set)\n"
+"  EV is a virtual PMD (vcpu_run_ns, vm_exits, halt_exits, host_preempt,\n"
+"  steal_ns, host_page_faults), an event of the personality's CPU model by its\n"
+"  libpfm4 name (EVENT or EVENT:UMASK...), one of perf's names (cycles,\n"
+"  instructions, branches, branch_misses, ...) or rHEX (raw PERFEVTSEL);\n"
+"  EV:u, EV:k, EV:uk pick the privilege levels of one hardware event\n"
+"  -u, --user-level         hardware events count at user level by default\n"
+"  -k, --kernel-level       hardware events count at kernel level by default\n"
+"                           (neither, or both: user and kernel)\n"
+"      --switch-timeout NS  time each set is active before the next (default\n"
+"                           10000000 ns)\n"
+"  -l, --list, --show-events  list the events, each probed on the host\n"
+"\n"
+"Sampling:\n"
+"      --smpl-period N      sample the command every N occurrences of the\n"
+"                           first event of the first set; print a profile of\n"
+"                           its IPs resolved with libdwfl (the command, its\n"
+"                           libraries, the vDSO) and /proc/kallsyms (kernel)\n"
+"      --smpl-per-function  the profile by function (default)\n"
+"      --smpl-per-address   the profile by address\n"
+"      --smpl-per-line      the profile by source line (DWARF line tables)\n"
+"      --smpl-outfile FILE  also write the raw samples and the command's map\n"
+"                           to FILE\n"
+"      --report FILE        print the profile of a --smpl-outfile FILE (in the\n"
+"                           same guest: its files and kernel symbols)\n"
+"\n"
+"What is monitored (default: COMMAND, its first thread only):\n"
+"      --system-wide        every CPU (or --cpu-list), until COMMAND ends or\n"
+"                           SIGINT\n"
+"      --cpu-list L         CPUs for --system-wide: N,N-M,...\n"
+"      --attach-task PID    an existing task (ptrace rights), until it exits\n"
+"      --follow-fork        also the processes fork() creates (a context each)\n"
+"      --follow-vfork       also the processes vfork() creates\n"
+"      --follow-pthread     also the threads (clone()) created\n"
+"      --follow-exec        (always so: a context follows its task's exec)\n"
+"      --follow-all         all of the above\n"
+"      --aggregate-results  with --follow-*: one sum, not one result per task\n"
+"\n"
+"Output (results; messages go to stderr):\n"
+"  -o, --outfile FILE       results to FILE instead of stdout\n"
+"  -x, --field-separator SEP  CSV: a header line, then one line per event\n"
+"                           (time,target,set,event,count,raw,set_runs,\n"
+"                           set_active_ns,set_pct,host_enabled_ns,\n"
+"                           host_running_ns,host_pct,emulated)\n"
+"      --json               one JSON object per line and event, same fields\n"
+"  -I, --interval-print MS  print the counts of every MS ms (>= %d) of a\n"
+"                           counted COMMAND, then those of the last part\n"
+"  Per event: the count scaled to the whole run, its raw value, the set's\n"
+"  share of the run and the share of the enabled time the host ran the\n"
+"  set's counters; pfmon warns on stderr when the host starved them.\n"
+"\n"
+"  -v, --verbose            print each event's registers (PMC value) on stderr\n"
+"  -h, --help               this text\n"
+"  -V, --version            pfmon's, libpfm4's and perfmon2's versions\n"
+"\n"
+"Exit status: COMMAND's (128+N if signal N killed it; 0 for --attach-task\n"
+"and -l); %d COMMAND not found, %d not executable; %d pfmon itself failed\n"
+"(bad argument, no perfmon2, an event refused, ...).\n",
+	       MIN_INTERVAL_MS, PFMON_EXIT_NOTFOUND, PFMON_EXIT_NOEXEC,
+	       PFMON_EXIT_FAIL);
+	exit(0);
+}
+
+static void version(void)
+{
+	char buf[64];
+
+	printf("pfmon %s (kvm-perfmon), libpfm4 %s", PFMON_VERSION,
+	       events_libpfm_version());
+	if (!sysfs_read("version", buf, sizeof(buf)))
+		printf(", perfmon2 interface %s", buf);
+	printf("\n");
+	exit(0);
+}
+
+static void usage_error(void)
+{
+	fprintf(stderr, "pfmon: see pfmon --help\n");
+	exit(PFMON_EXIT_FAIL);
+}
+
+/* -x's separator: one character that no field can hold */
+static const char *parse_sep(const char *arg)
+{
+	if (!strcmp(arg, "\\t"))
+		return "\t";
+	if (strlen(arg) != 1 || (!ispunct((unsigned char)arg[0]) &&
+				 arg[0] != '\t') || strchr(":._-=+\"'%", arg[0]))
+		die("-x: the separator is one punctuation character other than : . _ - = + \" ' %% (event names hold those), or \\t; not '%s'",
+		    arg);
+	return arg;
 }
 
 int main(int argc, char **argv)
@@ -883,42 +1080,66 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "events", required_argument, NULL, 'e' },
 		{ "set", required_argument, NULL, 's' },
+		{ "user-level", no_argument, NULL, 'u' },
+		{ "kernel-level", no_argument, NULL, 'k' },
 		{ "switch-timeout", required_argument, NULL, 't' },
 		{ "smpl-period", required_argument, NULL, 'p' },
 		{ "system-wide", no_argument, NULL, 'w' },
 		{ "cpu-list", required_argument, NULL, 'c' },
 		{ "attach-task", required_argument, NULL, 'a' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "show-events", no_argument, NULL, 'l' },
+		{ "outfile", required_argument, NULL, 'o' },
+		{ "field-separator", required_argument, NULL, 'x' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "interval-print", required_argument, NULL, 'I' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "follow-fork", no_argument, NULL, 0x100 | FOLLOW_FORK },
+		{ "follow-vfork", no_argument, NULL, 0x100 | FOLLOW_VFORK },
+		{ "follow-pthread", no_argument, NULL, 0x100 | FOLLOW_PTHREAD },
+		{ "follow-exec", no_argument, NULL, 0x100 | FOLLOW_EXEC },
+		{ "follow-all", no_argument, NULL, 0x100 | FOLLOW_ALL },
+		{ "aggregate-results", no_argument, NULL, 'g' },
+		{ "smpl-per-function", no_argument, NULL, 'F' },
+		{ "smpl-per-address", no_argument, NULL, 'A' },
+		{ "smpl-per-line", no_argument, NULL, 'L' },
+		{ "smpl-outfile", required_argument, NULL, 'S' },
+		{ "report", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	char *set_lists[MAX_SETS] = { NULL };
-	uint64_t timeout = 0;
-	bool syswide = false, list = false;
-	const char *cpulist = NULL;
+	uint64_t timeout = 0, interval_ms = 0;
+	bool syswide = false, list = false, json = false, view_given = false;
+	const char *cpulist = NULL, *outfile = NULL, *report_path = NULL;
+	unsigned int plm = 0;
 	pid_t attach = 0;
 	int opt, rc = 0;
 
-	nsets = 1;
-	while ((opt = getopt_long(argc, argv, "+e:lh", opts, NULL)) != -1) {
+	out = stdout;
+	sigprocmask(SIG_SETMASK, NULL, &orig_mask);
+	while ((opt = getopt_long(argc, argv, "+e:ukhlo:x:I:Vv", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
-			set_lists[0] = optarg;
-			break;
 		case 's':
 			if (nsets == MAX_SETS)
-				die("at most %d sets", MAX_SETS);
+				die("at most %d event sets (-e)", MAX_SETS);
 			set_lists[nsets++] = optarg;
 			break;
+		case 'u':
+			plm |= PLM_USER;
+			break;
+		case 'k':
+			plm |= PLM_KERNEL;
+			break;
 		case 't':
-			timeout = strtoull(optarg, NULL, 0);
-			if (!timeout)
-				die("--switch-timeout: want nanoseconds > 0");
+			timeout = parse_u64("--switch-timeout", optarg, 1,
+					    UINT64_MAX >> 1);
 			break;
 		case 'p':
-			smpl_period = strtoull(optarg, NULL, 0);
-			if (!smpl_period || smpl_period >> 62)
-				die("--smpl-period: want a period > 0");
+			smpl_period = parse_u64("--smpl-period", optarg, 1,
+						(1ULL << 62) - 1);
 			smpl_buf_size = DFL_SMPL_BUF_SIZE;
 			break;
 		case 'w':
@@ -928,42 +1149,132 @@ int main(int argc, char **argv)
 			cpulist = optarg;
 			break;
 		case 'a':
-			attach = atoi(optarg);
-			if (attach <= 0)
-				die("--attach-task: bad pid '%s'", optarg);
+			attach = (pid_t)parse_u64("--attach-task", optarg, 1,
+						  0x7fffffff);
 			break;
 		case 'l':
 			list = true;
 			break;
+		case 'o':
+			outfile = optarg;
+			break;
+		case 'x':
+			csv_sep = parse_sep(optarg);
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'I':
+			interval_ms = parse_u64("-I", optarg, MIN_INTERVAL_MS,
+						86400000);
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 0x100 | FOLLOW_FORK:
+		case 0x100 | FOLLOW_VFORK:
+		case 0x100 | FOLLOW_PTHREAD:
+		case 0x100 | FOLLOW_EXEC:
+		case 0x100 | FOLLOW_ALL:
+			follow |= opt & FOLLOW_ALL;
+			break;
+		case 'g':
+			aggregate = true;
+			break;
+		case 'F':
+			smpl_view = VIEW_FUNCTION;
+			view_given = true;
+			break;
+		case 'A':
+			smpl_view = VIEW_ADDRESS;
+			view_given = true;
+			break;
+		case 'L':
+			smpl_view = VIEW_LINE;
+			view_given = true;
+			break;
+		case 'S':
+			smpl_file_path = optarg;
+			break;
+		case 'R':
+			report_path = optarg;
+			break;
+		case 'h':
+			help();
+			break;
+		case 'V':
+			version();
+			break;
 		default:
-			usage();
+			usage_error();
 		}
 	}
-	need_perfmon();
-	if (list) {
-		list_events();
-		return 0;
-	}
-	if (!set_lists[0]) {
-		static char dfl[] = "vcpu_run_ns,vm_exits";
-
-		set_lists[0] = dfl;
-	}
-	for (int s = 0; s < nsets; s++)
-		add_events(&sets[s], s, set_lists[s]);
-	check_counters();
-	if (nsets > 1 && !timeout)
-		timeout = DFL_TIMEOUT_NS;
-	if (nsets == 1 && timeout)
-		fprintf(stderr, "pfmon: --switch-timeout without --set: one set, nothing to switch\n");
+	if (!plm)
+		plm = PLM_USER | PLM_KERNEL;
+	if (csv_sep && json)
+		die("-x (CSV) and --json exclude each other");
+	out_fmt = json ? OUT_JSON : csv_sep ? OUT_CSV : OUT_TEXT;
 	if (cpulist && !syswide)
 		die("--cpu-list goes with --system-wide");
 	if (attach && syswide)
 		die("--attach-task and --system-wide exclude each other");
 	if (smpl_period && (syswide || attach || optind >= argc))
 		die("--smpl-period samples a command (pfmon --smpl-period N -- cmd)");
-	if (!syswide && !attach && optind >= argc)
-		die("no command to monitor (pfmon [options] -- cmd args)");
+	if (follow && (syswide || smpl_period || interval_ms))
+		die("--follow-* goes with a command or --attach-task, counting (not with --system-wide, --smpl-period or -I)");
+	if (aggregate && !follow)
+		die("--aggregate-results sums the tasks of --follow-*");
+	if (smpl_file_path && !smpl_period)
+		die("--smpl-outfile goes with --smpl-period");
+	if (report_path) {
+		if (optind < argc || nsets || smpl_period || syswide || attach ||
+		    list || follow || interval_ms || csv_sep || json)
+			die("--report FILE prints a profile: only -o and --smpl-per-* go with it");
+		if (outfile) {
+			out = fopen(outfile, "we");
+			if (!out)
+				die("-o %s: %s", outfile, strerror(errno));
+		}
+		return report_file(report_path, smpl_view);
+	}
+	if (view_given && !smpl_period)
+		die("--smpl-per-function, --smpl-per-address and --smpl-per-line go with --smpl-period");
+	if (smpl_period && out_fmt != OUT_TEXT)
+		die("--smpl-period prints a text profile: -x and --json are for counting");
+	if (interval_ms && (syswide || attach || smpl_period))
+		die("-I prints the counts of a command counted per thread (not with --system-wide, --attach-task or --smpl-period)");
+	if (list && optind < argc)
+		die("-l lists the events; it runs no command");
+	if (!list && !syswide && !attach && optind >= argc)
+		die("no command to monitor (pfmon [options] -- cmd args; pfmon --help)");
+	if (attach && optind < argc)
+		die("--attach-task monitors a task that exists: no command");
+
+	events_init();
+	if (list) {
+		int fd = create(0);
+
+		list_events(fd);
+		close(fd);
+		return 0;
+	}
+	if (!nsets) {
+		static char dfl[] = "vcpu_run_ns,vm_exits";
+
+		set_lists[nsets++] = dfl;
+	}
+	for (int s = 0; s < nsets; s++)
+		add_events(&sets[s], s, set_lists[s], plm);
+	check_counters();
+	if (nsets > 1 && !timeout)
+		timeout = DFL_TIMEOUT_NS;
+	if (nsets == 1 && timeout)
+		fprintf(stderr, "pfmon: --switch-timeout with one event set: nothing to switch\n");
+	if (outfile) {
+		out = fopen(outfile, "we");
+		if (!out)
+			die("-o %s: %s", outfile, strerror(errno));
+	}
 
 	if (syswide) {
 		int cpus[MAX_CPUS], fds[MAX_CPUS], n;
@@ -979,6 +1290,7 @@ int main(int argc, char **argv)
 				if (CPU_ISSET(c, &orig))
 					cpus[n++] = c;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &t_start);
 		for (int i = 0; i < n; i++) {
 			fds[i] = create(PFM_FL_SYSTEM_WIDE);
 			program(fds[i], timeout);
@@ -993,7 +1305,7 @@ int main(int argc, char **argv)
 		}
 		sched_setaffinity(0, sizeof(orig), &orig);
 		if (optind < argc) {
-			rc = wait_cmd(spawn(argv + optind, -1));
+			rc = wait_cmd(spawn(argv + optind, -1, false));
 		} else {
 			sigset_t ss;
 			int sig;
@@ -1008,17 +1320,19 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++) {
 			pin(cpus[i]);
 			pfm_stop(fds[i]);
-			snprintf(title, sizeof(title), "CPU %d:", cpus[i]);
-			report(fds[i], title);
+			snprintf(title, sizeof(title), "cpu%d", cpus[i]);
+			final_report(fds[i], title);
 		}
 		return rc;
 	}
 
 	int fd = create(0);
 
+	follow_timeout = timeout;
 	program(fd, timeout);
 	if (attach) {
 		pfarg_msg_t msg;
+		char title[32];
 		int st;
 
 		if (ptrace(PTRACE_ATTACH, attach, 0, 0))
@@ -1027,25 +1341,37 @@ int main(int argc, char **argv)
 			    " (need the right to ptrace it: same user and ptrace_scope, or CAP_SYS_PTRACE)" : "");
 		if (waitpid(attach, &st, __WALL) < 0)
 			die("waitpid %d: %s", attach, strerror(errno));
+		clock_gettime(CLOCK_MONOTONIC, &t_start);
 		if (load(fd, attach))
 			die("loading the context on %d: %s", attach, strerror(errno));
 		if (pfm_start(fd, NULL))
 			die("start: %s", strerror(errno));
-		ptrace(PTRACE_DETACH, attach, 0, 0);
 		fprintf(stderr, "pfmon: monitoring task %d until it exits\n", attach);
+		if (follow) {
+			ftask_traced(attach, fd, false);
+			follow_loop(attach);
+			follow_report();
+			return 0;
+		}
+		ptrace(PTRACE_DETACH, attach, 0, 0);
 		while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
 			if (msg.type == PFM_MSG_END)
 				break;
-		report(fd, NULL);
+		snprintf(title, sizeof(title), "task%d", attach);
+		final_report(fd, title);
 		return 0;
 	}
 	if (smpl_period) {
+		clock_gettime(CLOCK_MONOTONIC, &t_start);
 		rc = sample_cmd(argv + optind, fd);
-		close(fd);
-		return rc;
+	} else if (follow) {
+		clock_gettime(CLOCK_MONOTONIC, &t_start);
+		rc = follow_cmd(argv + optind, fd);
+	} else {
+		rc = count_cmd(argv + optind, fd, interval_ms);
 	}
-	rc = wait_cmd(spawn(argv + optind, fd));
-	report(fd, NULL);
 	close(fd);
+	if (out != stdout && fclose(out))
+		die("-o %s: %s", outfile, strerror(errno));
 	return rc;
 }

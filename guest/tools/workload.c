@@ -11,10 +11,20 @@
  *   nap             short sleeps (HLT exits when the vCPU idles)
  *
  *   workload [SECONDS]
+ *   workload --tasks N
+ *
+ * --tasks N: pfmon --follow-*'s test. Three tasks each trap a known
+ * number of times (CPUID: one VM exit each): the main thread N, a thread
+ * 2N, a forked process 3N, and print their tids and counts.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -93,16 +103,94 @@ __attribute__((noinline)) static void nap(uint64_t end)
 		nanosleep(&ts, NULL);
 }
 
+/* @n CPUIDs, then this task's line */
+__attribute__((noinline)) static void traps(const char *who, unsigned long n)
+{
+	unsigned int a, b, c, d;
+
+	for (unsigned long i = 0; i < n; i++) {
+		a = 0;
+		c = 0;
+		__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+		sink += b;
+	}
+	printf("workload: %s tid %ld did %lu CPUIDs\n", who,
+	       (long)syscall(SYS_gettid), n);
+	fflush(stdout);
+}
+
+static unsigned long tasks_n;
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	traps("thread", 2 * tasks_n);
+	return NULL;
+}
+
+static int tasks(unsigned long n)
+{
+	pthread_t th;
+	pid_t pid;
+	int st, err;
+
+	tasks_n = n;
+	err = pthread_create(&th, NULL, thread_main, NULL);
+	if (err) {
+		fprintf(stderr, "workload: pthread_create: %s\n", strerror(err));
+		return 1;
+	}
+	pthread_join(th, NULL);
+	pid = fork();
+	if (pid < 0) {
+		perror("workload: fork");
+		return 1;
+	}
+	if (pid == 0) {
+		traps("child", 3 * n);
+		_exit(0);
+	}
+	traps("main", n);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return 1;
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: workload [SECONDS]   (default 2, above 0)\n"
+		"       workload --tasks N     (N CPUIDs, a thread 2N, a child 3N)\n");
+	exit(2);
+}
+
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 2.0;
+	double secs = 2.0;
 	uint64_t stop, t;
-	int fd = open("/dev/null", O_WRONLY);
+	int fd;
 	unsigned int phase = 0;
+	char *rest;
 
-	if (secs <= 0 || fd < 0) {
-		fprintf(stderr, "usage: workload [SECONDS]\n");
-		return 2;
+	if (argc == 3 && !strcmp(argv[1], "--tasks")) {
+		unsigned long n;
+
+		errno = 0;
+		n = strtoul(argv[2], &rest, 10);
+		if (errno || *rest || !n || n > 100000000 || argv[2][0] == '-')
+			usage();
+		return tasks(n);
+	}
+	if (argc > 2)
+		usage();
+	if (argc == 2) {
+		secs = strtod(argv[1], &rest);
+		if (*rest || rest == argv[1] || !(secs > 0) || secs > 86400)
+			usage();
+	}
+	fd = open("/dev/null", O_WRONLY);
+	if (fd < 0) {
+		perror("workload: /dev/null");
+		return 1;
 	}
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (unsigned char)(i * 131);

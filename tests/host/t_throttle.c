@@ -140,8 +140,8 @@ static uint64_t thread_ticks_ns(pid_t tid)
 	fclose(f);
 	/* the comm may hold spaces: the fields after its ')' */
 	p = p ? strrchr(buf, ')') : NULL;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%llu %llu", &ut, &st) != 2)
 		return 0;
 	return (ut + st) * SEC / sysconf(_SC_CLK_TCK);
 }

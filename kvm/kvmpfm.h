@@ -152,7 +152,7 @@ struct kvmpfm_vm {
 	u32 ovfl_window_count;
 	u64 throttle_until;
 	u64 throttles;			/* windows that reached the bound */
-	u64 overflows_lost;		/* overflows skipped while held */
+	u64 throttled_overflows;	/* skipped while held: lost */
 };
 
 struct kvmpfm_pin {

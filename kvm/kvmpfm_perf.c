@@ -757,7 +757,7 @@ static void vcpu_deliver(struct kvmpfm_vcpu *vcpu, bool throttle)
 		vcpu->held = false;
 		if (collect_wraps(vcpu, wraps, &where.lost)) {
 			ovfl_count(vm);
-			vm->overflows_lost += where.lost;
+			vm->throttled_overflows += where.lost;
 			where.ip = READ_ONCE(vcpu->pending_ip);
 			pfm_engine_overflow(vm->engine, vcpu->index, wraps,
 					    &where);

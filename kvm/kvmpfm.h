@@ -29,6 +29,12 @@
  *   of the guest: the sample adds no exit of its own. A queued task work
  *   holds a reference on the binding's file, so the VM outlives it.
  *
+ *   Throttling bounds that work per VM (max_overflow_rate): past the
+ *   bound, the vCPU threads arm their counters so that they do not
+ *   interrupt, and each arms its own throttle_timer; like the set-switch
+ *   timer it never takes vm->lock, it only raises irq_work, and the vCPU
+ *   thread re-arms its counters.
+ *
  *   The binding ioctls take vm->lock too: the vCPU fields they set are
  *   what DOORBELL and the deferred work read. Binding the VM itself is
  *   ordered by the open file's own mutex (kvmpfm_main.c).
@@ -57,6 +63,12 @@
  */
 #define KVMPFM_TIMER_GRANULARITY_NS	NSEC_PER_MSEC
 
+/*
+ * Overflow throttling (kvmpfm_perf.c): a VM's overflows are counted in
+ * windows this long against max_overflow_rate's share of one.
+ */
+#define KVMPFM_THROTTLE_WINDOW_NS	(10 * NSEC_PER_MSEC)
+
 /* host events kept per vCPU for the next set switch (kvmpfm_perf.c) */
 #define KVMPFM_KEPT_MAX		8
 
@@ -82,12 +94,16 @@ struct kvmpfm_vcpu {
 	atomic_t task_work_queued;	/* @task_work added, not yet run */
 	struct callback_head task_work;
 	struct hrtimer timer;
+	/* fires when the VM's throttling ends: re-arm what it held */
+	struct hrtimer throttle_timer;
 
 	/* under vm->lock: counters open, closed ones whose event is kept */
 	u64 doorbells;
 	u32 nr_open;
 	struct kvmpfm_counter *kept[KVMPFM_KEPT_MAX];
 	u32 nr_kept;
+	bool throttle_timer_ready;	/* initialized (at the first open) */
+	bool held;			/* a counter was armed held */
 };
 
 struct kvmpfm_vm {
@@ -128,6 +144,16 @@ struct kvmpfm_vm {
 					 * call into the vCPU's CPU
 					 */
 	u32 notify_vcpu;		/* vCPU being served: whom to notify */
+	/*
+	 * Throttling: overflows handled in the window that began at
+	 * @ovfl_window_start; once they reach the window's budget, every
+	 * counter of the VM is held (no interrupt) until @throttle_until.
+	 */
+	u64 ovfl_window_start;
+	u32 ovfl_window_count;
+	u64 throttle_until;
+	u64 throttles;			/* windows that reached the bound */
+	u64 throttled_overflows;	/* skipped while held: lost */
 
 	/* the operator's (kvmpfm_operator.c, kvmpfm_filter.c) */
 	struct list_head node;		/* in the bound VMs, under their lock */
@@ -168,6 +194,7 @@ struct kvmpfm_counter {
 	u64 base;			/* raw count at the last write */
 	u64 next_wrap;			/* raw count at which it wraps */
 	u64 wraps;			/* wraps delivered since the write */
+	bool held;			/* armed past the VM's throttling */
 	u64 enabled_base;		/* perf's times when (re)opened */
 	u64 running_base;
 	struct perf_event_attr attr;	/* what it counts, to be reused */
@@ -191,7 +218,8 @@ extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned,
 	kvmpfm_nr_vms;
 /* cumulative, of the VMs released so far */
 extern atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
-	kvmpfm_total_remote_ops;
+	kvmpfm_total_remote_ops, kvmpfm_total_throttles;
+extern unsigned int kvmpfm_max_overflow_rate;
 
 /* kvmpfm_vm.c */
 struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp);

@@ -20,6 +20,20 @@
 atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned, kvmpfm_nr_vms;
 atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
 	kvmpfm_total_remote_ops;
+/* times a VM reached max_overflow_rate, all VMs since the module loaded */
+atomic64_t kvmpfm_total_throttles;
+
+/*
+ * Overflows the host handles per second for one VM, all its vCPUs
+ * together; the rest wait, counted as lost samples (kvmpfm_perf.c). Each
+ * costs the vCPU thread an engine call and, with overflow switching, a
+ * set switch: this is the admin's bound on that work, as
+ * perf_event_max_sample_rate is perf's (whose default it takes).
+ */
+unsigned int kvmpfm_max_overflow_rate = 100000;
+module_param_named(max_overflow_rate, kvmpfm_max_overflow_rate, uint, 0644);
+MODULE_PARM_DESC(max_overflow_rate,
+		 "most counter overflows per second the host handles for one VM (default 100000, 0: no bound)");
 
 /*
  * Charged to the caller's memory cgroup (the VMM's). A size of 0 (which

@@ -17,7 +17,18 @@
  * sees a counter wrap without its overflow.
  *
  * Overflow path: perf handler (NMI/IRQ) -> pending bit + irq_work ->
- * vcpu->work (process context, vm->lock) -> pfm_engine_overflow().
+ * the vCPU thread's task work (vm->lock) -> pfm_engine_overflow().
+ *
+ * Throttling: a VM's overflows are counted per KVMPFM_THROTTLE_WINDOW_NS
+ * against max_overflow_rate. Once a window's budget is used up, every
+ * counter of the VM its vCPU thread arms is held until the window ends:
+ * armed with no period to speak of, so that it counts without
+ * interrupting (as perf stops a throttled event, but the count goes on).
+ * The vCPU's throttle_timer then has its thread re-arm them; a held
+ * counter that passed its wrap meanwhile delivers that one overflow, and
+ * the periods it skipped go to the engine as lost samples (the guest's
+ * buffer header counts them). Overflow set switching is throttled with
+ * the rest: a switch happens only on a delivered overflow.
  */
 #include <linux/trace_events.h>
 #include <linux/math64.h>
@@ -348,12 +359,47 @@ static u64 raw_read(struct kvmpfm_counter *kc, u64 *enabled, u64 *running)
 	return raw;
 }
 
+/* whether the VM is over its overflow budget; vm->lock held */
+static bool vm_throttled(struct kvmpfm_vm *vm)
+{
+	return vm->throttle_until && ktime_get_ns() < vm->throttle_until;
+}
+
+static enum hrtimer_restart throttle_timer_fn(struct hrtimer *t)
+{
+	struct kvmpfm_vcpu *vcpu = container_of(t, struct kvmpfm_vcpu,
+						throttle_timer);
+
+	/* the task work finds the VM no longer throttled: see vcpu_deliver() */
+	irq_work_queue(&vcpu->irq_work);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * @vcpu holds a counter: its thread must re-arm it when the throttling
+ * ends. Armed from the vCPU thread, the timer fires on the vCPU's CPU.
+ */
+static void throttle_timer_arm(struct kvmpfm_vcpu *vcpu)
+{
+	vcpu->held = true;
+	if (!hrtimer_active(&vcpu->throttle_timer))
+		hrtimer_start(&vcpu->throttle_timer,
+			      ns_to_ktime(vcpu->vm->throttle_until),
+			      HRTIMER_MODE_ABS_PINNED);
+}
+
 static void period_arm(struct kvmpfm_counter *kc, u64 raw)
 {
 	u64 period = kc->next_wrap - raw;
 
 	if (!kc->event)
 		return;
+	kc->held = vm_throttled(kc->vcpu->vm);
+	if (kc->held) {
+		/* no interrupt before the throttling ends (see the top) */
+		period = WRAP;
+		throttle_timer_arm(kc->vcpu);
+	}
 	if (is_hw(&kc->event->attr) && period > MAX_HW_PERIOD)
 		period = MAX_HW_PERIOD;
 	/* from the vCPU thread, perf changes it on this CPU */
@@ -433,6 +479,12 @@ void kvmpfm_vcpu_release_kept(struct kvmpfm_vcpu *vcpu)
 		return;
 	while (vcpu->nr_kept)
 		counter_release(vcpu->kept[--vcpu->nr_kept]);
+	/*
+	 * Teardown: nothing arms the throttle timer once the VM is dying,
+	 * and the irq_work it may have raised is synced after this.
+	 */
+	if (vcpu->vm->dying && vcpu->throttle_timer_ready)
+		hrtimer_cancel(&vcpu->throttle_timer);
 }
 
 static int kvmpfm_counter_open(void *be, struct pfm_counter *c)
@@ -445,6 +497,13 @@ static int kvmpfm_counter_open(void *be, struct pfm_counter *c)
 
 	if (!vcpu->task)
 		return -ENODEV;
+	/* here, not at bind: no counter, nothing to hold (vm->lock held) */
+	if (!vcpu->throttle_timer_ready) {
+		hrtimer_init(&vcpu->throttle_timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_ABS_PINNED);
+		vcpu->throttle_timer.function = throttle_timer_fn;
+		vcpu->throttle_timer_ready = true;
+	}
 	ret = translate(vm, &c->ev, &attr, &poll);
 	if (ret)
 		return ret;
@@ -613,9 +672,12 @@ const struct pfm_backend_ops kvmpfm_backend_ops = {
  * Which of the vCPU's open counters wrapped. Every open counter is read,
  * not only those whose interrupt arrived: perf may interrupt late (e.g.
  * task-clock on its hrtimer tick) and a wrap must reach the engine before
- * any command reads the PMD. Early interrupts just re-arm the period.
+ * any command reads the PMD. Early interrupts just re-arm the period, as
+ * does the end of a throttling for the counters it held. *@lost: the
+ * periods held counters went past their wrap (the engine resets the PMD
+ * on its overflow, so each whole period more is a sample not taken).
  */
-static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps)
+static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps, u64 *lost)
 {
 	struct kvmpfm_counter *kc;
 	bool interrupted;
@@ -623,6 +685,7 @@ static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps)
 	u64 raw;
 
 	memset(wraps, 0, PFM_PMD_BV * sizeof(u64));
+	*lost = 0;
 	for (pmd = 0; pmd < PFM_MAX_PMDS; pmd++) {
 		interrupted = test_and_clear_bit(pmd, vcpu->pending_pmds);
 		kc = vcpu->ctr_by_pmd[pmd];
@@ -630,10 +693,13 @@ static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps)
 			continue;
 		raw = raw_read(kc, NULL, NULL);
 		if (raw >= kc->next_wrap) {
+			if (kc->held)
+				*lost += div64_u64(raw - kc->next_wrap,
+						   WRAP - kc->written);
 			kc->next_wrap += WRAP;
 			kc->wraps++;
 			wraps[pmd / 64] |= BIT_ULL(pmd % 64);
-		} else if (!interrupted) {
+		} else if (!interrupted && !kc->held) {
 			continue;
 		}
 		period_arm(kc, raw);
@@ -641,8 +707,54 @@ static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps)
 	return memchr_inv(wraps, 0, PFM_PMD_BV * sizeof(u64));
 }
 
-/* deliver what the vCPU's interrupts and timer left pending; vm->lock held */
-void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu)
+/* one overflow handled for @vm: against its window's budget */
+static void ovfl_count(struct kvmpfm_vm *vm)
+{
+	u32 rate = READ_ONCE(kvmpfm_max_overflow_rate);
+	u64 now = ktime_get_ns(), end;
+	u32 budget;
+
+	if (!rate)
+		return;
+	if (now - vm->ovfl_window_start >= KVMPFM_THROTTLE_WINDOW_NS) {
+		vm->ovfl_window_start = now;
+		vm->ovfl_window_count = 0;
+	}
+	budget = DIV_ROUND_UP(rate, NSEC_PER_SEC / KVMPFM_THROTTLE_WINDOW_NS);
+	end = vm->ovfl_window_start + KVMPFM_THROTTLE_WINDOW_NS;
+	/* >=: the admin may lower the rate within a window */
+	if (++vm->ovfl_window_count >= budget && vm->throttle_until != end) {
+		vm->throttle_until = end;
+		vm->throttles++;
+		atomic64_inc(&kvmpfm_total_throttles);
+	}
+}
+
+/*
+ * While the VM is throttled the vCPU thread delivers nothing: it only
+ * holds the counters that interrupted (they stay past their wrap, read as
+ * all-ones, until the throttling ends).
+ */
+static void hold_interrupted(struct kvmpfm_vcpu *vcpu)
+{
+	struct kvmpfm_counter *kc;
+	unsigned int pmd;
+
+	for_each_set_bit(pmd, vcpu->pending_pmds, PFM_MAX_PMDS) {
+		clear_bit(pmd, vcpu->pending_pmds);
+		kc = vcpu->ctr_by_pmd[pmd];
+		if (kc && !kc->held)
+			period_arm(kc, raw_read(kc, NULL, NULL));
+	}
+}
+
+/*
+ * Deliver what the vCPU's interrupts and timer left pending; vm->lock
+ * held. @throttle: from the vCPU's own interrupts, which the VM's budget
+ * bounds; a guest call (DOORBELL) delivers whatever is pending, as it must
+ * see every wrap its counters made, and costs the guest an exit of its own.
+ */
+static void vcpu_deliver(struct kvmpfm_vcpu *vcpu, bool throttle)
 {
 	struct kvmpfm_vm *vm = vcpu->vm;
 	struct pfm_where where = { 0 };
@@ -650,13 +762,29 @@ void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu)
 	u64 wraps[PFM_PMD_BV];
 
 	vm->notify_vcpu = vcpu->index;
-	if (collect_wraps(vcpu, wraps)) {
-		where.ip = READ_ONCE(vcpu->pending_ip);
-		pfm_engine_overflow(vm->engine, vcpu->index, wraps, &where);
+	if (throttle && vm_throttled(vm)) {
+		hold_interrupted(vcpu);
+		/* a timer of an earlier throttling brought us here */
+		if (vcpu->held)
+			throttle_timer_arm(vcpu);
+	} else {
+		vcpu->held = false;
+		if (collect_wraps(vcpu, wraps, &where.lost)) {
+			ovfl_count(vm);
+			vm->throttled_overflows += where.lost;
+			where.ip = READ_ONCE(vcpu->pending_ip);
+			pfm_engine_overflow(vm->engine, vcpu->index, wraps,
+					    &where);
+		}
 	}
 	if (atomic_xchg(&vcpu->pending_timer, 0))
 		pfm_engine_timer(vm->engine, vcpu->index);
 	vm->notify_vcpu = notify_vcpu;
+}
+
+void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu)
+{
+	vcpu_deliver(vcpu, false);
 }
 
 /*
@@ -676,7 +804,7 @@ void kvmpfm_vcpu_task_work(struct callback_head *head)
 	mutex_lock(&vm->lock);
 	if (!vm->dying && vm->engine) {
 		vm->deferred_runs++;
-		kvmpfm_vcpu_sync(vcpu);
+		vcpu_deliver(vcpu, true);
 		kvmpfm_vcpu_release_kept(vcpu);
 	}
 	mutex_unlock(&vm->lock);

@@ -445,6 +445,7 @@ void kvmpfm_vm_stats_fill(struct kvmpfm_vm *vm,
 	out->notifications = vm->notifications;
 	out->deferred_runs = vm->deferred_runs;
 	out->remote_counter_ops = vm->remote_counter_ops;
+	out->throttled = vm->throttled_overflows;
 }
 
 static int get_stats(struct kvmpfm_vm *vm, void __user *argp)

@@ -70,6 +70,7 @@ struct pfm_counter_time {
 struct pfm_where {
 	u64 ip;			/* guest instruction pointer */
 	u32 tid, tgid;		/* guest thread; 0: the context's own */
+	u64 lost;		/* overflows the backend skipped (throttled) */
 };
 
 struct pfm_backend_ops {

@@ -197,6 +197,8 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 		return;
 
 	e->stats.overflows++;
+	if (where->lost)
+		pfm_smpl_lost(e, ctx, where->lost);
 	pfm_memcpy(set->ovfl_pmds, ovfl, sizeof(set->ovfl_pmds));
 	if (ctx->state == PFM_CTX_MASKED) {
 		/* already notified: these wait for the same restart */

@@ -268,6 +268,7 @@ void pfm_smpl_reset(struct pfm_engine *e, struct pfm_context *ctx);
 bool pfm_smpl_record(struct pfm_engine *e, struct pfm_context *ctx,
 		     u16 pmd, const struct pfm_where *where, u32 vcpu);
 void pfm_smpl_flush_hdr(struct pfm_engine *e, struct pfm_context *ctx);
+void pfm_smpl_lost(struct pfm_engine *e, struct pfm_context *ctx, u64 n);
 
 /* pfm_msg.c */
 void pfm_msg_post(struct pfm_engine *e, struct pfm_context *ctx,

@@ -4,12 +4,12 @@
  * of the nested rig, one vCPU): a CPU-bound workload run under each
  * configuration below for a fixed wall time, ROUNDS times, the
  * configurations interleaved (forward in even rounds, backward in odd
- * ones: a drift of the rig over the run, linear in time, lands on every
- * configuration alike).
+ * ones).
  *
- *   b_overhead [ROUNDS [SECONDS]]   default 15 rounds of 1 s each
+ *   b_overhead [ROUNDS [SECONDS]]   default 15 rounds of 1 s each (3 s
+ *                                   for the samplers at 1000/s)
  *
- *   alone                    the workload, nothing else
+ *   alone                    the workload, nothing else: the control
  *   pv_sampling.RATE         pv-perfmon: a self-monitoring context with
  *                            the "default" format, VCPU_RUN_NS sampled
  *                            every 1e9/RATE ns of vCPU run time; buffer
@@ -30,35 +30,45 @@
  * work, from memory: neither writes a file as perf record would.
  *
  * The measure is work done (pieces of work_piece()) per second of the
- * workload thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), read before
- * and after the timed window; set-up and tear-down are outside it. Why
- * that clock: it leaves out the time anything else runs in the guest
- * (kernel threads, an idle vCPU), and on this rig the guest's wall time
- * gains nothing over it. What it does not leave out: the guest kernel
+ * workload thread's own CPU time (CLOCK_THREAD_CPUTIME_ID). Why that
+ * clock: it leaves out the time anything else runs in the guest (kernel
+ * threads, an idle vCPU). What it does not leave out: the guest kernel
  * here has no CONFIG_PARAVIRT_TIME_ACCOUNTING, so time the host takes
  * the vCPU away while this thread is current (a VM exit, the host's
  * preemption of the vCPU thread, L0's of the TCG-emulated L1) counts as
  * this thread's CPU time. That is wanted for the samplers, whose cost is
  * partly in the host (pv-perfmon's overflow path, the exits of perf's
- * timer): it lands on the workload it slows. Host preemption unrelated to
- * the configuration lands on all of them alike through the interleaving,
- * and the medians leave out the rounds it hit hard; the guest's steal
- * time over the window (/proc/stat, where the host reports it) is printed
- * per configuration to show how much there was.
+ * timer): it lands on the workload it slows.
+ *
+ * Paired within each run: the run is cut into slices of SLICE_NS of wall
+ * time, the tool on in half of them and off (pfm_stop, perf's disable) in
+ * the other half, on-off then off-on, and the run's slowdown is the work
+ * per CPU-s off over on. Why: on the shared TCG rig the speed of the
+ * emulated machine swings by 2-4x within seconds (other jobs on L0), and
+ * a comparison between runs seconds apart (the earlier design: each
+ * configuration against separate "alone" runs) is mostly that swing: one
+ * run of 15 rounds read plain counting, which does nothing per unit of
+ * time, as a 1.785 slowdown, and a pair of adjacent 1 kHz runs had
+ * pv-perfmon's work 0.28 to 3.9 times perf's. Slices 20 ms apart see the
+ * same machine. The toggling itself (a perfmon2 call, an ioctl) is left
+ * out of both sums; "alone" is cut the same way with nothing to toggle,
+ * and its slowdown reads how well the pairing cancels the rig's noise.
  *
  * Prints, per configuration K (BENCH name value unit):
- *   overhead.K.work_median, .work_q1, .work_q3, .work_min, .work_max
- *                            work per CPU-s over the rounds
- *   overhead.K.iqr_pct, .range_pct   (q3 - q1), (max - min), % of median
- *   overhead.K               median(alone) / median(K): the slowdown
- *   overhead.K.paired_median, _min, _max   alone / K, round by round
+ *   overhead.K               the median over the rounds of the runs'
+ *                            slowdowns; .q1, .q3, .min, .max, .rounds;
+ *                            .pooled: all rounds' slices summed
+ *   overhead.K.work_on_per_cpu_s, .slices_per_run
  *   overhead.K.cpu_pct_of_wall, .steal_pct   the thread's CPU time and
  *                            the guest's steal time, % of the wall time
- *   samplers: .samples_per_cpu_s, .rate_ratio (of the rate asked),
- *            .cpu_us_per_sample ((1 - 1 / slowdown) / samples per CPU-s:
- *            the workload's CPU time one sample costs), .buffer_fills
- *            (pv) or .lost (perf) per run
+ *   samplers: .samples_per_cpu_s (of CPU time with the tool on),
+ *            .rate_ratio (of the rate asked), .cpu_us_per_sample
+ *            ((1 - 1 / slowdown) / samples per CPU-s: the workload's CPU
+ *            time one sample costs), .buffer_fills (pv) or .lost (perf)
  *   pv_counting: .set_switches_per_cpu_s
+ *   overhead.pv_vs_perf.RATE.*, overhead.mux_vs_plain.*: the first's
+ *            work relative to the second's, round by round (the ratio of
+ *            their slowdowns): median, q1, q3, min, max, rounds, ahead
  * and RATIO lines, then BENCH-DONE; each run's figures on the console
  * ("b_overhead: round ..."). check.sh judges them.
  */
@@ -83,32 +93,42 @@
 
 #define NSEC_PER_SEC	1000000000ULL
 #define SWITCH_NS	10000000ULL	/* set switch timeout: 10 ms */
+#define SLICE_NS	20000000ULL	/* the tool on or off: 20 ms of wall */
 #define BUF_SIZE	(64 * 1024)	/* pv sampling buffer, perf ring data */
 #define PAGE		4096
 #define MAX_ROUNDS	64
 
 enum kind { ALONE, PV_SMPL, PERF_SMPL, PV_MUX, PV_PLAIN };
 
+/*
+ * @runs: each round runs it this many times SECONDS. At 1000/s the two
+ * samplers differ by 2-10% of the workload on the rig, next to a spread
+ * of 7-11% (IQR) between one 1 s run and the next: three times the data
+ * makes their comparison reliable (a bootstrap over one run's rounds gave
+ * pv-perfmon below perf 75-95% of the time with 1 s). At 5000 and
+ * 20000/s they differ by 2-6x, and 1 s decides.
+ */
 static const struct config {
 	const char *key;
 	enum kind kind;
 	unsigned int rate;
+	unsigned int runs;
 } configs[] = {
-	{ "alone", ALONE, 0 },
-	{ "pv_sampling.1000", PV_SMPL, 1000 },
-	{ "perf_sampling.1000", PERF_SMPL, 1000 },
-	{ "pv_sampling.5000", PV_SMPL, 5000 },
-	{ "perf_sampling.5000", PERF_SMPL, 5000 },
-	{ "pv_sampling.20000", PV_SMPL, 20000 },
-	{ "perf_sampling.20000", PERF_SMPL, 20000 },
-	{ "pv_counting.multiplexed", PV_MUX, 0 },
-	{ "pv_counting.plain", PV_PLAIN, 0 },
+	{ "alone", ALONE, 0, 1 },
+	{ "pv_sampling.1000", PV_SMPL, 1000, 3 },
+	{ "perf_sampling.1000", PERF_SMPL, 1000, 3 },
+	{ "pv_sampling.5000", PV_SMPL, 5000, 1 },
+	{ "perf_sampling.5000", PERF_SMPL, 5000, 1 },
+	{ "pv_sampling.20000", PV_SMPL, 20000, 1 },
+	{ "perf_sampling.20000", PERF_SMPL, 20000, 1 },
+	{ "pv_counting.multiplexed", PV_MUX, 0, 1 },
+	{ "pv_counting.plain", PV_PLAIN, 0, 1 },
 };
 #define NCONF	(int)(sizeof(configs) / sizeof(configs[0]))
 
-/* one timed run */
+/* one timed run; [0]: slices with the tool off, [1]: on */
 struct run {
-	double work, cpu_ns, wall_ns, steal_ns;
+	double work[2], cpu_ns[2], wall_ns, steal_ns, slices;
 	double events;		/* samples, or set switches */
 	double extra;		/* pv: buffer fills; perf: samples lost */
 	double throttles;	/* perf: PERF_RECORD_THROTTLE */
@@ -441,13 +461,50 @@ static double count_stop(int fd, int mux)
 
 /* ---- a timed run ---- */
 
+/* the tool on (sampling or counting) or off, between two slices */
+static void tool_set(const struct config *c, int on, struct pv_smpl *pv,
+		     struct perf_smpl *pf, int fd)
+{
+	switch (c->kind) {
+	case PV_SMPL:
+		if (!on) {
+			if (pfm_stop(pv->fd))
+				fail("pv sampling: pfm_stop");
+			break;
+		}
+		/* a buffer that filled is restarted first (START is refused) */
+		pv_poll(pv);
+		if (pfm_start(pv->fd, NULL))
+			fail("pv sampling: pfm_start");
+		break;
+	case PERF_SMPL:
+		if (ioctl(pf->fd, on ? PERF_EVENT_IOC_ENABLE :
+				       PERF_EVENT_IOC_DISABLE, 0))
+			fail("perf sampling: enable/disable");
+		break;
+	case PV_MUX:
+	case PV_PLAIN:
+		if (on ? pfm_start(fd, NULL) : pfm_stop(fd))
+			fail("pv counting: start/stop");
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The workload for @secs of wall time in slices of SLICE_NS, the tool on
+ * in every other one (on-off, then off-on: a drift within a pair cancels
+ * too). Work and the thread's CPU time are summed per state, outside the
+ * toggling.
+ */
 static void timed_run(const struct config *c, double secs, struct run *r)
 {
 	struct pv_smpl pv;
 	struct perf_smpl pf;
-	uint64_t c0, c1, w0, end, work = 0;
+	uint64_t c0, c1, w0, end, slice_end, work;
 	double st0, st1;
-	int fd = -1;
+	int fd = -1, on;
 	const uint32_t base = 1000001;
 
 	memset(r, 0, sizeof(*r));
@@ -469,24 +526,37 @@ static void timed_run(const struct config *c, double secs, struct run *r)
 	default:
 		break;
 	}
+	/* every tool starts on: the first slice of each pair is on */
+	on = 1;
 	st0 = steal_ns();
 	w0 = clock_ns(CLOCK_MONOTONIC);
-	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	end = w0 + (uint64_t)(secs * 1e9);
-	do {
-		sink += work_piece(base);
-		work++;
-		/* what the tool costs in this thread: its samples taken */
-		if (c->kind == PV_SMPL)
-			pv_poll(&pv);
-		else if (c->kind == PERF_SMPL)
-			perf_poll(&pf);
-	} while (clock_ns(CLOCK_MONOTONIC) < end);
-	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (int slice = 0; clock_ns(CLOCK_MONOTONIC) < end; slice++) {
+		int want = (slice / 2) % 2 ? slice % 2 : !(slice % 2);
+
+		if (want != on) {
+			tool_set(c, want, &pv, &pf, fd);
+			on = want;
+		}
+		work = 0;
+		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		slice_end = clock_ns(CLOCK_MONOTONIC) + SLICE_NS;
+		do {
+			sink += work_piece(base);
+			work++;
+			/* what the tool costs in this thread: its samples taken */
+			if (on && c->kind == PV_SMPL)
+				pv_poll(&pv);
+			else if (on && c->kind == PERF_SMPL)
+				perf_poll(&pf);
+		} while (clock_ns(CLOCK_MONOTONIC) < slice_end);
+		c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		r->work[on] += (double)work;
+		r->cpu_ns[on] += (double)(c1 - c0);
+		r->slices++;
+	}
 	r->wall_ns = (double)(clock_ns(CLOCK_MONOTONIC) - w0);
 	st1 = steal_ns();
-	r->work = (double)work;
-	r->cpu_ns = (double)(c1 - c0);
 	r->steal_ns = st1 - st0;
 	switch (c->kind) {
 	case PV_SMPL:
@@ -504,10 +574,16 @@ static void timed_run(const struct config *c, double secs, struct run *r)
 	default:
 		break;
 	}
-	r->ok = r->cpu_ns > 0;
+	r->ok = r->cpu_ns[0] > 0 && r->cpu_ns[1] > 0 && r->work[1] > 0;
 	return;
 err:
 	fail(c->key);
+}
+
+/* the run's slowdown: work per CPU-s with the tool off over on */
+static double slowdown_of(const struct run *x)
+{
+	return (x->work[0] / x->cpu_ns[0]) / (x->work[1] / x->cpu_ns[1]);
 }
 
 /* ---- statistics ---- */
@@ -549,23 +625,22 @@ static struct stats stats_of(double *v, int n)
 	return s;
 }
 
-/* work per CPU-s of configuration @k over the rounds it ran */
-static struct stats work_stats(int k, int rounds)
+/* the slowdowns of configuration @k over the rounds it ran */
+static struct stats slowdown_stats(int k, int rounds)
 {
 	double v[MAX_ROUNDS];
 	int n = 0;
 
 	for (int r = 0; r < rounds; r++)
 		if (results[k][r].ok)
-			v[n++] = results[k][r].work / results[k][r].cpu_ns * 1e9;
+			v[n++] = slowdown_of(&results[k][r]);
 	return stats_of(v, n);
 }
 
 /*
- * Work per CPU-s of configuration @a over @b's, round by round (the two
- * ran within seconds of each other; the rig's drift over the run, which
- * widens each one's own spread, mostly cancels); *ahead: rounds where
- * @a did more.
+ * @a's work relative to @b's, round by round: slowdown(b) / slowdown(a),
+ * each measured against its own off slices (the two ran within seconds
+ * of each other); *ahead: rounds where @a did more.
  */
 static struct stats paired_stats(int a, int b, int rounds, int *ahead)
 {
@@ -578,7 +653,7 @@ static struct stats paired_stats(int a, int b, int rounds, int *ahead)
 
 		if (!x->ok || !y->ok)
 			continue;
-		v[n] = (x->work / x->cpu_ns) / (y->work / y->cpu_ns);
+		v[n] = slowdown_of(y) / slowdown_of(x);
 		*ahead += v[n++] > 1;
 	}
 	return stats_of(v, n);
@@ -600,64 +675,81 @@ static void report_paired(const char *key, int a, int b, int rounds)
 	bench(key, "ahead", ahead, "rounds");
 }
 
-/* sums over the rounds of configuration @k, and its paired slowdowns */
+/* sums over the rounds of configuration @k */
 struct sums {
-	double cpu, wall, steal, events, extra, throttles;
-	struct stats paired;	/* alone / K, round by round */
+	double work_on, work_off, cpu_on, cpu_off, wall, steal, slices, events,
+	       extra, throttles;
 };
 
 static struct sums sums_of(int k, int rounds)
 {
 	struct sums t = { 0 };
-	int ahead;
 
 	for (int r = 0; r < rounds; r++) {
 		const struct run *x = &results[k][r];
 
 		if (!x->ok)
 			continue;
-		t.cpu += x->cpu_ns;
+		t.work_on += x->work[1];
+		t.work_off += x->work[0];
+		t.cpu_on += x->cpu_ns[1];
+		t.cpu_off += x->cpu_ns[0];
 		t.wall += x->wall_ns;
 		t.steal += x->steal_ns;
+		t.slices += x->slices;
 		t.events += x->events;
 		t.extra += x->extra;
 		t.throttles += x->throttles;
 	}
-	t.paired = paired_stats(0, k, rounds, &ahead);
 	return t;
+}
+
+/*
+ * The slowdown of all the rounds' slices together: work per CPU-s off
+ * over on, each a sum over the rounds. Every slice of either state lies
+ * within 20 ms of one of the other, so the rig's swings cancel in the
+ * ratio as they do in each run's; it weighs the rounds by their CPU time
+ * where the median counts each once, and it varies less from one run of
+ * b_overhead to the next (what check.sh compares between the samplers).
+ */
+static double pooled_slowdown(const struct sums *t)
+{
+	return (t->work_off / t->cpu_off) / (t->work_on / t->cpu_on);
 }
 
 /* CPU time one sample costs the workload (us): its lost share per sample */
 static double us_per_sample(double slowdown, const struct sums *t)
 {
-	double rate = t->events / t->cpu * 1e9;
+	double rate = t->events / t->cpu_on * 1e9;
 
 	return rate > 0 ? (1 - 1 / slowdown) / rate * 1e6 : -1;
 }
 
-static void report_config(int k, int rounds, const struct stats *alone)
+static void report_config(int k, int rounds)
 {
 	const struct config *c = &configs[k];
-	struct stats s = work_stats(k, rounds);
+	struct stats s = slowdown_stats(k, rounds);
 	struct sums t = sums_of(k, rounds);
-	double slowdown = alone->med / s.med;
 
-	bench(c->key, "work_median", s.med, "work/cpu_s");
-	bench(c->key, "work_q1", s.q1, "work/cpu_s");
-	bench(c->key, "work_q3", s.q3, "work/cpu_s");
-	bench(c->key, "work_min", s.min, "work/cpu_s");
-	bench(c->key, "work_max", s.max, "work/cpu_s");
-	bench(c->key, "iqr_pct", (s.q3 - s.q1) / s.med * 100, "%");
-	bench(c->key, "range_pct", (s.max - s.min) / s.med * 100, "%");
+	bench(c->key, "", s.med, "slowdown");
+	bench(c->key, "q1", s.q1, "slowdown");
+	bench(c->key, "q3", s.q3, "slowdown");
+	bench(c->key, "min", s.min, "slowdown");
+	bench(c->key, "max", s.max, "slowdown");
 	bench(c->key, "rounds", s.n, "rounds");
-	bench(c->key, "cpu_pct_of_wall", t.cpu / t.wall * 100, "%");
+	bench(c->key, "pooled", pooled_slowdown(&t), "slowdown");
+	bench(c->key, "work_on_per_cpu_s", t.work_on / t.cpu_on * 1e9,
+	      "work/cpu_s");
+	bench(c->key, "slices_per_run", t.slices / s.n, "slices");
+	bench(c->key, "cpu_pct_of_wall", (t.cpu_on + t.cpu_off) / t.wall * 100,
+	      "%");
 	bench(c->key, "steal_pct", t.steal / t.wall * 100, "%");
 	if (c->kind == PV_SMPL || c->kind == PERF_SMPL) {
-		bench(c->key, "samples_per_cpu_s", t.events / t.cpu * 1e9,
+		bench(c->key, "samples_per_cpu_s", t.events / t.cpu_on * 1e9,
 		      "samples/cpu_s");
-		bench(c->key, "rate_ratio", t.events / t.cpu * 1e9 / c->rate,
+		bench(c->key, "rate_ratio", t.events / t.cpu_on * 1e9 / c->rate,
 		      "of_rate");
-		bench(c->key, "cpu_us_per_sample", us_per_sample(slowdown, &t),
+		bench(c->key, "cpu_us_per_sample", us_per_sample(s.med, &t),
 		      "us/sample");
 		if (c->kind == PV_SMPL) {
 			bench(c->key, "buffer_fills", t.extra / s.n, "fills/run");
@@ -667,14 +759,8 @@ static void report_config(int k, int rounds, const struct stats *alone)
 			      "throttles/run");
 		}
 	} else if (c->kind == PV_MUX || c->kind == PV_PLAIN) {
-		bench(c->key, "set_switches_per_cpu_s", t.events / t.cpu * 1e9,
+		bench(c->key, "set_switches_per_cpu_s", t.events / t.cpu_on * 1e9,
 		      "switches/cpu_s");
-	}
-	if (k) {
-		bench(c->key, "paired_median", t.paired.med, "slowdown");
-		bench(c->key, "paired_min", t.paired.min, "slowdown");
-		bench(c->key, "paired_max", t.paired.max, "slowdown");
-		bench(c->key, "", slowdown, "slowdown");
 	}
 }
 
@@ -689,23 +775,22 @@ static int config_index(enum kind kind, unsigned int rate)
 
 static void report(int rounds)
 {
-	struct stats alone = work_stats(0, rounds), s[NCONF];
 	static const unsigned int rates[] = { 1000, 5000, 20000 };
 	int mux = config_index(PV_MUX, 0), plain = config_index(PV_PLAIN, 0);
+	struct stats s[NCONF];
 
 	for (int k = 0; k < NCONF; k++) {
-		s[k] = work_stats(k, rounds);
-		if (!s[k].n || !alone.n)
+		s[k] = slowdown_stats(k, rounds);
+		if (!s[k].n)
 			printf("BENCH-INFO %s: no run\n", configs[k].key);
 		else
-			report_config(k, rounds, &alone);
+			report_config(k, rounds);
 	}
-	for (int k = 1; k < NCONF; k++)
-		if (s[k].n && alone.n)
-			printf("RATIO overhead %-24s %.3f slowdown (work/cpu_s median %.0f, IQR %.0f-%.0f, range %.0f-%.0f; alone %.0f, IQR %.0f-%.0f)\n",
-			       configs[k].key, alone.med / s[k].med, s[k].med,
-			       s[k].q1, s[k].q3, s[k].min, s[k].max, alone.med,
-			       alone.q1, alone.q3);
+	for (int k = 0; k < NCONF; k++)
+		if (s[k].n)
+			printf("RATIO overhead %-24s %.3f slowdown (median of %d rounds, IQR %.3f-%.3f, range %.3f-%.3f)\n",
+			       configs[k].key, s[k].med, s[k].n, s[k].q1,
+			       s[k].q3, s[k].min, s[k].max);
 	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
 		int p = config_index(PV_SMPL, rates[i]);
 		int f = config_index(PERF_SMPL, rates[i]);
@@ -714,26 +799,26 @@ static void report(int rounds)
 		char key[48];
 		int ahead;
 
-		if (!s[p].n || !s[f].n || !alone.n)
+		if (!s[p].n || !s[f].n)
 			continue;
 		snprintf(key, sizeof(key), "pv_vs_perf.%u", rates[i]);
 		report_paired(key, p, f, rounds);
 		pp = paired_stats(p, f, rounds, &ahead);
-		printf("RATIO overhead sampling %u/s: slowdown pv-perfmon %.3f, guest perf %.3f; CPU per sample %.0f us vs %.0f us; samples per CPU-s %.0f vs %.0f; pv-perfmon's work over perf's %.3f (median of rounds; ahead in %d of %d)\n",
-		       rates[i], alone.med / s[p].med, alone.med / s[f].med,
-		       us_per_sample(alone.med / s[p].med, &tp),
-		       us_per_sample(alone.med / s[f].med, &tf),
-		       tp.events / tp.cpu * 1e9, tf.events / tf.cpu * 1e9,
-		       pp.med, ahead, pp.n);
+		printf("RATIO overhead sampling %u/s: slowdown pooled pv-perfmon %.3f, guest perf %.3f; median pv-perfmon %.3f (IQR %.3f-%.3f), guest perf %.3f (IQR %.3f-%.3f); CPU per sample %.0f us vs %.0f us; samples per CPU-s %.0f vs %.0f; pv-perfmon's work over perf's %.3f (median of rounds, IQR %.3f-%.3f; ahead in %d of %d)\n",
+		       rates[i], pooled_slowdown(&tp), pooled_slowdown(&tf),
+		       s[p].med, s[p].q1, s[p].q3, s[f].med,
+		       s[f].q1, s[f].q3, us_per_sample(s[p].med, &tp),
+		       us_per_sample(s[f].med, &tf),
+		       tp.events / tp.cpu_on * 1e9, tf.events / tf.cpu_on * 1e9,
+		       pp.med, pp.q1, pp.q3, ahead, pp.n);
 	}
-	if (s[mux].n && s[plain].n && alone.n) {
+	if (s[mux].n && s[plain].n) {
 		int ahead;
 		struct stats pm = paired_stats(mux, plain, rounds, &ahead);
 
 		report_paired("mux_vs_plain", mux, plain, rounds);
 		printf("RATIO overhead counting: slowdown multiplexed %.3f, plain %.3f; multiplexed's work over plain's %.3f (median of rounds, IQR %.3f-%.3f)\n",
-		       alone.med / s[mux].med, alone.med / s[plain].med,
-		       pm.med, pm.q1, pm.q3);
+		       s[mux].med, s[plain].med, pm.med, pm.q1, pm.q3);
 	}
 	fflush(stdout);
 }
@@ -773,11 +858,13 @@ int main(int argc, char **argv)
 
 			struct run *x = &results[k][r];
 
-			timed_run(&configs[k], secs, x);
-			printf("b_overhead: round %d %s: work %.0f cpu %.1f ms wall %.1f ms events %.0f extra %.0f throttles %.0f\n",
-			       r + 1, configs[k].key, x->work, x->cpu_ns / 1e6,
-			       x->wall_ns / 1e6, x->events, x->extra,
-			       x->throttles);
+			timed_run(&configs[k], secs * configs[k].runs, x);
+			printf("b_overhead: round %d %s: slowdown %.3f work on %.0f off %.0f cpu on %.1f off %.1f ms wall %.1f ms events %.0f extra %.0f throttles %.0f\n",
+			       r + 1, configs[k].key,
+			       x->ok ? slowdown_of(x) : 0, x->work[1],
+			       x->work[0], x->cpu_ns[1] / 1e6,
+			       x->cpu_ns[0] / 1e6, x->wall_ns / 1e6,
+			       x->events, x->extra, x->throttles);
 		}
 		printf("b_overhead: round %d of %d done\n", r + 1, rounds);
 		fflush(stdout);

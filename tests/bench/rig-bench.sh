@@ -9,9 +9,10 @@
 # (l1-cost.sh: BENCH-HOST lines). Prints the BENCH/RATIO lines from the
 # console log and judges them with check.sh.
 #
-#   tests/bench/rig-bench.sh [--overhead] [--smp N] [--l1-smp N] [--timeout S] [LOGDIR]
+#   tests/bench/rig-bench.sh [--overhead|--all] [--smp N] [--l1-smp N] [--timeout S] [LOGDIR]
 #
-# --overhead: run b_overhead instead of b_exits; --smp: L2's vCPUs
+# --overhead: run b_overhead instead of b_exits; --all: both, one after
+# the other in the same L2 (make test's bench stage); --smp: L2's vCPUs
 # (default 1), --l1-smp: L1's CPUs (default 1), --timeout: the rig's
 # limit (default 1500).
 # Environment: QEMU_PV, KVM_PERFMON_KO, PERFMON2_KO (see pv-guest.sh), and
@@ -25,8 +26,8 @@ top=$(cd "$here/../.." && pwd)
 opts=(--timeout 1500)
 prog=b_exits
 while [[ "${1:-}" == -* ]]; do
-	if [ "$1" = --overhead ]; then
-		prog=b_overhead
+	if [ "$1" = --overhead ] || [ "$1" = --all ]; then
+		prog=${1#--}
 		shift
 		continue
 	fi
@@ -35,8 +36,15 @@ while [[ "${1:-}" == -* ]]; do
 done
 logdir=${1:-$top/build/bench/rig}
 n=${BENCH_N:-10000}
-args=()
-[ "$prog" = b_exits ] && args=("$n")
+case $prog in
+b_exits) files=("$top/build/bench/b_exits"); cmd=(./b_exits "$n") ;;
+overhead) files=("$top/build/bench/b_overhead"); cmd=(./b_overhead) ;;
+all)
+	files=("$top/build/bench/b_exits" "$top/build/bench/b_overhead")
+	# both run whatever the first's status; check.sh judges each
+	cmd=(sh -c "./b_exits $n; r=\$?; ./b_overhead || r=1; exit \$r")
+	;;
+esac
 
 make -s -C "$top/guest/kernel"
 make -s -C "$here"
@@ -44,7 +52,7 @@ make -s -C "$here"
 rc=0
 "$top/tests/rig/pv-guest.sh" "${opts[@]}" --summary '^(BENCH|RATIO)' \
 	--l1-around "$here/l1-cost.sh" \
-	"$logdir" "$top/build/bench/$prog" -- "./$prog" "${args[@]}" || rc=$?
+	"$logdir" "${files[@]}" -- "${cmd[@]}" || rc=$?
 grep -aE '^(BENCH|RATIO)' "$logdir/console.log" | sed 's/\r$//' \
 	>"$logdir/bench.txt" || true
 crc=0

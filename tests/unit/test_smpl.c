@@ -199,6 +199,33 @@ static void test_smpl_bare_entry(void **state)
 	assert_true(untouched(t, HDR_SIZE + 3 * ENT_SIZE, 4096));
 }
 
+/*
+ * Overflows the backend skipped while the host throttled the VM
+ * (pfm_where.lost): counted in the header's hdr_reserved[0] and the
+ * stats' samples_lost, the overflow that carries them still sampled.
+ */
+static void test_smpl_throttled_lost(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = smpl_ctx(t, 0, 4096);
+	const pfm_dfl_smpl_hdr_t *h = hdr_of(t);
+
+	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
+	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
+	go(t, ctx);
+	t->sim->where[0].lost = 7;
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(h->hdr_reserved[0], 7);
+	assert_int_equal(h->hdr_count, 1);
+	assert_int_equal(t_stats(t).samples_lost, 7);
+	t->sim->where[0].lost = 0;
+	sim_events(t->sim, 0, KEY_A, 20);
+	assert_int_equal(h->hdr_reserved[0], 7);
+	assert_int_equal(h->hdr_count, 3);
+	assert_int_equal(t_stats(t).samples_lost, 7);
+	assert_int_equal(t_stats(t).samples, 3);
+}
+
 /* walk the entries: returns the offset after @n of them */
 static u64 walk(struct t_env *t, u64 off, unsigned int n, u16 *pmds)
 {
@@ -551,6 +578,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T_TEST(test_smpl_header_and_entries),
 		T_TEST(test_smpl_bare_entry),
+		T_TEST(test_smpl_throttled_lost),
 		T_TEST(test_smpl_simultaneous),
 		cmocka_unit_test(test_smpl_simultaneous_at_full),
 		T_TEST(test_smpl_full_restart),

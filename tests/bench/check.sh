@@ -56,6 +56,11 @@
 #                             (several wraps of one interrupt share one);
 #                             a few more run for timers and halts
 #   overflows > 0             the run sampled (else the above say nothing)
+#   operator_scrapes >= 10, operator_scrape_failures == 0: the exporter
+#                             took every VM's snapshot once a second
+#                             through the run, and the figures above (and
+#                             remote_counter_ops) held meanwhile: the
+#                             operator's view costs the guest nothing
 #   kworker_ms, outside_vcpu_ms are printed, not held: they cover the
 #   whole run (L2's boot included) and every kworker of L1
 #
@@ -190,6 +195,10 @@ function judge_host(	o) {
 	judge(o > 0 && h["deferred_runs"] <= 2 * o,
 	      sprintf("host: deferred_runs per overflow %.2f <= 2", o > 0 ? h["deferred_runs"] / o : 0),
 	      "more task works than overflows can explain")
+	if ("operator_scrapes" in h)
+		judge(h["operator_scrapes"] >= 10 && h["operator_scrape_failures"] == 0,
+		      "host: exporter scrapes " h["operator_scrapes"] " >= 10, failed " h["operator_scrape_failures"],
+		      "the operator's view was not taken through the run")
 	printf "INFO: host: kworker_ms %d, outside_vcpu_ms %d, vcpu_ms %d over the whole L2 run\n",
 	       h["kworker_ms"], h["outside_vcpu_ms"], h["vcpu_ms"]
 }

@@ -21,6 +21,9 @@
 #   BENCH-HOST vcpu_ms N             the vCPU threads' CPU time
 #   BENCH-HOST outside_vcpu_ms N     busy_ms - vcpu_ms: QEMU's other
 #                                    threads, kworkers, interrupts...
+#   BENCH-HOST operator_scrapes N    kvm-perfmon-exporter --once runs,
+#   BENCH-HOST operator_scrape_failures N   one a second meanwhile (when
+#                                    the exporter is in /payload)
 # kvmpfm-stats (tests/host) must be in /payload; the module's released-VM
 # totals are read after QEMU exited.
 set -u
@@ -59,9 +62,25 @@ start)
 		sleep 1
 	done) &
 	echo $! >"$state/sampler"
+	# the operator's view, as Prometheus would take it: one scrape (a
+	# snapshot of every VM) a second for the whole run, which the guest's
+	# figures must not notice
+	if [ -x /payload/kvm-perfmon-exporter ]; then
+		(ok=0; bad=0; while :; do
+			if /payload/kvm-perfmon-exporter --once >/dev/null 2>&1; then
+				ok=$((ok + 1))
+			else
+				bad=$((bad + 1))
+			fi
+			echo "$ok $bad" >"$state/scrapes"
+			sleep 1
+		done) &
+		echo $! >"$state/scraper"
+	fi
 	;;
 end)
 	kill "$(cat "$state/sampler")" 2>/dev/null
+	[ -f "$state/scraper" ] && kill "$(cat "$state/scraper")" 2>/dev/null
 	k0=$(cat "$state/kworker0")
 	b0=$(cat "$state/busy0")
 	k1=$(threads_ms '^kworker')
@@ -75,6 +94,11 @@ end)
 	echo "BENCH-HOST busy_ms $((b1 - b0))"
 	echo "BENCH-HOST vcpu_ms $v"
 	echo "BENCH-HOST outside_vcpu_ms $((b1 - b0 - v))"
+	if [ -f "$state/scrapes" ]; then
+		read -r ok bad <"$state/scrapes"
+		echo "BENCH-HOST operator_scrapes $ok"
+		echo "BENCH-HOST operator_scrape_failures $bad"
+	fi
 	;;
 *)
 	echo "usage: l1-cost.sh start|end" >&2

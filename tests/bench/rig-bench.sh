@@ -48,10 +48,12 @@ esac
 
 make -s -C "$top/guest/kernel"
 make -s -C "$here"
+make -s -C "$top/host-tools"
 
 rc=0
 "$top/tests/rig/pv-guest.sh" "${opts[@]}" --summary '^(BENCH|RATIO)' \
 	--l1-around "$here/l1-cost.sh" \
+	--l1-file "$top/build/host-tools/kvm-perfmon-exporter" \
 	"$logdir" "${files[@]}" -- "${cmd[@]}" || rc=$?
 grep -aE '^(BENCH|RATIO)' "$logdir/console.log" | sed 's/\r$//' \
 	>"$logdir/bench.txt" || true

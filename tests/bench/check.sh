@@ -198,7 +198,7 @@ function judge_host(	o) {
 	if ("operator_scrapes" in h)
 		judge(h["operator_scrapes"] >= 10 && h["operator_scrape_failures"] == 0,
 		      "host: exporter scrapes " h["operator_scrapes"] " >= 10, failed " h["operator_scrape_failures"],
-		      "the operator's view was not taken through the run")
+		      "the exporter did not scrape through the run")
 	printf "INFO: host: kworker_ms %d, outside_vcpu_ms %d, vcpu_ms %d over the whole L2 run\n",
 	       h["kworker_ms"], h["outside_vcpu_ms"], h["vcpu_ms"]
 }

@@ -319,11 +319,6 @@ static const void *take(const u8 **p, size_t *left, size_t n)
 	return q;
 }
 
-static bool bv_ok(const u64 *bv, const u64 *impl, unsigned int words)
-{
-	return pfm_bv_subset(bv, impl, words);
-}
-
 /*
  * Ids are unique: a comparison per context already read (an empty engine
  * fills slots 0..nr_ctxs-1), at most max_contexts^2 / 2 in all.
@@ -439,8 +434,8 @@ static int restore_regs(struct pfm_engine *e, struct reader *r,
 		    !pfm_bit_test(e->pmu.impl_pmds, sp->num) ||
 		    sp->reserved0 || sp->reserved1 ||
 		    (sp->flags & ~PFM_REGFL_PMD_KNOWN) ||
-		    !bv_ok(sp->reset_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
-		    !bv_ok(sp->smpl_pmds, e->pmu.impl_pmds, PFM_PMD_BV))
+		    !pfm_bv_subset(sp->reset_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
+		    !pfm_bv_subset(sp->smpl_pmds, e->pmu.impl_pmds, PFM_PMD_BV))
 			return fail(r, PFM_STREAM_MALFORMED);
 		pmd = &set->pmds[pfm_pmd_slot(&e->pmu, sp->num)];
 		pmd->value = sp->value;
@@ -494,9 +489,9 @@ static int restore_set(struct pfm_engine *e, struct reader *r, const u8 *p,
 	    left != s->nr_pmcs * sizeof(struct pfm_stream_pmc) +
 		    s->nr_pmds * sizeof(struct pfm_stream_pmd) ||
 	    pfm_set_find(r->ctx, s->id) ||
-	    !bv_ok(s->ovfl_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
-	    !bv_ok(s->used_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
-	    !bv_ok(s->used_pmcs, e->pmu.impl_pmcs, PFM_PMC_BV))
+	    !pfm_bv_subset(s->ovfl_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
+	    !pfm_bv_subset(s->used_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
+	    !pfm_bv_subset(s->used_pmcs, e->pmu.impl_pmcs, PFM_PMC_BV))
 		return fail(r, PFM_STREAM_MALFORMED);
 	r->err->set = s->id;
 	set = pfm_set_alloc(e, s->id);

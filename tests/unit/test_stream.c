@@ -111,7 +111,6 @@ static void test_stream_sampling_and_messages(void **state)
 	struct t_env *a = T_ENV(state), *b = t_env_new(NULL);
 	const pfm_dfl_smpl_hdr_t *hdr;
 	u64 gpa[2] = { T_SMPL_GPA, T_SMPL_GPA + PVPFM_PAGE_SIZE };
-	pfarg_pmd_t d;
 	pfarg_msg_t m;
 	struct stream s;
 	int smpl, note;
@@ -152,7 +151,6 @@ static void test_stream_sampling_and_messages(void **state)
 	assert_int_equal(hdr->hdr_cur_offs,
 			 HDR_SIZE + 3 * sizeof(pfm_dfl_smpl_entry_t));
 	assert_int_equal(b->sim->pinned, 2);
-	(void)d;
 	free(s.buf);
 	t_env_free(b);
 }

@@ -608,6 +608,39 @@ static int hl_deliver(struct cb_caller *c, struct cb_cmd *cmd)
 	return hl_call(v, cmd_fn, cmd);
 }
 
+uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
+		     uint32_t nsets, pfarg_pmd_t *p, uint32_t npmds,
+		     uint64_t smpl_gpa, uint32_t smpl_pages)
+{
+	uint64_t gpa[HL_SMPL_PAGES_MAX];
+	uint32_t id = 0, i;
+	int ret;
+
+	if (smpl_pages > HL_SMPL_PAGES_MAX) {
+		hl_note("%s: %u sampling buffer pages, at most %u", who,
+			smpl_pages, HL_SMPL_PAGES_MAX);
+		return 0;
+	}
+	for (i = 0; i < smpl_pages; i++)
+		gpa[i] = smpl_gpa + i * HL_PAGE;
+	if (smpl_pages)
+		ret = cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE,
+				     smpl_pages * HL_PAGE, &id);
+	else
+		ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
+	if (!ret && smpl_pages)
+		ret = cb_smpl_register(&v->cb, id, 0, smpl_pages, gpa);
+	ret = ret ? ret : cb_create_sets(&v->cb, id, d, nsets);
+	ret = ret ? ret : cb_write_pmds(&v->cb, id, p, npmds);
+	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
+	if (ret) {
+		hl_note("%s: %s (err_index %u)", who, hl_status_str(ret),
+			v->cb.hdr.err_index);
+		return 0;
+	}
+	return id;
+}
+
 /* ---- the guest running ------------------------------------------------------ */
 
 int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx, uint64_t rdx)

@@ -199,6 +199,17 @@ struct hl_hist {
 };
 void hl_hist_attach(struct hl_hist *h);	/* NULL: stop counting */
 
+/*
+ * A system-wide context on @v with @nsets event sets @d and @npmds PMDs
+ * @p written, loaded; with @smpl_pages (0: none) guest pages from
+ * @smpl_gpa on as its default-format sampling buffer. Returns its id, or
+ * 0 after a note naming @who and the status.
+ */
+#define HL_SMPL_PAGES_MAX	64
+uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
+		     uint32_t nsets, pfarg_pmd_t *p, uint32_t npmds,
+		     uint64_t smpl_gpa, uint32_t smpl_pages);
+
 /* ---- the guest running (on the vCPU thread) ---------------------------- */
 int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx,
 		  uint64_t rdx);

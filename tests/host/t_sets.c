@@ -52,8 +52,7 @@ static uint32_t sets_ctx(struct hl_vcpu *v, int n, const uint32_t *flags,
 {
 	pfarg_setdesc_t d[4];
 	pfarg_pmd_t p[4];
-	uint32_t id = 0;
-	int ret, i;
+	int i;
 
 	memset(d, 0, sizeof(d));
 	for (i = 0; i < n; i++) {
@@ -62,16 +61,7 @@ static uint32_t sets_ctx(struct hl_vcpu *v, int n, const uint32_t *flags,
 		d[i].set_timeout = timeout ? timeout[i] : 0;
 		cb_pmd_init(&p[i], RUN_NS, i, 0);
 	}
-	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
-	ret = ret ? ret : cb_create_sets(&v->cb, id, d, n);
-	ret = ret ? ret : cb_write_pmds(&v->cb, id, p, n);
-	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
-	if (ret) {
-		hl_note("%s: %s (err_index %u)", __func__, hl_status_str(ret),
-			v->cb.hdr.err_index);
-		return 0;
-	}
-	return id;
+	return hl_sets_ctx(v, __func__, d, n, p, n, 0, 0);
 }
 
 struct timed_busy {

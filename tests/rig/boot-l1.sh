@@ -162,12 +162,14 @@ append+=" rig.heartbeat=1"
 #   -nic none             no NIC: skips the iPXE option ROM (faster boot);
 #                         with --hostfwd an e1000 without its ROM (romfile=)
 #   -pidfile              for the reader to stop a hung L1
-#   isa-serial index=1    L1's ttyS1, its heartbeat, into a file here
+#   -serial ... -serial   ttyS0 on stdio with the monitor (-nographic's
+#                         default, which any -serial replaces), ttyS1, L1's
+#                         heartbeat, into a file here
 qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
 	-kernel "$kernel" -initrd "$work/initrd.cpio"
 	-append "$append" -pidfile "$work/qemu.pid"
-	-chardev "file,id=heartbeat,path=$work/heartbeat"
-	-device "isa-serial,chardev=heartbeat,index=1")
+	-serial mon:stdio -chardev "file,id=heartbeat,path=$work/heartbeat"
+	-serial chardev:heartbeat)
 if [ -n "$hostfwd" ]; then
 	qemu_cmd+=(-netdev "user,id=net0,restrict=on$hostfwd"
 		-device "e1000,netdev=net0,romfile=")

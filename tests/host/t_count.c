@@ -477,9 +477,10 @@ static void t_wrap_at_stop(void)
 		ctx_done(v, id);
 	}
 	hl_check(!w48.bad, "wrap_48bit_read_right_after_stop",
-		 "%d of %d runs: the PMD read after STOP missed the carry; e.g. "
-		 "wrap %" PRIu64 " ns before: counted %#" PRIx64 " for CPU %"
-		 PRIu64 "..%" PRIu64 " ns", w48.bad, tries, w48.lead,
+		 "%d of %d runs: the PMD read after STOP is not the start "
+		 "plus the time counted, carried; e.g. wrap %" PRIu64 " ns "
+		 "before: counted %#" PRIx64 " for thread time %" PRIu64 "..%"
+		 PRIu64 " ns", w48.bad, tries, w48.lead,
 		 (uint64_t)(w48.val - (upper + (1ULL << 48) - w48.lead)), w48.lo,
 		 w48.hi);
 	hl_check(!w48.bad_settled, "wrap_48bit_kept_after_settling",

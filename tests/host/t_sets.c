@@ -83,13 +83,15 @@ static uint64_t switches_now(struct hl_vm *m)
 static int timed_busy_fn(struct hl_vcpu *v, void *p)
 {
 	struct timed_busy *r = p;
-	uint64_t w0, w1, c0, c1;
+	struct hl_thread_span span;
+	uint64_t w0, w1, c0;
 	int ret, ret2;
 
 	uint64_t sw0 = r->want_switches ? switches_now(v->vm) : 0;
 	uint64_t csw0 = hl_thread_csw();
 
 	w0 = hl_mono_ns();
+	hl_thread_span_start(&span);
 	c0 = hl_thread_ns();
 	ret = cb_start(&v->cb, r->ctx);
 	hl_busy_ns(r->ns);
@@ -98,9 +100,8 @@ static int timed_busy_fn(struct hl_vcpu *v, void *p)
 	       switches_now(v->vm) - sw0 < r->want_switches)
 		hl_busy_ns(10 * MS);
 	ret2 = cb_stop(&v->cb, r->ctx);
-	c1 = hl_thread_ns();
+	r->cpu = hl_thread_span_end(&span);
 	w1 = hl_mono_ns();
-	r->cpu = c1 - c0;
 	r->wall = w1 - w0;
 	r->csw = hl_thread_csw() - csw0;
 	return ret ? ret : ret2;
@@ -307,7 +308,8 @@ struct sw_step {
 	uint32_t start_ctx;	/* START after the switch */
 	uint64_t busy;		/* then burn this long */
 	uint32_t after_out;	/* then SWITCH this one out */
-	uint64_t cpu;		/* out: CPU from before the switch to after */
+	uint64_t cpu;		/* out: time from before the switch to after
+				 * (hl_thread_span_end()) */
 	uint64_t burnt;		/* out: CPU of the burning alone */
 	int ret;
 };
@@ -315,8 +317,10 @@ struct sw_step {
 static int sw_fn(struct hl_vcpu *v, void *p)
 {
 	struct sw_step *s = p;
-	uint64_t c0 = hl_thread_ns();
+	struct hl_thread_span span;
 	int ret = 0;
+
+	hl_thread_span_start(&span);
 
 	if (s->out_ctx || s->in_ctx)
 		ret = cb_switch(&v->cb, s->out_ctx, s->in_ctx, s->in_tid,
@@ -328,7 +332,7 @@ static int sw_fn(struct hl_vcpu *v, void *p)
 	s->burnt = hl_thread_ns() - s->burnt;
 	if (!ret && s->after_out)
 		ret = cb_switch(&v->cb, s->after_out, 0, 0, v->guest_tgid);
-	s->cpu = hl_thread_ns() - c0;
+	s->cpu = hl_thread_span_end(&span);
 	s->ret = ret;
 	return ret;
 }

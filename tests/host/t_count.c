@@ -445,12 +445,13 @@ static void t_wrap_at_stop(void)
 	struct hl_vcpu *v = &vm.vcpus[0];
 	struct wrap_result w48 = { 0 }, w64 = { 0 };
 	uint64_t val, val2, cpu, busy, lead, start;
-	int i, ret, tries = 12;
+	const char *env = getenv("T_COUNT_WRAP_TRIES");
+	int i, ret, tries = env ? atoi(env) : 12;
 	uint32_t id;
 
 	for (i = 0; i < tries; i++) {
 		/* wrap 0.1 .. 1.2 ms into a 1.5 ms busy loop */
-		lead = (100 + 100 * i) * 1000ULL;
+		lead = (100 + 100 * (i % 12)) * 1000ULL;
 		start = upper + (1ULL << 48) - lead;
 		id = sys_ctx(v, PVPFM_VPMD_VCPU_RUN_NS, start);
 		ret = hl_start_busy_stop(v, id, 1500 * 1000ULL, &cpu, &busy);

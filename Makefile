@@ -100,14 +100,35 @@ checkpatch:
 # scripts/stage.sh, which also fails a stage on a compiler warning in
 # project code. Stops at the first failing stage; prints the times, and
 # how often each stage's rig runs were booted again after a hung L2.
+# A stage of TEST_ALONGSIDE starts in the background and runs alongside
+# the next stage, which make test then waits for, and for it: its output
+# is printed (stage.sh --show) and its failure fails make test as any
+# stage's would. The fuzzers each keep one core busy, and so does the
+# rig's TCG L1 (one vCPU) in the host stage: on two cores they overlap
+# instead of taking turns.
 TEST_STAGES := deps build unit kbuild checkpatch fuzz host qemu vm operator \
 	bench run
+TEST_ALONGSIDE := fuzz
 
 test:
-	@$(STAGE) --reset; \
-	for s in $(TEST_STAGES); do \
-		$(STAGE) $$s $(SUBMAKE) -C $(TOP) test-$$s || \
-			{ $(STAGE) --summary; echo "make test: FAILED at stage $$s"; exit 1; }; \
+	@$(STAGE) --reset; bg=; \
+	for s in $(TEST_STAGES) ""; do \
+		case " $(TEST_ALONGSIDE) " in *" $$s "*) \
+			echo "== stage $$s: in the background, alongside the next"; \
+			$(STAGE) --alongside $$s $(SUBMAKE) -C $(TOP) test-$$s & \
+			bg="$$bg $$!:$$s"; continue ;; \
+		esac; \
+		failed=; \
+		[ -z "$$s" ] || $(STAGE) $$s $(SUBMAKE) -C $(TOP) test-$$s || \
+			failed=$$s; \
+		for j in $$bg; do \
+			wait "$${j%%:*}" || failed="$$failed $${j#*:}"; \
+			$(STAGE) --show "$${j#*:}"; \
+		done; \
+		bg=; \
+		[ -z "$$failed" ] || { $(STAGE) --summary; \
+			for f in $$failed; do echo "make test: FAILED at stage $$f"; done; \
+			exit 1; }; \
 	done; \
 	$(STAGE) --summary; echo "make test: all stages passed"
 

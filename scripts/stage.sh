@@ -5,8 +5,17 @@
 #
 #   scripts/stage.sh NAME CMD...   run CMD, output to the terminal and to
 #                                  build/logs/NAME.log; record its time
-#   scripts/stage.sh --reset       forget the recorded times
-#   scripts/stage.sh --summary     print the recorded times and rig retries
+#   scripts/stage.sh --alongside NAME CMD...
+#                                  the same, for a stage that runs while
+#                                  another one does (make test starts it
+#                                  in the background): what it prints goes
+#                                  to build/logs/NAME.out, not to the
+#                                  terminal, so as not to interleave
+#   scripts/stage.sh --show NAME   print that, once the stage ended
+#   scripts/stage.sh --reset       forget the recorded times; the wall
+#                                  clock of the whole run starts
+#   scripts/stage.sh --summary     print the recorded times and rig
+#                                  retries, and the wall time since --reset
 #
 # A stage fails when CMD fails, and also when CMD's output has a compiler
 # warning about project code ("FILE:LINE[:COL]: warning:" with FILE not under
@@ -38,19 +47,27 @@ retries_text() {
 case "${1:-}" in
 --reset)
 	rm -f "$TIMES"
+	date +%s >"$LOGS/start"
+	exit 0
+	;;
+--show)
+	cat "$LOGS/${2:?}.out"
 	exit 0
 	;;
 --summary)
 	echo "== stage times"
 	total=0
 	all_retries=0
-	while IFS=$'\t' read -r name secs status retries; do
-		printf '   %-12s %6ss  %s%s\n' "$name" "$secs" "$status" \
-			"$(retries_text "${retries:-0}")"
-		total=$((total + secs))
+	while IFS=$'\t' read -r name secs status retries alongside; do
+		printf '   %-12s %6ss  %s%s%s\n' "$name" "$secs" "$status" \
+			"$(retries_text "${retries:-0}")" \
+			"${alongside:+ (alongside others: not in the sum)}"
+		[ -n "${alongside:-}" ] || total=$((total + secs))
 		all_retries=$((all_retries + ${retries:-0}))
 	done < "$TIMES"
 	printf '   %-12s %6ss%s\n' total "$total" "$(retries_text "$all_retries")"
+	[ ! -f "$LOGS/start" ] ||
+		printf '   %-12s %6ss\n' wall $(($(date +%s) - $(cat "$LOGS/start")))
 	exit 0
 	;;
 "")
@@ -59,6 +76,12 @@ case "${1:-}" in
 	;;
 esac
 
+alongside=
+if [ "$1" = --alongside ]; then
+	alongside=yes
+	shift
+	exec >"$LOGS/${1:?}.out" 2>&1
+fi
 name=$1
 shift
 log=$LOGS/$name.log
@@ -78,6 +101,7 @@ fi
 status=ok
 [ "$rc" -eq 0 ] || status="FAILED (exit $rc)"
 retries=$(rig_retries "$log")
-printf '%s\t%s\t%s\t%s\n' "$name" "$secs" "$status" "$retries" >> "$TIMES"
+printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$secs" "$status" "$retries" \
+	"$alongside" >> "$TIMES"
 echo "== stage $name: $status in ${secs}s$(retries_text "$retries")"
 exit "$rc"

@@ -6,7 +6,7 @@
  * configurations interleaved (forward in even rounds, backward in odd
  * ones).
  *
- *   b_overhead [ROUNDS [SECONDS]]   default 15 rounds of 1 s each (3 s
+ *   b_overhead [ROUNDS [SECONDS]]   default 8 rounds of 1 s each (5 s
  *                                   for the samplers at 1000/s)
  *
  *   alone                    the workload, nothing else: the control
@@ -103,10 +103,12 @@ enum kind { ALONE, PV_SMPL, PERF_SMPL, PV_MUX, PV_PLAIN };
 /*
  * @runs: each round runs it this many times SECONDS. At 1000/s the two
  * samplers differ by 2-10% of the workload on the rig, next to a spread
- * of 7-11% (IQR) between one 1 s run and the next: three times the data
- * makes their comparison reliable (a bootstrap over one run's rounds gave
- * pv-perfmon below perf 75-95% of the time with 1 s). At 5000 and
- * 20000/s they differ by 2-6x, and 1 s decides.
+ * of 7-11% (IQR) between one 1 s run and the next: their comparison needs
+ * the data (a bootstrap over one run's rounds gave pv-perfmon below perf
+ * 75-95% of the time with 1 s), 40 s of each over the 8 rounds, as 13
+ * rounds of 3 s gave. At 5000 and 20000/s they differ by 2-6x and 1 s
+ * decides; the control and the counting pair need rounds for their
+ * medians and quartiles, 8 as reliably as 15 (tests/bench/README.md).
  */
 static const struct config {
 	const char *key;
@@ -115,8 +117,8 @@ static const struct config {
 	unsigned int runs;
 } configs[] = {
 	{ "alone", ALONE, 0, 1 },
-	{ "pv_sampling.1000", PV_SMPL, 1000, 3 },
-	{ "perf_sampling.1000", PERF_SMPL, 1000, 3 },
+	{ "pv_sampling.1000", PV_SMPL, 1000, 5 },
+	{ "perf_sampling.1000", PERF_SMPL, 1000, 5 },
 	{ "pv_sampling.5000", PV_SMPL, 5000, 1 },
 	{ "perf_sampling.5000", PERF_SMPL, 5000, 1 },
 	{ "pv_sampling.20000", PV_SMPL, 20000, 1 },
@@ -834,7 +836,7 @@ static int pin0(void)
 
 int main(int argc, char **argv)
 {
-	int rounds = argc > 1 ? atoi(argv[1]) : 15;
+	int rounds = argc > 1 ? atoi(argv[1]) : 8;
 	double secs = argc > 2 ? atof(argv[2]) : 1.0;
 	struct run warm;
 

@@ -80,7 +80,7 @@
 #                             less from run to run than the medians; no
 #                             margin; at 1000/s, where the two differ by
 #                             2-10% on the rig, each round runs the two
-#                             samplers three times as long):
+#                             samplers five times as long):
 #                             pv-perfmon's samples are written by the host
 #                             into guest memory, perf's each take a guest
 #                             timer interrupt and its exits (issue 14).

@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <linux/perf_event.h>
 
 #include "hostlib.h"
 
@@ -608,6 +609,39 @@ static int hl_deliver(struct cb_caller *c, struct cb_cmd *cmd)
 	return hl_call(v, cmd_fn, cmd);
 }
 
+uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
+		     uint32_t nsets, pfarg_pmd_t *p, uint32_t npmds,
+		     uint64_t smpl_gpa, uint32_t smpl_pages)
+{
+	uint64_t gpa[HL_SMPL_PAGES_MAX];
+	uint32_t id = 0, i;
+	int ret;
+
+	if (smpl_pages > HL_SMPL_PAGES_MAX) {
+		hl_note("%s: %u sampling buffer pages, at most %u", who,
+			smpl_pages, HL_SMPL_PAGES_MAX);
+		return 0;
+	}
+	for (i = 0; i < smpl_pages; i++)
+		gpa[i] = smpl_gpa + i * HL_PAGE;
+	if (smpl_pages)
+		ret = cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE,
+				     smpl_pages * HL_PAGE, &id);
+	else
+		ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
+	if (!ret && smpl_pages)
+		ret = cb_smpl_register(&v->cb, id, 0, smpl_pages, gpa);
+	ret = ret ? ret : cb_create_sets(&v->cb, id, d, nsets);
+	ret = ret ? ret : cb_write_pmds(&v->cb, id, p, npmds);
+	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
+	if (ret) {
+		hl_note("%s: %s (err_index %u)", who, hl_status_str(ret),
+			v->cb.hdr.err_index);
+		return 0;
+	}
+	return id;
+}
+
 /* ---- the guest running ------------------------------------------------------ */
 
 int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx, uint64_t rdx)
@@ -762,17 +796,17 @@ struct busy_req {
 static int busy_fn(struct hl_vcpu *v, void *p)
 {
 	struct busy_req *r = p;
-	uint64_t t0, t1, t2, t3;
+	struct hl_thread_span span;
+	uint64_t t1, t2;
 	int ret, ret2;
 
-	t0 = hl_thread_ns();
+	hl_thread_span_start(&span);
 	ret = cb_start(&v->cb, r->ctx);
 	t1 = hl_thread_ns();
 	hl_busy_ns(r->ns);
 	t2 = hl_thread_ns();
 	ret2 = cb_stop(&v->cb, r->ctx);
-	t3 = hl_thread_ns();
-	r->cpu_ns = t3 - t0;
+	r->cpu_ns = hl_thread_span_end(&span);
 	r->busy_ns = t2 - t1;
 	return ret ? ret : ret2;
 }
@@ -827,6 +861,39 @@ static uint64_t clock_ns(clockid_t c)
 uint64_t hl_thread_ns(void)
 {
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static uint64_t task_clock_read(int fd)
+{
+	uint64_t v = 0;
+
+	if (fd < 0 || read(fd, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+
+void hl_thread_span_start(struct hl_thread_span *t)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	t->fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	t->task0 = task_clock_read(t->fd);
+	t->cpu0 = hl_thread_ns();
+}
+
+uint64_t hl_thread_span_end(struct hl_thread_span *t)
+{
+	uint64_t cpu = hl_thread_ns() - t->cpu0;
+	uint64_t task = task_clock_read(t->fd) - t->task0;
+
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	return task > cpu ? task : cpu;
 }
 
 uint64_t hl_thread_csw(void)

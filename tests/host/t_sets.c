@@ -52,8 +52,7 @@ static uint32_t sets_ctx(struct hl_vcpu *v, int n, const uint32_t *flags,
 {
 	pfarg_setdesc_t d[4];
 	pfarg_pmd_t p[4];
-	uint32_t id = 0;
-	int ret, i;
+	int i;
 
 	memset(d, 0, sizeof(d));
 	for (i = 0; i < n; i++) {
@@ -62,16 +61,7 @@ static uint32_t sets_ctx(struct hl_vcpu *v, int n, const uint32_t *flags,
 		d[i].set_timeout = timeout ? timeout[i] : 0;
 		cb_pmd_init(&p[i], RUN_NS, i, 0);
 	}
-	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
-	ret = ret ? ret : cb_create_sets(&v->cb, id, d, n);
-	ret = ret ? ret : cb_write_pmds(&v->cb, id, p, n);
-	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
-	if (ret) {
-		hl_note("%s: %s (err_index %u)", __func__, hl_status_str(ret),
-			v->cb.hdr.err_index);
-		return 0;
-	}
-	return id;
+	return hl_sets_ctx(v, __func__, d, n, p, n, 0, 0);
 }
 
 struct timed_busy {
@@ -93,13 +83,15 @@ static uint64_t switches_now(struct hl_vm *m)
 static int timed_busy_fn(struct hl_vcpu *v, void *p)
 {
 	struct timed_busy *r = p;
-	uint64_t w0, w1, c0, c1;
+	struct hl_thread_span span;
+	uint64_t w0, w1, c0;
 	int ret, ret2;
 
 	uint64_t sw0 = r->want_switches ? switches_now(v->vm) : 0;
 	uint64_t csw0 = hl_thread_csw();
 
 	w0 = hl_mono_ns();
+	hl_thread_span_start(&span);
 	c0 = hl_thread_ns();
 	ret = cb_start(&v->cb, r->ctx);
 	hl_busy_ns(r->ns);
@@ -108,9 +100,8 @@ static int timed_busy_fn(struct hl_vcpu *v, void *p)
 	       switches_now(v->vm) - sw0 < r->want_switches)
 		hl_busy_ns(10 * MS);
 	ret2 = cb_stop(&v->cb, r->ctx);
-	c1 = hl_thread_ns();
+	r->cpu = hl_thread_span_end(&span);
 	w1 = hl_mono_ns();
-	r->cpu = c1 - c0;
 	r->wall = w1 - w0;
 	r->csw = hl_thread_csw() - csw0;
 	return ret ? ret : ret2;
@@ -317,7 +308,8 @@ struct sw_step {
 	uint32_t start_ctx;	/* START after the switch */
 	uint64_t busy;		/* then burn this long */
 	uint32_t after_out;	/* then SWITCH this one out */
-	uint64_t cpu;		/* out: CPU from before the switch to after */
+	uint64_t cpu;		/* out: time from before the switch to after
+				 * (hl_thread_span_end()) */
 	uint64_t burnt;		/* out: CPU of the burning alone */
 	int ret;
 };
@@ -325,8 +317,10 @@ struct sw_step {
 static int sw_fn(struct hl_vcpu *v, void *p)
 {
 	struct sw_step *s = p;
-	uint64_t c0 = hl_thread_ns();
+	struct hl_thread_span span;
 	int ret = 0;
+
+	hl_thread_span_start(&span);
 
 	if (s->out_ctx || s->in_ctx)
 		ret = cb_switch(&v->cb, s->out_ctx, s->in_ctx, s->in_tid,
@@ -338,7 +332,7 @@ static int sw_fn(struct hl_vcpu *v, void *p)
 	s->burnt = hl_thread_ns() - s->burnt;
 	if (!ret && s->after_out)
 		ret = cb_switch(&v->cb, s->after_out, 0, 0, v->guest_tgid);
-	s->cpu = hl_thread_ns() - c0;
+	s->cpu = hl_thread_span_end(&span);
 	s->ret = ret;
 	return ret;
 }

@@ -153,11 +153,9 @@ static uint64_t thread_ticks_ns(pid_t tid)
  */
 static uint32_t throttle_ctx(struct hl_vcpu *v, uint64_t buf)
 {
-	uint64_t gpa[BUF_PAGES];
 	pfarg_setdesc_t d[2];
 	pfarg_pmd_t p[2];
-	uint32_t id = 0;
-	int ret, i;
+	int i;
 
 	memset(d, 0, sizeof(d));
 	for (i = 0; i < 2; i++) {
@@ -168,20 +166,7 @@ static uint32_t throttle_ctx(struct hl_vcpu *v, uint64_t buf)
 		p[i].reg_long_reset = -1ULL;
 		p[i].reg_ovfl_switch_cnt = 1;
 	}
-	for (i = 0; i < BUF_PAGES; i++)
-		gpa[i] = buf + i * HL_PAGE;
-	ret = cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE, BUF_PAGES * HL_PAGE,
-			     &id);
-	ret = ret ? ret : cb_smpl_register(&v->cb, id, 0, BUF_PAGES, gpa);
-	ret = ret ? ret : cb_create_sets(&v->cb, id, d, 2);
-	ret = ret ? ret : cb_write_pmds(&v->cb, id, p, 2);
-	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
-	if (ret) {
-		hl_note("%s: %s (err_index %u)", __func__, hl_status_str(ret),
-			v->cb.hdr.err_index);
-		return 0;
-	}
-	return id;
+	return hl_sets_ctx(v, __func__, d, 2, p, 2, buf, BUF_PAGES);
 }
 
 /*

@@ -25,18 +25,9 @@ CONTROL_PORT=17996	# L0's word
 L2_LIMIT=420		# each guest's QEMU, s
 WAIT_S=240		# for a guest's line or L0's word
 VMS="vm-a vm-b"
-pass=0
-fail=0
-
-check() {
-	if [ "$1" = 0 ]; then
-		echo "PASS: $2"
-		pass=$((pass + 1))
-	else
-		echo "FAIL: $2${3:+ ($3)}"
-		fail=$((fail + 1))
-	fi
-}
+# rig_check: PASS/FAIL lines, counted
+# shellcheck source=tests/rig/protocol.sh
+. /etc/rig-protocol.sh
 
 uuid_of() {
 	case "$1" in
@@ -128,33 +119,33 @@ ok=0
 for vm in $VMS; do
 	guest_line "$vm" "^operator: phase 1: samples=" || ok=1
 done
-check "$ok" "both guests ran phase 1"
+rig_check "$ok" "both guests ran phase 1"
 
 if [ "$ok" = 0 ]; then
 	show table ./kvm-perfmon-stat
-	check "$rc" "kvm-perfmon-stat: exit 0"
+	rig_check "$rc" "kvm-perfmon-stat: exit 0"
 	show json ./kvm-perfmon-stat --json
-	check "$rc" "kvm-perfmon-stat --json: exit 0"
+	rig_check "$rc" "kvm-perfmon-stat --json: exit 0"
 	show detail-vm-b ./kvm-perfmon-stat --vm vm-b
-	check "$rc" "kvm-perfmon-stat --vm vm-b: exit 0"
+	rig_check "$rc" "kvm-perfmon-stat --vm vm-b: exit 0"
 	show no-vm ./kvm-perfmon-stat --vm vm-c
 	[ "$rc" = 4 ]
-	check $? "kvm-perfmon-stat --vm vm-c (no such VM): exit 4" "exit $rc"
+	rig_check $? "kvm-perfmon-stat --vm vm-c (no such VM): exit 4" "exit $rc"
 
 	# not an operator: a uid outside group kvm cannot open the node; one
 	# in it (as QEMU's user is) can, but has no CAP_PERFMON
 	show nonroot ./setpriv --reuid=1000 --regid=1000 --clear-groups \
 		--inh-caps=-all ./kvm-perfmon-stat
 	[ "$rc" = 3 ]
-	check $? "kvm-perfmon-stat as uid 1000: exit 3 (permission denied)" "exit $rc"
+	rig_check $? "kvm-perfmon-stat as uid 1000: exit 3 (permission denied)" "exit $rc"
 	show nonroot-kvm ./setpriv --reuid=1000 --regid=1000 \
 		--groups="$KVM_GID" --inh-caps=-all ./kvm-perfmon-stat
 	[ "$rc" = 3 ]
-	check $? "kvm-perfmon-stat as uid 1000 in group kvm: exit 3 (no CAP_PERFMON)" "exit $rc"
+	rig_check $? "kvm-perfmon-stat as uid 1000 in group kvm: exit 3 (no CAP_PERFMON)" "exit $rc"
 	show exporter-nonroot ./setpriv --reuid=1000 --regid=1000 \
 		--groups="$KVM_GID" --inh-caps=-all ./kvm-perfmon-exporter --once
 	[ "$rc" = 3 ]
-	check $? "kvm-perfmon-exporter as uid 1000 in group kvm: exit 3" "exit $rc"
+	rig_check $? "kvm-perfmon-exporter as uid 1000 in group kvm: exit 3" "exit $rc"
 
 	./kvm-perfmon-exporter --listen ":$PORT" 2>/tmp/exporter.log &
 	exporter=$!
@@ -166,7 +157,7 @@ if [ "$ok" = 0 ]; then
 	done
 	show metrics-l1 cat /tmp/metrics
 	grep -q '^kvmperfmon_up 1$' /tmp/metrics
-	check $? "exporter: answers on :$PORT in L1, kvmperfmon_up 1"
+	rig_check $? "exporter: answers on :$PORT in L1, kvmperfmon_up 1"
 	echo "operator-l1: exporter up on :$PORT"
 
 	if l0_says go; then
@@ -176,16 +167,16 @@ if [ "$ok" = 0 ]; then
 		for vm in $VMS; do
 			guest_line "$vm" "^operator: phase 2: samples=" || ok=1
 		done
-		check "$ok" "both guests ran phase 2"
+		rig_check "$ok" "both guests ran phase 2"
 		l0_says stop
-		check $? "L0 is done with the exporter"
+		rig_check $? "L0 is done with the exporter"
 	else
-		check 1 "L0 scraped the exporter and said go"
+		rig_check 1 "L0 scraped the exporter and said go"
 	fi
 	echo "operator-l1: stop"
 	kill "$exporter"
 	wait "$exporter"
-	check $? "exporter: exit 0 on SIGTERM"
+	rig_check $? "exporter: exit 0 on SIGTERM"
 	echo "exporter's log:"
 	sed 's/^/  /' /tmp/exporter.log
 fi
@@ -197,8 +188,8 @@ for vm in $VMS; do
 	wait "$(cat "/tmp/$vm/run-l2.pid")"
 	rc=$?
 	sed "s/^/$vm| /" "/tmp/$vm/run-l2.out"
-	check "$rc" "$vm: run-l2 (the guest's checks, its kernel log)" "exit $rc"
+	rig_check "$rc" "$vm: run-l2 (the guest's checks, its kernel log)" "exit $rc"
 done
 
-echo "operator-l1: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+echo "operator-l1: ${rig_pass:-0} passed, ${rig_fail:-0} failed"
+[ "${rig_fail:-0}" = 0 ]

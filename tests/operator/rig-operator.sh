@@ -43,17 +43,9 @@ make -s -C "$top/host-tools"
 make -s -C "$top/guest/kernel"
 make -s -C "$top/guest/tests"
 
-pass=0
-fail=0
-check() {
-	if [ "$1" = 0 ]; then
-		echo "PASS: $2"
-		pass=$((pass + 1))
-	else
-		echo "FAIL: $2${3:+ ($3)}"
-		fail=$((fail + 1))
-	fi
-}
+# rig_check: PASS/FAIL lines, counted
+# shellcheck source=tests/rig/protocol.sh
+. "$top/tests/rig/protocol.sh"
 
 rm -rf "$logdir"
 mkdir -p "$logdir"
@@ -102,13 +94,32 @@ say() {
 	return 1
 }
 
-# a PromQL instant query, at time $2 (default now): its first value
+# a PromQL instant query, at time $2 (default now): its first value.
+# False, saying nothing, while Prometheus does not answer (it is still
+# starting: the callers poll); an answer that is not a query result says
+# why on stderr
 promql() {
-	curl -sfG "http://127.0.0.1:$PROM_PORT/api/v1/query" \
-		--data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"} |
-		python3 -c 'import json, sys
-r = json.load(sys.stdin)["data"]["result"]
-print(r[0]["value"][1] if r else "")'
+	local out
+	out=$(curl -sfG "http://127.0.0.1:$PROM_PORT/api/v1/query" \
+		--data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"}) ||
+		return 1
+	python3 -c 'import json, sys
+try:
+    r = json.loads(sys.argv[1])["data"]["result"]
+except (ValueError, KeyError, TypeError) as e:
+    sys.exit("rig-operator.sh: Prometheus answered %r: %s" % (sys.argv[1][:200], e))
+print(r[0]["value"][1] if r else "")' "$out"
+}
+
+# wait until Prometheus answers queries
+prom_ready() {
+	local n=0
+	while [ "$n" -lt "$PROM_WAIT_S" ]; do
+		curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null && return 0
+		sleep 1
+		n=$((n + 1))
+	done
+	return 1
 }
 
 # wait until PromQL $1 gives $2 (a value)
@@ -155,23 +166,23 @@ rig=$!
 
 # the rig lock first, then L1's boot, the guests and the stat tool
 if ! wait_line '^operator-l1: exporter up' "$BOOT_WAIT_S" >/dev/null; then
-	check 1 "L1: the guests ran and the exporter is up" "see $console"
+	rig_check 1 "L1: the guests ran and the exporter is up" "see $console"
 else
 	phase1=$(wait_line '^operator-l1: vm-a: operator: phase 1: samples=' 1 || true)
 	want1=$(samples_of "$phase1")
 	r=0
 	curl -sf "http://127.0.0.1:$PORT/metrics" >"$logdir/metrics.txt" || r=$?
-	check "$r" "L0 scrapes the exporter in L1 through 127.0.0.1:$PORT" "curl exit $r"
+	rig_check "$r" "L0 scrapes the exporter in L1 through 127.0.0.1:$PORT" "curl exit $r"
 	r=0
 	out=$(promtool check metrics <"$logdir/metrics.txt" 2>&1) || r=$?
-	check "$r" "promtool check metrics on the scrape" "$out"
+	rig_check "$r" "promtool check metrics on the scrape" "$out"
 
 	# the README's alert for starved counters, loaded as an operator would
 	awk '/^```yaml/ { f = 1; next } /^```/ { f = 0 } f' "$top/README.md" \
 		>"$work/rules.yml"
 	r=0
 	out=$(promtool check rules "$work/rules.yml" 2>&1) || r=$?
-	check "$r" "promtool check rules on the README's alert" "$out"
+	rig_check "$r" "promtool check rules on the README's alert" "$out"
 	cat >"$work/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -188,10 +199,14 @@ EOF
 		--web.listen-address="127.0.0.1:$PROM_PORT" \
 		--log.level=warn >"$logdir/prometheus.log" 2>&1 &
 	prom=$!
+	r=0
+	prom_ready || r=$?
+	rig_check "$r" "Prometheus is ready on 127.0.0.1:$PROM_PORT" \
+		"not in $PROM_WAIT_S s; see $logdir/prometheus.log"
 	vm_a='kvmperfmon_samples_total{vm="vm-a"}'
 	r=0
 	prom_sees "$vm_a" "$want1" || r=$?
-	check "$r" "Prometheus scrapes vm-a's phase 1: $vm_a = $want1" \
+	rig_check "$r" "Prometheus scrapes vm-a's phase 1: $vm_a = $want1" \
 		"$(promql "$vm_a" || true)"
 	# ten scrapes on either side of phase 2: increase() extrapolates to
 	# the start of its window by half a scrape interval, 5% of ten
@@ -201,7 +216,7 @@ EOF
 		want2=$(samples_of "$phase2")
 		r=0
 		prom_sees "$vm_a" "$want2" || r=$?
-		check "$r" "Prometheus scrapes vm-a's phase 2: $vm_a = $want2" \
+		rig_check "$r" "Prometheus scrapes vm-a's phase 2: $vm_a = $want2" \
 			"$(promql "$vm_a" || true)"
 		more_scrapes "$vm_a" 10 || true
 		# at the last scrape: the sampling of phase 2, as the guest
@@ -216,7 +231,7 @@ EOF
 		python3 -c 'import sys
 inc, d = float(sys.argv[1]), int(sys.argv[2])
 sys.exit(not 0 < d <= inc <= d * 1.1)' "${inc:-nan}" "$((${want2:-0} - ${want1:-0}))" || r=$?
-		check "$r" "Prometheus: increase of vm-a's samples = phase 2's $((${want2:-0} - ${want1:-0})) (up to 10% extrapolation)" "got ${inc:-nothing}"
+		rig_check "$r" "Prometheus: increase of vm-a's samples = phase 2's $((${want2:-0} - ${want1:-0})) (up to 10% extrapolation)" "got ${inc:-nothing}"
 		r=0
 		out=$(curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/rules" |
 			python3 -c 'import json, sys
@@ -224,23 +239,23 @@ rs = [r for g in json.load(sys.stdin)["data"]["groups"] for r in g["rules"]]
 print(" ".join("%s: %s %s" % (r["name"], r["health"], r.get("lastError", ""))
                for r in rs))
 sys.exit(not rs or any(r["health"] != "ok" for r in rs))') || r=$?
-		check "$r" "Prometheus evaluates the README's alert on the scraped series" "$out"
+		rig_check "$r" "Prometheus evaluates the README's alert on the scraped series" "$out"
 		r=0
 		say stop 60 || r=$?
-		check "$r" "L1 heard stop"
+		rig_check "$r" "L1 heard stop"
 	else
-		check 1 "L1 heard go"
+		rig_check 1 "L1 heard go"
 	fi
 fi
 
 rc=0
 wait "$rig" || rc=$?
 rig=
-check "$rc" "the rig's run (L1, both guests, their kernel logs)" "pv-guest.sh exit $rc"
+rig_check "$rc" "the rig's run (L1, both guests, their kernel logs)" "pv-guest.sh exit $rc"
 if [ -f "$logdir/metrics.txt" ]; then
 	r=0
 	python3 "$here/check.py" "$console" "$logdir/metrics.txt" || r=$?
-	check "$r" "check.py: the stat tool and the scrape against the guests"
+	rig_check "$r" "check.py: the stat tool and the scrape against the guests"
 fi
-echo "operator: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+echo "operator: ${rig_pass:-0} passed, ${rig_fail:-0} failed"
+[ "${rig_fail:-0}" = 0 ]

@@ -148,7 +148,9 @@ ptimeout=$((timeout_s - 60))
 # Deliberately absent: panic_on_warn and oops=panic. A WARN or an oops must
 # not stop the run: we want the payload's results and the whole log, and
 # bad-patterns then fails the run.
+#   rig.heartbeat=1 /init writes L1's uptime to ttyS1 every 5 s (below)
 append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
+append+=" rig.heartbeat=1"
 [ -z "$hostfwd" ] || append+=" rig.net=1"
 
 # QEMU options:
@@ -160,9 +162,14 @@ append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
 #   -nic none             no NIC: skips the iPXE option ROM (faster boot);
 #                         with --hostfwd an e1000 without its ROM (romfile=)
 #   -pidfile              for the reader to stop a hung L1
+#   -serial ... -serial   ttyS0 on stdio with the monitor (-nographic's
+#                         default, which any -serial replaces), ttyS1, L1's
+#                         heartbeat, into a file here
 qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
 	-kernel "$kernel" -initrd "$work/initrd.cpio"
-	-append "$append" -pidfile "$work/qemu.pid")
+	-append "$append" -pidfile "$work/qemu.pid"
+	-serial mon:stdio -chardev "file,id=heartbeat,path=$work/heartbeat"
+	-serial chardev:heartbeat)
 if [ -n "$hostfwd" ]; then
 	qemu_cmd+=(-netdev "user,id=net0,restrict=on$hostfwd"
 		-device "e1000,netdev=net0,romfile=")
@@ -191,6 +198,12 @@ HUNG_REPORTS_MAX=3
 # clean-clone CI run and 1 of 2 in another; five boots in a row hanging
 # at that rate is a few percent.
 L2_SILENCE_LIMIT=120
+# L1 stuck with it shows sooner: L1's heartbeat (its uptime on ttyS1 every
+# 5 s, init.sh) stops. A heartbeat silent for L1_SILENCE_LIMIT while an
+# L2 runs is the same hang, found 80 s sooner; it counts only once L1
+# has beaten at all. The longest gap seen while an L2 ran is printed at
+# the end ("L1 heartbeat: longest gap"), to keep the limit honest.
+L1_SILENCE_LIMIT=40
 L2_HANG_RETRIES=4
 printf '%q ' "${qemu_cmd[@]}" >"$logdir/qemu-cmdline"
 echo >>"$logdir/qemu-cmdline"
@@ -243,13 +256,25 @@ reader() {
 	done
 }
 
-# Stop L1 when a running L2's console has been silent too long.
+# Stop L1 when, while an L2 runs, the L2's console has been silent too
+# long, or L1's heartbeat has.
 l2_watchdog() {
-	local spoke
+	local spoke beat now why
 	while sleep 5; do
 		spoke=$(stat -c %Y "$work/l2alive" 2>/dev/null) || continue
-		[ $(($(date +%s) - spoke)) -gt "$L2_SILENCE_LIMIT" ] || continue
-		echo "boot-l1.sh: L2's console silent for ${L2_SILENCE_LIMIT}s: L2 and L1 stuck; stopping L1" |
+		now=$(date +%s)
+		why=
+		if [ $((now - spoke)) -gt "$L2_SILENCE_LIMIT" ]; then
+			why="L2's console silent for ${L2_SILENCE_LIMIT}s"
+		elif [ -s "$work/heartbeat" ]; then
+			beat=$(stat -c %Y "$work/heartbeat")
+			[ $((now - beat)) -le "$(cat "$work/beatgap" 2>/dev/null || echo 0)" ] ||
+				echo $((now - beat)) >"$work/beatgap"
+			[ $((now - beat)) -le "$L1_SILENCE_LIMIT" ] ||
+				why="L1's heartbeat silent for ${L1_SILENCE_LIMIT}s while an L2 runs"
+		fi
+		[ -n "$why" ] || continue
+		echo "boot-l1.sh: $why: L2 and L1 stuck; stopping L1" |
 			tee "$work/l2hung"
 		kill "$(cat "$work/qemu.pid")" 2>/dev/null
 		return
@@ -257,7 +282,8 @@ l2_watchdog() {
 }
 
 boot_once() {
-	rm -f "$work/l2alive" "$work/l2hung" "$work/qemu.pid"
+	rm -f "$work/l2alive" "$work/l2hung" "$work/qemu.pid" "$work/heartbeat" \
+		"$work/beatgap"
 	l2_watchdog &
 	watchdog=$!
 	set +e
@@ -308,6 +334,8 @@ rc=$(rig_value "$con" L1 RESULT rc)
 
 echo "boot-l1.sh: $boot_msg"
 echo "boot-l1.sh: total $(secs $((t_end - t0)))s (QEMU $(secs $((t_end - t_qemu)))s)"
+[ ! -f "$work/beatgap" ] ||
+	echo "boot-l1.sh: L1 heartbeat: longest gap $(cat "$work/beatgap")s while an L2 ran (limit ${L1_SILENCE_LIMIT}s)"
 if [ "${#fail[@]}" -gt 0 ]; then
 	result=$(rig_result_line FAILED "$retries" "logs in $logdir")
 else

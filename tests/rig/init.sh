@@ -11,6 +11,8 @@
 #                    hang the rig's one-CPU L1)
 #   rig.net=1        bring up lo and eth0 as QEMU's user network wants
 #                    it (10.0.2.15/24): boot-l1.sh --hostfwd
+#   rig.heartbeat=1  write L1's uptime to ttyS1 every 5 s while it runs:
+#                    L0 (boot-l1.sh) tells a stuck L1 from a quiet one by it
 # Everything goes to /dev/console (ttyS0), so L0 (or L1, for an L2) sees it
 # all. The markers (rig_mark) are the rig's protocol, defined and read in
 # protocol.sh (installed at /etc/rig-protocol.sh by mkinitramfs.sh).
@@ -44,6 +46,7 @@ level=1
 ptimeout=600
 hold=0
 net=0
+heartbeat=0
 read -r cmdline </proc/cmdline
 # Unquoted: split the command line into its words.
 for arg in $cmdline; do
@@ -52,6 +55,7 @@ for arg in $cmdline; do
 	rig.timeout=*) ptimeout=${arg#rig.timeout=} ;;
 	rig.hold=*) hold=${arg#rig.hold=} ;;
 	rig.net=*) net=${arg#rig.net=} ;;
+	rig.heartbeat=*) heartbeat=${arg#rig.heartbeat=} ;;
 	esac
 done
 L="L$level"
@@ -82,6 +86,15 @@ if [ "$net" = 1 ]; then
 	else
 		echo "$L: eth0 could not be brought up"
 	fi
+fi
+
+# a timer-driven loop: it stops only when the whole kernel does (the
+# two-vCPU L2 hang of tests/rig/README.md takes L1's one CPU with it)
+if [ "$heartbeat" = 1 ] && [ -c /dev/ttyS1 ]; then
+	while read -r up _ </proc/uptime; do
+		echo "$up"
+		sleep 5
+	done >/dev/ttyS1 2>/dev/null &
 fi
 
 kvm_ok=1

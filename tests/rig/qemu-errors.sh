@@ -11,8 +11,9 @@
 set -u
 qemu=$1
 fw=$2
-pass=0
-fail=0
+# rig_check: PASS/FAIL lines, counted
+# shellcheck source=tests/rig/protocol.sh
+. /etc/rig-protocol.sh
 out=/tmp/qemu-errors.out
 badmap=/tmp/qemu-errors.map
 
@@ -25,13 +26,9 @@ expect() {
 	timeout 60 "$qemu" -L "$fw" -M q35 -nodefaults -display none \
 		-S "$@" >"$out" 2>&1 </dev/null
 	rc=$?
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF "$msg" "$out"; then
-		echo "PASS: qemu: $name"
-		pass=$((pass + 1))
-	else
-		echo "FAIL: qemu: $name (exit $rc, want an error with '$msg'; got: $(head -c 300 "$out"))"
-		fail=$((fail + 1))
-	fi
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF "$msg" "$out"
+	rig_check $? "qemu: $name" \
+		"exit $rc, want an error with '$msg'; got: $(head -c 300 "$out")"
 }
 
 if [ -e /dev/kvm-perfmon ]; then
@@ -58,5 +55,5 @@ expect "filter without allow or deny refused" \
 expect "counters= with an AMD personality refused" \
 	"counters=8: personality amd64 has 4 generic counters" -accel kvm \
 	-device pv-perfmon,personality=amd64,counters=8
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+echo "${rig_pass:-0} passed, ${rig_fail:-0} failed"
+[ "${rig_fail:-0}" -eq 0 ]

@@ -127,8 +127,11 @@ struct kvmpfm_vm {
 	 */
 	struct perf_event *tp_keepers[3];
 
-	/* sampling-buffer pages pinned for the engine: gfn -> kvmpfm_pin */
-	struct xarray pinned;
+	/*
+	 * sampling-buffer pages registered with the engine: gfn ->
+	 * kvmpfm_smpl_page; under @lock
+	 */
+	struct xarray smpl_pages;
 
 	u32 nr_aliases;
 	struct kvmpfm_event_map_entry *aliases;
@@ -171,8 +174,13 @@ struct kvmpfm_filter {
 	struct kvmpfm_filter_event ev[];
 };
 
-struct kvmpfm_pin {
-	struct page *page;
+/*
+ * A sampling buffer page: its guest frame, resolved through the VM's
+ * memslots again whenever they change (kvmpfm_guest.c). Under vm->lock;
+ * @ghc is used under kvm->srcu.
+ */
+struct kvmpfm_smpl_page {
+	struct gfn_to_hva_cache ghc;
 	u32 refs;			/* registrations of this page */
 };
 

@@ -217,7 +217,7 @@ static void t_memslot(void)
 	ret = ret ? ret : cb_write_pmds(&v->cb, ctx, &p, 1);
 	ret = ret ? ret : cb_load(&v->cb, ctx, 0, 0, 0, v->guest_tgid);
 	ret = ret ? ret : cb_start(&v->cb, ctx);
-	if (!hl_check(!ret, "memslot_setup", "context: %s", hl_status_str(ret)))
+	if (!hl_check(!ret, "memslot_context", "context: %s", hl_status_str(ret)))
 		goto out;
 
 	/* the buffer's memslot as registered: samples there, page dirty */

@@ -90,6 +90,7 @@ struct kvmpfm_vcpu {
 	unsigned long pending_pmds[PFM_PMD_BV];
 	atomic_t pending_timer;
 	u64 pending_ip;
+	atomic_t pending_ip_unread;	/* VMX: RIP not readable then */
 	struct irq_work irq_work;
 	atomic_t task_work_queued;	/* @task_work added, not yet run */
 	struct callback_head task_work;

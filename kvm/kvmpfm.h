@@ -90,6 +90,7 @@ struct kvmpfm_vcpu {
 	unsigned long pending_pmds[PFM_PMD_BV];
 	atomic_t pending_timer;
 	u64 pending_ip;
+	atomic_t pending_ip_unread;	/* VMX: RIP not readable then */
 	struct irq_work irq_work;
 	atomic_t task_work_queued;	/* @task_work added, not yet run */
 	struct callback_head task_work;
@@ -127,8 +128,11 @@ struct kvmpfm_vm {
 	 */
 	struct perf_event *tp_keepers[3];
 
-	/* sampling-buffer pages pinned for the engine: gfn -> kvmpfm_pin */
-	struct xarray pinned;
+	/*
+	 * sampling-buffer pages registered with the engine: gfn ->
+	 * kvmpfm_smpl_page; under @lock
+	 */
+	struct xarray smpl_pages;
 
 	u32 nr_aliases;
 	struct kvmpfm_event_map_entry *aliases;
@@ -171,8 +175,13 @@ struct kvmpfm_filter {
 	struct kvmpfm_filter_event ev[];
 };
 
-struct kvmpfm_pin {
-	struct page *page;
+/*
+ * A sampling buffer page: its guest frame, resolved through the VM's
+ * memslots again whenever they change (kvmpfm_guest.c). Under vm->lock;
+ * @ghc is used under kvm->srcu.
+ */
+struct kvmpfm_smpl_page {
+	struct gfn_to_hva_cache ghc;
 	u32 refs;			/* registrations of this page */
 };
 

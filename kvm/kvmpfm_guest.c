@@ -2,14 +2,20 @@
 /*
  * Guest memory, time and timers for the engine.
  *
- * Sampling buffers: the engine writes samples from the vCPU thread's
- * deferred overflow work, and from DOORBELL of any vCPU, for any vCPU's
- * context. Each registered page is pinned when the guest registers it
- * (DOORBELL runs in the vCPU thread, in the VM's mm) and written through
- * the kernel mapping: no fault, no sleep per sample.
+ * Sampling buffers: the engine writes samples from the vCPU thread (its
+ * deferred overflow work, DOORBELL of any vCPU, for any vCPU's context)
+ * and from the VMM's threads (migration): always in the VM's mm, with
+ * vm->lock held. A registered page is remembered by its guest frame,
+ * not by the host page behind it: the guest (or the VMM) may delete,
+ * move or write-protect the memslot under it at any time, and then a
+ * sample must not land in memory the guest no longer maps at that
+ * address. So each write resolves the frame through the VM's current
+ * memslots, as kvm_write_guest_cached() does: a gfn_to_hva_cache per
+ * page, re-resolved when the memslots' generation changes, the write and
+ * the dirty bit under kvm->srcu. A frame with no writable memslot loses
+ * its samples (counted by the engine), nothing else is written.
  */
 #include <linux/mm.h>
-#include <linux/highmem.h>
 #include <linux/ktime.h>
 #include <linux/uaccess.h>
 #include "kvmpfm.h"
@@ -19,126 +25,151 @@ static struct kvmpfm_vm *to_vm(void *be)
 	return be;
 }
 
+/*
+ * The engine's guest_check: @gpa becomes a sampling buffer page. It must
+ * be writable guest RAM now (else the registration fails); later memslot
+ * changes are followed by each write. The page is not pinned: the name
+ * is kept for callers (migration re-registers through it).
+ */
 int kvmpfm_guest_pin(void *be, u64 gpa, u64 len)
 {
 	struct kvmpfm_vm *vm = to_vm(be);
 	gfn_t gfn = gpa_to_gfn(gpa);
-	struct kvmpfm_pin *pin;
-	unsigned long hva;
-	struct page *page;
-	int ret;
+	struct kvmpfm_smpl_page *pg;
+	int idx, ret;
 
 	/* the engine registers one page at a time */
 	if (len != PAGE_SIZE || offset_in_page(gpa) || current->mm != vm->kvm->mm)
 		return -EFAULT;
-	pin = xa_load(&vm->pinned, gfn);
-	if (pin) {
-		pin->refs++;
+	pg = xa_load(&vm->smpl_pages, gfn);
+	if (pg) {
+		pg->refs++;
 		return 0;
 	}
-	hva = gfn_to_hva(vm->kvm, gfn);
-	if (kvm_is_error_hva(hva))
+	pg = kvmpfm_zalloc(sizeof(*pg));
+	if (!pg)
+		return -ENOMEM;
+	idx = srcu_read_lock(&vm->kvm->srcu);
+	ret = kvm_gfn_to_hva_cache_init(vm->kvm, &pg->ghc, gpa, PAGE_SIZE);
+	srcu_read_unlock(&vm->kvm->srcu, idx);
+	if (ret) {
+		kvmpfm_free(pg);
 		return -EFAULT;
-	ret = pin_user_pages_fast(hva, 1, FOLL_WRITE | FOLL_LONGTERM, &page);
-	if (ret != 1)
-		return ret < 0 ? ret : -EFAULT;
-	pin = kvmpfm_zalloc(sizeof(*pin));
-	if (!pin)
-		goto unpin;
-	pin->page = page;
-	pin->refs = 1;
-	if (xa_err(xa_store(&vm->pinned, gfn, pin, GFP_KERNEL)))
-		goto free;
+	}
+	pg->refs = 1;
+	if (xa_err(xa_store(&vm->smpl_pages, gfn, pg, GFP_KERNEL))) {
+		kvmpfm_free(pg);
+		return -ENOMEM;
+	}
 	kvmpfm_account(&kvmpfm_nr_pinned, 1);
 	return 0;
-free:
-	kvmpfm_free(pin);
-unpin:
-	unpin_user_page(page);
-	return -ENOMEM;
 }
 
-static void pin_drop(struct kvmpfm_vm *vm, unsigned long gfn,
-		     struct kvmpfm_pin *pin)
+static void smpl_page_drop(struct kvmpfm_vm *vm, unsigned long gfn,
+			   struct kvmpfm_smpl_page *pg)
 {
-	xa_erase(&vm->pinned, gfn);
-	unpin_user_pages_dirty_lock(&pin->page, 1, true);
-	kvmpfm_free(pin);
+	xa_erase(&vm->smpl_pages, gfn);
+	kvmpfm_free(pg);
 	kvmpfm_account(&kvmpfm_nr_pinned, -1);
 }
 
 void kvmpfm_guest_unpin(void *be, u64 gpa, u64 len)
 {
 	struct kvmpfm_vm *vm = to_vm(be);
-	struct kvmpfm_pin *pin = xa_load(&vm->pinned, gpa_to_gfn(gpa));
+	struct kvmpfm_smpl_page *pg = xa_load(&vm->smpl_pages,
+					       gpa_to_gfn(gpa));
 
-	if (pin && !--pin->refs)
-		pin_drop(vm, gpa_to_gfn(gpa), pin);
+	if (pg && !--pg->refs)
+		smpl_page_drop(vm, gpa_to_gfn(gpa), pg);
 }
 
 /* teardown: the engine released its pages already; this is the backstop */
 void kvmpfm_guest_unpin_all(struct kvmpfm_vm *vm)
 {
-	struct kvmpfm_pin *pin;
+	struct kvmpfm_smpl_page *pg;
 	unsigned long gfn;
 
-	xa_for_each(&vm->pinned, gfn, pin)
-		pin_drop(vm, gfn, pin);
+	xa_for_each(&vm->smpl_pages, gfn, pg)
+		smpl_page_drop(vm, gfn, pg);
 }
 
 /*
- * What mark_page_dirty() does for a VM that logs dirty pages in bitmaps.
- * mark_page_dirty() itself wants a running vCPU (it WARNs without one in
- * 6.1), and the module writes from DOORBELL, outside KVM_RUN, and from
- * work items. A VM using dirty rings gets nothing here: rings belong to
- * vCPUs, and the pv-perfmon device blocks migration anyway.
+ * mark_page_dirty_in_slot() for a write that may come from outside
+ * KVM_RUN; kvm->srcu held, @slot from the current memslots. KVM's own
+ * wants a running vCPU of the VM (it WARNs without one, and a dirty ring
+ * belongs to a vCPU): DOORBELL, the deferred work run on a return to
+ * user mode and migration have none. Without one, a VM logging into
+ * bitmaps gets the bit set as KVM sets it; a VM using dirty rings gets
+ * nothing (the pv-perfmon device does not use them: QEMU's default).
  */
-static void mark_dirty(struct kvm *kvm, gfn_t gfn)
+static void mark_dirty(struct kvm *kvm, const struct kvm_memory_slot *slot,
+		       gfn_t gfn)
 {
-	struct kvm_memory_slot *slot;
-	int idx;
+	struct kvm_vcpu *running = kvm_get_running_vcpu();
 
-	if (kvm->dirty_ring_size)
+	if (running && running->kvm == kvm) {
+		mark_page_dirty_in_slot(kvm, slot, gfn);
 		return;
-	idx = srcu_read_lock(&kvm->srcu);
-	slot = gfn_to_memslot(kvm, gfn);
-	if (slot && kvm_slot_dirty_track_enabled(slot))
+	}
+	if (!kvm->dirty_ring_size && kvm_slot_dirty_track_enabled(slot))
 		set_bit_le(gfn - slot->base_gfn, slot->dirty_bitmap);
-	srcu_read_unlock(&kvm->srcu, idx);
 }
 
 int kvmpfm_guest_write(void *be, u64 gpa, const void *src, u32 len)
 {
 	struct kvmpfm_vm *vm = to_vm(be);
-	struct kvmpfm_pin *pin = xa_load(&vm->pinned, gpa_to_gfn(gpa));
-	void *kaddr;
+	struct kvm *kvm = vm->kvm;
+	gfn_t gfn = gpa_to_gfn(gpa);
+	struct kvmpfm_smpl_page *pg = xa_load(&vm->smpl_pages, gfn);
+	struct gfn_to_hva_cache *ghc;
+	int idx, ret = -EFAULT;
 
-	if (!pin || offset_in_page(gpa) + len > PAGE_SIZE)
+	if (!pg || offset_in_page(gpa) + len > PAGE_SIZE ||
+	    current->mm != kvm->mm)
 		return -EFAULT;
-	kaddr = kmap_local_page(pin->page);
-	memcpy(kaddr + offset_in_page(gpa), src, len);
-	kunmap_local(kaddr);
-	mark_dirty(vm->kvm, gpa_to_gfn(gpa));
-	return 0;
+	ghc = &pg->ghc;
+	idx = srcu_read_lock(&kvm->srcu);
+	/*
+	 * A changed generation: a memslot was added, deleted, moved or its
+	 * flags changed since the page was resolved. Re-resolve it for a
+	 * write: a frame in no memslot or in a read-only one gets an error
+	 * hva (and the cache the new generation: no retry per sample).
+	 */
+	if (ghc->generation != kvm_memslots(kvm)->generation &&
+	    kvm_gfn_to_hva_cache_init(kvm, ghc, gfn_to_gpa(gfn), PAGE_SIZE))
+		goto out;
+	if (kvm_is_error_hva(ghc->hva) || !ghc->memslot)
+		goto out;
+	if (copy_to_user((void __user *)ghc->hva + offset_in_page(gpa), src,
+			 len))
+		goto out;
+	mark_dirty(kvm, ghc->memslot, gfn);
+	ret = 0;
+out:
+	srcu_read_unlock(&kvm->srcu, idx);
+	return ret;
 }
 
 /*
  * kvm_write_guest() for the command block, from the vCPU thread (the
  * VM's mm) but outside KVM_RUN: through the user mapping, page by page.
+ * kvm->srcu held (DOORBELL).
  */
 int kvmpfm_guest_copy_out(struct kvmpfm_vm *vm, u64 gpa, const void *src,
 			  u32 len)
 {
+	struct kvm_memory_slot *slot;
 	unsigned long hva;
 	u32 n;
 
 	while (len) {
 		n = min_t(u32, len, PAGE_SIZE - offset_in_page(gpa));
-		hva = gfn_to_hva(vm->kvm, gpa_to_gfn(gpa));
+		slot = gfn_to_memslot(vm->kvm, gpa_to_gfn(gpa));
+		hva = gfn_to_hva_memslot(slot, gpa_to_gfn(gpa));
 		if (kvm_is_error_hva(hva) ||
 		    copy_to_user((void __user *)hva + offset_in_page(gpa), src, n))
 			return -EFAULT;
-		mark_dirty(vm->kvm, gpa_to_gfn(gpa));
+		mark_dirty(vm->kvm, slot, gpa_to_gfn(gpa));
 		gpa += n;
 		src += n;
 		len -= n;

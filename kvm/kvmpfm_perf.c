@@ -407,14 +407,78 @@ static void period_arm(struct kvmpfm_counter *kc, u64 raw)
 	perf_event_period(kc->event, period ? period : 1);
 }
 
+/*
+ * The guest's RIP as kvm_rip_read() reads it (arch/x86/kvm/
+ * kvm_cache_regs.h): SVM saves RIP into vcpu->arch.regs on every exit;
+ * VMX leaves it in the VMCS until asked (regs_avail), and only a vCPU
+ * loaded on this CPU can be asked (@loaded). False: not readable here.
+ */
+static bool guest_rip(struct kvm_vcpu *kv, bool loaded, u64 *ip)
+{
+	if (kv->arch.guest_state_protected) {
+		*ip = 0;		/* SEV-ES: the host cannot see it */
+		return true;
+	}
+	if (!test_bit(VCPU_REGS_RIP, (unsigned long *)&kv->arch.regs_avail)) {
+		if (!loaded)
+			return false;
+		static_call(kvm_x86_cache_reg)(kv, VCPU_REGS_RIP);
+	}
+	*ip = kv->arch.regs[VCPU_REGS_RIP];
+	return true;
+}
+
+/*
+ * Guest kernel mode, told from the IP. KVM exports no CPL accessor to a
+ * module (6.1: neither kvm_x86_get_cpl's static call nor perf's guest
+ * callbacks), and the IP is what must not leak: an x86-64 guest runs code
+ * at upper-half addresses in supervisor mode only (user space ends below
+ * the non-canonical hole). 0, an IP not read, shows nothing.
+ */
+static bool guest_ip_kernel(u64 ip)
+{
+	return ip >> 63;
+}
+
+/*
+ * The IP of the overflows delivered now: read at the overflow, or (VMX,
+ * an overflow outside the guest) now, if this thread has the vCPU loaded
+ * (in KVM_RUN); else unknown, 0.
+ */
+static u64 vcpu_sample_ip(struct kvmpfm_vcpu *vcpu)
+{
+	struct kvm_vcpu *kv = vcpu->kvm_vcpu;
+	u64 ip = 0;
+
+	if (!atomic_xchg(&vcpu->pending_ip_unread, 0))
+		return READ_ONCE(vcpu->pending_ip);
+	preempt_disable();
+	if (!guest_rip(kv, kvm_get_running_vcpu() == kv, &ip))
+		ip = 0;
+	preempt_enable();
+	return ip;
+}
+
 static void kvmpfm_overflow(struct perf_event *event,
 			    struct perf_sample_data *data, struct pt_regs *regs)
 {
 	struct kvmpfm_counter *kc = event->overflow_handler_context;
 	struct kvmpfm_vcpu *vcpu = kc->vcpu;
+	struct kvm_vcpu *kv = vcpu->kvm_vcpu;
+	u64 ip;
 
-	/* the guest's IP: KVM caches RIP on every exit (SVM) */
-	WRITE_ONCE(vcpu->pending_ip, vcpu->kvm_vcpu->arch.regs[VCPU_REGS_RIP]);
+	/*
+	 * The guest's IP now. An interrupt that took the vCPU out of the
+	 * guest finds it loaded here (KVM's own perf callbacks read guest
+	 * state only then); elsewhere VMX may not have RIP yet.
+	 */
+	if (guest_rip(kv, kvm_arch_pmi_in_guest(kv) &&
+		      kvm_get_running_vcpu() == kv, &ip)) {
+		WRITE_ONCE(vcpu->pending_ip, ip);
+		atomic_set(&vcpu->pending_ip_unread, 0);
+	} else {
+		atomic_set(&vcpu->pending_ip_unread, 1);
+	}
 	set_bit(kc->pmd, vcpu->pending_pmds);
 	irq_work_queue(&vcpu->irq_work);
 }
@@ -772,7 +836,8 @@ static void vcpu_deliver(struct kvmpfm_vcpu *vcpu, bool throttle)
 		if (collect_wraps(vcpu, wraps, &where.lost)) {
 			ovfl_count(vm);
 			vm->throttled_overflows += where.lost;
-			where.ip = READ_ONCE(vcpu->pending_ip);
+			where.ip = vcpu_sample_ip(vcpu);
+			where.kernel = guest_ip_kernel(where.ip);
 			pfm_engine_overflow(vm->engine, vcpu->index, wraps,
 					    &where);
 		}

@@ -140,7 +140,7 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 	kvmpfm_account(&kvmpfm_total_deferred_runs, vm->deferred_runs);
 	kvmpfm_account(&kvmpfm_total_remote_ops, vm->remote_counter_ops);
 	kvmpfm_guest_unpin_all(vm);
-	xa_destroy(&vm->pinned);
+	xa_destroy(&vm->smpl_pages);
 	kvmpfm_tracepoints_put(vm);
 	if (vm->kvm)
 		kvm_put_kvm(vm->kvm);
@@ -182,7 +182,7 @@ struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp)
 	kvmpfm_account(&kvmpfm_nr_vms, 1);
 	mutex_init(&vm->lock);
 	vm->file = file;
-	xa_init(&vm->pinned);
+	xa_init(&vm->smpl_pages);
 	vm->kvm = kvm;
 	vm->nr_vcpus = b.nr_vcpus;
 	ret = -ENOMEM;

@@ -9,7 +9,9 @@
  * contexts one user may have alive (controls/max_ctx_per_user: EMFILE;
  * CAP_SYS_ADMIN exempt) and the sampling buffer limits (pfm_smplbuf.c:
  * ENOMEM). Everything else is the host's to decide: its errno is the
- * call's.
+ * call's. Decided here and applied by the host: whether the context's
+ * samples and messages may show guest kernel IPs (controls/
+ * user_kernel_ip, CAP_PERFMON; PVPFM_FL_NO_KERNEL_IP).
  *
  * Per-user accounting: the host's max_contexts is the whole VM's, so one
  * user could take them all. A context is charged to its creator's real
@@ -150,6 +152,14 @@ static long pfm_create(void __user *uarg)
 	mutex_init(&ctx->lock);
 	mutex_init(&ctx->msg_lock);
 	INIT_LIST_HEAD(&ctx->node);
+	/*
+	 * Guest kernel IPs: the decision is here, where the owner's
+	 * privilege is known (perf's rule: perf_event_paranoid >= 2 denies
+	 * kernel samples without CAP_PERFMON); the host applies it to each
+	 * sample, where the guest's mode is known.
+	 */
+	if (!READ_ONCE(pfm_controls.user_kernel_ip) && !perfmon_capable())
+		arg.ctx.ctx_flags |= PVPFM_FL_NO_KERNEL_IP;
 	ctx->flags = arg.ctx.ctx_flags;
 	ret = pfm_user_charge(ctx);
 	if (ret)

@@ -121,6 +121,7 @@ struct pfm_controls {
 	u32 arg_mem_max;		/* bytes per vector argument */
 	u64 smpl_buffer_mem_max;	/* bytes of all sampling buffers */
 	u32 max_ctx_per_user;		/* contexts alive per uid, root exempt */
+	bool user_kernel_ip;		/* kernel IPs for any user's contexts */
 };
 
 extern struct pfm_controls pfm_controls;

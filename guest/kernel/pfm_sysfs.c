@@ -24,7 +24,11 @@
  *                            arg_mem_max (bytes per vector argument),
  *                            smpl_buffer_mem_max (bytes of all sampling
  *                            buffers), max_ctx_per_user (contexts
- *                            alive per uid, CAP_SYS_ADMIN exempt): root
+ *                            alive per uid, CAP_SYS_ADMIN exempt),
+ *                            user_kernel_ip (1: contexts of users
+ *                            without CAP_PERFMON see guest kernel IPs
+ *                            in samples and messages; 0, the default:
+ *                            zeroed, perf_event_paranoid's rule): root
  *                            may write them; and smpl_buffer_mem_cur
  *                            (read-only)
  *   device/                  the pv-perfmon device and host limits,
@@ -383,6 +387,29 @@ static ssize_t max_ctx_per_user_store(struct kobject *kobj,
 	return count;
 }
 
+static ssize_t user_kernel_ip_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(pfm_controls.user_kernel_ip));
+}
+
+/* 0 or 1; taken at pfm_create_context: existing contexts keep theirs */
+static ssize_t user_kernel_ip_store(struct kobject *kobj,
+				    struct kobj_attribute *attr,
+				    const char *buf, size_t count)
+{
+	u32 val;
+	int ret;
+
+	ret = kstrtou32(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (val > 1)
+		return -EINVAL;
+	WRITE_ONCE(pfm_controls.user_kernel_ip, val);
+	return count;
+}
+
 static struct kobj_attribute task_group_attr = __ATTR_RW(task_group);
 static struct kobj_attribute sys_group_attr = __ATTR_RW(sys_group);
 static struct kobj_attribute arg_mem_max_attr = __ATTR_RW(arg_mem_max);
@@ -393,6 +420,9 @@ static struct kobj_attribute smpl_buffer_mem_cur_attr =
 static struct kobj_attribute max_ctx_per_user_attr =
 	__ATTR_RW(max_ctx_per_user);
 
+static struct kobj_attribute user_kernel_ip_attr =
+	__ATTR_RW(user_kernel_ip);
+
 static struct attribute *controls_attrs[] = {
 	&task_group_attr.attr,
 	&sys_group_attr.attr,
@@ -400,6 +430,7 @@ static struct attribute *controls_attrs[] = {
 	&smpl_buffer_mem_max_attr.attr,
 	&smpl_buffer_mem_cur_attr.attr,
 	&max_ctx_per_user_attr.attr,
+	&user_kernel_ip_attr.attr,
 	NULL
 };
 

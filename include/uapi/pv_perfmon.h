@@ -183,6 +183,16 @@ struct pvpfm_cmd_hdr {
 /* sampling format names, NUL padded */
 #define PVPFM_SMPL_NAME_LEN	16
 
+/*
+ * pfarg_ctx_t.ctx_flags at CREATE, beside perfmon2's PFM_FL_*: the guest
+ * kernel's policy for a context whose owner may not see guest kernel
+ * addresses (perf_event_paranoid's rule for kernel samples). The host
+ * zeroes the IP of every sample entry and overflow message of the
+ * context taken while the guest ran in kernel mode. A host without it
+ * refuses the flag (EINVAL): nothing leaks.
+ */
+#define PVPFM_FL_NO_KERNEL_IP	0x80000000U
+
 struct pvpfm_create_arg {
 	pfarg_ctx_t ctx;
 	char smpl_name[PVPFM_SMPL_NAME_LEN];	/* "" or "default" */

@@ -69,6 +69,7 @@ struct pfm_counter_time {
 /* where an overflow happened, as the backend saw it */
 struct pfm_where {
 	u64 ip;			/* guest instruction pointer */
+	bool kernel;		/* taken in guest kernel mode */
 	u32 tid, tgid;		/* guest thread; 0: the context's own */
 	u64 lost;		/* overflows the backend skipped (throttled) */
 };

@@ -147,7 +147,7 @@ static void post_ovfl_msg(struct pfm_engine *e, struct pfm_context *ctx,
 	msg.pfm_ovfl_msg.msg_ovfl_pid = where->tid ? where->tgid : ctx->tgid;
 	msg.pfm_ovfl_msg.msg_active_set = ctx->active->id;
 	msg.pfm_ovfl_msg.msg_ovfl_cpu = vcpu;
-	msg.pfm_ovfl_msg.msg_ovfl_ip = where->ip;
+	msg.pfm_ovfl_msg.msg_ovfl_ip = pfm_where_ip(ctx, where);
 	pfm_memcpy(msg.pfm_ovfl_msg.msg_ovfl_pmds, ovfl,
 		   sizeof(msg.pfm_ovfl_msg.msg_ovfl_pmds));
 	pfm_msg_post(e, ctx, &msg);

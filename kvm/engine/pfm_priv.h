@@ -121,7 +121,8 @@ struct pfm_set {
 
 /* what a guest may set: in a context's flags, a PMD's, a set's */
 #define PFM_CTX_FLAGS_KNOWN \
-	(PFM_FL_NOTIFY_BLOCK | PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG)
+	(PFM_FL_NOTIFY_BLOCK | PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG | \
+	 PVPFM_FL_NO_KERNEL_IP)
 #define PFM_REGFL_PMD_KNOWN	(PFM_REGFL_OVFL_NOTIFY | PFM_REGFL_RANDOM)
 #define PFM_SETFL_KNOWN		(PFM_SETFL_OVFL_SWITCH | PFM_SETFL_TIME_SWITCH)
 
@@ -214,6 +215,19 @@ struct pfm_context *pfm_ctx_find(struct pfm_engine *e, u32 id);
 static inline u64 pfm_now(struct pfm_engine *e)
 {
 	return e->ops->now_ns(e->be);
+}
+
+/*
+ * The IP a sample entry or overflow message of @ctx shows: none for one
+ * taken in guest kernel mode if the guest kernel said the context's owner
+ * may not see kernel addresses (PVPFM_FL_NO_KERNEL_IP).
+ */
+static inline u64 pfm_where_ip(const struct pfm_context *ctx,
+			       const struct pfm_where *where)
+{
+	if (where->kernel && (ctx->flags & PVPFM_FL_NO_KERNEL_IP))
+		return 0;
+	return where->ip;
 }
 
 /* pfm_pmu.c */

@@ -171,7 +171,7 @@ bool pfm_smpl_record(struct pfm_engine *e, struct pfm_context *ctx,
 	ent->tgid = where->tid ? where->tgid : ctx->tgid;
 	ent->ovfl_pmd = pmd;
 	ent->last_reset_val = p->lval;
-	ent->ip = where->ip;
+	ent->ip = pfm_where_ip(ctx, where);
 	ent->tstamp = pfm_now(e);
 	ent->cpu = vcpu;
 	ent->set = set->id;

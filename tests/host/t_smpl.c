@@ -16,8 +16,9 @@
  *   reset_pmds       an overflow resets the PMDs in reg_reset_pmds
  *   per-thread       samples and messages name the thread switched in
  *   message queue    32 deep: the oldest kept, the rest counted as lost
- *   SMPL_REGISTER    errors; pages pinned once per guest page, released
- *                    with the context
+ *   SMPL_REGISTER    errors; pages registered (module stats:
+ *                    pinned_pages) once per guest page, released with the
+ *                    context
  *   dirty log        with KVM_MEM_LOG_DIRTY_PAGES on, the pages the host
  *                    wrote (command block results, samples) are reported
  *                    dirty by KVM_GET_DIRTY_LOG, as live migration needs

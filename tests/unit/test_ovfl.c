@@ -606,6 +606,34 @@ static void test_block_no_msg(void **state)
 	assert_int_equal(t->sim->notifies, 2);
 }
 
+/*
+ * PVPFM_FL_NO_KERNEL_IP (issue 9, finding 7): the overflow message of a
+ * kernel-mode sample shows IP 0; of a user-mode one, its IP.
+ */
+static void test_msg_no_kernel_ip(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, PVPFM_FL_NO_KERNEL_IP);
+	struct pfm_where *w = &t->sim->where[0];
+	pfarg_msg_t m;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	go(t, ctx);
+	w->ip = 0xffffffff81001234ULL;
+	w->kernel = true;
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
+	assert_int_equal(m.type, PFM_MSG_OVFL);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_ip, 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), 0);
+	w->ip = 0x401234;
+	w->kernel = false;
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
+	assert_int_equal(m.pfm_ovfl_msg.msg_ovfl_ip, 0x401234);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -626,6 +654,7 @@ int main(void)
 		T_TEST(test_block_self_refused),
 		T_TEST(test_block_state),
 		T_TEST(test_block_no_msg),
+		T_TEST(test_msg_no_kernel_ip),
 	};
 
 	return cmocka_run_group_tests_name("overflows", tests, NULL, NULL);

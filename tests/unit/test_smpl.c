@@ -573,6 +573,44 @@ static void test_smpl_guest_write_fails(void **state)
 	check_hdr(t, 1, HDR_SIZE + ENT_SIZE, 0, 4096);
 }
 
+/*
+ * PVPFM_FL_NO_KERNEL_IP (issue 9, finding 7): an entry of a sample taken
+ * in guest kernel mode shows IP 0, one taken in user mode its IP; without
+ * the flag, a kernel-mode sample keeps its IP.
+ */
+#define KERNEL_IP	0xffffffff81001234ULL
+
+/* a context with @flags samples PMD 2 every 10 of EV_A; one sample at @ip */
+static u32 kip_ctx(struct t_env *t, u32 flags, u64 ip, bool kernel)
+{
+	u32 ctx = smpl_ctx(t, flags, 4096);
+
+	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
+	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
+	go(t, ctx);
+	t->sim->where[0].ip = ip;
+	t->sim->where[0].kernel = kernel;
+	sim_events(t->sim, 0, KEY_A, 10);
+	return ctx;
+}
+
+static void test_smpl_no_kernel_ip(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = kip_ctx(t, PVPFM_FL_NO_KERNEL_IP, KERNEL_IP, true);
+
+	t->sim->where[0].ip = 0x400abc;
+	t->sim->where[0].kernel = false;
+	sim_events(t->sim, 0, KEY_A, 10);
+	expect_entry(t, HDR_SIZE, 2, (u64)-10, 0, 0, 0, 0, NULL, 0);
+	expect_entry(t, HDR_SIZE + ENT_SIZE, 2, (u64)-10, 0x400abc, 0, 0, 0,
+		     NULL, 0);
+	assert_int_equal(cb_destroy(&t->cb, ctx), 0);
+
+	kip_ctx(t, 0, KERNEL_IP, true);
+	expect_entry(t, HDR_SIZE, 2, (u64)-10, KERNEL_IP, 0, 0, 0, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +624,7 @@ int main(void)
 		T_TEST(test_smpl_register_errors),
 		cmocka_unit_test(test_smpl_create_checks),
 		T_TEST(test_smpl_guest_write_fails),
+		T_TEST(test_smpl_no_kernel_ip),
 	};
 
 	return cmocka_run_group_tests_name("sampling", tests, NULL, NULL);

@@ -10,7 +10,7 @@
  * Each run is a child (root, or uid 65534) that samples itself:
  * VCPU_RUN_NS every SMPL_PERIOD ns of vCPU time while it read()s
  * /dev/zero, so that most samples are taken in the guest kernel, until
- * its one-page buffer is full; then it reads the overflow message. Its
+ * its buffer (BUF_SIZE) is full; then it reads the overflow message. Its
  * entries' IPs are tallied as kernel (upper half), zero and user.
  * Run as root (it switches uids).
  */
@@ -31,7 +31,7 @@
 #define CTL		"controls/user_kernel_ip"
 #define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define SMPL_PERIOD	(200 * 1000ULL)
-#define BUF_SIZE	4096
+#define BUF_SIZE	1024	/* about 20 entries: each costs an exit */
 #define KERNEL_START	0xffff800000000000ULL
 #define TIMEOUT_NS	(20 * NSEC_PER_SEC)
 #define NOBODY		65534

@@ -24,6 +24,8 @@ static struct stream save(struct t_env *t)
 	long n = pfm_engine_save(t->e, NULL, 0);
 
 	assert_true(n > 0);
+	/* what an importer bounds its copy by holds every stream saved */
+	assert_true((size_t)n <= pfm_engine_stream_max(t->e));
 	s.len = n;
 	s.buf = calloc(1, s.len + 8);
 	assert_non_null(s.buf);

@@ -74,9 +74,9 @@ static int get_state(struct kvmpfm_vm *vm, struct kvmpfm_state *st)
 	n = pfm_engine_save(vm->engine, NULL, 0);
 	if (n > st->max_size)
 		return -E2BIG;
-	if (!st->buf || st->size < n) {
+	if (st->size < n) {
 		st->size = n;
-		return st->buf ? -ENOSPC : 0;
+		return -ENOSPC;
 	}
 	buf = kvmpfm_zalloc(n);
 	if (!buf)
@@ -170,14 +170,22 @@ long kvmpfm_state_ioctl(struct kvmpfm_vm *vm, unsigned int cmd,
 	st.set = 0;
 	st.pmd = 0;
 	st.offset = 0;
+	if (cmd == KVMPFM_GET_STATE && !st.buf) {
+		/* a size only: at any time, exact once the vCPUs stopped */
+		st.size = min_t(long, pfm_engine_save(vm->engine, NULL, 0),
+				U32_MAX);
+		ret = 0;
+		goto out;
+	}
 	ret = vcpus_hold(vm->kvm, &held);
 	if (ret)
-		return ret;
+		goto out;
 	if (cmd == KVMPFM_GET_STATE)
 		ret = get_state(vm, &st);
 	else
 		ret = set_state(vm, &st);
 	vcpus_release(vm->kvm, held);
+out:
 	/* the reason and the sizes go back with the error too */
 	if (copy_to_user(argp, &st, sizeof(st)))
 		return -EFAULT;

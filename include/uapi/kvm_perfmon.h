@@ -306,18 +306,21 @@ struct kvmpfm_snap_event {
  * with EBUSY otherwise. The VMM stops its vCPUs first (QEMU saves device
  * state after they stop), so the counters it exports are final.
  *
- * GET_STATE: @buf 0 asks for the size: @size out is the stream's bytes.
- * With @buf, @size in is the room there; out, the bytes written, or the
- * bytes needed when the call fails with ENOSPC. @max_size out (both
- * ioctls): the largest stream this VM's limits allow; SET_STATE refuses
- * a larger @size with E2BIG before copying anything, and a destination
- * may bound what it reads from a migration stream by it.
+ * GET_STATE: @buf 0 asks for the size, at any time: @size out is the
+ * stream's bytes (exact once the vCPUs stopped; the VMM learns
+ * @max_size so at bind). With @buf, @size in is the room there; out,
+ * the bytes written, or the bytes needed when the call fails with
+ * ENOSPC. @max_size out (both ioctls): the largest stream this VM's
+ * limits allow; SET_STATE refuses a larger @size with E2BIG before
+ * copying anything, and a destination may bound what it reads from a
+ * migration stream by it.
  *
- * SET_STATE: @buf holds @size bytes, at most @max_size. Every vCPU a context was in on at save must be bound first
- * (KVMPFM_BIND_VCPU from its thread: host counters belong to the vCPU
- * thread), with its command block set again. The stream is untrusted:
- * on any error the VM is left as bound, with no context, and @reason,
- * @offset, @ctx_id, @set and @pmd say what was refused and where:
+ * SET_STATE: @buf holds @size bytes, at most @max_size. Every vCPU a
+ * context was in on at save must be bound first (KVMPFM_BIND_VCPU from
+ * its thread: host counters belong to the vCPU thread), with its command
+ * block set again. The stream is untrusted: on any error the VM is left
+ * as bound, with no context, and @reason, @offset, @ctx_id, @set and
+ * @pmd say what was refused and where:
  *
  *   reason                    errno   e.g.
  *   KVMPFM_STATE_MALFORMED    EINVAL  a corrupted or truncated stream
@@ -343,7 +346,10 @@ struct kvmpfm_snap_event {
  * of its sets: flags, timeout and the time left of it, active time,
  * runs, then every PMC value and every PMD: 64-bit value, reset values,
  * random generator seed and mask, reset/sample masks), PAGES (the guest
- * pages of its sampling buffer) and END.
+ * pages of its sampling buffer) and END. Set timeouts and active time go
+ * on from their values at save: the time between save and import (the
+ * VM paused) is not active time. Host counters are opened again on the
+ * destination and count from the 64-bit PMD values.
  *
  * Version rules: the format version changes when a record's layout or
  * meaning changes; a module refuses a version it does not know

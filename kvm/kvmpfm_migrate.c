@@ -103,8 +103,14 @@ static void msgs_count(void *arg, const struct pfm_ctx_view *c)
 	*(u32 *)arg += c->msgs_queued;
 }
 
+static void msgs_counter(void *arg, const struct pfm_ctx_view *c, u16 set,
+			 const struct pfm_counter *ctr)
+{
+}
+
 static const struct pfm_view_ops msgs_view_ops = {
 	.context = msgs_count,
+	.counter = msgs_counter,	/* the walk calls both */
 };
 
 static void notify_queued(struct kvmpfm_vm *vm)

@@ -152,6 +152,8 @@ static int io_fn(struct hl_vcpu *v, void *arg)
 static int spin_fn(struct hl_vcpu *v, void *arg)
 {
 	(void)arg;
+	if (hl_vcpu_setup(v, HL_CODE_SPIN, 0, 0))
+		return -1;
 	return hl_run_until_kicked(v) < 0 ? -1 : 0;
 }
 

@@ -47,7 +47,6 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "t_common.h"
@@ -307,38 +306,10 @@ static bool spawn_blocked(struct blocked *b)
 	return wait_msg(b->fd, &m, MSG_TIMEOUT_MS) && m.type == PFM_MSG_OVFL;
 }
 
-/* the host's next word on CONTROL */
 static bool wait_for(int ctl, const char *want)
 {
-	struct pollfd p = { .fd = ctl, .events = POLLIN };
-	char line[64];
-	size_t n = 0;
-
-	while (n < sizeof(line) - 1) {
-		if (poll(&p, 1, CONTROL_TIMEOUT_S * 1000) != 1 ||
-		    read(ctl, &line[n], 1) != 1)
-			break;
-		if (line[n] == '\n' || line[n] == '\r') {
-			if (n)
-				break;
-			continue;
-		}
-		n++;
-	}
-	line[n] = '\0';
-	return t_check(!strcmp(line, want), "livemig: the host says go on",
-		       "want '%s', got '%s'", want, line);
-}
-
-static int open_control(const char *path)
-{
-	struct termios t;
-	int fd = open(path, O_RDONLY | O_NOCTTY);
-
-	if (fd < 0 || tcgetattr(fd, &t))
-		return -1;
-	cfmakeraw(&t);
-	return tcsetattr(fd, TCSANOW, &t) ? -1 : fd;
+	return t_control_wait(ctl, want, CONTROL_TIMEOUT_S,
+			      "livemig: the host says go on");
 }
 
 static void check_ticks(void)
@@ -398,7 +369,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: livemig CONTROL\n");
 		return 2;
 	}
-	ctl = open_control(argv[1]);
+	ctl = t_control_open(argv[1]);
 	if (!t_check(ctl >= 0, "livemig: open the control port", "%s: %s",
 		     argv[1], strerror(errno)))
 		return t_done();

@@ -19,8 +19,10 @@
  *             t is the guest's monotonic clock, which stands still while
  *             the VM is paused). At the end: every count monotonic, and
  *             from tick to tick no more than the time allows (no reset,
- *             no double count); act_duration grows no faster than the
- *             guest's clock (the pause is not active time).
+ *             no double count). The host compares the ticks around each
+ *             move: act_duration no further ahead than the guest's clock
+ *             (the downtime is not active time; a pause without a move,
+ *             as a refused one, is: README, "Live migration").
  *   sampling  samples VCPU_RUN_NS every 1 ms of vCPU time into a one-page
  *             buffer; when full (a PFM_MSG_OVFL) it checks every entry
  *             (its thread, its PMD, its reset value, VCPU_RUN_NS rising
@@ -315,7 +317,7 @@ static bool wait_for(int ctl, const char *want)
 static void check_ticks(void)
 {
 	const struct tick *a, *b;
-	unsigned int i, bad_mono = 0, bad_rate = 0, bad_act = 0;
+	unsigned int i, bad_mono = 0, bad_rate = 0;
 	uint64_t dt;
 
 	for (i = 1; i < nr_ticks; i++) {
@@ -334,13 +336,6 @@ static void check_ticks(void)
 			bad_rate++;
 			printf("livemig: too much counted at tick %u\n", i);
 		}
-		if (b->act - a->act > dt + dt / 10 + 50 * NSEC_PER_MSEC) {
-			bad_act++;
-			printf("livemig: act_duration ran ahead at tick %u: "
-			       "+%llu ns in %llu ns\n", i,
-			       (unsigned long long)(b->act - a->act),
-			       (unsigned long long)dt);
-		}
 	}
 	t_check(nr_ticks >= 10 && ticks[nr_ticks - 1].cycles &&
 		ticks[nr_ticks - 1].runs > ticks[0].runs, "livemig: counted",
@@ -352,9 +347,6 @@ static void check_ticks(void)
 		"%u ticks went back", bad_mono);
 	t_check(!bad_rate, "livemig: counts continuous (no double count)",
 		"%u ticks counted more than their time", bad_rate);
-	t_check(!bad_act, "livemig: paused time is not active time",
-		"%u ticks with act_duration ahead of the guest's clock",
-		bad_act);
 }
 
 int main(int argc, char **argv)

@@ -68,6 +68,16 @@ start_vm() {
 
 alive() { kill -0 "$(cat "/tmp/$1/run-l2.pid")" 2>/dev/null; }
 
+# wait for the unix socket $1 an incoming QEMU listens on
+wait_sock() {
+	n=0
+	while [ ! -S "$1" ] && [ "$n" -lt 60 ]; do
+		sleep 1
+		n=$((n + 1))
+	done
+	[ -S "$1" ]
+}
+
 # an HMP command to VM $1 (a fifo without its QEMU would block the open)
 hmp() {
 	alive "$1" && timeout 5 sh -c "echo '$2' >/tmp/$1/mon.in"
@@ -152,7 +162,7 @@ check $? "a: the guest counts, samples, its child is blocked"
 
 start_vm b "in out" "$MAP" -incoming unix:/tmp/b.sock
 hmp a "migrate_set_capability return-path on"
-sleep 2
+wait_sock /tmp/b.sock
 migrate a unix:/tmp/b.sock
 [ "$status" = completed ]
 check $? "a -> b: migrated" "status $status"
@@ -171,7 +181,8 @@ check $? "b: the blocked child resumes after pfm_restart"
 
 # d's host cannot count cycles (no event map, no PMU in the rig)
 start_vm d "in refused" "" -incoming unix:/tmp/d.sock
-sleep 2
+hmp b "migrate_set_capability return-path on"
+wait_sock /tmp/d.sock
 migrate b unix:/tmp/d.sock
 [ "$status" = failed ]
 check $? "b -> d: refused" "status $status"

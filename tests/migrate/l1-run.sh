@@ -197,7 +197,7 @@ check $? "b runs on after the refused move"
 
 # the second move through a file: a corrupted copy first
 hmp b "migrate_set_capability return-path off"
-migrate b "exec:cat >/tmp/b.img"
+migrate b '"exec:cat >/tmp/b.img"'
 [ "$status" = completed ]
 check $? "b -> file: saved" "status $status"
 cp /tmp/b.img /tmp/b-bad.img

@@ -338,7 +338,8 @@ struct kvmpfm_snap_event {
  * EBUSY with reason 0: vCPUs running; EFAULT: @buf unreadable.
  *
  * The stream (little-endian, 8-byte aligned records; the module's
- * kvm/engine/pfm_stream.c is the reference): a header (magic "PFM2STRM",
+ * kvm/engine/pfm_stream.c is the reference): a header (magic
+ * 0x4d52545332464d50, the bytes "PMF2STRM",
  * format version, personality, counters, vCPU count, context count),
  * then records of a type, flags and payload size: CTX (a context: flags,
  * state, the vCPU it was in on, thread, started/masked/blocked, queued

@@ -33,7 +33,7 @@
  */
 #include "pfm_priv.h"
 
-#define PFM_STREAM_MAGIC	0x4d52545332464d50ULL	/* "PFM2STRM" */
+#define PFM_STREAM_MAGIC	0x4d52545332464d50ULL	/* bytes "PMF2STRM" */
 #define PFM_STREAM_FORMAT	1
 
 #define PFM_STREAM_REC_CTX	1

@@ -9,7 +9,8 @@
 # and notifies, and holds a child blocked on notify, while its VM moves:
 #
 #   a --unix--> b           live, return path on: counts before/after
-#   b --unix--> d refused   d has no event map: cycles cannot be counted
+#   b --unix--> d refused   d's event map has no alias for the guest's
+#                           cycles encoding: cycles cannot be counted
 #                           there; d says why, b runs on
 #   b --exec--> file        the stream saved; a copy with the perfmon2
 #   file(corrupt) --> e     state corrupted is refused by e, saying why;
@@ -148,7 +149,7 @@ check_move() {
 		-v a0="$(field "$1" act)" -v a1="$(field "$2" act)" 'BEGIN {
 		dt = (t1 - t0) * 1e9
 		exit !(c1 >= c0 && a1 >= a0 && c1 - c0 <= 2 * dt + 1e8 &&
-		       a1 - a0 <= 1.1 * dt + 5e7)
+		       a1 - a0 <= dt + 2e7)
 	}'
 	check $? "$3: counts continue, the pause is no active time" \
 		"cycles, act_duration against the guest's clock"
@@ -179,8 +180,11 @@ tell b restart
 wait_line /tmp/b/console.log '^livemig: blocked child resumed'
 check $? "b: the blocked child resumes after pfm_restart"
 
-# d's host cannot count cycles (no event map, no PMU in the rig)
-start_vm d "in refused" "" -incoming unix:/tmp/d.sock
+# d's host cannot count the guest's cycles: no PMU in the rig, and its
+# event map aliases only the other personality's encoding (a map all
+# the same: the device's features match, only the stream can refuse)
+grep -v 0x76 "$MAP" >/tmp/eventmap-d
+start_vm d "in refused" /tmp/eventmap-d -incoming unix:/tmp/d.sock
 hmp b "migrate_set_capability return-path on"
 wait_sock /tmp/d.sock
 migrate b unix:/tmp/d.sock
@@ -203,12 +207,18 @@ check $? "b -> file: saved" "status $status"
 cp /tmp/b.img /tmp/b-bad.img
 # the stream header's size field: a malformed stream
 ./stream-flip /tmp/b-bad.img 12
-start_vm e "in refused" "$MAP" -incoming "exec:cat /tmp/b-bad.img"
-wait "$(cat /tmp/e/run-l2.pid)"
-check $? "e: QEMU refused the corrupted stream"
-grep -a 'pv-perfmon' /tmp/e/run-l2.out | sed 's/^/migrate-l1: e: /'
-grep -aq 'refused the guest.s perfmon2 state: .*malformed' /tmp/e/run-l2.out
-check $? "e: says the stream is malformed"
+check $? "the saved stream corrupted"
+if cmp -s /tmp/b.img /tmp/b-bad.img; then
+	check 1 "e: no corrupted stream to refuse"
+else
+	start_vm e "in refused" "$MAP" -incoming "exec:cat /tmp/b-bad.img"
+	wait "$(cat /tmp/e/run-l2.pid)"
+	check $? "e: QEMU refused the corrupted stream"
+	grep -a 'pv-perfmon' /tmp/e/run-l2.out | sed 's/^/migrate-l1: e: /'
+	grep -aq 'refused the guest.s perfmon2 state: .*malformed' \
+		/tmp/e/run-l2.out
+	check $? "e: says the stream is malformed"
+fi
 
 start_vm c in "$MAP" -incoming "exec:cat /tmp/b.img"
 wait_line /tmp/c/console.log '^livemig: tick ' >/dev/null

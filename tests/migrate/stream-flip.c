@@ -5,9 +5,10 @@
  *
  *   stream-flip FILE OFFSET
  *
- * Finds the last "PFM2STRM" (the module's stream magic,
- * include/uapi/kvm_perfmon.h) in FILE and inverts the byte OFFSET bytes
- * after its start, in place. Exit 1 if FILE has no stream.
+ * Finds the last stream header (its magic, 0x4d52545332464d50 little-
+ * endian: the bytes "PMF2STRM"; include/uapi/kvm_perfmon.h) in FILE and
+ * inverts the byte OFFSET bytes after its start, in place. Exit 1 if
+ * FILE has no stream.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -18,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC	"PFM2STRM"
+#define MAGIC	"PMF2STRM"
 
 int main(int argc, char **argv)
 {

@@ -127,12 +127,14 @@ migrate() {
 	say "$1 -> $2: ${status:-no status}"
 }
 
-# the last tick line of VM $1's console, or the first when $2 is "first"
+# the last whole tick line of VM $1's console, or the first when $2 is
+# "first" (a line the move cut in two ends on the destination's console)
 tick() {
 	if [ "$2" = first ]; then
-		grep -a -m 1 '^livemig: tick ' "/tmp/$1/console.log"
+		grep -a -m 1 '^livemig: tick .* smpl=[0-9]' "/tmp/$1/console.log"
 	else
-		grep -a '^livemig: tick ' "/tmp/$1/console.log" | tail -n 1
+		grep -a '^livemig: tick .* smpl=[0-9]' "/tmp/$1/console.log" |
+			tail -n 1
 	fi | tr -d '\r'
 }
 

@@ -29,7 +29,8 @@ set -u
 cd /payload || exit 1
 
 L2_LIMIT=420		# each QEMU, s
-WAIT_S=180		# for a guest line or a migration
+WAIT_S=180		# for a guest line
+MIG_WAIT=45		# polls of a migration's status, 2 s each
 MAP=/payload/eventmap
 pass=0
 fail=0
@@ -68,6 +69,20 @@ start_vm() {
 }
 
 alive() { kill -0 "$(cat "/tmp/$1/run-l2.pid")" 2>/dev/null; }
+
+# wait for VM $1's run-l2, at most $2 s (then its QEMU is killed): its rc
+finish() {
+	n=0
+	while alive "$1" && [ "$n" -lt "$2" ]; do
+		sleep 1
+		n=$((n + 1))
+	done
+	if alive "$1"; then
+		say "$1: still running after $2 s: killed"
+		kill "$(cat "/tmp/$1/qemu.pid")" 2>/dev/null
+	fi
+	wait "$(cat "/tmp/$1/run-l2.pid")"
+}
 
 # wait for the unix socket $1 an incoming QEMU listens on
 wait_sock() {
@@ -110,7 +125,7 @@ migrate() {
 	hmp "$1" "migrate -d $2"
 	n=0
 	status=
-	while [ "$n" -lt "$WAIT_S" ]; do
+	while [ "$n" -lt "$MIG_WAIT" ]; do
 		sleep 1
 		n=$((n + 1))
 		: >"/tmp/$1/mon.log"
@@ -122,6 +137,10 @@ migrate() {
 		completed | failed | cancelled) break ;;
 		esac
 	done
+	case "$status" in
+	completed | failed | cancelled) ;;
+	*) hmp "$1" migrate_cancel ;;
+	esac
 	grep -a -E '^(total time|downtime|transferred ram)' "/tmp/$1/mon.log" |
 		tr -d '\r' | sed "s/^/migrate-l1: $1: /"
 	say "$1 -> $2: ${status:-no status}"
@@ -172,7 +191,7 @@ check $? "a -> b: migrated" "status $status"
 wait_line /tmp/b/console.log '^livemig: tick ' >/dev/null
 check_move "$(tick a last)" "$(tick b first)" "a -> b"
 hmp a quit
-wait "$(cat /tmp/a/run-l2.pid)"
+finish a 60
 check $? "a: QEMU quit after the move, its console clean"
 ./kvmpfm-stats
 ./kvmpfm-stats | grep -q ' vms=1 '
@@ -192,7 +211,7 @@ wait_sock /tmp/d.sock
 migrate b unix:/tmp/d.sock
 [ "$status" = failed ]
 check $? "b -> d: refused" "status $status"
-wait "$(cat /tmp/d/run-l2.pid)"
+finish d 60
 check $? "d: QEMU refused the incoming VM"
 grep -a 'pv-perfmon' /tmp/d/run-l2.out | sed 's/^/migrate-l1: d: /'
 grep -aq 'refused the guest.s perfmon2 state: .*an event this host cannot count' \
@@ -214,7 +233,7 @@ if cmp -s /tmp/b.img /tmp/b-bad.img; then
 	check 1 "e: no corrupted stream to refuse"
 else
 	start_vm e "in refused" "$MAP" -incoming "exec:cat /tmp/b-bad.img"
-	wait "$(cat /tmp/e/run-l2.pid)"
+	finish e 120
 	check $? "e: QEMU refused the corrupted stream"
 	grep -a 'pv-perfmon' /tmp/e/run-l2.out | sed 's/^/migrate-l1: e: /'
 	grep -aq 'refused the guest.s perfmon2 state: .*malformed' \
@@ -226,7 +245,7 @@ start_vm c in "$MAP" -incoming "exec:cat /tmp/b.img"
 wait_line /tmp/c/console.log '^livemig: tick ' >/dev/null
 check_move "$(tick b last)" "$(tick c first)" "b -> c"
 hmp b quit
-wait "$(cat /tmp/b/run-l2.pid)"
+finish b 60
 check $? "b: QEMU quit after the move, its console clean"
 ./kvmpfm-stats | grep -q ' vms=1 '
 check $? "b's VM gone from the module: only c's left"

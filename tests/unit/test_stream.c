@@ -318,15 +318,16 @@ static void test_stream_bound(void **state)
 	t_env_free(t);
 
 	t_opts_default(&o);
-	o.limits.max_contexts = 64;
-	o.limits.max_sets = 32;
-	o.limits.max_smpl_buf = 64ULL << 20;
+	o.limits.max_contexts = PFM_DFL_MAX_CONTEXTS;
+	o.limits.max_sets = PFM_DFL_MAX_SETS;
+	o.limits.max_smpl_buf = PFM_DFL_MAX_SMPL_BUF;
 	t = t_env_new(&o);
-	print_message("bound, module defaults (64 contexts, 32 sets, 64 MiB): "
+	print_message("bound, default limits (64 contexts, 32 sets, 4 MiB): "
 		      "%zu bytes\n", pfm_engine_stream_max(t->e));
 	t_env_free(t);
 	o.limits.max_contexts = 1024;
 	o.limits.max_sets = 64;
+	o.limits.max_smpl_buf = 64ULL << 20;
 	t = t_env_new(&o);
 	print_message("bound, module ceilings (1024 contexts, 64 sets, 64 MiB): "
 		      "%zu bytes\n", pfm_engine_stream_max(t->e));

@@ -25,7 +25,8 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 
 .PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
 	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
-	test-host test-qemu test-vm test-operator test-bench test-run guest \
+	test-host test-qemu test-vm test-migrate test-operator test-bench \
+	test-run guest \
 	qemu bench host-tools \
 	bench-l1-smp2 test-host-smp2 test-stress \
 	run clean
@@ -166,6 +167,17 @@ test-qemu: qemu
 test-vm:
 	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
 		$(TOP)/guest/tests/rig-run.sh $(B)/logs/vm
+
+# live migration with monitoring active (issue 11): an L2 guest that
+# counts with time-switched sets, samples and holds a thread blocked on
+# notify moves between QEMUs in the rig's L1, twice, and is refused by a
+# destination lacking an event and for a corrupted stream
+# (tests/migrate/rig-migrate.sh). Not in make test yet: in 2 of 3 runs on
+# 2026-11-24 L1 went silent while a migrated-in L2 ran (README, "Live
+# migration")
+test-migrate:
+	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
+		$(TOP)/tests/migrate/rig-migrate.sh $(B)/logs/migrate
 
 # the operator's view (issue 15): two VMs in the rig's L1 whose guests
 # count, sample and are refused on purpose; kvm-perfmon-stat there, the

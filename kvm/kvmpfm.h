@@ -238,6 +238,10 @@ void kvmpfm_vm_stats_fill(struct kvmpfm_vm *vm,
 			  const struct pfm_engine_stats *st,
 			  struct kvmpfm_vm_stats *out);
 
+/* kvmpfm_migrate.c: KVMPFM_GET_STATE, KVMPFM_SET_STATE (vm->lock held) */
+long kvmpfm_state_ioctl(struct kvmpfm_vm *vm, unsigned int cmd,
+			void __user *argp);
+
 /* kvmpfm_perf.c: the perf_event backend */
 extern const struct pfm_backend_ops kvmpfm_backend_ops;
 void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);

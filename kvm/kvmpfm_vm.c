@@ -486,6 +486,10 @@ long kvmpfm_vm_ioctl(struct kvmpfm_vm *vm, unsigned int cmd, unsigned long arg)
 	case KVMPFM_SET_IDENTITY:
 		ret = kvmpfm_set_identity(vm, argp);
 		break;
+	case KVMPFM_GET_STATE:
+	case KVMPFM_SET_STATE:
+		ret = kvmpfm_state_ioctl(vm, cmd, argp);
+		break;
 	default:
 		ret = -ENOTTY;
 	}

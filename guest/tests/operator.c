@@ -37,7 +37,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,7 +44,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "t_common.h"
@@ -208,40 +206,10 @@ static void refusals(struct refused *r)
 	close(fd);
 }
 
-/* the host's word on CONTROL: true if it is @want */
 static bool wait_for(int ctl, const char *want)
 {
-	char line[64];
-	size_t n = 0;
-	struct pollfd p = { .fd = ctl, .events = POLLIN };
-
-	while (n < sizeof(line) - 1) {
-		if (poll(&p, 1, CONTROL_TIMEOUT_S * 1000) != 1 ||
-		    read(ctl, &line[n], 1) != 1)
-			break;
-		if (line[n] == '\n' || line[n] == '\r') {
-			if (n)
-				break;
-			continue;
-		}
-		n++;
-	}
-	line[n] = '\0';
-	return t_check(!strcmp(line, want), "operator: the host says go on",
-		       "want '%s', got '%s' (nothing for %d s?)", want, line,
-		       CONTROL_TIMEOUT_S);
-}
-
-static int open_control(const char *path)
-{
-	struct termios t;
-	int fd = open(path, O_RDONLY | O_NOCTTY);
-
-	/* raw: no echo back into the host's pipe, no line editing */
-	if (fd < 0 || tcgetattr(fd, &t))
-		return -1;
-	cfmakeraw(&t);
-	return tcsetattr(fd, TCSANOW, &t) ? -1 : fd;
+	return t_control_wait(ctl, want, CONTROL_TIMEOUT_S,
+			      "operator: the host says go on");
 }
 
 int main(int argc, char **argv)
@@ -257,7 +225,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: operator CONTROL\n");
 		return 2;
 	}
-	ctl = open_control(argv[1]);
+	ctl = t_control_open(argv[1]);
 	if (!t_check(ctl >= 0, "operator: open the control port", "%s: %s",
 		     argv[1], strerror(errno)))
 		return t_done();

@@ -5,12 +5,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -355,4 +357,40 @@ pid_t t_gettid(void)
 bool t_root(void)
 {
 	return geteuid() == 0;
+}
+
+int t_control_open(const char *path)
+{
+	struct termios t;
+	int fd = open(path, O_RDONLY | O_NOCTTY);
+
+	/* raw: no echo back into the host's pipe, no line editing */
+	if (fd < 0 || tcgetattr(fd, &t))
+		return -1;
+	cfmakeraw(&t);
+	return tcsetattr(fd, TCSANOW, &t) ? -1 : fd;
+}
+
+bool t_control_wait(int ctl, const char *want, int timeout_s,
+		    const char *name)
+{
+	char line[64];
+	size_t n = 0;
+	struct pollfd p = { .fd = ctl, .events = POLLIN };
+
+	while (n < sizeof(line) - 1) {
+		if (poll(&p, 1, timeout_s * 1000) != 1 ||
+		    read(ctl, &line[n], 1) != 1)
+			break;
+		if (line[n] == '\n' || line[n] == '\r') {
+			if (n)
+				break;
+			continue;
+		}
+		n++;
+	}
+	line[n] = '\0';
+	return t_check(!strcmp(line, want), name,
+		       "want '%s', got '%s' (nothing for %d s?)", want, line,
+		       timeout_s);
 }

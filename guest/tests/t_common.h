@@ -92,6 +92,15 @@ int t_write_pmds(int fd, const uint16_t *nums, int n, uint16_t set);
 int t_read_pmd(int fd, uint16_t num, uint16_t set, uint64_t *val);
 pid_t t_gettid(void);
 
+/*
+ * The host's word: a serial port it writes lines to (a QEMU pipe chardev
+ * on an isa-serial), opened raw. t_control_wait: PASS @name if the next
+ * line is @want within @timeout_s.
+ */
+int t_control_open(const char *path);
+bool t_control_wait(int ctl, const char *want, int timeout_s,
+		    const char *name);
+
 /* is the caller root (CAP_SYS_ADMIN for system-wide)? */
 bool t_root(void);
 

@@ -16,6 +16,11 @@
  *      the perfmon2 engine and writes the results back.
  * Closing the file (or the process dying) tears everything down.
  *
+ * Migration: KVMPFM_GET_STATE on the source's binding exports the VM's
+ * whole perfmon2 state as a byte stream; KVMPFM_SET_STATE on a fresh
+ * binding of the destination's VM (same personality, counters and vCPU
+ * count; no context yet) imports it. See "Migration stream" below.
+ *
  * The operator's interface (host tools; root or CAP_PERFMON, on any open
  * file, bound or not): KVMPFM_LIST_VMS names every bound VM by an id the
  * module gives it, KVMPFM_GET_SNAPSHOT reads one VM whole, consistent as
@@ -293,6 +298,96 @@ struct kvmpfm_snap_event {
 	__u64 reserved[2];
 };
 
+/*
+ * Migration stream (KVMPFM_GET_STATE, KVMPFM_SET_STATE).
+ *
+ * Both only while none of the VM's vCPUs is in KVM_RUN: the module checks
+ * it (each KVM vCPU's mutex, which KVM_RUN holds, must be free) and fails
+ * with EBUSY otherwise. The VMM stops its vCPUs first (QEMU saves device
+ * state after they stop), so the counters it exports are final.
+ *
+ * GET_STATE: @buf 0 asks for the size, at any time: @size out is the
+ * stream's bytes (exact once the vCPUs stopped; the VMM learns
+ * @max_size so at bind). With @buf, @size in is the room there; out,
+ * the bytes written, or the bytes needed when the call fails with
+ * ENOSPC. @max_size out (both ioctls): the largest stream this VM's
+ * limits allow; SET_STATE refuses a larger @size with E2BIG before
+ * copying anything, and a destination may bound what it reads from a
+ * migration stream by it.
+ *
+ * SET_STATE: @buf holds @size bytes, at most @max_size. Every vCPU a
+ * context was in on at save must be bound first (KVMPFM_BIND_VCPU from
+ * its thread: host counters belong to the vCPU thread), with its command
+ * block set again. The stream is untrusted: on any error the VM is left
+ * as bound, with no context, and @reason, @offset, @ctx_id, @set and
+ * @pmd say what was refused and where:
+ *
+ *   reason                    errno   e.g.
+ *   KVMPFM_STATE_MALFORMED    EINVAL  a corrupted or truncated stream
+ *   KVMPFM_STATE_VERSION      EPROTO  a stream of a newer module
+ *   KVMPFM_STATE_MISMATCH     EINVAL  personality, counters or vCPUs differ
+ *   KVMPFM_STATE_LIMIT        E2BIG   more contexts, sets or buffer than
+ *                                     this VM's limits
+ *   KVMPFM_STATE_NOT_EMPTY    EBUSY   the VM already has contexts
+ *   KVMPFM_STATE_EVENT        ENOENT  an event this host cannot count (no
+ *                                     PMU, no event map entry): @ctx_id,
+ *                                     @set, @pmd name it
+ *   KVMPFM_STATE_GUEST_MEM    EFAULT  a sampling page not in guest RAM
+ *   KVMPFM_STATE_COUNTER      (its)   a host counter failed to open, or
+ *                                     the vCPU is not bound
+ * EBUSY with reason 0: vCPUs running; EFAULT: @buf unreadable.
+ *
+ * The stream (little-endian, 8-byte aligned records; the module's
+ * kvm/engine/pfm_stream.c is the reference): a header (magic
+ * 0x4d52545332464d50, the bytes "PMF2STRM",
+ * format version, personality, counters, vCPU count, context count),
+ * then records of a type, flags and payload size: CTX (a context: flags,
+ * state, the vCPU it was in on, thread, started/masked/blocked, queued
+ * messages, sampling format, buffer size and header position), SET (one
+ * of its sets: flags, timeout and the time left of it, active time,
+ * runs, then every PMC value and every PMD: 64-bit value, reset values,
+ * random generator seed and mask, reset/sample masks), PAGES (the guest
+ * pages of its sampling buffer) and END. Set timeouts and active time go
+ * on from their values at save: the time between save and import (the
+ * VM paused) is not active time. Host counters are opened again on the
+ * destination and count from the 64-bit PMD values.
+ *
+ * Version rules: the format version changes when a record's layout or
+ * meaning changes; a module refuses a version it does not know
+ * (KVMPFM_STATE_VERSION), so a stream never moves to an older module
+ * than the one that wrote it, unless both speak its version. A record
+ * type that an older reader may skip carries an "optional" flag; any
+ * other unknown type is refused. Reserved fields are zero.
+ *
+ * Not in the stream: the host's figures (KVMPFM_GET_VM_STATS, the
+ * operator's snapshot: each host counts its own), the event map and
+ * filter (the destination's own: an event it cannot count refuses the
+ * stream), and the samples themselves (in guest RAM, which migrates).
+ */
+#define KVMPFM_STATE_OK		0
+#define KVMPFM_STATE_MALFORMED	1
+#define KVMPFM_STATE_VERSION	2
+#define KVMPFM_STATE_MISMATCH	3
+#define KVMPFM_STATE_LIMIT	4
+#define KVMPFM_STATE_NOT_EMPTY	5
+#define KVMPFM_STATE_EVENT	6
+#define KVMPFM_STATE_GUEST_MEM	7
+#define KVMPFM_STATE_COUNTER	8
+
+struct kvmpfm_state {
+	__u64 buf;		/* user pointer */
+	__u32 size;		/* in/out, see above */
+	__u32 max_size;		/* out */
+	/* out, SET_STATE: what was refused */
+	__u32 reason;		/* KVMPFM_STATE_* */
+	__u32 ctx_id;		/* the context concerned; 0: none */
+	__u16 set;
+	__u16 pmd;
+	__u32 reserved1;	/* must be 0 */
+	__u64 offset;		/* in the stream, of the record at fault */
+	__u64 reserved[2];	/* must be 0 */
+};
+
 #define KVMPFM_IO		0xb7
 #define KVMPFM_GET_API_VERSION	_IO(KVMPFM_IO, 0x00)
 #define KVMPFM_BIND_VM		_IOWR(KVMPFM_IO, 0x01, struct kvmpfm_bind_vm)
@@ -307,5 +402,7 @@ struct kvmpfm_snap_event {
 #define KVMPFM_SET_EVENT_FILTER	_IOW(KVMPFM_IO, 0x0a, struct kvmpfm_event_filter)
 #define KVMPFM_LIST_VMS		_IOWR(KVMPFM_IO, 0x0b, struct kvmpfm_vm_list)
 #define KVMPFM_GET_SNAPSHOT	_IOWR(KVMPFM_IO, 0x0c, struct kvmpfm_snapshot)
+#define KVMPFM_GET_STATE	_IOWR(KVMPFM_IO, 0x0d, struct kvmpfm_state)
+#define KVMPFM_SET_STATE	_IOWR(KVMPFM_IO, 0x0e, struct kvmpfm_state)
 
 #endif /* _UAPI_KVM_PERFMON_H */

@@ -271,6 +271,8 @@ struct pfm_stream_error {
  * short.
  */
 long pfm_engine_save(struct pfm_engine *e, void *buf, size_t len);
+/* the most bytes a stream within this engine's limits can take */
+size_t pfm_engine_stream_max(const struct pfm_engine *e);
 int pfm_engine_restore(struct pfm_engine *e, const void *buf, size_t len,
 		       struct pfm_stream_error *err);
 const char *pfm_stream_reason_name(enum pfm_stream_reason r);

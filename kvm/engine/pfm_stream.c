@@ -33,7 +33,7 @@
  */
 #include "pfm_priv.h"
 
-#define PFM_STREAM_MAGIC	0x4d52545332464d50ULL	/* "PFM2STRM" */
+#define PFM_STREAM_MAGIC	0x4d52545332464d50ULL	/* bytes "PMF2STRM" */
 #define PFM_STREAM_FORMAT	1
 
 #define PFM_STREAM_REC_CTX	1
@@ -270,6 +270,28 @@ long pfm_engine_save(struct pfm_engine *e, void *buf, size_t len)
 		w.buf = buf;
 	}
 	return w.off;
+}
+
+/*
+ * The largest stream this engine's limits allow: every context slot
+ * used, each with a full message queue, max_sets sets and the largest
+ * sampling buffer. What an importer may accept at most, before reading.
+ */
+size_t pfm_engine_stream_max(const struct pfm_engine *e)
+{
+	size_t rec = sizeof(struct pfm_stream_rec), set, ctx, pages;
+
+	set = rec + sizeof(struct pfm_stream_set) +
+	      e->pmu.nr_pmcs * sizeof(struct pfm_stream_pmc) +
+	      e->pmu.nr_pmds * sizeof(struct pfm_stream_pmd);
+	pages = e->lim.max_smpl_buf / PVPFM_PAGE_SIZE + 1;
+	ctx = pfm_size_add(rec + sizeof(struct pfm_stream_ctx) +
+			   PFM_MSGQ_DEPTH * sizeof(pfarg_msg_t),
+			   pfm_size_mul(e->lim.max_sets, set));
+	ctx = pfm_size_add(ctx, pfm_size_add(rec + sizeof(struct pfm_stream_pages),
+					     pfm_size_mul(pages, sizeof(u64))));
+	return pfm_size_add(sizeof(struct pfm_stream_hdr) + rec,
+			    pfm_size_mul(e->lim.max_contexts, ctx));
 }
 
 /* ---- reading ------------------------------------------------------------ */

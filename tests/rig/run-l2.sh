@@ -12,6 +12,11 @@
 # Environment, for more than one L2 at a time (tests/operator):
 #   RUN_L2_LOG    the log directory (default /tmp/l2)
 #   RUN_L2_NAME   the guest's -name (default l2)
+# and for live migration (tests/migrate), RUN_L2_MIGRATE, words of:
+#   in            QEMU takes L2 with -incoming: its /init ran elsewhere
+#   out           L2 leaves this QEMU by migration, which then quits: no
+#                 result line or dmesg dump here, only bad lines are judged
+#   refused       QEMU must refuse the incoming L2 and exit non-zero
 set -u
 # L1's /init sources the same file (mkinitramfs.sh installs it)
 # shellcheck source=tests/rig/protocol.sh
@@ -82,8 +87,36 @@ rig_fail() {
 	echo "run-l2: FAIL: $*"
 	fails=$((fails + 1))
 }
+migrate=" ${RUN_L2_MIGRATE:-} "
+case "$migrate" in
+*" refused "*)
+	# the refusal is the test's to check (QEMU's message); never a kill
+	if [ "$qrc" = 0 ] || [ "$qrc" = 137 ]; then
+		rig_fail "QEMU took the incoming L2 (exit $qrc), it had to refuse it"
+	fi
+	echo "$(rig_l2_done) $(awk -v a="$t0" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }')s"
+	[ "$fails" = 0 ]
+	exit
+	;;
+esac
 [ "$qrc" = 0 ] || rig_fail "QEMU exited with $qrc (137: killed after ${limit}s)"
 init_ran=0
+case "$migrate" in
+*" in "*) init_ran=1 ;;
+esac
+case "$migrate" in
+*" out "*)
+	grep -v -e '^#' -e '^$' "$q/bad-patterns" >"$log/patterns" || true
+	if grep -a -E -f "$log/patterns" "$log/console.log" >"$log/bad.log"; then
+		rig_fail "L2 kernel log has $(wc -l <"$log/bad.log") bad line(s)"
+		head -n 40 "$log/bad.log" | sed 's/^/  /'
+	fi
+	echo "run-l2: L2 migrated out"
+	echo "$(rig_l2_done) $(awk -v a="$t0" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }')s"
+	[ "$fails" = 0 ]
+	exit
+	;;
+esac
 if [ -f "$log/init.stamp" ]; then
 	init_ran=1
 	echo "run-l2: L2 /init ran $(awk -v a="$t0" -v b="$(cat "$log/init.stamp")" \

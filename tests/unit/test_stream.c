@@ -24,6 +24,8 @@ static struct stream save(struct t_env *t)
 	long n = pfm_engine_save(t->e, NULL, 0);
 
 	assert_true(n > 0);
+	/* what an importer bounds its copy by holds every stream saved */
+	assert_true((size_t)n <= pfm_engine_stream_max(t->e));
 	s.len = n;
 	s.buf = calloc(1, s.len + 8);
 	assert_non_null(s.buf);
@@ -283,6 +285,55 @@ static void test_stream_damage(void **state)
 	t_env_free(b);
 }
 
+/*
+ * pfm_engine_stream_max() bounds what an importer copies: a VM that uses
+ * every context slot, every set and the largest sampling buffer saves no
+ * more. Prints the bound for the module's default limits and for its
+ * ceilings (kvm/kvmpfm_main.c), the stream's size for a maximal VM.
+ */
+static void test_stream_bound(void **state)
+{
+	struct t_opts o;
+	struct t_env *t;
+	struct stream s;
+	u32 c, i;
+	u16 set;
+
+	(void)state;
+	t_opts_default(&o);
+	o.limits.max_contexts = 3;
+	o.limits.max_sets = 4;
+	o.limits.max_smpl_buf = 3 * PVPFM_PAGE_SIZE;
+	t = t_env_new(&o);
+	for (i = 0; i < o.limits.max_contexts; i++) {
+		c = t_create_smpl(t, 0, o.limits.max_smpl_buf);
+		assert_true((int)c > 0);
+		for (set = 1; set < o.limits.max_sets; set++)
+			t_set(t, c, set, 0, 0);
+	}
+	s = save(t);
+	print_message("maximal VM at 3 contexts, 4 sets, 3 pages: %zu bytes, "
+		      "bound %zu\n", s.len, pfm_engine_stream_max(t->e));
+	free(s.buf);
+	t_env_free(t);
+
+	t_opts_default(&o);
+	o.limits.max_contexts = PFM_DFL_MAX_CONTEXTS;
+	o.limits.max_sets = PFM_DFL_MAX_SETS;
+	o.limits.max_smpl_buf = PFM_DFL_MAX_SMPL_BUF;
+	t = t_env_new(&o);
+	print_message("bound, default limits (64 contexts, 32 sets, 4 MiB): "
+		      "%zu bytes\n", pfm_engine_stream_max(t->e));
+	t_env_free(t);
+	o.limits.max_contexts = 1024;
+	o.limits.max_sets = 64;
+	o.limits.max_smpl_buf = 64ULL << 20;
+	t = t_env_new(&o);
+	print_message("bound, module ceilings (1024 contexts, 64 sets, 64 MiB): "
+		      "%zu bytes\n", pfm_engine_stream_max(t->e));
+	t_env_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +342,7 @@ int main(void)
 		T_TEST(test_stream_refusals),
 		T_TEST(test_stream_ping_pong),
 		T_TEST(test_stream_damage),
+		T_TEST(test_stream_bound),
 	};
 
 	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);

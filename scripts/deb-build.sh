@@ -5,7 +5,7 @@
 #   scripts/deb-build.sh [OUTDIR]      (default build/deb; `make deb`)
 # Installs the packaging tools and Build-Depends when missing (root), gets
 # the patched QEMU from scripts/qemu-build.sh's cache (building it once if
-# needed), copies the tree's files (git's tracked and untracked, not
+# needed; or $QEMU_PV), copies the tree's files (git's tracked and untracked, not
 # ignored) to OUTDIR/src/kvm-perfmon-VERSION, runs dpkg-buildpackage -us
 # -uc -b there and leaves the .debs, .buildinfo and .changes in OUTDIR.
 # Prints the .debs' paths last.
@@ -19,7 +19,9 @@ say() { echo "deb-build: $*" >&2; }
 # the tools and Build-Depends (the virtual dh-sequence-dkms is dh-dkms)
 "$TOP/scripts/deps.sh" dpkg-dev debhelper dh-dkms fakeroot libdw-dev \
 	libjson-c-dev libmicrohttpd-dev libpfm4-dev python3 >&2
-qemu=$("$TOP/scripts/qemu-build.sh" --print-path)
+# QEMU_PV names a binary already built (the cache's path), which spares
+# waiting for the build lock while another tree builds its QEMU
+qemu=${QEMU_PV:-$("$TOP/scripts/qemu-build.sh" --print-path)}
 
 ver=$(dpkg-parsechangelog -l "$TOP/debian/changelog" -S Version)
 src=$out/src/kvm-perfmon-$ver

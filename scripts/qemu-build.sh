@@ -19,7 +19,7 @@
 #                        holds qemu-system-x86_64 and build.log the output
 #   build-KEY/done       written last: the build is complete
 # KEY hashes what the binary is made of: the .dsc apt would fetch (name and
-# SHA256), qemu-patches/*, include/uapi/{perfmon2,pv_perfmon,kvm_perfmon}.h
+# SHA256), the patches qemu-patches/series names, include/uapi/{perfmon2,pv_perfmon,kvm_perfmon}.h
 # and the configure line (and this script). An unchanged KEY with a done build
 # is a no-op that asks apt nothing but the local index; anything else
 # builds from scratch (about 20 minutes on 2 cores), under a lock, so two
@@ -248,10 +248,11 @@ build_key() {
 	local dsc=$1 p h
 	{
 		echo "dsc $dsc"
-		for p in "$PATCHES"/*; do
-			[ -f "$p" ] || continue
-			echo "patch $(basename "$p") $(sha256sum <"$p" | cut -d' ' -f1)"
-		done
+		# what is applied, in order: not qemu-patches/README, whose
+		# text builds nothing
+		while read -r p; do
+			echo "patch $p $(sha256sum <"$PATCHES/$p" | cut -d' ' -f1)"
+		done < <(series)
 		for h in "${UAPI[@]}"; do
 			echo "uapi $h $(sha256sum <"$TOP/include/uapi/$h" | cut -d' ' -f1)"
 		done

@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Debian bookworm root filesystems of the libvirt stage, made with
+# debootstrap from Debian's registry as this machine's apt is configured,
+# and cached by content outside the repository: the key is this script
+# (its package lists and setup), the mirror and the extra packages given.
+# They hold Debian's packages only, never the project's: those are
+# installed per run into a copy (rig-libvirt.sh).
+#
+#   tests/libvirt/mkimage.sh l1|l2 [EXTRA_PKG...]
+#
+# EXTRA_PKG: Debian packages the project's .debs depend on that the list
+# below lacks (rig-libvirt.sh passes them, so that a run installs offline).
+# Prints the image's directory last, which holds:
+#   disk.img     ext4 root filesystem (sparse), the whole disk (no partition)
+#   vmlinuz      the image's kernel, initrd.img its initramfs (virtio, ext4)
+#   kver         that kernel's release (the one DKMS builds for)
+#   packages     dpkg -l of the image
+# in $XDG_CACHE_HOME/kvm-perfmon/debian-LEVEL/KEY (default ~/.cache).
+# Cold: debootstrap and the image take minutes (see tests/rig/README.md);
+# warm: nothing. Needs root, debootstrap, e2fsprogs.
+set -euo pipefail
+
+die() {
+	echo "mkimage.sh: $*" >&2
+	exit 2
+}
+
+[ $# -ge 1 ] || die "usage: mkimage.sh l1|l2 [EXTRA_PKG...]"
+level=$1
+shift
+extra=("$@")
+[ "$(id -u)" = 0 ] || die "must run as root (debootstrap, chroot)"
+command -v debootstrap >/dev/null || die "debootstrap missing (tests/rig/deps.sh)"
+
+SUITE=bookworm
+# Why each package is here (on top of debootstrap's minbase):
+#   linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev
+#                       the level's own kernel, and what DKMS needs to build
+#                       the project's module for it
+#   kmod udev           modprobe, device nodes and their rules
+# L1, a stock libvirt KVM host:
+#   systemd systemd-sysv dbus   systemd as init (libvirtd talks D-Bus)
+#   apparmor            Debian's LSM, enforcing libvirt's QEMU profiles
+#   libvirt-daemon-system libvirt-clients   libvirtd, virsh
+#   qemu-system-x86     Debian's QEMU (the patched one installs beside it)
+#   qemu-system-data    QEMU's firmware and keymaps
+#   procps iproute2     ps, ip for the logs
+# L2, the guest: booted with a small init script (l2-init.sh), no systemd.
+COMMON=(linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev kmod udev)
+case "$level" in
+l1)
+	PKGS=("${COMMON[@]}" systemd systemd-sysv dbus apparmor
+		libvirt-daemon-system libvirt-clients qemu-system-x86
+		qemu-system-data procps iproute2)
+	SIZE=6G
+	;;
+l2)
+	PKGS=("${COMMON[@]}")
+	SIZE=2G
+	;;
+*) die "level must be l1 or l2" ;;
+esac
+PKGS+=("${extra[@]}")
+
+# Debian's registry as apt is configured here: the main component of
+# the suite itself (debootstrap takes one).
+mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT)' \
+	'Created-By: Packages' | awk -v s="$SUITE" '$2 == s && $3 == "main" { print $1; exit }')
+[ -n "$mirror" ] || die "no apt source for $SUITE main in /etc/apt/sources.list*"
+
+key=$({
+	cat "${BASH_SOURCE[0]}"
+	echo "$level $SUITE $mirror"
+	printf '%s\n' "${PKGS[@]}" | sort -u
+} | sha256sum | cut -c1-16)
+cache=${XDG_CACHE_HOME:-${HOME:?mkimage.sh: set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/debian-$level
+out=$cache/$key
+mkdir -p "$cache"
+
+# one builder at a time; a finished image is complete (it is renamed in)
+exec 8>>"$cache/.lock"
+flock 8
+if [ -s "$out/kver" ]; then
+	echo "mkimage.sh: $level image from cache" >&2
+	echo "$out"
+	exit 0
+fi
+
+work=$(mktemp -d "$cache/.build.XXXXXX")
+root=$work/root
+cleanup() {
+	for m in dev/pts dev proc sys; do
+		mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "mkimage.sh: debootstrap $SUITE for $level from $mirror (cold: minutes)" >&2
+t0=$SECONDS
+include=$(printf '%s,' "${PKGS[@]}")
+debootstrap --variant=minbase --include="${include%,}" "$SUITE" "$root" "$mirror" \
+	>"$work/debootstrap.log" 2>&1 ||
+	{ tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
+echo "mkimage.sh: debootstrap took $((SECONDS - t0))s" >&2
+
+kver=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n 1)
+[ -n "$kver" ] && [ -f "$root/boot/vmlinuz-$kver" ] || die "no kernel in the $level root filesystem"
+
+# The disk is the whole of /dev/vda (virtio), ext4, no partition table.
+echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$root/etc/fstab"
+echo "debian-$level" >"$root/etc/hostname"
+# A small initramfs (unpacked under TCG at every boot): only what mounts
+# the root filesystem, not initramfs-tools' "most" (every storage driver).
+sed -i 's/^MODULES=.*/MODULES=list/' "$root/etc/initramfs-tools/initramfs.conf"
+printf '%s\n' virtio_pci virtio_blk ext4 >>"$root/etc/initramfs-tools/modules"
+mount -t proc proc "$root/proc"
+mount -t sysfs sys "$root/sys"
+mount --bind /dev "$root/dev"
+chroot "$root" update-initramfs -u -k "$kver" >"$work/initramfs.log" 2>&1 ||
+	{ cat "$work/initramfs.log" >&2; die "update-initramfs failed"; }
+
+if [ "$level" = l1 ]; then
+	# No login on the console: it is the test's (its unit writes there).
+	chroot "$root" systemctl mask serial-getty@ttyS0.service getty@tty1.service \
+		>/dev/null 2>&1
+	# Units that only cost boot time in a throw-away test host.
+	chroot "$root" systemctl mask e2scrub_reap.service apt-daily.timer \
+		apt-daily-upgrade.timer >/dev/null 2>&1 || true
+fi
+chroot "$root" dpkg -l >"$work/packages"
+rm -rf "$root/var/cache/apt/archives/"*.deb
+cleanup_mounts() {
+	for m in dev proc sys; do umount "$root/$m"; done
+}
+cleanup_mounts
+
+echo "mkimage.sh: making the $level disk image ($SIZE, sparse)" >&2
+mkdir -p "$work/out"
+cp "$root/boot/vmlinuz-$kver" "$work/out/vmlinuz"
+cp "$root/boot/initrd.img-$kver" "$work/out/initrd.img"
+mke2fs -q -t ext4 -L "debian-$level" -d "$root" "$work/out/disk.img" "$SIZE"
+mv "$work/packages" "$work/out/packages"
+echo "$kver" >"$work/out/kver"
+rm -rf "$out"
+mv "$work/out" "$out"
+echo "mkimage.sh: $level image ready in $((SECONDS - t0))s: $out" >&2
+echo "$out"

@@ -25,7 +25,8 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 
 .PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
 	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
-	test-host test-qemu test-vm test-operator test-bench test-run guest \
+	test-host test-qemu test-vm test-operator test-libvirt test-bench \
+	test-run guest \
 	qemu bench host-tools \
 	bench-l1-smp2 test-host-smp2 test-stress \
 	run clean
@@ -101,7 +102,7 @@ checkpatch:
 # project code. Stops at the first failing stage; prints the times, and
 # how often each stage's rig runs were booted again after a hung L2.
 TEST_STAGES := deps build unit kbuild checkpatch fuzz host qemu vm operator \
-	bench run
+	libvirt bench run
 
 test:
 	@$(STAGE) --reset; \
@@ -153,6 +154,16 @@ test-vm:
 test-operator:
 	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
 		$(TOP)/tests/operator/rig-operator.sh $(B)/logs/operator
+
+# the rig's L1 as a real Debian KVM host (issue 12): the project's Debian
+# packages installed with apt into a debootstrap-made bookworm image
+# (systemd, AppArmor, libvirt-daemon-system; cached by content outside the
+# tree), booted under TCG; a real libvirtd starts a domain with pv-perfmon
+# whose debootstrap-made guest (perfmon2-dkms, pfmon) counts and samples,
+# destroys it while it samples (module stats at zero after), and starts a
+# domain without the device (tests/libvirt/rig-libvirt.sh)
+test-libvirt: debs
+	$(TOP)/tests/libvirt/rig-libvirt.sh --debs $(DEBS_DIR) $(B)/logs/libvirt
 
 # VM exits per operation, counted on the rig's L1 host for a program in
 # L2 (tests/bench): one perfmon2 call, one guest context switch, one

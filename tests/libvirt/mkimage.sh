@@ -101,7 +101,12 @@ trap cleanup EXIT
 echo "mkimage.sh: debootstrap $SUITE for $level from $mirror (cold: minutes)" >&2
 t0=$SECONDS
 include=$(printf '%s,' "${PKGS[@]}")
-debootstrap --variant=minbase --include="${include%,}" "$SUITE" "$root" "$mirror" \
+# Debian's .debs as downloaded (checked by debootstrap against the signed
+# Release of the suite), kept for the next cold build of either level
+debcache=${cache%/*}/debian-archives
+mkdir -p "$debcache"
+debootstrap --variant=minbase --cache-dir="$debcache" --include="${include%,}" \
+	"$SUITE" "$root" "$mirror" \
 	>"$work/debootstrap.log" 2>&1 ||
 	{ tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
 echo "mkimage.sh: debootstrap took $((SECONDS - t0))s" >&2

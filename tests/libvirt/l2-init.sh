@@ -37,7 +37,7 @@ run() {
 
 echo "l2: kernel $(uname -r), mode $mode"
 echo "l2: packages: $(dpkg-query -W -f '${Package} ${Version} ${Status}, ' \
-	perfmon2-dkms libperfmon2 pfmon 2>&1)"
+	perfmon2-dkms libperfmon2-3 pfmon 2>&1)"
 ko=$(modinfo -n perfmon2 2>&1)
 echo "l2: modinfo -n perfmon2: $ko"
 case "$mode" in

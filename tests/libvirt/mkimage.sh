@@ -38,8 +38,10 @@ SUITE=bookworm
 # Why each package is here (on top of debootstrap's minbase):
 #   linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev
 #                       the level's own kernel, and what DKMS needs to build
-#                       the project's module for it
-#   kmod udev           modprobe, device nodes and their rules
+#                       the project's module for it (the kernel after
+#                       debootstrap: see KERNEL)
+#   initramfs-tools kmod udev   the kernel's initramfs; modprobe, device
+#                       nodes and their rules
 # L1, a stock libvirt KVM host:
 #   systemd systemd-sysv dbus   systemd as init (libvirtd talks D-Bus)
 #   apparmor            Debian's LSM, enforcing libvirt's QEMU profiles
@@ -48,7 +50,8 @@ SUITE=bookworm
 #   qemu-system-data    QEMU's firmware and keymaps
 #   procps iproute2     ps, ip for the logs
 # L2, the guest: booted with a small init script (l2-init.sh), no systemd.
-COMMON=(linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev kmod udev)
+KERNEL=(linux-image-amd64 linux-headers-amd64)
+COMMON=(dkms gcc make libc6-dev initramfs-tools kmod udev)
 case "$level" in
 l1)
 	PKGS=("${COMMON[@]}" systemd systemd-sysv dbus apparmor
@@ -62,7 +65,12 @@ l2)
 	;;
 *) die "level must be l1 or l2" ;;
 esac
+# the kernel's are installed after debootstrap, the others with it
 PKGS+=("${extra[@]}")
+boot=()
+for p in "${PKGS[@]}"; do
+	case " ${KERNEL[*]} " in *" $p "*) ;; *) boot+=("$p") ;; esac
+done
 
 # Debian's registry as apt is configured here: the main component of
 # the suite itself (debootstrap takes one).
@@ -73,7 +81,7 @@ mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT)' \
 key=$({
 	cat "${BASH_SOURCE[0]}"
 	echo "$level $SUITE $mirror"
-	printf '%s\n' "${PKGS[@]}" | sort -u
+	printf '%s\n' "${KERNEL[@]}" "${PKGS[@]}" | sort -u
 } | sha256sum | cut -c1-16)
 cache=${XDG_CACHE_HOME:-${HOME:?mkimage.sh: set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/debian-$level
 out=$cache/$key
@@ -91,7 +99,7 @@ fi
 work=$(mktemp -d "$cache/.build.XXXXXX")
 root=$work/root
 cleanup() {
-	for m in dev/pts dev proc sys; do
+	for m in var/cache/apt/archives dev proc sys; do
 		mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"
 	done
 	rm -rf "$work"
@@ -100,7 +108,7 @@ trap cleanup EXIT
 
 echo "mkimage.sh: debootstrap $SUITE for $level from $mirror (cold: minutes)" >&2
 t0=$SECONDS
-include=$(printf '%s,' "${PKGS[@]}")
+include=$(printf '%s,' "${boot[@]}")
 # Debian's .debs as downloaded (checked by debootstrap against the signed
 # Release of the suite), kept for the next cold build of either level
 debcache=${cache%/*}/debian-archives
@@ -111,21 +119,29 @@ debootstrap --variant=minbase --cache-dir="$debcache" --include="${include%,}" \
 	{ tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
 echo "mkimage.sh: debootstrap took $((SECONDS - t0))s" >&2
 
-kver=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n 1)
-[ -n "$kver" ] && [ -f "$root/boot/vmlinuz-$kver" ] || die "no kernel in the $level root filesystem"
-
 # The disk is the whole of /dev/vda (virtio), ext4, no partition table.
 echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$root/etc/fstab"
 echo "debian-$level" >"$root/etc/hostname"
-# A small initramfs (unpacked under TCG at every boot): only what mounts
-# the root filesystem, not initramfs-tools' "most" (every storage driver).
+# A small initramfs (unpacked under TCG at every boot, and made far
+# faster here): only what mounts the root filesystem, not
+# initramfs-tools' "most" (every storage driver). Set before the kernel
+# is installed, which makes it.
 sed -i 's/^MODULES=.*/MODULES=list/' "$root/etc/initramfs-tools/initramfs.conf"
 printf '%s\n' virtio_pci virtio_blk ext4 >>"$root/etc/initramfs-tools/modules"
 mount -t proc proc "$root/proc"
 mount -t sysfs sys "$root/sys"
 mount --bind /dev "$root/dev"
-chroot "$root" update-initramfs -u -k "$kver" >"$work/initramfs.log" 2>&1 ||
-	{ cat "$work/initramfs.log" >&2; die "update-initramfs failed"; }
+mount --bind "$debcache" "$root/var/cache/apt/archives"
+t1=$SECONDS
+# apt's lists are debootstrap's (the same suite and mirror)
+chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+	--no-install-recommends "${KERNEL[@]}" >"$work/kernel.log" 2>&1 ||
+	{ tail -n 30 "$work/kernel.log" >&2; die "installing the kernel failed"; }
+umount "$root/var/cache/apt/archives"
+echo "mkimage.sh: the kernel took $((SECONDS - t1))s" >&2
+kver=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n 1)
+[ -n "$kver" ] && [ -f "$root/boot/vmlinuz-$kver" ] && [ -f "$root/boot/initrd.img-$kver" ] ||
+	die "no kernel or initramfs in the $level root filesystem"
 
 if [ "$level" = l1 ]; then
 	# No login on the console: it is the test's (its unit writes there).

@@ -23,7 +23,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 here=$top/tests/libvirt
 # the guest's packages; the rest of DIR's are the host's
-L2_PKGS="perfmon2-dkms libperfmon2 pfmon"
+L2_PKGS="${L2_PKGS:-perfmon2-dkms libperfmon2-3 pfmon}"
 # the patched QEMU's binary, which the domains name in <emulator>
 EMULATOR=${LIBVIRT_EMULATOR:-/usr/bin/qemu-system-x86_64-pvperfmon}
 TIMEOUT_S=900

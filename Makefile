@@ -6,6 +6,9 @@
 #   make         build everything that exists
 #   make test    deps, then build and run every test; fails on any failure
 #                or compiler warning in project code (this is what CI runs)
+#   make install PREFIX=/usr/local DESTDIR=   host and guest, see below
+#   make deb     the Debian packages (debian/), into build/deb/
+#   make help    every target
 #   make clean
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -29,7 +32,7 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 	test-run guest \
 	qemu bench host-tools \
 	bench-l1-smp2 test-host-smp2 test-stress \
-	run clean
+	run install install-host install-guest deb help clean
 
 # Everything: the engine as userspace C, the unit and fuzz programs, the
 # kernel module, the guest side, the benchmark and the operator's tools.
@@ -201,6 +204,89 @@ test-run:
 # (installs, builds, boots: directly on a KVM host, else through the rig)
 run:
 	@$(TOP)/scripts/run.sh
+
+# ---------------------------------------------------------------------------
+# make install: what a host and a guest need, as `make install` users expect
+# (DESTDIR for staging, PREFIX for the programs). The modules go in as DKMS
+# source trees (scripts/dkms-tree.sh): `dkms install` builds them for the
+# kernel that will load them. Host: kvm-perfmon.ko's DKMS tree, its
+# modules-load.d entry and udev rule, the patched QEMU as
+# $(PREFIX)/bin/qemu-system-x86_64-pvperfmon (beside Debian's, never
+# replacing it; $$QEMU_PV, else scripts/qemu-build.sh's cached build),
+# the operator's tools with the exporter's unit, the libvirt pieces
+# (AppArmor abstraction, kvm-perfmon-libvirt-config: run it after
+# installing) and /etc/kvm-perfmon/ for event maps and filters. Guest:
+# perfmon2.ko's DKMS tree, libperfmon2 and pfmon. The Debian packages
+# (debian/rules) split the same install into packages.
+PREFIX ?= /usr/local
+DESTDIR ?=
+SYSCONFDIR ?= /etc
+LIBDIR ?= $(PREFIX)/lib
+DKMSDIR ?= /usr/src
+UDEVRULESDIR ?= $(SYSCONFDIR)/udev/rules.d
+MODULESLOADDIR ?= $(SYSCONFDIR)/modules-load.d
+APPARMORDIR ?= $(SYSCONFDIR)/apparmor.d
+DOCDIR ?= $(PREFIX)/share/doc/kvm-perfmon
+UNITDIR ?= /lib/systemd/system
+SYSUSERSDIR ?= /usr/lib/sysusers.d
+DKMS_VER = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(1)/dkms.conf)
+
+install: install-host install-guest
+
+install-host:
+	$(SUBMAKE) -C $(TOP)/host-tools install PREFIX=$(PREFIX) \
+		DESTDIR=$(DESTDIR) UNITDIR=$(UNITDIR) SYSUSERSDIR=$(SYSUSERSDIR)
+	$(TOP)/scripts/dkms-tree.sh \
+		$(DESTDIR)$(DKMSDIR)/kvm-perfmon-$(call DKMS_VER,$(TOP)/kvm) >/dev/null
+	install -D -m 644 $(TOP)/kvm/99-kvm-perfmon.rules \
+		$(DESTDIR)$(UDEVRULESDIR)/99-kvm-perfmon.rules
+	install -d $(DESTDIR)$(MODULESLOADDIR)
+	echo kvm-perfmon >$(DESTDIR)$(MODULESLOADDIR)/kvm-perfmon.conf
+	qemu=$${QEMU_PV:-$$($(TOP)/scripts/qemu-build.sh --print-path)} && \
+		install -D -m 755 "$$qemu" \
+		$(DESTDIR)$(PREFIX)/bin/qemu-system-x86_64-pvperfmon
+	install -D -m 644 $(TOP)/libvirt/apparmor-abstraction \
+		$(DESTDIR)$(APPARMORDIR)/abstractions/kvm-perfmon
+	install -D -m 755 $(TOP)/libvirt/kvm-perfmon-libvirt-config \
+		$(DESTDIR)$(PREFIX)/sbin/kvm-perfmon-libvirt-config
+	install -d $(DESTDIR)$(SYSCONFDIR)/kvm-perfmon
+	install -D -m 644 $(TOP)/libvirt/pv-perfmon-domain.xml \
+		$(DESTDIR)$(DOCDIR)/examples/pv-perfmon-domain.xml
+	install -m 644 $(TOP)/README.md $(TOP)/doc/*.md $(DESTDIR)$(DOCDIR)/
+
+install-guest:
+	$(TOP)/scripts/dkms-tree.sh --guest \
+		$(DESTDIR)$(DKMSDIR)/perfmon2-$(call DKMS_VER,$(TOP)/guest/kernel) \
+		>/dev/null
+	$(SUBMAKE) -C $(TOP)/guest/lib install PREFIX=$(PREFIX) \
+		DESTDIR=$(DESTDIR) LIBDIR=$(LIBDIR)
+	$(SUBMAKE) -C $(TOP)/guest/tools install PREFIX=$(PREFIX) \
+		DESTDIR=$(DESTDIR)
+
+# The Debian packages, built by dpkg-buildpackage in a copy of the tree
+# (scripts/deb-build.sh); the .debs land in build/deb/
+deb:
+	$(TOP)/scripts/deb-build.sh $(B)/deb
+
+help:
+	@echo "kvm-perfmon: make TARGET (README.md has the details)"
+	@echo "  all (default)    build everything: engine, unit, fuzz, kmod, guest,"
+	@echo "                   bench, host-tools"
+	@echo "  deps             install the Debian packages the project needs"
+	@echo "  engine kmod guest host-tools bench unit fuzz   build one part"
+	@echo "  qemu             the patched QEMU (cached build; prints its path)"
+	@echo "  checkpatch       checkpatch.pl over the kernel code"
+	@echo "  unit-run fuzz-run   run the unit tests, the fuzzers"
+	@echo "  test             every stage below, timed (what CI runs)"
+	@echo "  test-STAGE       one stage: $(TEST_STAGES)"
+	@echo "  test-host-smp2 test-stress bench-l1-smp2   longer rig runs"
+	@echo "  run              profile a bundled workload in a guest with pfmon"
+	@echo "  install          install-host + install-guest (PREFIX, DESTDIR)"
+	@echo "  install-host     kvm-perfmon DKMS tree, udev rule, modules-load.d,"
+	@echo "                   qemu-system-x86_64-pvperfmon, host tools, libvirt"
+	@echo "  install-guest    perfmon2 DKMS tree, libperfmon2, pfmon"
+	@echo "  deb              the Debian packages into build/deb/"
+	@echo "  clean            remove build outputs (not the QEMU cache)"
 
 clean:
 	-$(SUBMAKE) -C $(TOP)/kvm clean

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the patched QEMU (x86_64-softmmu only) that provides -device pv-perfmon:
+# Build the patched QEMU (x86_64-softmmu only, Debian's feature set: see
+# DEBIAN_OPTS) that provides -device pv-perfmon:
 # Debian bookworm's QEMU 7.2 source (`apt-get source qemu`, Debian's patches
 # applied) + the series in qemu-patches/ + the project's uapi headers.
 #
@@ -19,9 +20,9 @@
 #   build-KEY/done       written last: the build is complete
 # KEY hashes what the binary is made of: the .dsc apt would fetch (name and
 # SHA256), qemu-patches/*, include/uapi/{perfmon2,pv_perfmon,kvm_perfmon}.h
-# and this script (its configure line). An unchanged KEY with a done build
+# and the configure line (and this script). An unchanged KEY with a done build
 # is a no-op that asks apt nothing but the local index; anything else
-# builds from scratch (about 5 minutes on 2 cores), under a lock, so two
+# builds from scratch (about 20 minutes on 2 cores), under a lock, so two
 # runs never build at once. The three newest builds are kept.
 #
 # Setup done on the way, each only when missing (needs root or sudo):
@@ -37,15 +38,61 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/kvm-perfmon/qemu
 SRC_LIST=/etc/apt/sources.list.d/kvm-perfmon-src.list
 KEEP_BUILDS=3
 
-# What TEST-RIG.md measured, plus what a minimal bookworm lacks for it:
-# dpkg-dev (dpkg-source for apt-get source), zlib (QEMU 7.2 requires it),
-# pkg-config, python3 (meson, QEMU's build scripts), a C compiler.
-BUILD_DEPS=(ninja-build meson libglib2.0-dev libpixman-1-dev libfdt-dev flex
-	bison zlib1g-dev pkg-config python3 gcc make dpkg-dev xz-utils)
+# The x86_64 system emulator with Debian's own feature set, so that libvirt
+# sees the same domain capabilities as with Debian's qemu-system-x86: the
+# options are those debian/rules passes for its system build, i.e. the
+# "# --enable-..." comments of debian/control that debian/extract-config-opts
+# picks for linux-amd64, plus the auto features Debian gets from its
+# build dependencies on amd64 (seccomp, NUMA). Differences, on purpose:
+#   - x86_64-softmmu only; no docs (sphinx); no GTK/VTE/SDL front-ends
+#     (Debian ships them as modules in qemu-system-gui; a libvirt host
+#     uses VNC, SPICE or egl-headless); audio without SDL
+#   - no --enable-modules: everything is built in, so this binary never
+#     loads Debian's modules (which are stamped for Debian's own build)
+#   - no rbd/glusterfs (qemu-block-extra's heavy block drivers) and no Xen
+# Firmware, keymaps and ROMs come from Debian's packages at run time
+# (--firmwarepath as Debian's; qemu-system-data, seabios, ipxe-qemu).
+# The build prints where Debian's current list differs from this one.
+# shellcheck disable=SC2054 # the commas are one option's value
+DEBIAN_OPTS=(--enable-capstone --enable-linux-aio
+	--audio-drv-list=pa,alsa,jack,oss --enable-attr --enable-bpf
+	--enable-brlapi --enable-virtfs --enable-cap-ng --enable-curl
+	--enable-fdt=system --enable-fuse --enable-gnutls --enable-libiscsi
+	--enable-curses --enable-virglrenderer --enable-opengl --enable-libnfs
+	--enable-smartcard --enable-vnc-sasl --enable-slirp --enable-spice
+	--enable-rdma --enable-linux-io-uring --enable-libusb --enable-usb-redir
+	--enable-libssh --enable-zstd --enable-vde --enable-nettle
+	--enable-libudev --enable-vnc --enable-vnc-jpeg --enable-png
+	--enable-libpmem --enable-kvm --enable-vhost-net --enable-seccomp
+	--enable-numa)
+# Debian's options that are left out on purpose (see above)
+# shellcheck disable=SC2054
+DEBIAN_OPTS_OMITTED=(--enable-docs --enable-gtk --enable-vte --enable-sdl
+	--audio-drv-list=pa,alsa,jack,oss,sdl)
 
-CONFIGURE=(--target-list=x86_64-softmmu --without-default-features
-	--enable-kvm --enable-tcg --disable-docs --enable-fdt=system
-	--disable-install-blobs)
+CONFIGURE=(--target-list=x86_64-softmmu --disable-user --disable-linux-user
+	--disable-xen --disable-docs --disable-install-blobs --enable-tcg
+	--prefix=/usr --sysconfdir=/etc --localstatedir=/var
+	--libexecdir=/usr/lib/qemu
+	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
+	--with-git-submodules=ignore "${DEBIAN_OPTS[@]}")
+
+# The build tools (dpkg-dev for dpkg-source, xz-utils for the tarballs),
+# then the libraries of each option above, as debian/control names them
+# (gnutls-dev is libgnutls28-dev; libjack-jackd2-dev, not JACK 1, which
+# would replace a host's jackd2 runtime).
+BUILD_DEPS=(ninja-build meson pkg-config python3 gcc make dpkg-dev xz-utils
+	flex bison libglib2.0-dev libpixman-1-dev zlib1g-dev uuid-dev
+	libcapstone-dev libaio-dev libpulse-dev libasound2-dev
+	libjack-jackd2-dev libbpf-dev libbrlapi-dev libcap-ng-dev
+	libcurl4-gnutls-dev libfdt-dev libfuse3-dev libgnutls28-dev
+	libiscsi-dev libncurses-dev libvirglrenderer-dev libva-dev
+	libepoxy-dev libdrm-dev libgbm-dev libnfs-dev libcacard-dev
+	libsasl2-dev libslirp-dev libspice-server-dev librdmacm-dev
+	libibverbs-dev libibumad-dev liburing-dev libusb-1.0-0-dev
+	libusbredirparser-dev libssh-dev libzstd-dev libvdeplug-dev
+	nettle-dev libudev-dev libjpeg-dev libpng-dev libpmem-dev
+	libseccomp-dev libnuma-dev)
 
 print_path=
 case "${1:-}" in
@@ -185,8 +232,10 @@ install_deps() {
 	[ "${#missing[@]}" -eq 0 ] && return 0
 	need_root "install ${missing[*]}"
 	say "installing ${missing[*]}"
+	t0=$(now)
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${APT_OPTS[@]}" install -y \
 		--no-install-recommends "${missing[@]}" >&3
+	say "build dependencies installed in $(($(now) - t0)) s"
 }
 
 # The series, in order: one file name per line, '#' comments.
@@ -206,6 +255,7 @@ build_key() {
 		for h in "${UAPI[@]}"; do
 			echo "uapi $h $(sha256sum <"$TOP/include/uapi/$h" | cut -d' ' -f1)"
 		done
+		echo "configure ${CONFIGURE[*]}"
 		echo "script $(sha256sum <"${BASH_SOURCE[0]}" | cut -d' ' -f1)"
 	} | sha256sum | cut -c1-16
 }
@@ -295,11 +345,22 @@ if grep -q "^subdir('pc-bios')" meson.build &&
 	sed -i "s|^subdir('pc-bios')|#subdir('pc-bios')|" meson.build
 fi
 
-# 3. configure and build
+# 3. configure and build; first, where Debian's option list (debian/control
+# as debian/rules reads it) has moved away from DEBIAN_OPTS
+if [ -f debian/extract-config-opts ]; then
+	sh debian/extract-config-opts linux-amd64 debian/control | tr ' ' '\n' |
+		while read -r o; do
+			case " ${DEBIAN_OPTS[*]} ${DEBIAN_OPTS_OMITTED[*]} --enable-fdt " in
+			*" $o "*) ;;
+			*) say "note: Debian's build also passes $o (not here)" ;;
+			esac
+		done
+fi
 say "configure ${CONFIGURE[*]}"
 mkdir -p build
 cd build
-../configure "${CONFIGURE[@]}" >"$bdir/build.log" 2>&1 || {
+../configure "${CONFIGURE[@]}" \
+	--with-pkgversion="Debian $version, kvm-perfmon" >"$bdir/build.log" 2>&1 || {
 	tail -n 30 "$bdir/build.log" >&2
 	die "configure failed, see $bdir/build.log"
 }

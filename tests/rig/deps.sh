@@ -1,6 +1,6 @@
 #!/bin/bash
 # Install the Debian packages the nested test rig needs (see
-# /work/shared/TEST-RIG.md). Idempotent: packages already installed are not
+# doc/TEST-RIG.md). Idempotent: packages already installed are not
 # touched and apt is not even asked. Run as root on Debian bookworm.
 set -euo pipefail
 

@@ -178,7 +178,9 @@ else
 	# L1: the device's refusals first (--qemu-errors), then kvm-perfmon.ko
 	# and the guest as L2
 	cp "$ko" "$work/l1/kvm-perfmon.ko"
-	[ "$qemu_errors" = 0 ] || cp "$here/qemu-errors.sh" "$work/l1/"
+	# qemu-errors.sh runs QEMU as another uid with util-linux's setpriv
+	[ "$qemu_errors" = 0 ] ||
+		cp "$here/qemu-errors.sh" "$(command -v setpriv)" "$work/l1/"
 	[ -z "$eventmap" ] || cp "$eventmap" "$work/l1/eventmap"
 	if [ -n "$l1_around" ]; then
 		stats=$top/tests/host/out/bin/kvmpfm-stats

@@ -4,7 +4,8 @@
 #
 # Runs inside the rig's L1 (busybox sh) before kvm-perfmon.ko is loaded:
 # the pv-perfmon device must refuse to start, with a message that says
-# why, when it cannot work. Prints PASS/FAIL lines and "N passed, N
+# why, when it cannot work (no module, no KVM, bad files, a node this
+# uid may not open). Prints PASS/FAIL lines and "N passed, N
 # failed"; exit status 0 only if all passed.
 #
 #   qemu-errors.sh QEMU_BINARY FIRMWARE_DIR
@@ -58,5 +59,34 @@ expect "filter without allow or deny refused" \
 expect "counters= with an AMD personality refused" \
 	"counters=8: personality amd64 has 4 generic counters" -accel kvm \
 	-device pv-perfmon,personality=amd64,counters=8
+
+# The node exists but this process may not open it (what libvirt's device
+# cgroup or AppArmor does to QEMU, here a root-only node opened by uid
+# 1000): the error must say so, not suggest loading the module. /dev/kvm
+# is opened to everyone for the run and both are restored before the
+# module is loaded.
+if [ -x /payload/setpriv ]; then
+	kvm_mode=$(stat -c %a /dev/kvm)
+	mknod -m 0600 /dev/kvm-perfmon c 1 3
+	chmod 0666 /dev/kvm
+	timeout 60 /payload/setpriv --reuid=1000 --regid=1000 --clear-groups \
+		"$qemu" -L "$fw" -M q35 -nodefaults -display none -S \
+		-accel kvm -device pv-perfmon >"$out" 2>&1 </dev/null
+	rc=$?
+	chmod "$kvm_mode" /dev/kvm
+	rm -f /dev/kvm-perfmon
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
+		grep -qF "Permission denied; the node exists but this process may not open it" "$out" &&
+		! grep -qF "loaded?" "$out"; then
+		echo "PASS: qemu: node not openable: says so, no module hint"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: qemu: node not openable: says so, no module hint (exit $rc; got: $(head -c 300 "$out"))"
+		fail=$((fail + 1))
+	fi
+else
+	echo "FAIL: qemu: /payload/setpriv missing (pv-guest.sh --qemu-errors copies it)"
+	fail=$((fail + 1))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

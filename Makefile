@@ -164,9 +164,10 @@ test-operator:
 # tree), booted under TCG; a real libvirtd starts a domain with pv-perfmon
 # whose debootstrap-made guest (perfmon2-dkms, pfmon) counts and samples,
 # destroys it while it samples (module stats at zero after), and starts a
-# domain without the device (tests/libvirt/rig-libvirt.sh)
-test-libvirt: debs
-	$(TOP)/tests/libvirt/rig-libvirt.sh --debs $(DEBS_DIR) $(B)/logs/libvirt
+# domain without the device (tests/libvirt/rig-libvirt.sh; the .debs of
+# make deb, built in this stage)
+test-libvirt: deb
+	$(TOP)/tests/libvirt/rig-libvirt.sh --debs $(B)/deb $(B)/logs/libvirt
 
 # VM exits per operation, counted on the rig's L1 host for a program in
 # L2 (tests/bench): one perfmon2 call, one guest context switch, one

@@ -10,13 +10,13 @@
 #
 #   tests/libvirt/mkimage.sh l1|l2 [EXTRA_PKG...]
 #
-# EXTRA_PKG: Debian packages the project's .debs depend on that the list
-# below lacks (rig-libvirt.sh passes them, so that a run installs offline).
+# EXTRA_PKG: Debian packages the project's .debs depend on that the image
+# lacks (rig-libvirt.sh passes them, so that a run installs offline).
 # Prints the image's directory last, which holds:
 #   disk.img     ext4 root filesystem (sparse), the whole disk (no partition)
 #   vmlinuz      the image's kernel, initrd.img its initramfs (virtio, ext4)
 #   kver         that kernel's release (the one DKMS builds for)
-#   packages     dpkg -l of the image
+#   packages     the image's packages: "ii  NAME VERSION" (dpkg-query)
 # in $XDG_CACHE_HOME/kvm-perfmon/debian-LEVEL/KEY (default ~/.cache).
 # Cold: debootstrap and the image take minutes (see tests/rig/README.md);
 # warm: nothing. Needs root, debootstrap, e2fsprogs.
@@ -49,6 +49,10 @@ SUITE=bookworm
 #   qemu-system-x86     Debian's QEMU (the patched one installs beside it)
 #   qemu-system-data    QEMU's firmware and keymaps
 #   procps iproute2     ps, ip for the logs
+#   libjson-c5 libmicrohttpd12   kvm-perfmon-tools' libraries (the other
+#                       packages' come with Debian's QEMU and libvirt):
+#                       so that the project's .debs add nothing to the
+#                       image, which then stays the same when they change
 # L2, the guest: booted with a small init script (l2-init.sh), no systemd.
 KERNEL=(linux-image-amd64 linux-headers-amd64)
 COMMON=(dkms gcc make libc6-dev initramfs-tools kmod udev)
@@ -56,7 +60,7 @@ case "$level" in
 l1)
 	PKGS=("${COMMON[@]}" systemd systemd-sysv dbus apparmor
 		libvirt-daemon-system libvirt-clients qemu-system-x86
-		qemu-system-data procps iproute2)
+		qemu-system-data procps iproute2 libjson-c5 libmicrohttpd12)
 	SIZE=6G
 	;;
 l2)
@@ -151,7 +155,8 @@ if [ "$level" = l1 ]; then
 	chroot "$root" systemctl mask e2scrub_reap.service apt-daily.timer \
 		apt-daily-upgrade.timer >/dev/null 2>&1 || true
 fi
-chroot "$root" dpkg -l >"$work/packages"
+chroot "$root" dpkg-query -W -f '${db:Status-Abbrev} ${Package} ${Version}\n' \
+	>"$work/packages"
 rm -rf "$root/var/cache/apt/archives/"*.deb
 cleanup_mounts() {
 	for m in dev proc sys; do umount "$root/$m"; done

@@ -99,13 +99,31 @@ deps() {
 		done
 }
 
+# image LEVEL OUT DEB...: writes to OUT the directory of LEVEL's image,
+# made with the Debian packages DEB... depend on that it lacks, if any
+image() {
+	local level=$1 out=$2 dir p missing=()
+	shift 2
+	dir=$("$here/mkimage.sh" "$level")
+	for p in $(deps "$@"); do
+		grep -qE "^ii  $p(:[a-z0-9]+)? " "$dir/packages" || missing+=("$p")
+	done
+	if [ "${#missing[@]}" -gt 0 ]; then
+		echo "rig-libvirt.sh: the $level image lacks ${missing[*]}: another image" >&2
+		dir=$("$here/mkimage.sh" "$level" "${missing[@]}")
+	fi
+	echo "$dir" >"$out"
+}
+
 rm -rf "$logdir"
 mkdir -p "$logdir"
-step "images: L1 and L2 (debootstrap, cached by content)"
-# shellcheck disable=SC2046 # one package name per word
-l1_img=$("$here/mkimage.sh" l1 $(deps "${l1_debs[@]}"))
-# shellcheck disable=SC2046
-l2_img=$("$here/mkimage.sh" l2 $(deps "${l2_debs[@]}"))
+step "images: L1 and L2 (debootstrap, cached by content; cold: both at once)"
+image l2 "$logdir/l2-image" "${l2_debs[@]}" &
+l2_job=$!
+image l1 "$logdir/l1-image" "${l1_debs[@]}"
+wait "$l2_job" || die "the L2 image failed"
+l1_img=$(cat "$logdir/l1-image")
+l2_img=$(cat "$logdir/l2-image")
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/rig-libvirt.XXXXXX")
 mounts=()

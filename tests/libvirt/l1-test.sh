@@ -123,6 +123,7 @@ checks() {
 	systemctl --failed --no-legend | sed 's/^/    failed unit: /'
 
 	echo "== the project's packages (installed with apt on L0, in this image)"
+	# shellcheck disable=SC2086 # a list of names
 	dpkg-query -W -f '    ${Package} ${Version} ${db:Status-Abbrev}\n' $HOST_PKGS
 	for p in $HOST_PKGS; do
 		[ "$(dpkg-query -W -f '${db:Status-Abbrev}' "$p" 2>/dev/null)" = "ii " ]
@@ -172,8 +173,7 @@ checks() {
 	echo "    kvmpfm-stats: $("$T/kvmpfm-stats" 2>&1)"
 	# the leak check must see the sampling guest's counters: else it
 	# could not fail after the destroy either
-	"$T/kvmpfm-stats" --zero >/dev/null 2>&1
-	[ $? -ne 0 ]
+	! "$T/kvmpfm-stats" --zero >/dev/null 2>&1
 	check $? "kvmpfm-stats --zero fails while the guest samples"
 	check_cmd "virsh destroy pv (while its guest samples)" virsh destroy pv
 	wait_state pv "shut off" 30

@@ -38,8 +38,7 @@ SUITE=bookworm
 # Why each package is here (on top of debootstrap's minbase):
 #   linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev
 #                       the level's own kernel, and what DKMS needs to build
-#                       the project's module for it (the kernel after
-#                       debootstrap: see KERNEL)
+#                       the project's module for it
 #   initramfs-tools kmod udev   the kernel's initramfs; modprobe, device
 #                       nodes and their rules
 # L1, a stock libvirt KVM host:
@@ -54,8 +53,8 @@ SUITE=bookworm
 #                       so that the project's .debs add nothing to the
 #                       image, which then stays the same when they change
 # L2, the guest: booted with a small init script (l2-init.sh), no systemd.
-KERNEL=(linux-image-amd64 linux-headers-amd64)
-COMMON=(dkms gcc make libc6-dev initramfs-tools kmod udev)
+COMMON=(linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev
+	initramfs-tools kmod udev)
 case "$level" in
 l1)
 	PKGS=("${COMMON[@]}" systemd systemd-sysv dbus apparmor
@@ -69,12 +68,7 @@ l2)
 	;;
 *) die "level must be l1 or l2" ;;
 esac
-# the kernel's are installed after debootstrap, the others with it
 PKGS+=("${extra[@]}")
-boot=()
-for p in "${PKGS[@]}"; do
-	case " ${KERNEL[*]} " in *" $p "*) ;; *) boot+=("$p") ;; esac
-done
 
 # Debian's registry as apt is configured here: the main component of
 # the suite itself (debootstrap takes one).
@@ -85,7 +79,7 @@ mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT)' \
 key=$({
 	cat "${BASH_SOURCE[0]}"
 	echo "$level $SUITE $mirror"
-	printf '%s\n' "${KERNEL[@]}" "${PKGS[@]}" | sort -u
+	printf '%s\n' "${PKGS[@]}" | sort -u
 } | sha256sum | cut -c1-16)
 cache=${XDG_CACHE_HOME:-${HOME:?mkimage.sh: set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/debian-$level
 out=$cache/$key
@@ -112,12 +106,15 @@ trap cleanup EXIT
 
 echo "mkimage.sh: debootstrap $SUITE for $level from $mirror (cold: minutes)" >&2
 t0=$SECONDS
-include=$(printf '%s,' "${boot[@]}")
 # Debian's .debs as downloaded (checked by debootstrap against the signed
 # Release of the suite), kept for the next cold build of either level
 debcache=${cache%/*}/debian-archives
 mkdir -p "$debcache"
-debootstrap --variant=minbase --cache-dir="$debcache" --include="${include%,}" \
+# debootstrap makes a minimal system (with initramfs-tools, to configure
+# it before a kernel is there); apt installs the rest in it: debootstrap's
+# own configuration of a long --include list fails (polkitd, for
+# libvirt-daemon-system, on bookworm), apt's ordering does not.
+debootstrap --variant=minbase --cache-dir="$debcache" --include=initramfs-tools \
 	"$SUITE" "$root" "$mirror" \
 	>"$work/debootstrap.log" 2>&1 ||
 	{ tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
@@ -128,8 +125,8 @@ echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$root/etc/fstab"
 echo "debian-$level" >"$root/etc/hostname"
 # A small initramfs (unpacked under TCG at every boot, and made far
 # faster here): only what mounts the root filesystem, not
-# initramfs-tools' "most" (every storage driver). Set before the kernel
-# is installed, which makes it.
+# initramfs-tools' "most" (every storage driver; 10+ minutes here on a
+# loaded machine). Set before the kernel is installed, which makes it.
 sed -i 's/^MODULES=.*/MODULES=list/' "$root/etc/initramfs-tools/initramfs.conf"
 printf '%s\n' virtio_pci virtio_blk ext4 >>"$root/etc/initramfs-tools/modules"
 mount -t proc proc "$root/proc"
@@ -139,10 +136,10 @@ mount --bind "$debcache" "$root/var/cache/apt/archives"
 t1=$SECONDS
 # apt's lists are debootstrap's (the same suite and mirror)
 chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
-	--no-install-recommends "${KERNEL[@]}" >"$work/kernel.log" 2>&1 ||
-	{ tail -n 30 "$work/kernel.log" >&2; die "installing the kernel failed"; }
+	--no-install-recommends "${PKGS[@]}" >"$work/apt.log" 2>&1 ||
+	{ tail -n 30 "$work/apt.log" >&2; die "apt-get install in the $level image failed"; }
 umount "$root/var/cache/apt/archives"
-echo "mkimage.sh: the kernel took $((SECONDS - t1))s" >&2
+echo "mkimage.sh: apt-get install of ${#PKGS[@]} packages took $((SECONDS - t1))s" >&2
 kver=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n 1)
 [ -n "$kver" ] && [ -f "$root/boot/vmlinuz-$kver" ] && [ -f "$root/boot/initrd.img-$kver" ] ||
 	die "no kernel or initramfs in the $level root filesystem"

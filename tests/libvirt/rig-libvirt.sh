@@ -148,8 +148,8 @@ open_image() {
 	done
 }
 close_image() {
-	local n
-	for n in 1 2 3 4; do
+	local _
+	for _ in proc sys dev image; do
 		umount "${mounts[-1]}"
 		unset 'mounts[-1]'
 	done

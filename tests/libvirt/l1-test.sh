@@ -166,6 +166,9 @@ checks() {
 	check $? "pv: pfmon printed a sampling profile with samples"
 	grep -aq '^l2: counting and sampling done rc=0' "$out"
 	check $? "pv: every pfmon command in the guest exited 0"
+	grep -v -e '^#' -e '^$' /etc/rig-bad-patterns >/run/kvm-perfmon-test/patterns
+	! grep -a -E -f /run/kvm-perfmon-test/patterns "$out"
+	check $? "pv: no bad line (tests/rig/bad-patterns) in the guest's console"
 	grep -aq -- '-device pv-perfmon' "$LOGS/pv.log"
 	check $? "pv: libvirt started $EMULATOR with -device pv-perfmon ($LOGS/pv.log)"
 	check_cmd "kvm-perfmon-stat while the guest samples (one VM)" \

@@ -53,6 +53,7 @@ SUITE=bookworm
 #                       so that the project's .debs add nothing to the
 #                       image, which then stays the same when they change
 # L2, the guest: booted with a small init script (l2-init.sh), no systemd.
+#   libpfm4 libdw1 libelf1   pfmon's libraries (as libjson-c5 for L1)
 COMMON=(linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev
 	initramfs-tools kmod udev)
 case "$level" in
@@ -63,7 +64,7 @@ l1)
 	SIZE=6G
 	;;
 l2)
-	PKGS=("${COMMON[@]}")
+	PKGS=("${COMMON[@]}" libpfm4 libdw1 libelf1)
 	SIZE=2G
 	;;
 *) die "level must be l1 or l2" ;;
@@ -148,6 +149,8 @@ if [ "$level" = l1 ]; then
 	# No login on the console: it is the test's (its unit writes there).
 	chroot "$root" systemctl mask serial-getty@ttyS0.service getty@tty1.service \
 		>/dev/null 2>&1
+	# Not a first boot (which would apply the unit presets) every time.
+	chroot "$root" systemd-machine-id-setup >/dev/null 2>&1
 	# Units that only cost boot time in a throw-away test host.
 	chroot "$root" systemctl mask e2scrub_reap.service apt-daily.timer \
 		apt-daily-upgrade.timer >/dev/null 2>&1 || true

@@ -99,6 +99,23 @@ deps() {
 		done
 }
 
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/rig-libvirt.XXXXXX")
+mounts=()
+l2_job=
+cleanup() {
+	local i
+	# a failed run leaves no image build behind (it holds the cache's lock)
+	if [ -n "$l2_job" ] && kill -0 "$l2_job" 2>/dev/null; then
+		pkill -TERM -P "$l2_job" || true
+		kill "$l2_job" 2>/dev/null || true
+	fi
+	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+		umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
 # image LEVEL OUT DEB...: writes to OUT the directory of LEVEL's image,
 # made with the Debian packages DEB... depend on that it lacks, if any
 image() {
@@ -125,16 +142,6 @@ wait "$l2_job" || die "the L2 image failed"
 l1_img=$(cat "$logdir/l1-image")
 l2_img=$(cat "$logdir/l2-image")
 
-work=$(mktemp -d "${TMPDIR:-/var/tmp}/rig-libvirt.XXXXXX")
-mounts=()
-cleanup() {
-	local i
-	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-		umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # open_image IMG DIR: mount IMG (ext4) on DIR with /proc, /sys and /dev,
 # for a chroot; close_image undoes the last open_image

@@ -52,31 +52,28 @@ check_cmd() {
 }
 virsh() { command virsh -c qemu:///system "$@"; }
 
-# wait_console NAME ERE SECONDS: until NAME's console file has a line
-# matching ERE (false if the time runs out or the domain stopped first)
-wait_console() {
-	local n=0
-	while [ "$n" -lt "$3" ]; do
-		grep -aqE "$2" "$LOGS/$1-console.log" 2>/dev/null && return 0
-		if [ "$(virsh domstate "$1" 2>/dev/null)" != running ]; then
-			grep -aqE "$2" "$LOGS/$1-console.log" 2>/dev/null
-			return
-		fi
+# wait_for SECONDS COMMAND...: until COMMAND succeeds (false when the
+# time runs out)
+wait_for() {
+	local n=0 limit=$1
+	shift
+	until "$@"; do
+		[ "$n" -lt "$limit" ] || return 1
 		sleep 1
 		n=$((n + 1))
 	done
-	return 1
 }
-
-# wait_state NAME STATE SECONDS
-wait_state() {
-	local n=0
-	while [ "$n" -lt "$3" ]; do
-		[ "$(virsh domstate "$1" 2>/dev/null)" = "$2" ] && return 0
-		sleep 1
-		n=$((n + 1))
-	done
-	return 1
+# in_console NAME ERE: NAME's console file has a line matching ERE
+in_console() {
+	grep -aqE "$2" "$LOGS/$1-console.log" 2>/dev/null
+}
+# is_state NAME STATE: virsh says NAME is in STATE
+is_state() {
+	[ "$(virsh domstate "$1" 2>/dev/null)" = "$2" ]
+}
+# console_or_off NAME ERE: the line is there, or the domain stopped
+console_or_off() {
+	in_console "$1" "$2" || ! is_state "$1" running
 }
 
 # show NAME's console as it comes, indented, until stop_console
@@ -152,7 +149,8 @@ checks() {
 	define_domain pv pv
 	show_console pv
 	check_cmd "virsh start pv" virsh start pv
-	wait_console pv '^l2: sampling until destroyed' "$L2_WAIT_S"
+	wait_for "$L2_WAIT_S" console_or_off pv '^l2: sampling until destroyed'
+	in_console pv '^l2: sampling until destroyed'
 	check $? "pv: the guest counted and sampled, and samples on"
 	stop_console
 	out=$LOGS/pv-console.log
@@ -179,7 +177,7 @@ checks() {
 	! "$T/kvmpfm-stats" --zero >/dev/null 2>&1
 	check $? "kvmpfm-stats --zero fails while the guest samples"
 	check_cmd "virsh destroy pv (while its guest samples)" virsh destroy pv
-	wait_state pv "shut off" 30
+	wait_for 30 is_state pv "shut off"
 	check $? "pv: shut off after destroy"
 	check_cmd "module stats at zero after destroy (kvmpfm-stats --zero)" \
 		"$T/kvmpfm-stats" --zero
@@ -192,7 +190,7 @@ checks() {
 	define_domain plain plain
 	show_console plain
 	check_cmd "virsh start plain" virsh start plain
-	wait_state plain "shut off" "$L2_WAIT_S"
+	wait_for "$L2_WAIT_S" is_state plain "shut off"
 	check $? "plain: the guest ran and powered off by itself"
 	stop_console
 	grep -aq -- 'pv-perfmon' "$LOGS/plain.log"

@@ -107,9 +107,10 @@ trap cleanup EXIT
 
 echo "mkimage.sh: debootstrap $SUITE for $level from $mirror (cold: minutes)" >&2
 t0=$SECONDS
-# Debian's .debs as downloaded (checked by debootstrap against the signed
-# Release of the suite), kept for the next cold build of either level
-debcache=${cache%/*}/debian-archives
+# Debian's .debs as downloaded (checked against the suite's signed
+# Release), kept for the next cold build; one directory a level, as both
+# are built at once and apt locks its archive directory
+debcache=${cache%/*}/debian-archives/$level
 mkdir -p "$debcache"
 # debootstrap makes a minimal system (with initramfs-tools, to configure
 # it before a kernel is there); apt installs the rest in it: debootstrap's

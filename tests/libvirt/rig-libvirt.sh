@@ -120,14 +120,16 @@ trap cleanup EXIT
 # made with the Debian packages DEB... depend on that it lacks, if any
 image() {
 	local level=$1 out=$2 dir p missing=()
+	set -o pipefail
 	shift 2
-	dir=$("$here/mkimage.sh" "$level")
+	# its last line (mke2fs says what it does on stdout)
+	dir=$("$here/mkimage.sh" "$level" | tail -n 1)
 	for p in $(deps "$@"); do
 		grep -qE "^ii  $p(:[a-z0-9]+)? " "$dir/packages" || missing+=("$p")
 	done
 	if [ "${#missing[@]}" -gt 0 ]; then
 		echo "rig-libvirt.sh: the $level image lacks ${missing[*]}: another image" >&2
-		dir=$("$here/mkimage.sh" "$level" "${missing[@]}")
+		dir=$("$here/mkimage.sh" "$level" "${missing[@]}" | tail -n 1)
 	fi
 	echo "$dir" >"$out"
 }

@@ -145,20 +145,20 @@ l1_img=$(cat "$logdir/l1-image")
 l2_img=$(cat "$logdir/l2-image")
 
 
-# open_image IMG DIR: mount IMG (ext4) on DIR with /proc, /sys and /dev,
+# open_image IMG DIR: mount IMG (ext4) on DIR with /proc, /sys, /dev,
 # for a chroot; close_image undoes the last open_image
 open_image() {
 	mkdir -p "$2"
 	mount -o loop "$1" "$2"
 	mounts+=("$2")
-	for m in proc sys dev; do
+	for m in proc sys dev dev/pts; do
 		mount --bind "/$m" "$2/$m"
 		mounts+=("$2/$m")
 	done
 }
 close_image() {
 	local _
-	for _ in proc sys dev image; do
+	for _ in proc sys dev dev/pts image; do
 		umount "${mounts[-1]}"
 		unset 'mounts[-1]'
 	done
@@ -169,13 +169,15 @@ close_image() {
 # that DKMS built the package's modules for the image's kernel KVER, not
 # for the one this machine runs
 install_debs() {
-	local root=$1 kver=$2 log=$3 f
+	local root=$1 kver=$2 log=$3 f paths=()
 	shift 3
 	mkdir -p "$root/tmp/debs"
 	cp "$@" "$root/tmp/debs/"
-	set -- "${@##*/}"
+	for f in "$@"; do
+		paths+=("/tmp/debs/${f##*/}")
+	done
 	if ! chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
-		--no-install-recommends --no-download "${@/#//tmp/debs/}" >"$log" 2>&1; then
+		--no-install-recommends --no-download "${paths[@]}" >"$log" 2>&1; then
 		tail -n 40 "$log" | sed 's/^/    /'
 		die "apt-get install in the chroot failed (whole log: $log)"
 	fi

@@ -102,16 +102,22 @@ deps() {
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/rig-libvirt.XXXXXX")
 mounts=()
 l2_job=
-cleanup() {
+# unmount what open_image mounted (this process's)
+unmount_all() {
 	local i
-	# a failed run leaves no image build behind (it holds the cache's lock)
-	if [ -n "$l2_job" ] && kill -0 "$l2_job" 2>/dev/null; then
-		pkill -TERM -P "$l2_job" || true
-		kill "$l2_job" 2>/dev/null || true
-	fi
 	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
 		umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" || true
 	done
+}
+cleanup() {
+	# a failed run leaves no L2 job behind (an image build holds the
+	# cache's lock; a chroot its mounts)
+	if [ -n "$l2_job" ] && kill -0 "$l2_job" 2>/dev/null; then
+		pkill -TERM -P "$l2_job" || true
+		kill "$l2_job" 2>/dev/null || true
+		wait "$l2_job" 2>/dev/null || true
+	fi
+	unmount_all
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -177,7 +183,7 @@ install_debs() {
 		paths+=("/tmp/debs/${f##*/}")
 	done
 	if ! chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
-		--no-install-recommends --no-download "${paths[@]}" >"$log" 2>&1; then
+		--no-install-recommends "${paths[@]}" >"$log" 2>&1; then
 		tail -n 40 "$log" | sed 's/^/    /'
 		die "apt-get install in the chroot failed (whole log: $log)"
 	fi
@@ -192,14 +198,23 @@ install_debs() {
 		die "DKMS built nothing for the image's kernel $kver (log: $log)"
 }
 
-step "L2: a copy of the image; perfmon2-dkms, libperfmon2, pfmon with apt"
-l2_kver=$(cat "$l2_img/kver")
-cp --sparse=always "$l2_img/disk.img" "$work/l2.img"
-open_image "$work/l2.img" "$work/l2"
-install_debs "$work/l2" "$l2_kver" "$logdir/install-l2.log" "${l2_debs[@]}"
-install -m 755 "$here/l2-init.sh" "$work/l2/usr/local/sbin/l2-init"
-install -m 644 "$top/tests/rig/protocol.sh" "$work/l2/etc/rig-protocol.sh"
-close_image
+# L2's image, made beside L1's (two cores: the copies and DKMS builds
+# overlap); its lines are shown once it is done
+prepare_l2() {
+	mounts=()
+	trap unmount_all EXIT
+	step "L2: a copy of the image; $L2_PKGS with apt"
+	cp --sparse=always "$l2_img/disk.img" "$work/l2.img"
+	open_image "$work/l2.img" "$work/l2"
+	install_debs "$work/l2" "$(cat "$l2_img/kver")" "$logdir/install-l2.log" \
+		"${l2_debs[@]}"
+	install -m 755 "$here/l2-init.sh" "$work/l2/usr/local/sbin/l2-init"
+	install -m 644 "$top/tests/rig/protocol.sh" "$work/l2/etc/rig-protocol.sh"
+	close_image
+	step "L2: ready"
+}
+prepare_l2 >"$work/l2.out" 2>&1 &
+l2_job=$!
 
 step "L1: a copy of the image; the project's host packages with apt"
 l1_kver=$(cat "$l1_img/kver")
@@ -222,6 +237,10 @@ install -m 644 "$here/kvm-perfmon-libvirt-test.service" "$root/etc/systemd/syste
 chroot "$root" systemctl enable kvm-perfmon-libvirt-test.service 2>&1 | sed 's/^/    /'
 # as the initramfs rig loads it (nested=1 is kvm-amd's default already)
 echo "options kvm_amd nested=1" >"$root/etc/modprobe.d/kvm-perfmon-rig.conf"
+step "L1: waiting for L2's image"
+wait "$l2_job" || { cat "$work/l2.out"; die "L2's image failed"; }
+l2_job=
+cat "$work/l2.out"
 cp --sparse=always "$work/l2.img" "$root/var/lib/libvirt/images/l2.img"
 cp "$l2_img/vmlinuz" "$root/var/lib/libvirt/boot/l2-vmlinuz"
 cp "$l2_img/initrd.img" "$root/var/lib/libvirt/boot/l2-initrd.img"

@@ -168,7 +168,7 @@ checks() {
 	! grep -a -E -f /run/kvm-perfmon-test/patterns "$out"
 	check $? "pv: no bad line (tests/rig/bad-patterns) in the guest's console"
 	grep -aq -- '-device pv-perfmon' "$LOGS/pv.log"
-	check $? "pv: the QEMU command line libvirt logged has $EMULATOR and -device pv-perfmon ($LOGS/pv.log)"
+	check $? "pv: the QEMU command line libvirt logged has -device pv-perfmon ($LOGS/pv.log)"
 	# the table: a header line, then a line per VM
 	check_cmd "kvm-perfmon-stat while the guest samples (one VM)" \
 		sh -c "kvm-perfmon-stat | tee /dev/stderr |

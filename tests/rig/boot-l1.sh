@@ -3,6 +3,13 @@
 # machine (L0), run PAYLOAD_DIR/run in it, and judge the run.
 #
 #   boot-l1.sh [--timeout S] [--smp N] [--hostfwd PORT]... PAYLOAD_DIR LOGDIR
+#   boot-l1.sh [--timeout S] [--smp N] --disk IMAGE_DIR LOGDIR
+#
+# --disk: boot a Debian root filesystem with systemd instead of the
+# initramfs rig: IMAGE_DIR/disk.img (ext4, the whole of /dev/vda, written
+# to), its kernel IMAGE_DIR/vmlinuz and initramfs IMAGE_DIR/initrd.img
+# (tests/libvirt/mkimage.sh). Its test unit speaks the rig's protocol as
+# /init does (tests/libvirt/l1-test.sh), and the run is judged the same.
 #
 # --hostfwd: an e1000 NIC on QEMU's user network, L0's 127.0.0.1:PORT
 # forwarded to L1's PORT (loopback only: nothing else on L0's network
@@ -39,12 +46,14 @@ die() {
 
 usage() {
 	echo "usage: boot-l1.sh [--timeout SECONDS] [--smp N] [--hostfwd PORT]... PAYLOAD_DIR LOGDIR" >&2
+	echo "       boot-l1.sh [--timeout SECONDS] [--smp N] --disk IMAGE_DIR LOGDIR" >&2
 	exit 2
 }
 
 timeout_s=600
 smp=1
 hostfwd=
+disk=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--hostfwd)
@@ -53,6 +62,11 @@ while [ $# -gt 0 ]; do
 			die "--hostfwd must be a TCP port"
 		fi
 		hostfwd+=",hostfwd=tcp:127.0.0.1:$2-:$2"
+		shift 2
+		;;
+	--disk)
+		[ $# -ge 2 ] || usage
+		disk=$2
 		shift 2
 		;;
 	--smp)
@@ -74,14 +88,23 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# -eq 2 ] || usage
-payload=$1
-logdir=$2
+if [ -n "$disk" ]; then
+	[ $# -eq 1 ] || usage
+	payload=
+	logdir=$1
+	for f in disk.img vmlinuz initrd.img; do
+		[ -r "$disk/$f" ] || die "--disk: $disk/$f is not readable"
+	done
+else
+	[ $# -eq 2 ] || usage
+	payload=$1
+	logdir=$2
+	[ -d "$payload" ] || die "payload directory $payload does not exist"
+fi
 [[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "--smp must be a number of CPUs"
 if ! [[ "$timeout_s" =~ ^[0-9]+$ ]] || [ "$timeout_s" -lt 60 ]; then
 	die "--timeout must be a whole number of seconds, at least 60"
 fi
-[ -d "$payload" ] || die "payload directory $payload does not exist"
 
 # One rig at a time on this machine: L0's TCG takes a whole core, and two
 # rigs sharing two cores turn every timing-sensitive check into noise.
@@ -94,9 +117,14 @@ fi
 
 QEMU=qemu-system-x86_64
 command -v "$QEMU" >/dev/null || die "$QEMU missing: run tests/rig/deps.sh"
-kver=$("$here/../../scripts/kver.sh" boot) || die "no kernel to boot (see above)"
-kernel=/boot/vmlinuz-$kver
-[ -r "$kernel" ] || die "$kernel is not readable"
+if [ -n "$disk" ]; then
+	kver=$(cat "$disk/kver" 2>/dev/null || echo "the image's")
+	kernel=$disk/vmlinuz
+else
+	kver=$("$here/../../scripts/kver.sh" boot) || die "no kernel to boot (see above)"
+	kernel=/boot/vmlinuz-$kver
+	[ -r "$kernel" ] || die "$kernel is not readable"
+fi
 
 # Wall-clock microseconds (bash 5).
 now_us() { echo "${EPOCHREALTIME/./}"; }
@@ -107,30 +135,34 @@ mkdir -p "$logdir"
 work=$(mktemp -d "${TMPDIR:-/tmp}/rig-boot.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# The base initramfs (busybox, /init, modules) depends only on files outside
-# the payload: cache it under a hash of them, outside the repository.
-cache=${XDG_CACHE_HOME:-${HOME:?boot-l1.sh: set HOME or XDG_CACHE_HOME for the cache}/.cache}/kvm-perfmon/rig
-mkdir -p "$cache"
-key=$("$here/mkinitramfs.sh" --base-key)
-base=$cache/l1-base-$kver-$key.cpio.gz
-# gzip -t: a truncated or corrupt cache entry is rebuilt, not booted.
-if [ -s "$base" ] && gzip -t "$base" 2>/dev/null; then
-	echo "boot-l1.sh: base initramfs from cache: $base"
-else
-	echo "boot-l1.sh: building base initramfs: $base"
-	tmp=$(mktemp "$cache/.l1-base.XXXXXX")
-	"$here/mkinitramfs.sh" --base-only "$tmp"
-	mv "$tmp" "$base" # atomic: a concurrent run sees all or nothing
-fi
-"$here/mkinitramfs.sh" --payload-only --no-gzip "$work/payload.cpio" "$payload"
-# The kernel unpacks concatenated archives one after the other, but takes an
-# uncompressed one only at a 4-byte aligned offset ("invalid magic" and the
-# payload silently missing otherwise): pad the base with NULs, which it skips.
-{
-	cat "$base"
-	head -c $(((4 - $(stat -c %s "$base") % 4) % 4)) /dev/zero
-	cat "$work/payload.cpio"
-} >"$work/initrd.cpio"
+# The initramfs: the cached base and the payload's layer (not with --disk).
+build_initrd() {
+	# The base initramfs (busybox, /init, modules) depends only on files outside
+	# the payload: cache it under a hash of them, outside the repository.
+	cache=${XDG_CACHE_HOME:-${HOME:?boot-l1.sh: set HOME or XDG_CACHE_HOME for the cache}/.cache}/kvm-perfmon/rig
+	mkdir -p "$cache"
+	key=$("$here/mkinitramfs.sh" --base-key)
+	base=$cache/l1-base-$kver-$key.cpio.gz
+	# gzip -t: a truncated or corrupt cache entry is rebuilt, not booted.
+	if [ -s "$base" ] && gzip -t "$base" 2>/dev/null; then
+		echo "boot-l1.sh: base initramfs from cache: $base"
+	else
+		echo "boot-l1.sh: building base initramfs: $base"
+		tmp=$(mktemp "$cache/.l1-base.XXXXXX")
+		"$here/mkinitramfs.sh" --base-only "$tmp"
+		mv "$tmp" "$base" # atomic: a concurrent run sees all or nothing
+	fi
+	"$here/mkinitramfs.sh" --payload-only --no-gzip "$work/payload.cpio" "$payload"
+	# The kernel unpacks concatenated archives one after the other, but takes an
+	# uncompressed one only at a 4-byte aligned offset ("invalid magic" and the
+	# payload silently missing otherwise): pad the base with NULs, which it skips.
+	{
+		cat "$base"
+		head -c $(((4 - $(stat -c %s "$base") % 4) % 4)) /dev/zero
+		cat "$work/payload.cpio"
+	} >"$work/initrd.cpio"
+}
+[ -n "$disk" ] || build_initrd
 
 # The payload's own limit (+5 s for a run that ignores SIGTERM, see init.sh)
 # leaves time for boot (~8 s here, more on a loaded machine), the log dump and
@@ -152,6 +184,10 @@ ptimeout=$((timeout_s - 60))
 append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
 append+=" rig.heartbeat=1"
 [ -z "$hostfwd" ] || append+=" rig.net=1"
+# --disk: Debian's initramfs mounts /dev/vda and runs systemd. quiet (and
+# loglevel=5 again after it): systemd's status lines stay off the serial
+# console, warnings and worse still reach it; no fsck of a fresh copy.
+[ -z "$disk" ] || append="root=/dev/vda rw quiet $append fsck.mode=skip"
 
 # QEMU options:
 #   -accel tcg -cpu max   TCG's "max" CPU is an AMD one with SVM (nested
@@ -164,12 +200,20 @@ append+=" rig.heartbeat=1"
 #   -pidfile              for the reader to stop a hung L1
 #   -serial ... -serial   ttyS0 on stdio with the monitor (-nographic's
 #                         default, which any -serial replaces), ttyS1, L1's
-#                         heartbeat, into a file here
+#                         heartbeat, into a file here (an L1 booted from
+#                         --disk writes none, and is not held to it)
+#   --disk                the image as a virtio disk; cache=unsafe: it is
+#                         this run's own copy, thrown away after it
 qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
-	-kernel "$kernel" -initrd "$work/initrd.cpio"
-	-append "$append" -pidfile "$work/qemu.pid"
+	-kernel "$kernel" -append "$append" -pidfile "$work/qemu.pid"
 	-serial mon:stdio -chardev "file,id=heartbeat,path=$work/heartbeat"
 	-serial chardev:heartbeat)
+if [ -n "$disk" ]; then
+	qemu_cmd+=(-initrd "$disk/initrd.img"
+		-drive "file=$disk/disk.img,format=raw,if=virtio,cache=unsafe")
+else
+	qemu_cmd+=(-initrd "$work/initrd.cpio")
+fi
 if [ -n "$hostfwd" ]; then
 	qemu_cmd+=(-netdev "user,id=net0,restrict=on$hostfwd"
 		-device "e1000,netdev=net0,romfile=")

@@ -16,8 +16,11 @@ set -euo pipefail
 #   xz-utils zstd        unpack .ko.xz / .ko.zst if the kernel ships them so
 #   gcc make libc6-dev   build test payloads and out-of-tree modules
 #   libc-bin             ldd, to collect shared libraries of payload binaries
+#   debootstrap e2fsprogs  the libvirt stage's Debian images (tests/libvirt:
+#                        debootstrap, mke2fs -d)
 PKGS=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static
-      cpio gzip kmod xz-utils zstd gcc make libc6-dev libc-bin)
+      cpio gzip kmod xz-utils zstd gcc make libc6-dev libc-bin
+      debootstrap e2fsprogs)
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: must run as root (apt-get install)" >&2

@@ -1,0 +1,243 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The libvirt stage's test inside L1, a Debian bookworm KVM host booted
+# with systemd, the project's packages installed with apt
+# (tests/libvirt/rig-libvirt.sh). Run by kvm-perfmon-libvirt-test.service
+# once the host is up; speaks the rig's protocol on the serial console as
+# the initramfs rig's /init does (===L1-INIT=== ... ===L1-RESULT rc=N===,
+# /etc/rig-protocol.sh), so that L0 judges it with rig_judge, then powers
+# L1 off.
+#
+# With a real libvirtd: the host is what Debian boots (systemd, cgroup v2,
+# AppArmor with libvirt's profiles) and the project's packages are in
+# place (DKMS built kvm-perfmon.ko for this kernel, it loaded at boot, its
+# node is root:kvm 0660); a domain with pv-perfmon (domain.xml.in) is
+# defined and started, its guest counts and samples with pfmon, and is
+# destroyed while it samples: the module then holds nothing
+# (kvmpfm-stats --zero, which must fail while the guest samples) and
+# kvm-perfmon-stat shows no VM; a domain without the device starts, runs
+# and powers off as before. Every check prints PASS/FAIL, the last line is
+# "libvirt: N passed, N failed".
+set -u
+T=/usr/local/lib/kvm-perfmon-test
+. /etc/rig-protocol.sh
+# EMULATOR (the patched QEMU's path), HOST_PKGS (the project's packages
+# installed in L1), written by rig-libvirt.sh
+. "$T/test.conf"
+
+# the L2 guest's limits under nested TCG: boot + pfmon, and its shutdown
+L2_WAIT_S=300
+LOGS=/var/log/libvirt/qemu
+
+pass=0
+fail=0
+check() {
+	if [ "$1" = 0 ]; then
+		echo "PASS: $2"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: $2${3:+ ($3)}"
+		fail=$((fail + 1))
+	fi
+}
+# check_cmd NAME COMMAND...: PASS if COMMAND exits 0 (its output shown)
+check_cmd() {
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/    /'
+	check "$rc" "$name" "exit $rc"
+}
+virsh() { command virsh -c qemu:///system "$@"; }
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds (false when the
+# time runs out)
+wait_for() {
+	local n=0 limit=$1
+	shift
+	until "$@"; do
+		[ "$n" -lt "$limit" ] || return 1
+		sleep 1
+		n=$((n + 1))
+	done
+}
+# in_console NAME ERE: NAME's console file has a line matching ERE
+in_console() {
+	grep -aqE "$2" "$LOGS/$1-console.log" 2>/dev/null
+}
+# is_state NAME STATE: virsh says NAME is in STATE
+is_state() {
+	[ "$(virsh domstate "$1" 2>/dev/null)" = "$2" ]
+}
+# console_or_off NAME ERE: the line is there, or the domain stopped
+console_or_off() {
+	in_console "$1" "$2" || ! is_state "$1" running
+}
+
+# show NAME's console as it comes, indented, until stop_console
+show_console() {
+	: >"$LOGS/$1-console.log"
+	chmod 644 "$LOGS/$1-console.log"
+	tail -n +1 -F "$LOGS/$1-console.log" 2>/dev/null | sed -u "s/^/  $1| /" &
+	tailer=$!
+}
+stop_console() {
+	sleep 1
+	pkill -P "$tailer" 2>/dev/null
+	kill "$tailer" 2>/dev/null
+	wait "$tailer" 2>/dev/null
+}
+
+# define_domain NAME MODE: the domain from domain.xml.in; without the
+# pv-perfmon lines for MODE=plain
+define_domain() {
+	local xml=/run/kvm-perfmon-test/$1.xml
+	mkdir -p /run/kvm-perfmon-test
+	sed -e "s|@NAME@|$1|g" -e "s|@EMULATOR@|$EMULATOR|g" -e "s|@MODE@|$2|g" \
+		"$T/domain.xml.in" >"$xml"
+	[ "$2" = pv ] || sed -i '/<!-- pv-perfmon -->/d' "$xml"
+	check_cmd "virsh define $1 ($2)" virsh define "$xml"
+}
+
+checks() {
+	local kver ko st out n
+
+	echo "== the host: what Debian boots"
+	kver=$(uname -r)
+	echo "L1 kernel $kver; $(grep -m1 PRETTY_NAME /etc/os-release)"
+	[ "$(readlink /proc/1/exe)" = /usr/lib/systemd/systemd ] ||
+		[ "$(readlink /proc/1/exe)" = /lib/systemd/systemd ]
+	check $? "PID 1 is systemd ($(readlink /proc/1/exe))"
+	st=$(stat -fc %T /sys/fs/cgroup)
+	[ "$st" = cgroup2fs ]
+	check $? "cgroup v2 mounted on /sys/fs/cgroup ($st)"
+	check_cmd "AppArmor enabled (aa-enabled)" aa-enabled
+	aa-status 2>/dev/null | grep -qx '   libvirtd'
+	check $? "AppArmor enforces libvirtd's profile"
+	echo "systemctl is-system-running: $(systemctl is-system-running)"
+	systemctl --failed --no-legend | sed 's/^/    failed unit: /'
+
+	echo "== the project's packages (installed with apt on L0, in this image)"
+	# shellcheck disable=SC2086 # a list of names
+	dpkg-query -W -f '    ${Package} ${Version} ${db:Status-Abbrev}\n' $HOST_PKGS
+	for p in $HOST_PKGS; do
+		[ "$(dpkg-query -W -f '${db:Status-Abbrev}' "$p" 2>/dev/null)" = "ii " ]
+		check $? "package $p installed"
+	done
+	check_cmd "dkms status (kvm-perfmon built for $kver)" \
+		sh -c "dkms status | grep -E 'kvm-perfmon.*$kver.*installed'"
+	ko=$(modinfo -n kvm-perfmon 2>&1)
+	case "$ko" in
+	/lib/modules/"$kver"/updates/dkms/*) check 0 "kvm-perfmon.ko from DKMS: $ko" ;;
+	*) check 1 "kvm-perfmon.ko from DKMS" "modinfo -n: $ko" ;;
+	esac
+	grep -q '^kvm_perfmon ' /proc/modules
+	check $? "kvm-perfmon.ko loaded at boot"
+	st=$(stat -c '%F %U:%G %a' /dev/kvm-perfmon 2>&1)
+	[ "$st" = "character special file root:kvm 660" ]
+	check $? "/dev/kvm-perfmon: $st"
+	check_cmd "the patched QEMU has pv-perfmon ($EMULATOR)" \
+		sh -c "'$EMULATOR' -device help | grep '\"pv-perfmon\"'"
+	check_cmd "Debian's QEMU is still there" \
+		sh -c "dpkg-query -W qemu-system-x86 && test -x /usr/bin/qemu-system-x86_64"
+	check_cmd "libvirtd is active" systemctl is-active libvirtd.service
+	check_cmd "virsh version" virsh version
+
+	echo "== a domain with pv-perfmon: count, sample, destroy while sampling"
+	define_domain pv pv
+	show_console pv
+	check_cmd "virsh start pv" virsh start pv
+	wait_for "$L2_WAIT_S" console_or_off pv '^l2: sampling until destroyed'
+	in_console pv '^l2: sampling until destroyed'
+	check $? "pv: the guest counted and sampled, and samples on"
+	stop_console
+	out=$LOGS/pv-console.log
+	n=$(awk -F, '$4 == "vcpu_run_ns" && $5 > 0' "$out" | wc -l)
+	[ "$n" = 1 ]
+	check $? "pv: pfmon counted vcpu_run_ns (one CSV line, count > 0)"
+	n=$(awk -F, '$4 == "vm_exits" && $5 > 0' "$out" | wc -l)
+	[ "$n" = 1 ]
+	check $? "pv: pfmon counted vm_exits (one CSV line, count > 0)"
+	grep -aqE '^sampling profile of .*: [1-9][0-9]* samples' "$out"
+	check $? "pv: pfmon printed a sampling profile with samples"
+	grep -aq '^l2: counting and sampling done rc=0' "$out"
+	check $? "pv: every pfmon command in the guest exited 0"
+	grep -v -e '^#' -e '^$' /etc/rig-bad-patterns >/run/kvm-perfmon-test/patterns
+	! grep -a -E -f /run/kvm-perfmon-test/patterns "$out"
+	check $? "pv: no bad line (tests/rig/bad-patterns) in the guest's console"
+	grep -aq -- '-device pv-perfmon' "$LOGS/pv.log"
+	check $? "pv: the QEMU command line libvirt logged has -device pv-perfmon ($LOGS/pv.log)"
+	# the table: a header line, then a line per VM
+	check_cmd "kvm-perfmon-stat while the guest samples (one VM)" \
+		sh -c "kvm-perfmon-stat | tee /dev/stderr |
+			awk 'NR > 1 && !/no VM is bound/ { n++ } END { exit n != 1 }'"
+	echo "    kvmpfm-stats: $("$T/kvmpfm-stats" 2>&1)"
+	# the leak check must see the sampling guest's counters: else it
+	# could not fail after the destroy either
+	! "$T/kvmpfm-stats" --zero >/dev/null 2>&1
+	check $? "kvmpfm-stats --zero fails while the guest samples"
+	check_cmd "virsh destroy pv (while its guest samples)" virsh destroy pv
+	wait_for 30 is_state pv "shut off"
+	check $? "pv: shut off after destroy"
+	check_cmd "module stats at zero after destroy (kvmpfm-stats --zero)" \
+		"$T/kvmpfm-stats" --zero
+	echo "    kvmpfm-stats: $("$T/kvmpfm-stats" 2>&1)"
+	check_cmd "kvm-perfmon-stat after destroy (no VM)" \
+		sh -c "kvm-perfmon-stat | tee /dev/stderr | grep -q 'no VM is bound'"
+	check_cmd "virsh undefine pv" virsh undefine pv
+
+	echo "== a domain without the device runs as before"
+	define_domain plain plain
+	show_console plain
+	check_cmd "virsh start plain" virsh start plain
+	wait_for "$L2_WAIT_S" is_state plain "shut off"
+	check $? "plain: the guest ran and powered off by itself"
+	stop_console
+	grep -aq -- 'pv-perfmon' "$LOGS/plain.log"
+	check $((!$?)) "plain: no pv-perfmon on its QEMU command line"
+	mkdir -p /run/kvm-perfmon-test/plain
+	rig_fail() { check 1 "plain: guest run" "$*"; }
+	grep -aq "$(rig_tag L2 INIT)" "$LOGS/plain-console.log"
+	rig_judge L2 "$LOGS/plain-console.log" /run/kvm-perfmon-test/plain \
+		/etc/rig-bad-patterns "$((!$?))"
+	check_cmd "plain: the guest's result line says rc=0" \
+		grep -a "$(rig_mark L2 RESULT rc=0)" "$LOGS/plain-console.log"
+	check_cmd "module stats still at zero" "$T/kvmpfm-stats" --zero
+	check_cmd "virsh undefine plain" virsh undefine plain
+
+	echo "== the host's log"
+	out=$(dmesg | grep -a 'apparmor="DENIED"')
+	[ -z "$out" ]
+	check $? "no AppArmor denial" "$(printf '%s\n' "$out" | head -n 3)"
+	echo "libvirtd's errors in the journal (for the record):"
+	journalctl -b -u libvirtd.service -p err --no-pager -q | tail -n 10 | sed 's/^/    /'
+
+	echo "libvirt: $pass passed, $fail failed"
+	[ "$fail" = 0 ]
+}
+
+if [ "${1:-}" = --checks ]; then
+	checks
+	exit
+fi
+
+rig_mark L1 INIT "uptime=$(cut -d' ' -f1 /proc/uptime)"
+udevadm settle -t 30
+if [ -c /dev/kvm ]; then
+	rig_mark L1 KVM ok
+	limit=$(sed -n 's/.*rig\.timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
+	rig_mark L1 PAYLOAD-BEGIN "timeout=${limit:=600}s"
+	timeout -k 5 "$limit" "$0" --checks
+	rc=$?
+	rig_mark L1 PAYLOAD-END
+else
+	rig_mark L1 KVM missing
+	rc=1
+fi
+rig_mark L1 DMESG-BEGIN
+dmesg
+rig_mark L1 DMESG-END
+rig_mark L1 RESULT "rc=$rc"
+systemctl --no-block --force poweroff

@@ -30,17 +30,7 @@ T=/usr/local/lib/kvm-perfmon-test
 L2_WAIT_S=300
 LOGS=/var/log/libvirt/qemu
 
-pass=0
-fail=0
-check() {
-	if [ "$1" = 0 ]; then
-		echo "PASS: $2"
-		pass=$((pass + 1))
-	else
-		echo "FAIL: $2${3:+ ($3)}"
-		fail=$((fail + 1))
-	fi
-}
+# rig_check (protocol.sh) prints and counts the checks
 # check_cmd NAME COMMAND...: PASS if COMMAND exits 0 (its output shown)
 check_cmd() {
 	local name=$1 out rc
@@ -48,7 +38,7 @@ check_cmd() {
 	out=$("$@" 2>&1)
 	rc=$?
 	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/    /'
-	check "$rc" "$name" "exit $rc"
+	rig_check "$rc" "$name" "exit $rc"
 }
 virsh() { command virsh -c qemu:///system "$@"; }
 
@@ -109,13 +99,13 @@ checks() {
 	echo "L1 kernel $kver; $(grep -m1 PRETTY_NAME /etc/os-release)"
 	[ "$(readlink /proc/1/exe)" = /usr/lib/systemd/systemd ] ||
 		[ "$(readlink /proc/1/exe)" = /lib/systemd/systemd ]
-	check $? "PID 1 is systemd ($(readlink /proc/1/exe))"
+	rig_check $? "PID 1 is systemd ($(readlink /proc/1/exe))"
 	st=$(stat -fc %T /sys/fs/cgroup)
 	[ "$st" = cgroup2fs ]
-	check $? "cgroup v2 mounted on /sys/fs/cgroup ($st)"
+	rig_check $? "cgroup v2 mounted on /sys/fs/cgroup ($st)"
 	check_cmd "AppArmor enabled (aa-enabled)" aa-enabled
 	aa-status 2>/dev/null | grep -qx '   libvirtd'
-	check $? "AppArmor enforces libvirtd's profile"
+	rig_check $? "AppArmor enforces libvirtd's profile"
 	echo "systemctl is-system-running: $(systemctl is-system-running)"
 	systemctl --failed --no-legend | sed 's/^/    failed unit: /'
 
@@ -124,20 +114,20 @@ checks() {
 	dpkg-query -W -f '    ${Package} ${Version} ${db:Status-Abbrev}\n' $HOST_PKGS
 	for p in $HOST_PKGS; do
 		[ "$(dpkg-query -W -f '${db:Status-Abbrev}' "$p" 2>/dev/null)" = "ii " ]
-		check $? "package $p installed"
+		rig_check $? "package $p installed"
 	done
 	check_cmd "dkms status (kvm-perfmon built for $kver)" \
 		sh -c "dkms status | grep -E 'kvm-perfmon.*$kver.*installed'"
 	ko=$(modinfo -n kvm-perfmon 2>&1)
 	case "$ko" in
-	/lib/modules/"$kver"/updates/dkms/*) check 0 "kvm-perfmon.ko from DKMS: $ko" ;;
-	*) check 1 "kvm-perfmon.ko from DKMS" "modinfo -n: $ko" ;;
+	/lib/modules/"$kver"/updates/dkms/*) rig_check 0 "kvm-perfmon.ko from DKMS: $ko" ;;
+	*) rig_check 1 "kvm-perfmon.ko from DKMS" "modinfo -n: $ko" ;;
 	esac
 	grep -q '^kvm_perfmon ' /proc/modules
-	check $? "kvm-perfmon.ko loaded at boot"
+	rig_check $? "kvm-perfmon.ko loaded at boot"
 	st=$(stat -c '%F %U:%G %a' /dev/kvm-perfmon 2>&1)
 	[ "$st" = "character special file root:kvm 660" ]
-	check $? "/dev/kvm-perfmon: $st"
+	rig_check $? "/dev/kvm-perfmon: $st"
 	check_cmd "the patched QEMU has pv-perfmon ($EMULATOR)" \
 		sh -c "'$EMULATOR' -device help | grep '\"pv-perfmon\"'"
 	check_cmd "Debian's QEMU is still there" \
@@ -151,24 +141,24 @@ checks() {
 	check_cmd "virsh start pv" virsh start pv
 	wait_for "$L2_WAIT_S" console_or_off pv '^l2: sampling until destroyed'
 	in_console pv '^l2: sampling until destroyed'
-	check $? "pv: the guest counted and sampled, and samples on"
+	rig_check $? "pv: the guest counted and sampled, and samples on"
 	stop_console
 	out=$LOGS/pv-console.log
 	n=$(awk -F, '$4 == "vcpu_run_ns" && $5 > 0' "$out" | wc -l)
 	[ "$n" = 1 ]
-	check $? "pv: pfmon counted vcpu_run_ns (one CSV line, count > 0)"
+	rig_check $? "pv: pfmon counted vcpu_run_ns (one CSV line, count > 0)"
 	n=$(awk -F, '$4 == "vm_exits" && $5 > 0' "$out" | wc -l)
 	[ "$n" = 1 ]
-	check $? "pv: pfmon counted vm_exits (one CSV line, count > 0)"
+	rig_check $? "pv: pfmon counted vm_exits (one CSV line, count > 0)"
 	grep -aqE '^sampling profile of .*: [1-9][0-9]* samples' "$out"
-	check $? "pv: pfmon printed a sampling profile with samples"
+	rig_check $? "pv: pfmon printed a sampling profile with samples"
 	grep -aq '^l2: counting and sampling done rc=0' "$out"
-	check $? "pv: every pfmon command in the guest exited 0"
+	rig_check $? "pv: every pfmon command in the guest exited 0"
 	grep -v -e '^#' -e '^$' /etc/rig-bad-patterns >/run/kvm-perfmon-test/patterns
 	! grep -a -E -f /run/kvm-perfmon-test/patterns "$out"
-	check $? "pv: no bad line (tests/rig/bad-patterns) in the guest's console"
+	rig_check $? "pv: no bad line (tests/rig/bad-patterns) in the guest's console"
 	grep -aq -- '-device pv-perfmon' "$LOGS/pv.log"
-	check $? "pv: the QEMU command line libvirt logged has -device pv-perfmon ($LOGS/pv.log)"
+	rig_check $? "pv: the QEMU command line libvirt logged has -device pv-perfmon ($LOGS/pv.log)"
 	# the table: a header line, then a line per VM
 	check_cmd "kvm-perfmon-stat while the guest samples (one VM)" \
 		sh -c "kvm-perfmon-stat | tee /dev/stderr |
@@ -177,10 +167,10 @@ checks() {
 	# the leak check must see the sampling guest's counters: else it
 	# could not fail after the destroy either
 	! "$T/kvmpfm-stats" --zero >/dev/null 2>&1
-	check $? "kvmpfm-stats --zero fails while the guest samples"
+	rig_check $? "kvmpfm-stats --zero fails while the guest samples"
 	check_cmd "virsh destroy pv (while its guest samples)" virsh destroy pv
 	wait_for 30 is_state pv "shut off"
-	check $? "pv: shut off after destroy"
+	rig_check $? "pv: shut off after destroy"
 	check_cmd "module stats at zero after destroy (kvmpfm-stats --zero)" \
 		"$T/kvmpfm-stats" --zero
 	echo "    kvmpfm-stats: $("$T/kvmpfm-stats" 2>&1)"
@@ -193,12 +183,12 @@ checks() {
 	show_console plain
 	check_cmd "virsh start plain" virsh start plain
 	wait_for "$L2_WAIT_S" is_state plain "shut off"
-	check $? "plain: the guest ran and powered off by itself"
+	rig_check $? "plain: the guest ran and powered off by itself"
 	stop_console
 	grep -aq -- 'pv-perfmon' "$LOGS/plain.log"
-	check $((!$?)) "plain: no pv-perfmon on its QEMU command line"
+	rig_check $((!$?)) "plain: no pv-perfmon on its QEMU command line"
 	mkdir -p /run/kvm-perfmon-test/plain
-	rig_fail() { check 1 "plain: guest run" "$*"; }
+	rig_fail() { rig_check 1 "plain: guest run" "$*"; }
 	grep -aq "$(rig_tag L2 INIT)" "$LOGS/plain-console.log"
 	rig_judge L2 "$LOGS/plain-console.log" /run/kvm-perfmon-test/plain \
 		/etc/rig-bad-patterns "$((!$?))"
@@ -210,12 +200,12 @@ checks() {
 	echo "== the host's log"
 	out=$(dmesg | grep -a 'apparmor="DENIED"')
 	[ -z "$out" ]
-	check $? "no AppArmor denial" "$(printf '%s\n' "$out" | head -n 3)"
+	rig_check $? "no AppArmor denial" "$(printf '%s\n' "$out" | head -n 3)"
 	echo "libvirtd's errors in the journal (for the record):"
 	journalctl -b -u libvirtd.service -p err --no-pager -q | tail -n 10 | sed 's/^/    /'
 
-	echo "libvirt: $pass passed, $fail failed"
-	[ "$fail" = 0 ]
+	echo "libvirt: ${rig_pass:-0} passed, ${rig_fail:-0} failed"
+	[ "${rig_fail:-0}" = 0 ]
 }
 
 if [ "${1:-}" = --checks ]; then

@@ -310,6 +310,16 @@ static ssize_t sys_group_store(struct kobject *kobj,
 	return ret ? ret : count;
 }
 
+/* a u32 control's new value, refused (-EINVAL) outside [@min, @max] */
+static int pfm_control_parse_u32(const char *buf, u32 min, u32 max, u32 *val)
+{
+	int ret = kstrtou32(buf, 0, val);
+
+	if (ret)
+		return ret;
+	return *val < min || *val > max ? -EINVAL : 0;
+}
+
 static ssize_t arg_mem_max_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
 {
@@ -322,13 +332,10 @@ static ssize_t arg_mem_max_store(struct kobject *kobj,
 				 size_t count)
 {
 	u32 val;
-	int ret;
+	int ret = pfm_control_parse_u32(buf, PFM_ARG_MEM_MIN, PVPFM_CMD_ARGS_MAX, &val);
 
-	ret = kstrtou32(buf, 0, &val);
 	if (ret)
 		return ret;
-	if (val < PFM_ARG_MEM_MIN || val > PVPFM_CMD_ARGS_MAX)
-		return -EINVAL;
 	WRITE_ONCE(pfm_controls.arg_mem_max, val);
 	return count;
 }
@@ -376,13 +383,10 @@ static ssize_t max_ctx_per_user_store(struct kobject *kobj,
 				      const char *buf, size_t count)
 {
 	u32 val;
-	int ret;
+	int ret = pfm_control_parse_u32(buf, 0, pfm_dev_info.pmu.max_contexts, &val);
 
-	ret = kstrtou32(buf, 0, &val);
 	if (ret)
 		return ret;
-	if (val > pfm_dev_info.pmu.max_contexts)
-		return -EINVAL;
 	WRITE_ONCE(pfm_controls.max_ctx_per_user, val);
 	return count;
 }
@@ -399,13 +403,10 @@ static ssize_t user_kernel_ip_store(struct kobject *kobj,
 				    const char *buf, size_t count)
 {
 	u32 val;
-	int ret;
+	int ret = pfm_control_parse_u32(buf, 0, 1, &val);
 
-	ret = kstrtou32(buf, 0, &val);
 	if (ret)
 		return ret;
-	if (val > 1)
-		return -EINVAL;
 	WRITE_ONCE(pfm_controls.user_kernel_ip, val);
 	return count;
 }

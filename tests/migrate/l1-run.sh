@@ -32,19 +32,11 @@ L2_LIMIT=420		# each QEMU, s
 WAIT_S=180		# for a guest line
 MIG_WAIT=45		# polls of a migration's status, 2 s each
 MAP=/payload/eventmap
-pass=0
-fail=0
 VMS=
 
-check() {
-	if [ "$1" = 0 ]; then
-		echo "PASS: $2"
-		pass=$((pass + 1))
-	else
-		echo "FAIL: $2${3:+ ($3)}"
-		fail=$((fail + 1))
-	fi
-}
+# rig_check (protocol.sh) prints and counts the checks
+# shellcheck source=tests/rig/protocol.sh
+. /etc/rig-protocol.sh
 
 say() { echo "migrate-l1: $*"; }
 
@@ -172,7 +164,7 @@ check_move() {
 		exit !(c1 >= c0 && a1 >= a0 && c1 - c0 <= 2 * dt + 1e8 &&
 		       a1 - a0 <= dt + 2e7)
 	}'
-	check $? "$3: counts continue, the pause is no active time" \
+	rig_check $? "$3: counts continue, the pause is no active time" \
 		"cycles, act_duration against the guest's clock"
 }
 
@@ -180,79 +172,80 @@ insmod ./kvm-perfmon.ko || { say "insmod kvm-perfmon.ko failed"; exit 1; }
 
 start_vm a out "$MAP"
 wait_line /tmp/a/console.log '^livemig: ready'
-check $? "a: the guest counts, samples, its child is blocked"
+rig_check $? "a: the guest counts, samples, its child is blocked"
 
 start_vm b "in out" "$MAP" -incoming unix:/tmp/b.sock
 hmp a "migrate_set_capability return-path on"
 wait_sock /tmp/b.sock
 migrate a unix:/tmp/b.sock
 [ "$status" = completed ]
-check $? "a -> b: migrated" "status $status"
+rig_check $? "a -> b: migrated" "status $status"
 wait_line /tmp/b/console.log '^livemig: tick .* smpl=' >/dev/null
 check_move "$(tick a last)" "$(tick b first)" "a -> b"
 hmp a quit
 finish a 60
-check $? "a: QEMU quit after the move, its console clean"
+rig_check $? "a: QEMU quit after the move, its console clean"
 ./kvmpfm-stats
 ./kvmpfm-stats | grep -q ' vms=1 '
-check $? "a's VM gone from the module: only b's left"
+rig_check $? "a's VM gone from the module: only b's left"
 
 tell b restart
 wait_line /tmp/b/console.log '^livemig: blocked child resumed'
-check $? "b: the blocked child resumes after pfm_restart"
+rig_check $? "b: the blocked child resumes after pfm_restart"
 
 # the second move through a file: b stops, the stream is saved
 hmp b "migrate_set_capability return-path off"
 migrate b '"exec:cat >/tmp/b.img"'
 [ "$status" = completed ]
-check $? "b -> file: saved" "status $status"
+rig_check $? "b -> file: saved" "status $status"
 hmp b quit
 finish b 60
-check $? "b: QEMU quit after the move, its console clean"
+rig_check $? "b: QEMU quit after the move, its console clean"
+
+# refused VM MAP IMAGE WHAT REASON SAYS: VM, with event map MAP, loads
+# the saved IMAGE and must refuse it (check WHAT), naming REASON (grep
+# pattern after QEMU's "refused the guest's perfmon2 state: "; check SAYS)
+refused() {
+	start_vm "$1" "in refused" "$2" -incoming "exec:cat $3"
+	finish "$1" 120
+	rig_check $? "$1: $4"
+	grep -a 'pv-perfmon\|load of migration' "/tmp/$1/run-l2.out" |
+		sed "s/^/migrate-l1: $1: /"
+	grep -aq "refused the guest.s perfmon2 state: .*$5" "/tmp/$1/run-l2.out"
+	rig_check $? "$1: $6"
+}
 
 # refused: d's host cannot count the guest's cycles (no PMU in the rig,
 # and its event map aliases only the other personality's encoding: a map
 # all the same, so the device's features match and only the stream can
 # refuse); e's stream is corrupted
 grep -v 0x76 "$MAP" >/tmp/eventmap-d
-start_vm d "in refused" /tmp/eventmap-d -incoming "exec:cat /tmp/b.img"
-finish d 120
-check $? "d: QEMU refused the incoming VM"
-grep -a 'pv-perfmon\|load of migration' /tmp/d/run-l2.out |
-	sed 's/^/migrate-l1: d: /'
-grep -aq 'refused the guest.s perfmon2 state: .*an event this host cannot count' \
-	/tmp/d/run-l2.out
-check $? "d: says which event it cannot count"
+refused d /tmp/eventmap-d /tmp/b.img "QEMU refused the incoming VM" \
+	'an event this host cannot count' "says which event it cannot count"
 dmesg | tail -n 5 | sed 's/^/migrate-l1: L1: /'
 
 cp /tmp/b.img /tmp/b-bad.img
 # the stream header's size field: a malformed stream
 ./stream-flip /tmp/b-bad.img 12
-check $? "the saved stream corrupted"
+rig_check $? "the saved stream corrupted"
 if cmp -s /tmp/b.img /tmp/b-bad.img; then
-	check 1 "e: no corrupted stream to refuse"
+	rig_check 1 "e: no corrupted stream to refuse"
 else
-	start_vm e "in refused" "$MAP" -incoming "exec:cat /tmp/b-bad.img"
-	finish e 120
-	check $? "e: QEMU refused the corrupted stream"
-	grep -a 'pv-perfmon\|load of migration' /tmp/e/run-l2.out |
-		sed 's/^/migrate-l1: e: /'
-	grep -aq 'refused the guest.s perfmon2 state: .*malformed' \
-		/tmp/e/run-l2.out
-	check $? "e: says the stream is malformed"
+	refused e "$MAP" /tmp/b-bad.img "QEMU refused the corrupted stream" \
+		'malformed' "says the stream is malformed"
 fi
 
 start_vm c in "$MAP" -incoming "exec:cat /tmp/b.img"
 wait_line /tmp/c/console.log '^livemig: tick .* smpl=' >/dev/null
 check_move "$(tick b last)" "$(tick c first)" "b -> c"
 ./kvmpfm-stats | grep -q ' vms=1 '
-check $? "b's, d's and e's VMs gone from the module: only c's left"
+rig_check $? "b's, d's and e's VMs gone from the module: only c's left"
 
 tell c stop
 wait "$(cat /tmp/c/run-l2.pid)"
-check $? "c: the guest's checks passed, its kernel log clean"
+rig_check $? "c: the guest's checks passed, its kernel log clean"
 ./kvmpfm-stats --zero
-check $? "the module holds nothing once every QEMU is gone"
+rig_check $? "the module holds nothing once every QEMU is gone"
 
 for vm in $VMS; do
 	grep -a 'pv_perfmon_state' "/tmp/$vm/run-l2.out" |
@@ -263,5 +256,5 @@ for vm in $VMS; do
 done
 grep -a -E '^(PASS|FAIL): livemig|^livemig: (samples|blocked)' \
 	/tmp/c/console.log | tr -d '\r' | sed 's/^/migrate-l1: guest: /'
-say "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+say "${rig_pass:-0} passed, ${rig_fail:-0} failed"
+[ "${rig_fail:-0}" = 0 ]

@@ -101,16 +101,27 @@
 #                             20000/s on the TCG rig)
 #   overhead.mux_vs_plain: multiplexed counting's work over plain
 #                     counting's, round by round (the ratio of their
-#                             slowdowns), its median within 1 +- 3 *
-#                             1.2533 * IQR / 1.349 / sqrt(n) (IQR of the
-#                             n rounds' ratios): three standard errors of
-#                             a median of n (1.2533 sigma / sqrt(n), sigma
-#                             = IQR / 1.349 for normal noise). A median
-#                             beyond is a cost of switching sets, not
-#                             noise (the design: set switches cost the
-#                             guest nothing); three, not two, so that
-#                             noise alone fails a run about once in 300,
-#                             not once in 20
+#                             slowdowns), its median at least
+#                             1 / (1 + S * 1 ms) - 3 * 1.2533 * IQR /
+#                             1.349 / sqrt(n) (S: set switches per CPU-s;
+#                             IQR of the n rounds' ratios: three standard
+#                             errors of a median of n, sigma = IQR / 1.349
+#                             for normal noise; three, not two, so that
+#                             noise alone fails a run about once in 700).
+#                             A set switch costs the guest no exit of its
+#                             own and no interrupt, but the host's work
+#                             for it (read, disable and enable each PMD's
+#                             perf event) runs in the vCPU thread, and L2
+#                             takes no steal time out of a thread's
+#                             CPU time (no PARAVIRT_TIME_ACCOUNTING): the
+#                             workload's CPU clock sees it: 0.4-1.4 ms
+#                             a switch on the TCG rig (medians 0.90-0.97
+#                             at ~80 switches/s in four runs, one of which
+#                             failed the earlier check of a median within
+#                             1 +- 3 standard errors). 1 ms a switch is
+#                             the budget, the noise on top; the cost of
+#                             one switch (us of the workload's CPU, from
+#                             the median) is printed
 #   pv_counting.multiplexed.set_switches_per_cpu_s >= 50 (a 10 ms switch
 #                     timeout: 100/s; else the sets did not switch and
 #                             the comparison says nothing), plain's == 0
@@ -123,7 +134,7 @@ set -u
 # shellcheck source=tests/rig/protocol.sh
 . "$(dirname "$0")/../rig/protocol.sh"
 in=${1:--}
-awk -v what=bench "$(rig_awk_judge)"'
+awk -v what=bench -v SWITCH_BUDGET_S=0.001 "$(rig_awk_judge)"'
 function judge_exits(	n, ops, i, k, p) {
 	# 1-entry calls: the mode; the 64-entry ones take milliseconds on the
 	# TCG rig and most gather a guest tick, so their mode flips between
@@ -216,6 +227,26 @@ function judge_near1(k, what, why,	d, nr, bound, m) {
 	bound = nr > 0 ? 3 * 1.2533 * (v[k ".q3"] - v[k ".q1"]) / 1.349 / sqrt(nr) : 0
 	judge(d <= bound, sprintf("%s %.3f within 1 +- %.3f (3 standard errors)", what, m, bound), why)
 }
+# the cost of multiplexing held to SWITCH_BUDGET_S of the workload CPU per
+# set switch, beyond three standard errors of the median (above)
+function judge_mux(switches,	k, m, nr, se3, floor, s) {
+	k = "overhead.mux_vs_plain"
+	if (!(k ".median" in seen)) {
+		judge(0, k, "missing")
+		return
+	}
+	m = v[k ".median"]
+	nr = v[k ".rounds"]
+	s = v[switches]
+	se3 = nr > 0 ? 3 * 1.2533 * (v[k ".q3"] - v[k ".q1"]) / 1.349 / sqrt(nr) : 0
+	floor = 1 / (1 + s * SWITCH_BUDGET_S) - se3
+	if (m > 0 && s > 0)
+		printf "INFO: bench: a set switch costs the workload %.0f us of CPU (median %.3f at %.1f switches per CPU-s)\n",
+		       (1 / m - 1) / s * 1e6, m, s
+	judge(m >= floor, sprintf("%s.median %.3f >= %.3f (1 ms a switch at %.1f/s, less 3 standard errors %.3f)",
+				   k, m, floor, s, se3),
+	      "a set switch costs the workload more than the host'"'"'s work for it")
+}
 function judge_overhead(	n, rates, i, j, p, f, k, m, c) {
 	k = "overhead.rounds"
 	judge(k in seen && v[k] >= 5, k " " v[k] " >= 5", "too few rounds")
@@ -249,8 +280,7 @@ function judge_overhead(	n, rates, i, j, p, f, k, m, c) {
 	judge(v[k] >= 50, k " " v[k] " >= 50", "the event sets did not switch every ~10 ms")
 	k = c ".set_switches_per_cpu_s"
 	judge(k in seen && v[k] == 0, k " " v[k] " == 0", "one set switched")
-	judge_near1("overhead.mux_vs_plain", "overhead.mux_vs_plain.median",
-		    "multiplexing costs the workload more than the noise")
+	judge_mux(m ".set_switches_per_cpu_s")
 }
 /^BENCH-INFO b_exits:/ { prog["b_exits"] = 1 }
 /^BENCH-INFO b_overhead:/ { prog["b_overhead"] = 1 }

@@ -111,11 +111,14 @@ checkpatch:
 # stage's would. The fuzzers each keep one core busy, and so does the
 # rig's TCG L1 (one vCPU) in the host stage: on two cores they overlap
 # instead of taking turns.
-# The libvirt stage builds the packages and prepares its images (no rig)
-# while the operator stage's rig runs, then waits for the rig lock.
-TEST_STAGES := deps build unit kbuild checkpatch fuzz host qemu vm libvirt \
-	operator bench run
-TEST_ALONGSIDE := fuzz libvirt
+# The images stage makes the libvirt stage's Debian root filesystems
+# (debootstrap: network and dpkg, minutes cold, nothing warm) while the
+# qemu stage builds QEMU (compiler-bound, the longest step cold). The
+# libvirt stage builds the packages and copies its images (no rig) while
+# the operator stage's rig runs, then waits for the rig lock.
+TEST_STAGES := deps build unit kbuild checkpatch fuzz host images qemu vm \
+	libvirt operator bench run
+TEST_ALONGSIDE := fuzz images libvirt
 
 test:
 	@$(STAGE) --reset; bg=; \
@@ -201,6 +204,12 @@ test-operator:
 # destroys it while it samples (module stats at zero after), and starts a
 # domain without the device (tests/libvirt/rig-libvirt.sh; the .debs of
 # make deb, built in this stage)
+# both at once (mkimage.sh locks each level's cache on its own)
+test-images:
+	$(TOP)/tests/libvirt/mkimage.sh l2 >/dev/null & l2=$$!; \
+	$(TOP)/tests/libvirt/mkimage.sh l1 >/dev/null; rc=$$?; \
+	wait $$l2 && exit $$rc
+
 test-libvirt: deb
 	$(TOP)/tests/libvirt/rig-libvirt.sh --debs $(B)/deb $(B)/logs/libvirt
 

@@ -52,6 +52,11 @@ SUITE=bookworm
 #                       packages' come with Debian's QEMU and libvirt):
 #                       so that the project's .debs add nothing to the
 #                       image, which then stays the same when they change
+#   libiscsi7 libjack-jackd2-0 libnfs13 libpulse0 libvirglrenderer1
+#                       the patched QEMU's libraries that Debian's
+#                       qemu-system-x86 does not pull in (it has them in
+#                       modules of its own); without them a run would
+#                       make a second L1 image (rig-libvirt.sh)
 # L2, the guest: booted with a small init script (l2-init.sh), no systemd.
 #   libpfm4 libdw1 libelf1   pfmon's libraries (as libjson-c5 for L1)
 COMMON=(linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev
@@ -60,7 +65,8 @@ case "$level" in
 l1)
 	PKGS=("${COMMON[@]}" systemd systemd-sysv dbus apparmor
 		libvirt-daemon-system libvirt-clients qemu-system-x86
-		qemu-system-data procps iproute2 libjson-c5 libmicrohttpd12)
+		qemu-system-data procps iproute2 libjson-c5 libmicrohttpd12
+		libiscsi7 libjack-jackd2-0 libnfs13 libpulse0 libvirglrenderer1)
 	SIZE=6G
 	;;
 l2)

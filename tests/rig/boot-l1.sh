@@ -108,7 +108,14 @@ fi
 
 # One rig at a time on this machine: L0's TCG takes a whole core, and two
 # rigs sharing two cores turn every timing-sensitive check into noise.
-lock=${XDG_RUNTIME_DIR:-/tmp}/kvm-perfmon-rig.lock
+# RIG_SLOT=2: a second rig beside the first, for make test's migrate
+# stage, which runs beside the vm stage when the other core is idle
+# (bench, whose figures are timed, runs alone).
+case "${RIG_SLOT:-1}" in
+1) lock=${XDG_RUNTIME_DIR:-/tmp}/kvm-perfmon-rig.lock ;;
+2) lock=${XDG_RUNTIME_DIR:-/tmp}/kvm-perfmon-rig-2.lock ;;
+*) die "RIG_SLOT must be 1 or 2" ;;
+esac
 exec 9>>"$lock"
 if ! flock -n 9; then
 	echo "boot-l1.sh: another rig run holds $lock: waiting for it"
@@ -181,8 +188,11 @@ ptimeout=$((timeout_s - 60))
 # not stop the run: we want the payload's results and the whole log, and
 # bad-patterns then fails the run.
 #   rig.heartbeat=1 /init writes L1's uptime to ttyS1 every 5 s (below)
+#   unknown_nmi_panic   an NMI from L0 (nothing else sends L1 one: no PMU
+#                   under TCG) makes L1 panic with the stack it was
+#                   running: how a stuck L1 says where it is (l1_where)
 append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
-append+=" rig.heartbeat=1"
+append+=" rig.heartbeat=1 unknown_nmi_panic"
 [ -z "$hostfwd" ] || append+=" rig.net=1"
 # --disk: Debian's initramfs mounts /dev/vda and runs systemd. quiet (and
 # loglevel=5 again after it): systemd's status lines stay off the serial
@@ -207,7 +217,9 @@ append+=" rig.heartbeat=1"
 qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
 	-kernel "$kernel" -append "$append" -pidfile "$work/qemu.pid"
 	-serial mon:stdio -chardev "file,id=heartbeat,path=$work/heartbeat"
-	-serial chardev:heartbeat)
+	-serial chardev:heartbeat
+	-chardev "pipe,id=rigmon,path=$work/mon" -mon chardev=rigmon,mode=readline)
+mkfifo "$work/mon.in" "$work/mon.out"
 if [ -n "$disk" ]; then
 	qemu_cmd+=(-initrd "$disk/initrd.img"
 		-drive "file=$disk/disk.img,format=raw,if=virtio,cache=unsafe")
@@ -254,6 +266,39 @@ echo >>"$logdir/qemu-cmdline"
 echo "boot-l1.sh: booting L1 ($kver), timeout ${timeout_s}s"
 t_qemu=$(now_us)
 
+# QEMU, if it has not exited already (its pidfile goes with it)
+qemu_stop() {
+	local pid
+	pid=$(cat "$work/qemu.pid" 2>/dev/null) || return 0
+	kill "$pid" 2>/dev/null || true
+}
+
+# l1_where WHY: before a stuck L1 is stopped, where its CPUs are: L0's
+# monitor samples their registers three times (RIP and CPL in
+# l1-stuck.log), then sends an NMI, which L1 (unknown_nmi_panic) answers
+# with a panic and the stack it was running, symbolized by its own
+# kernel, on the console, if its CPU still takes NMIs from L0; QEMU
+# then exits (panic=-1, -no-reboot). The caller kills it after.
+l1_where() {
+	local i out=$logdir/l1-stuck.log
+	echo "boot-l1.sh: $1" >"$out"
+	exec 7<>"$work/mon.out"
+	for i in 1 2 3; do
+		echo "info registers -a" >"$work/mon.in"
+		sleep 1
+	done
+	# what the monitor said so far (RIP=... CS=... lines), without
+	# waiting on a pipe that holds nothing more
+	timeout 2 cat <&7 | tr -d '\r' | grep -E '^(CPU#|RIP=|CS =)' >>"$out" || true
+	echo nmi >"$work/mon.in"
+	for i in $(seq 15); do
+		[ -s "$work/qemu.pid" ] && kill -0 "$(cat "$work/qemu.pid")" 2>/dev/null || break
+		sleep 1
+	done
+	exec 7<&-
+	grep -E '^RIP=' "$out" | sed 's/^/boot-l1.sh: stuck L1: /' || true
+}
+
 # Read the serial output line by line: keep it all in console.log, stamp the
 # moment /init starts, show everything but the dmesg dump live.
 reader() {
@@ -292,7 +337,10 @@ reader() {
 			if [ "$hung_reports" -eq "$HUNG_REPORTS_MAX" ]; then
 				echo "boot-l1.sh: L1 is hung ($hung_reports lockup/stall reports): stopping QEMU" |
 					tee "$work/hung"
-				kill "$(cat "$work/qemu.pid")" 2>/dev/null || true
+				{
+					l1_where "$(cat "$work/hung")"
+					qemu_stop
+				} &
 			fi
 			;;
 		esac
@@ -320,7 +368,8 @@ l2_watchdog() {
 		[ -n "$why" ] || continue
 		echo "boot-l1.sh: $why: L2 and L1 stuck; stopping L1" |
 			tee "$work/l2hung"
-		kill "$(cat "$work/qemu.pid")" 2>/dev/null
+		l1_where "$why"
+		qemu_stop
 		return
 	done
 }
@@ -345,6 +394,7 @@ retries=0
 while [ -f "$work/l2hung" ] && [ "$retries" -lt "$L2_HANG_RETRIES" ]; do
 	retries=$((retries + 1))
 	mv "$logdir/console.log" "$logdir/console-l2-hung-$retries.log"
+	[ ! -f "$logdir/l1-stuck.log" ] || mv "$logdir/l1-stuck.log" "$logdir/l1-stuck-$retries.log"
 	rm -f "$work/init.stamp" "$work/hung"
 	rig_retry_line "$retries" "$L2_HANG_RETRIES" "an L2 hung, booting L1 again (the stuck run's log: console-l2-hung-$retries.log)"
 	t_qemu=$(now_us)

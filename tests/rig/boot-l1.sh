@@ -188,11 +188,17 @@ ptimeout=$((timeout_s - 60))
 # not stop the run: we want the payload's results and the whole log, and
 # bad-patterns then fails the run.
 #   rig.heartbeat=1 /init writes L1's uptime to ttyS1 every 5 s (below)
+#   tsc=reliable    no clocksource watchdog on L1's TSC: on a loaded L0 the
+#                   watchdog's HPET reads take long, and it marked the TSC
+#                   unstable ("hpet read-back delay"), switching L1 to
+#                   HPET under KVM's masterclock; the one run in which
+#                   L0 lost L1's wakeup (tests/rig/README.md) had just done
+#                   so. TCG's TSC follows L0's clock: it is reliable.
 #   unknown_nmi_panic   an NMI from L0 (nothing else sends L1 one: no PMU
 #                   under TCG) makes L1 panic with the stack it was
 #                   running: how a stuck L1 says where it is (l1_where)
 append="console=ttyS0 loglevel=5 panic=-1 rig.level=1 rig.timeout=$ptimeout"
-append+=" rig.heartbeat=1 unknown_nmi_panic"
+append+=" rig.heartbeat=1 tsc=reliable unknown_nmi_panic"
 [ -z "$hostfwd" ] || append+=" rig.net=1"
 # --disk: Debian's initramfs mounts /dev/vda and runs systemd. quiet (and
 # loglevel=5 again after it): systemd's status lines stay off the serial
@@ -257,8 +263,17 @@ L2_SILENCE_LIMIT=120
 # L1 stuck with it shows sooner: L1's heartbeat (its uptime on ttyS1 every
 # 5 s, init.sh) stops. A heartbeat silent for L1_SILENCE_LIMIT while an
 # L2 runs is the same hang, found 80 s sooner; it counts only once L1
-# has beaten at all. The longest gap seen while an L2 ran is printed at
-# the end ("L1 heartbeat: longest gap"), to keep the limit honest.
+# has beaten at all. The longest gap seen while the payload ran is
+# printed at the end ("L1 heartbeat: longest gap"), to keep the limit
+# honest.
+# The heartbeat is watched through the whole payload, not only while an
+# L2's console comes through L1's (the migrate stage's L2s write to
+# files): L1 itself stuck, with no L2 on its console, is stopped too, and
+# booted again only if l1_where finds L0's lost wakeup (L1's CPU halted
+# with interrupts on and a vector pending in its local APIC: L0's TCG
+# did not wake it; seen 2026-11-24 in the migrate stage, where a key
+# pressed through L0's monitor woke L1 and the run went on). Stuck any
+# other way, the run fails, with the stack L1 printed for the NMI.
 L1_SILENCE_LIMIT=40
 L2_HANG_RETRIES=4
 printf '%q ' "${qemu_cmd[@]}" >"$logdir/qemu-cmdline"
@@ -274,37 +289,66 @@ qemu_stop() {
 }
 
 # l1_where WHY: before a stuck L1 is stopped, where its CPUs are: L0's
-# monitor samples their registers three times (RIP and CPL in
-# l1-stuck.log), then sends an NMI, which L1 (unknown_nmi_panic) answers
-# with a panic and the stack it was running, symbolized by its own
-# kernel, on the console, if its CPU still takes NMIs from L0; QEMU
+# monitor samples their registers three times and the local APIC (into
+# l1-stuck.log). l1_nmi then sends an NMI, which L1 (unknown_nmi_panic)
+# answers with a panic and the stack it was running, symbolized by its
+# own kernel, on the console, if its CPU still takes NMIs from L0; QEMU
 # then exits (panic=-1, -no-reboot). The caller kills it after.
+# Writes $work/stuck-kind: lost-wakeup (every sample halted with IF set,
+# a vector in IRR: L0's fault, not L1's) or stuck (anything else).
 l1_where() {
-	local i out=$logdir/l1-stuck.log
+	local i line flags n=0 halted=0 irr=0 out=$logdir/l1-stuck.log
 	echo "boot-l1.sh: $1" >"$out"
 	exec 7<>"$work/mon.out"
 	for i in 1 2 3; do
 		echo "info registers -a" >"$work/mon.in"
 		sleep 1
 	done
-	# what the monitor said so far (RIP=... CS=... lines), without
-	# waiting on a pipe that holds nothing more
-	timeout 2 cat <&7 | tr -d '\r' | grep -E '^(CPU#|RIP=|CS =)' >>"$out" || true
+	echo "info lapic" >"$work/mon.in"
+	sleep 1
+	# what the monitor said so far, without waiting on a pipe that holds
+	# nothing more
+	timeout 2 cat <&7 | tr -d '\r' |
+		grep -E '^(CPU#|RIP=|CS =|LVTT|Timer|ISR|IRR)' >>"$out" || true
+	while read -r line; do
+		case "$line" in
+		RIP=*)
+			n=$((n + 1))
+			flags=${line#*RFL=}
+			# RFL bit 9 is IF
+			[[ "$line" != *HLT=1* ]] || (((0x${flags%% *} & 0x200) == 0)) ||
+				halted=$((halted + 1))
+			;;
+		IRR*) [[ "$line" == *"(none)"* ]] || irr=1 ;;
+		esac
+	done <"$out"
+	if [ "$n" -gt 0 ] && [ "$halted" = "$n" ] && [ "$irr" = 1 ]; then
+		echo lost-wakeup >"$work/stuck-kind"
+	else
+		echo stuck >"$work/stuck-kind"
+	fi
+	echo "boot-l1.sh: where L1 is: $(cat "$work/stuck-kind")" | tee -a "$out"
+	exec 7<&-
+	grep -E "^RIP=" "$out" | uniq | sed "s/^/boot-l1.sh: stuck L1: /" || true
+}
+
+# l1_nmi: the NMI (above), then up to 15 s for L1's panic to end QEMU
+l1_nmi() {
+	local i
 	echo nmi >"$work/mon.in"
 	for i in $(seq 15); do
 		[ -s "$work/qemu.pid" ] && kill -0 "$(cat "$work/qemu.pid")" 2>/dev/null || break
 		sleep 1
 	done
-	exec 7<&-
-	grep -E '^RIP=' "$out" | sed 's/^/boot-l1.sh: stuck L1: /' || true
 }
 
 # Read the serial output line by line: keep it all in console.log, stamp the
 # moment /init starts, show everything but the dmesg dump live.
 reader() {
 	local line indump=0 hung_reports=0 inl2=0
-	local init l2_boot l2_done dmesg_begin dmesg_end
+	local init l2_boot l2_done dmesg_begin dmesg_end payload_begin
 	init=$(rig_tag L1 INIT)
+	payload_begin=$(rig_tag L1 PAYLOAD-BEGIN)
 	l2_boot=$(rig_mark L2 BOOT)
 	l2_done=$(rig_l2_done)
 	dmesg_begin=$(rig_mark L1 DMESG-BEGIN)
@@ -317,6 +361,8 @@ reader() {
 		[ "$inl2" = 1 ] && : >"$work/l2alive"
 		case "$line" in
 		*"$init"*) now_us >"$work/init.stamp" ;;
+		# the heartbeat is watched from here to the dmesg dump
+		*"$payload_begin"*) : >"$work/inpayload" ;;
 		*"$l2_boot"*)
 			inl2=1
 			: >"$work/l2alive"
@@ -325,7 +371,10 @@ reader() {
 			inl2=0
 			rm -f "$work/l2alive"
 			;;
-		*"$dmesg_begin"*) indump=1 ;;
+		*"$dmesg_begin"*)
+			indump=1
+			rm -f "$work/inpayload"
+			;;
 		*"$dmesg_end"*) indump=0 ;;
 		*"BUG: soft lockup"* | *"rcu_preempt detected stalls"*)
 			# L2's console comes through L1's: its lines are L2's
@@ -339,6 +388,7 @@ reader() {
 					tee "$work/hung"
 				{
 					l1_where "$(cat "$work/hung")"
+					l1_nmi
 					qemu_stop
 				} &
 			fi
@@ -349,26 +399,37 @@ reader() {
 }
 
 # Stop L1 when, while an L2 runs, the L2's console has been silent too
-# long, or L1's heartbeat has.
+# long, or, while the payload runs, L1's heartbeat has. $work/l2hung:
+# boot again (an L2 was running, or L0 lost L1's wakeup); $work/hung:
+# the run fails.
 l2_watchdog() {
 	local spoke beat now why
 	while sleep 5; do
-		spoke=$(stat -c %Y "$work/l2alive" 2>/dev/null) || continue
 		now=$(date +%s)
 		why=
-		if [ $((now - spoke)) -gt "$L2_SILENCE_LIMIT" ]; then
+		if spoke=$(stat -c %Y "$work/l2alive" 2>/dev/null) &&
+			[ $((now - spoke)) -gt "$L2_SILENCE_LIMIT" ]; then
 			why="L2's console silent for ${L2_SILENCE_LIMIT}s"
-		elif [ -s "$work/heartbeat" ]; then
+		elif [ -f "$work/inpayload" ] && [ -s "$work/heartbeat" ]; then
 			beat=$(stat -c %Y "$work/heartbeat")
 			[ $((now - beat)) -le "$(cat "$work/beatgap" 2>/dev/null || echo 0)" ] ||
 				echo $((now - beat)) >"$work/beatgap"
 			[ $((now - beat)) -le "$L1_SILENCE_LIMIT" ] ||
-				why="L1's heartbeat silent for ${L1_SILENCE_LIMIT}s while an L2 runs"
+				why="L1's heartbeat silent for ${L1_SILENCE_LIMIT}s"
 		fi
 		[ -n "$why" ] || continue
-		echo "boot-l1.sh: $why: L2 and L1 stuck; stopping L1" |
-			tee "$work/l2hung"
 		l1_where "$why"
+		if [ -f "$work/l2alive" ]; then
+			echo "boot-l1.sh: $why while an L2 runs: L2 and L1 stuck; stopping L1" |
+				tee "$work/l2hung"
+		elif [ "$(cat "$work/stuck-kind")" = lost-wakeup ]; then
+			echo "boot-l1.sh: $why: L0 did not wake L1's halted CPU (l1-stuck.log); stopping L1" |
+				tee "$work/l2hung"
+		else
+			echo "boot-l1.sh: $why, not L0's lost wakeup (l1-stuck.log); stopping L1" |
+				tee "$work/hung"
+		fi
+		l1_nmi
 		qemu_stop
 		return
 	done
@@ -376,6 +437,7 @@ l2_watchdog() {
 
 boot_once() {
 	rm -f "$work/l2alive" "$work/l2hung" "$work/qemu.pid" "$work/heartbeat" \
+		"$work/inpayload" "$work/stuck-kind" \
 		"$work/beatgap"
 	l2_watchdog &
 	watchdog=$!
@@ -396,7 +458,7 @@ while [ -f "$work/l2hung" ] && [ "$retries" -lt "$L2_HANG_RETRIES" ]; do
 	mv "$logdir/console.log" "$logdir/console-l2-hung-$retries.log"
 	[ ! -f "$logdir/l1-stuck.log" ] || mv "$logdir/l1-stuck.log" "$logdir/l1-stuck-$retries.log"
 	rm -f "$work/init.stamp" "$work/hung"
-	rig_retry_line "$retries" "$L2_HANG_RETRIES" "an L2 hung, booting L1 again (the stuck run's log: console-l2-hung-$retries.log)"
+	rig_retry_line "$retries" "$L2_HANG_RETRIES" "$(sed 's/^boot-l1.sh: //; s/; stopping L1$//' "$work/l2hung"), booting L1 again (the stuck run's log: console-l2-hung-$retries.log)"
 	t_qemu=$(now_us)
 	boot_once
 done
@@ -429,7 +491,7 @@ rc=$(rig_value "$con" L1 RESULT rc)
 echo "boot-l1.sh: $boot_msg"
 echo "boot-l1.sh: total $(secs $((t_end - t0)))s (QEMU $(secs $((t_end - t_qemu)))s)"
 [ ! -f "$work/beatgap" ] ||
-	echo "boot-l1.sh: L1 heartbeat: longest gap $(cat "$work/beatgap")s while an L2 ran (limit ${L1_SILENCE_LIMIT}s)"
+	echo "boot-l1.sh: L1 heartbeat: longest gap $(cat "$work/beatgap")s while the payload ran (limit ${L1_SILENCE_LIMIT}s)"
 if [ "${#fail[@]}" -gt 0 ]; then
 	result=$(rig_result_line FAILED "$retries" "logs in $logdir")
 else

@@ -25,8 +25,9 @@
  *             as a refused one, is: README, "Live migration").
  *   sampling  samples VCPU_RUN_NS every 1 ms of vCPU time into a one-page
  *             buffer; when full (a PFM_MSG_OVFL) it checks every entry
- *             (its thread, its PMD, its reset value, an overshoot under
- *             50 ms, host timestamps in order: no torn entry) and that
+ *             (its thread, its PMD, its reset value, host timestamps in
+ *             order, an overshoot no longer than the host time since the
+ *             entry before allows: no torn entry) and that
  *             every fill holds as many (none lost), and restarts. The
  *             longest host time between two entries is printed: the
  *             paused time, at most.
@@ -62,7 +63,17 @@
 #define TICK_NS		(500 * NSEC_PER_MSEC)
 #define MAX_TICKS	2000
 #define SMPL_PERIOD	NSEC_PER_MSEC
-#define SMPL_SLACK	(50 * NSEC_PER_MSEC)
+/*
+ * The recorded PMD is the vCPU run time past the overflow, until the host
+ * handled it: no more than the host time since the entry before, less
+ * the period, give or take the moments between a reset and a time stamp
+ * (SMPL_SLACK); how late the host handles it L0's scheduling of the rig
+ * decides (seconds, with two rigs on two cores). The first entry of a
+ * fill has no entry before: SMPL_FIRST_MAX bounds it, far below a whole
+ * counter value once the guest has run that long.
+ */
+#define SMPL_SLACK	(2 * NSEC_PER_MSEC)
+#define SMPL_FIRST_MAX	(10 * NSEC_PER_SEC)
 #define BUF_SIZE	4096
 #define ENT_SIZE	(sizeof(pfm_dfl_smpl_entry_t) + 8)
 #define CONTROL_TIMEOUT_S	600
@@ -211,7 +222,8 @@ static bool wait_msg(int fd, pfarg_msg_t *m, int ms)
 static void check_entries(const pfm_dfl_smpl_hdr_t *h, pid_t tid)
 {
 	const pfm_dfl_smpl_entry_t *e;
-	uint64_t i, over, prev = 0;
+	uint64_t i, over, gap = 0, prev = 0;
+	bool bad;
 
 	if (!first_count)
 		first_count = h->hdr_count;
@@ -220,13 +232,25 @@ static void check_entries(const pfm_dfl_smpl_hdr_t *h, pid_t tid)
 	for (i = 0; i < h->hdr_count; i++) {
 		e = (const void *)((const char *)(h + 1) + i * ENT_SIZE);
 		over = *(const uint64_t *)(e + 1);
-		if (e->tgid != (uint32_t)getpid() || e->pid != (uint32_t)tid ||
-		    e->ovfl_pmd != RUN_NS ||
-		    e->last_reset_val != (uint64_t)-SMPL_PERIOD ||
-		    over >= SMPL_SLACK || (i && e->tstamp < prev))
-			torn++;
-		if (i && e->tstamp - prev > max_gap)
-			max_gap = e->tstamp - prev;
+		if (i)
+			gap = e->tstamp - prev;
+		bad = e->tgid != (uint32_t)getpid() ||
+		      e->pid != (uint32_t)tid || e->ovfl_pmd != RUN_NS ||
+		      e->last_reset_val != (uint64_t)-SMPL_PERIOD ||
+		      (i && (e->tstamp < prev ||
+			     over + SMPL_PERIOD > gap + SMPL_SLACK)) ||
+		      (!i && over >= SMPL_FIRST_MAX);
+		if (bad && !torn++)
+			printf("livemig: bad entry %llu of fill %llu: tgid %u pid %u "
+			       "PMD %u reset %lld, %llu ns past the overflow, "
+			       "%llu ns after the entry before\n",
+			       (unsigned long long)i,
+			       (unsigned long long)fills + 1, e->tgid, e->pid,
+			       e->ovfl_pmd, (long long)e->last_reset_val,
+			       (unsigned long long)over,
+			       (unsigned long long)gap);
+		if (i && gap > max_gap)
+			max_gap = gap;
 		prev = e->tstamp;
 	}
 }

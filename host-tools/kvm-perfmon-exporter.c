@@ -399,7 +399,7 @@ static char *scrape(size_t *len, int *exit_code)
 		fprintf(f, "kvmperfmon_host_perf_events %" PRId64 "\n",
 			(int64_t)ms.perf_events);
 		family(f, "pinned_pages", "gauge",
-		       "Guest pages pinned for sampling buffers.");
+		       "Guest pages registered for sampling buffers (not pinned).");
 		fprintf(f, "kvmperfmon_pinned_pages %" PRId64 "\n",
 			(int64_t)ms.pinned_pages);
 	}

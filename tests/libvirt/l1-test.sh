@@ -204,8 +204,8 @@ checks() {
 	echo "libvirtd's errors in the journal (for the record):"
 	journalctl -b -u libvirtd.service -p err --no-pager -q | tail -n 10 | sed 's/^/    /'
 
-	echo "libvirt: ${rig_pass:-0} passed, ${rig_fail:-0} failed"
-	[ "${rig_fail:-0}" = 0 ]
+	echo "libvirt: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+	[ "${rig_failed:-0}" = 0 ]
 }
 
 if [ "${1:-}" = --checks ]; then

@@ -256,5 +256,5 @@ for vm in $VMS; do
 done
 grep -a -E '^(PASS|FAIL): livemig|^livemig: (samples|blocked)' \
 	/tmp/c/console.log | tr -d '\r' | sed 's/^/migrate-l1: guest: /'
-say "${rig_pass:-0} passed, ${rig_fail:-0} failed"
-[ "${rig_fail:-0}" = 0 ]
+say "${rig_passed:-0} passed, ${rig_failed:-0} failed"
+[ "${rig_failed:-0}" = 0 ]

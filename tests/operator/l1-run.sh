@@ -191,5 +191,5 @@ for vm in $VMS; do
 	rig_check "$rc" "$vm: run-l2 (the guest's checks, its kernel log)" "exit $rc"
 done
 
-echo "operator-l1: ${rig_pass:-0} passed, ${rig_fail:-0} failed"
-[ "${rig_fail:-0}" = 0 ]
+echo "operator-l1: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+[ "${rig_failed:-0}" = 0 ]

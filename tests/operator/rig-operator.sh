@@ -257,5 +257,5 @@ if [ -f "$logdir/metrics.txt" ]; then
 	python3 "$here/check.py" "$console" "$logdir/metrics.txt" || r=$?
 	rig_check "$r" "check.py: the stat tool and the scrape against the guests"
 fi
-echo "operator: ${rig_pass:-0} passed, ${rig_fail:-0} failed"
-[ "${rig_fail:-0}" = 0 ]
+echo "operator: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+[ "${rig_failed:-0}" = 0 ]

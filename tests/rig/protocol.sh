@@ -8,8 +8,8 @@
 # path), boot-l1.sh, pv-guest.sh, scripts/run.sh, scripts/stage.sh and the
 # judges tests/bench/check.sh and tests/run/check.sh (L0).
 # POSIX sh plus `local`: busybox ash in L1 and L2, bash in L0. Defines
-# functions only, all named rig_* (rig_check counts in rig_pass and
-# rig_fail).
+# functions only, all named rig_* (rig_check counts in the variables
+# rig_passed and rig_failed; rig_fail is the function rig_judge calls).
 #
 # Markers: /init (init.sh) of level L (L1 or L2) prints, in this order,
 #   ===L-INIT uptime=S===            /init starts (S: the kernel's uptime)
@@ -105,16 +105,16 @@ rig_judge() {
 # Test lines: every check prints "PASS: NAME" or "FAIL: NAME (WHY)", and
 # each program "N passed, N failed" last (the summaries grep them).
 # rig_check STATUS NAME [WHY]: one check's line, PASS if STATUS is 0;
-# counted in rig_pass and rig_fail (unset: none yet), for the shell
+# counted in rig_passed and rig_failed (unset: none yet), for the shell
 # scripts that print such lines (tests/operator in L0 and L1,
-# qemu-errors.sh) to end with "${rig_pass:-0} passed, ${rig_fail:-0} failed"
+# qemu-errors.sh) to end with "${rig_passed:-0} passed, ${rig_failed:-0} failed"
 rig_check() {
 	if [ "$1" = 0 ]; then
 		echo "PASS: $2"
-		rig_pass=$((${rig_pass:-0} + 1))
+		rig_passed=$((${rig_passed:-0} + 1))
 	else
 		echo "FAIL: $2${3:+ ($3)}"
-		rig_fail=$((${rig_fail:-0} + 1))
+		rig_failed=$((${rig_failed:-0} + 1))
 	fi
 }
 

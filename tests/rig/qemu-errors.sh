@@ -80,5 +80,5 @@ if [ -x /payload/setpriv ]; then
 else
 	rig_check 1 "qemu: /payload/setpriv missing (pv-guest.sh --qemu-errors copies it)"
 fi
-echo "${rig_pass:-0} passed, ${rig_fail:-0} failed"
-[ "${rig_fail:-0}" -eq 0 ]
+echo "${rig_passed:-0} passed, ${rig_failed:-0} failed"
+[ "${rig_failed:-0}" -eq 0 ]

@@ -107,43 +107,54 @@ checkpatch:
 # project code. Stops at the first failing stage; prints the times, and
 # how often each stage's rig runs were booted again after a hung L2.
 # A stage of TEST_ALONGSIDE starts in the background and runs alongside
-# the next stage, which make test then waits for, and for it: its output
-# is printed (stage.sh --show) and its failure fails make test as any
-# stage's would. The fuzzers each keep one core busy, and so does the
-# rig's TCG L1 (one vCPU) in the host stage: on two cores they overlap
-# instead of taking turns.
-# The images stage makes the libvirt stage's Debian root filesystems
-# (debootstrap: network and dpkg, minutes cold, nothing warm) while the
-# qemu stage builds QEMU (compiler-bound, the longest step cold). The
-# libvirt stage builds the packages and copies its images (no rig) while
-# the operator stage's rig runs, then waits for the rig lock.
-# The migrate stage's rig runs beside the vm stage's, in the rig's second
-# slot (RIG_SLOT=2, tests/rig/boot-l1.sh): each L1 has a core of its own.
+# the stages after it, up to the next stage of TEST_ALONE (which runs
+# with nothing beside it) or the end: make test waits for it there, its
+# output is printed (stage.sh --show) and its failure fails make test as
+# any stage's would. On two cores:
+# - fuzz beside host: the fuzzers keep one core busy, the host stage's
+#   TCG L1 (one vCPU) the other;
+# - images beside qemu: debootstrap for the libvirt stage's Debian root
+#   filesystems (network and dpkg; minutes cold, nothing warm) while QEMU
+#   builds (compiler-bound, the longest step cold);
+# - two lanes of rig runs, one L1 each: vm then operator in the rig's
+#   first slot, migrate then libvirt in its second (RIG_SLOT=2,
+#   tests/rig/boot-l1.sh); libvirt builds its packages and copies its
+#   images while migrate's rig runs, then waits for the slot;
+# - bench alone: its figures are timed.
 TEST_STAGES := deps build unit kbuild checkpatch fuzz host images qemu \
-	migrate vm libvirt operator bench run
+	migrate libvirt vm operator bench run
 TEST_ALONGSIDE := fuzz images migrate libvirt
-TEST_RIG_SLOT2 := migrate
+TEST_RIG_SLOT2 := migrate libvirt
+TEST_ALONE := bench
 
 test:
-	@$(STAGE) --reset; bg=; \
+	@$(STAGE) --reset; bg=; failed=; \
 	for s in $(TEST_STAGES) ""; do \
 		case " $(TEST_ALONGSIDE) " in *" $$s "*) \
-			echo "== stage $$s: in the background, alongside the next"; \
+			echo "== stage $$s: in the background, alongside the next ones"; \
 			case " $(TEST_RIG_SLOT2) " in *" $$s "*) slot=2 ;; *) slot=1 ;; esac; \
 			RIG_SLOT=$$slot $(STAGE) --alongside $$s $(SUBMAKE) -C $(TOP) test-$$s & \
 			bg="$$bg $$!:$$s"; continue ;; \
 		esac; \
-		failed=; \
-		[ -z "$$s" ] || $(STAGE) $$s $(SUBMAKE) -C $(TOP) test-$$s || \
-			failed=$$s; \
+		join=; [ -n "$$s" ] || join=1; \
+		case " $(TEST_ALONE) " in *" $$s "*) join=1 ;; esac; \
+		if [ -n "$$join" ]; then \
+			for j in $$bg; do \
+				wait "$${j%%:*}" || failed="$$failed $${j#*:}"; \
+				$(STAGE) --show "$${j#*:}"; \
+			done; \
+			bg=; \
+		fi; \
+		[ -n "$$failed" ] || [ -z "$$s" ] || \
+			$(STAGE) $$s $(SUBMAKE) -C $(TOP) test-$$s || failed=$$s; \
+		[ -n "$$failed" ] || continue; \
 		for j in $$bg; do \
 			wait "$${j%%:*}" || failed="$$failed $${j#*:}"; \
 			$(STAGE) --show "$${j#*:}"; \
 		done; \
-		bg=; \
-		[ -z "$$failed" ] || { $(STAGE) --summary; \
-			for f in $$failed; do echo "make test: FAILED at stage $$f"; done; \
-			exit 1; }; \
+		$(STAGE) --summary; \
+		for f in $$failed; do echo "make test: FAILED at stage $$f"; done; \
+		exit 1; \
 	done; \
 	$(STAGE) --summary; echo "make test: all stages passed"
 

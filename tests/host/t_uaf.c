@@ -203,20 +203,35 @@ static int kick_timer(timer_t *tm, bool *made, uint64_t ns)
 	return timer_settime(*tm, 0, &its, NULL) ? -errno : 0;
 }
 
-/* in-kernel HLTs (irqchip), each woken by the timer's signal */
+/*
+ * n in-kernel HLTs (irqchip), each woken by the timer's signal. A signal
+ * can also come before the guest reached its HLT (entering L2 is slow on
+ * the TCG rig, and the fuzzers share the cores): only a return with the
+ * vCPU halted counts, within HALT_TRIES returns a halt.
+ */
+#define HALT_TRIES 50
 static int halts(struct uaf_vm *u, struct hl_vcpu *v, int n)
 {
 	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
-	int i, ret = hl_vcpu_setup(v, HL_CODE_HLT, 0, 0);
+	struct kvm_mp_state now;
+	int i, tries = 0, ret = hl_vcpu_setup(v, HL_CODE_HLT, 0, 0);
 
-	for (i = 0; !ret && i < n && !u->stop; i++) {
+	for (i = 0; !ret && i < n && !u->stop; ) {
+		if (tries++ == n * HALT_TRIES) {
+			ret = -ETIME;
+			break;
+		}
 		v->run->immediate_exit = 0;
 		if (!ioctl(v->fd, KVM_RUN, 0))
 			continue;	/* an exit to userspace: not expected */
 		if (errno != EINTR)
 			ret = -errno;
-		else
+		else if (ioctl(v->fd, KVM_GET_MP_STATE, &now))
+			ret = -errno;
+		else if (now.mp_state == KVM_MP_STATE_HALTED) {
 			u->halts++;
+			i++;
+		}
 	}
 	/* the next guest code must run, not halt */
 	if (ioctl(v->fd, KVM_SET_MP_STATE, &mp) && !ret)

@@ -116,15 +116,15 @@ checkpatch:
 # - images beside qemu: debootstrap for the libvirt stage's Debian root
 #   filesystems (network and dpkg; minutes cold, nothing warm) while QEMU
 #   builds (compiler-bound, the longest step cold);
-# - two lanes of rig runs, one L1 each: vm then operator in the rig's
-#   first slot, migrate then libvirt in its second (RIG_SLOT=2,
-#   tests/rig/boot-l1.sh); libvirt builds its packages and copies its
-#   images while migrate's rig runs, then waits for the slot;
+# - two lanes of rig runs, one L1 each: vm then libvirt in the rig's
+#   first slot (libvirt builds its packages and copies its images while
+#   vm's rig runs, then waits for the slot), migrate and operator one
+#   after the other in its second (RIG_SLOT=2, tests/rig/boot-l1.sh);
 # - bench alone: its figures are timed.
 TEST_STAGES := deps build unit kbuild checkpatch fuzz host images qemu \
-	migrate libvirt vm operator bench run
-TEST_ALONGSIDE := fuzz images migrate libvirt
-TEST_RIG_SLOT2 := migrate libvirt
+	migrate operator libvirt vm bench run
+TEST_ALONGSIDE := fuzz images migrate operator libvirt
+TEST_RIG_SLOT2 := migrate operator
 TEST_ALONE := bench
 
 test:

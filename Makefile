@@ -129,6 +129,13 @@ TEST_ALONE := bench
 
 test:
 	@$(STAGE) --reset; bg=; failed=; \
+	join() { \
+		for j in $$bg; do \
+			wait "$${j%%:*}" || failed="$$failed $${j#*:}"; \
+			$(STAGE) --show "$${j#*:}"; \
+		done; \
+		bg=; \
+	}; \
 	for s in $(TEST_STAGES) ""; do \
 		case " $(TEST_ALONGSIDE) " in *" $$s "*) \
 			echo "== stage $$s: in the background, alongside the next ones"; \
@@ -136,22 +143,12 @@ test:
 			RIG_SLOT=$$slot $(STAGE) --alongside $$s $(SUBMAKE) -C $(TOP) test-$$s & \
 			bg="$$bg $$!:$$s"; continue ;; \
 		esac; \
-		join=; [ -n "$$s" ] || join=1; \
-		case " $(TEST_ALONE) " in *" $$s "*) join=1 ;; esac; \
-		if [ -n "$$join" ]; then \
-			for j in $$bg; do \
-				wait "$${j%%:*}" || failed="$$failed $${j#*:}"; \
-				$(STAGE) --show "$${j#*:}"; \
-			done; \
-			bg=; \
-		fi; \
+		[ -n "$$s" ] || join; \
+		case " $(TEST_ALONE) " in *" $$s "*) join ;; esac; \
 		[ -n "$$failed" ] || [ -z "$$s" ] || \
 			$(STAGE) $$s $(SUBMAKE) -C $(TOP) test-$$s || failed=$$s; \
 		[ -n "$$failed" ] || continue; \
-		for j in $$bg; do \
-			wait "$${j%%:*}" || failed="$$failed $${j#*:}"; \
-			$(STAGE) --show "$${j#*:}"; \
-		done; \
+		join; \
 		$(STAGE) --summary; \
 		for f in $$failed; do echo "make test: FAILED at stage $$f"; done; \
 		exit 1; \

@@ -5,6 +5,11 @@
  * forge. Seeds: streams fuzz_cmd saved from the states its corpus reaches
  * (make corpus).
  *
+ * Every context an accepted stream brings in then takes every call a
+ * guest can make on it (drive_ctx): what the reader lets through is what
+ * those calls index with, and RESTART, READ_PMDS, SWITCH and the rest
+ * must be as safe on a restored context as on one the guest built.
+ *
  * Findings: any sanitizer report, and abort() on a broken invariant: a
  * refused stream leaves the engine empty (no context, counter or pinned
  * page); an accepted one runs, saves again and restores again (what was
@@ -14,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/common/cmdblock.h"
 #include "tests/sim/pfm_sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -62,6 +68,133 @@ static void done(struct sim *s, struct pfm_engine *e)
 	sim_destroy(s);
 }
 
+/* the guest's calls, delivered as DOORBELL does, from one vCPU and thread */
+struct guest {
+	struct cb_caller cb;
+	struct pfm_engine *e;
+	u32 vcpu, tid, tgid;
+	u64 block[PVPFM_CMD_BLOCK_SIZE / 8];
+};
+
+static int deliver(struct cb_caller *c, struct cb_cmd *cmd)
+{
+	struct guest *g = CB_CONTAINER(c, struct guest, cb);
+	u32 len;
+	int ret;
+
+	memset(g->block, 0, sizeof(g->block));
+	len = cb_fill(g->block, cmd, g->tid, g->tgid);
+	if (!len)
+		fail("a call the harness makes does not fit a block");
+	ret = pfm_engine_exec(g->e, g->vcpu, g->block, len);
+	if (ret < 0)
+		fail("exec refused a well-formed block");
+	return cb_unfill(g->block, c, cmd);
+}
+
+#define MAX_CTXS	4	/* engine()'s max_contexts */
+
+struct ctx_list {
+	struct pfm_ctx_view c[MAX_CTXS];
+	u32 n;
+};
+
+static void list_ctx(void *arg, const struct pfm_ctx_view *c)
+{
+	struct ctx_list *l = arg;
+
+	if (l->n >= MAX_CTXS)
+		fail("more contexts than the limit");
+	l->c[l->n++] = *c;
+}
+
+static void skip_counter(void *arg, const struct pfm_ctx_view *c, u16 set,
+			 const struct pfm_counter *ctr)
+{
+	(void)arg, (void)c, (void)set, (void)ctr;
+}
+
+static const struct pfm_view_ops list_ops = {
+	.context = list_ctx, .counter = skip_counter,
+};
+
+/* every PMD number either personality has, and some it does not */
+static const u16 pmd_nums[] = { 0, 1, 2, 3, 4, 16, 17, 18, 19, 255,
+				256, 257, 258, 259, 260, 261, 262 };
+static const u32 event_keys[] = {
+	SIM_EV_GENERIC(0x76), SIM_EV_GENERIC(0xc0), SIM_EV_FIXED(0),
+	SIM_EV_FIXED(1), SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS),
+};
+
+static void events(struct sim *s, u32 vcpu)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(event_keys) / sizeof(event_keys[0]); i++)
+		sim_events(s, vcpu, event_keys[i], 70000);
+	sim_run(s, 3000);
+}
+
+static void read_everything(struct guest *g, const struct pfm_ctx_view *c)
+{
+	pfarg_setinfo_t info[3];
+	pfarg_msg_t msg;
+	uint64_t v;
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof(pmd_nums) / sizeof(pmd_nums[0]); i++) {
+		cb_read_pmd(&g->cb, c->id, c->active_set, pmd_nums[i], &v);
+		cb_read_pmd(&g->cb, c->id, 0, pmd_nums[i], &v);
+	}
+	memset(info, 0, sizeof(info));
+	info[0].set_id = 0;
+	info[1].set_id = c->active_set;
+	info[2].set_id = 1;
+	cb_getinfo_sets(&g->cb, c->id, info, 3);
+	for (n = 0; n < 40 && !cb_read_msg(&g->cb, c->id, &msg); n++)
+		;
+}
+
+/*
+ * The calls of a guest that owns @c, in the order a program makes them,
+ * with events between: restart it, read it, stop and start it, switch it
+ * out and in, unload and load it again.
+ */
+static void drive_ctx(struct sim *s, struct pfm_engine *e,
+		      const struct pfm_ctx_view *c)
+{
+	bool system = c->flags & PFM_FL_SYSTEM_WIDE;
+	struct guest g = {
+		.cb.deliver = deliver, .e = e,
+		.vcpu = c->vcpu >= 0 ? (u32)c->vcpu : 0,
+		.tid = c->tid ? c->tid : 100, .tgid = 100,
+	};
+	u32 load_pid = system ? g.vcpu : g.tid;
+
+	if (g.vcpu >= pfm_engine_cfg(e)->nr_vcpus)
+		fail("a context in on a vCPU the VM does not have");
+	cb_restart(&g.cb, c->id);
+	read_everything(&g, c);
+	events(s, g.vcpu);
+	cb_restart(&g.cb, c->id);
+	cb_stop(&g.cb, c->id);
+	cb_start(&g.cb, c->id);
+	events(s, g.vcpu);
+	if (!system) {
+		cb_switch(&g.cb, c->id, 0, 0, 0);
+		cb_switch(&g.cb, 0, c->id, g.tid, g.tgid);
+	}
+	read_everything(&g, c);
+	cb_unload(&g.cb, c->id);
+	cb_load(&g.cb, c->id, load_pid, c->active_set,
+		system ? 0 : PVPFM_LOAD_SELF, g.tgid);
+	cb_start(&g.cb, c->id);
+	events(s, g.vcpu);
+	cb_restart(&g.cb, c->id);
+	read_everything(&g, c);
+}
+
 static void check_empty(struct sim *s, struct pfm_engine *e)
 {
 	struct pfm_engine_stats st;
@@ -74,8 +207,10 @@ static void check_empty(struct sim *s, struct pfm_engine *e)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pfm_engine *e, *e2;
+	struct ctx_list ctxs = { .n = 0 };
 	struct sim *s, *s2;
 	void *buf, *again;
+	u32 i;
 	u32 pers = 1, vcpus = 1;
 	long n;
 
@@ -105,6 +240,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	sim_events(s, 0, SIM_EV_GENERIC(0x76), 1000);
 	sim_run(s, 5000);
+	pfm_engine_view(e, &list_ops, &ctxs);
+	for (i = 0; i < ctxs.n; i++)
+		drive_ctx(s, e, &ctxs.c[i]);
 	n = pfm_engine_save(e, NULL, 0);
 	again = n > 0 ? malloc(n) : NULL;
 	if (!again || pfm_engine_save(e, again, n) != n)

@@ -66,7 +66,7 @@ static void ctx_unload(struct pfm_engine *e, struct pfm_context *ctx)
 	ctx->state = PFM_CTX_UNLOADED;
 	ctx->started = false;
 	ctx->blocked = false;
-	ctx->reset_set = NULL;
+	pfm_ctx_reset_forget(ctx);
 }
 
 void pfm_ctx_destroy(struct pfm_engine *e, struct pfm_context *ctx)
@@ -345,8 +345,7 @@ int pfm_cmd_restart(struct pfm_cmd_args *a)
 		pfm_smpl_reset(e, ctx);
 	if (ctx->reset_set)
 		pfm_pmds_reset(e, ctx, ctx->reset_set, ctx->reset_pending, true);
-	pfm_memset(ctx->reset_pending, 0, sizeof(ctx->reset_pending));
-	ctx->reset_set = NULL;
+	pfm_ctx_reset_forget(ctx);
 	ctx->state = PFM_CTX_LOADED;
 	ctx->blocked = false;
 	update_counting(e, ctx);

@@ -32,9 +32,12 @@ u32 pfm_random_next(u32 seed)
 static void pmd_reset_one(struct pfm_engine *e, struct pfm_context *ctx,
 			  struct pfm_set *set, u16 num, bool long_reset)
 {
-	struct pfm_pmd *p = &set->pmds[e->pmu.pmd_slot[num]];
-	u64 val = long_reset ? p->long_reset : p->short_reset;
+	struct pfm_pmd *p = pfm_set_pmd(&e->pmu, set, num);
+	u64 val;
 
+	if (!p)
+		return;
+	val = long_reset ? p->long_reset : p->short_reset;
 	if (p->flags & PFM_REGFL_RANDOM) {
 		p->seed = pfm_random_next(p->seed);
 		val -= p->seed & p->random_mask;
@@ -47,13 +50,16 @@ static void pmd_reset_one(struct pfm_engine *e, struct pfm_context *ctx,
 void pfm_pmds_reset(struct pfm_engine *e, struct pfm_context *ctx,
 		    struct pfm_set *set, const u64 *ovfl, bool long_reset)
 {
+	const struct pfm_pmd *p;
 	u64 mask[PFM_PMD_BV];
 	unsigned int n, w;
 
 	pfm_memcpy(mask, ovfl, sizeof(mask));
-	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS)
-		for (w = 0; w < PFM_PMD_BV; w++)
-			mask[w] |= set->pmds[e->pmu.pmd_slot[n]].reset_pmds[w];
+	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS) {
+		p = pfm_set_pmd(&e->pmu, set, n);
+		for (w = 0; p && w < PFM_PMD_BV; w++)
+			mask[w] |= p->reset_pmds[w];
+	}
 	pfm_for_each_bit(n, mask, PFM_MAX_PMDS)
 		pmd_reset_one(e, ctx, set, n, long_reset);
 }
@@ -69,14 +75,12 @@ static bool carry_wraps(struct pfm_engine *e, struct pfm_context *ctx,
 	struct pfm_pmd *p;
 	unsigned int n;
 	u64 upper;
-	u16 slot;
 
 	pfm_memset(ovfl, 0, PFM_PMD_BV * sizeof(u64));
 	pfm_for_each_bit(n, hw, PFM_MAX_PMDS) {
-		slot = e->pmu.pmd_slot[n];
-		if (slot == PFM_NO_SLOT || !ctx->ctr_open[slot])
+		p = pfm_set_pmd(&e->pmu, set, n);
+		if (!p || !pfm_ctx_counter(&e->pmu, ctx, n))
 			continue;
-		p = &set->pmds[slot];
 		if (e->wmask != ~0ULL) {
 			upper = (p->value & ~e->wmask) + e->wmask + 1;
 			p->value = upper | (p->value & e->wmask);
@@ -100,8 +104,8 @@ static bool ovfl_switch_due(struct pfm_engine *e, struct pfm_set *set,
 	if (!(set->flags & PFM_SETFL_OVFL_SWITCH))
 		return false;
 	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS) {
-		p = &set->pmds[e->pmu.pmd_slot[n]];
-		if (p->ovflsw_ref && p->ovflsw_thres && !--p->ovflsw_thres)
+		p = pfm_set_pmd(&e->pmu, set, n);
+		if (p && p->ovflsw_ref && p->ovflsw_thres && !--p->ovflsw_thres)
 			due = true;
 	}
 	if (due)
@@ -114,6 +118,7 @@ static bool notify_due(struct pfm_engine *e, struct pfm_context *ctx,
 		       const u64 *ovfl, const struct pfm_where *where, u32 vcpu)
 {
 	struct pfm_set *set = ctx->active;
+	const struct pfm_pmd *p;
 	unsigned int n;
 	bool full = false;
 
@@ -129,9 +134,11 @@ static bool notify_due(struct pfm_engine *e, struct pfm_context *ctx,
 		pfm_smpl_flush_hdr(e, ctx);
 		return full;
 	}
-	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS)
-		if (set->pmds[e->pmu.pmd_slot[n]].flags & PFM_REGFL_OVFL_NOTIFY)
+	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS) {
+		p = pfm_set_pmd(&e->pmu, set, n);
+		if (p && (p->flags & PFM_REGFL_OVFL_NOTIFY))
 			return true;
+	}
 	return false;
 }
 

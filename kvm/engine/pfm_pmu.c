@@ -294,11 +294,13 @@ static bool decode_fixed(u64 ctrl, u16 idx, struct pfm_event *ev)
 bool pfm_pmd_event_for(const struct pfm_engine *e, u16 pmd, u64 pmc_value,
 		       struct pfm_event *ev)
 {
-	const struct pfm_reg_desc *d = &e->pmu.pmd[pfm_pmd_slot(&e->pmu, pmd)];
+	const struct pfm_reg_desc *d = pfm_pmd_desc(&e->pmu, pmd);
 
 	pfm_memset(ev, 0, sizeof(*ev));
 	ev->personality = e->pmu.id;
 	ev->pmd = pmd;
+	if (!d)
+		return false;
 	switch (d->type) {
 	case PFM_RT_PMD_GENERIC:
 		return decode_evtsel(&e->pmu, pmc_value, ev);
@@ -319,15 +321,18 @@ bool pfm_pmd_event_for(const struct pfm_engine *e, u16 pmd, u64 pmc_value,
 bool pfm_pmd_event(const struct pfm_engine *e, const struct pfm_set *set,
 		   u16 pmd, struct pfm_event *ev)
 {
-	const struct pfm_reg_desc *d = &e->pmu.pmd[e->pmu.pmd_slot[pmd]];
+	const struct pfm_reg_desc *d = pfm_pmd_desc(&e->pmu, pmd);
+	const u64 *pmc;
 
+	if (!d)
+		return false;
 	if (d->type == PFM_RT_PMD_VIRTUAL)
 		return pfm_bit_test(set->used_pmds, pmd) &&
 		       pfm_pmd_event_for(e, pmd, 0, ev);
-	if (!pfm_bit_test(set->used_pmcs, d->dep_pmc))
+	pmc = pfm_set_pmc(&e->pmu, set, d->dep_pmc);
+	if (!pmc || !pfm_bit_test(set->used_pmcs, d->dep_pmc))
 		return false;
-	return pfm_pmd_event_for(e, pmd, set->pmcs[e->pmu.pmc_slot[d->dep_pmc]],
-				 ev);
+	return pfm_pmd_event_for(e, pmd, *pmc, ev);
 }
 
 /* the PMDs whose event PMC @pmc programs, as a PFM_PMD_BV bitmap */

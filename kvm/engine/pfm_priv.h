@@ -68,23 +68,61 @@ struct pfm_pmu {
 };
 
 /*
- * The slot of PMC/PMD @num, which the caller checked is implemented. A
- * guest chooses @num: it and the slot it selects are clamped under
+ * Slot lookups. Every PMC/PMD number goes through these, whoever chose
+ * it: one the personality does not implement, or past the tables, has
+ * no slot (PFM_NO_SLOT) and the callers skip it, so a check missed
+ * upstream (a guest's vector, a restored stream, a backend's bitmap)
+ * cannot index 0xffff entries past a set's registers. A number may be a
+ * guest's: the table load it selects and the slot are clamped under
  * speculation (Spectre v1), so a mispredicted check never loads past
- * the tables.
+ * the tables either.
  */
-static inline u16 pfm_pmc_slot(const struct pfm_pmu *pmu, u16 num)
+static inline u16 pfm_slot_lookup(const u16 *table, unsigned int max,
+				  u16 nr, unsigned int num)
 {
-	u16 slot = pmu->pmc_slot[pfm_index_nospec(num, PFM_MAX_PMCS)];
+	u16 slot;
 
-	return pfm_index_nospec(slot, pmu->nr_pmcs);
+	if (num >= max)
+		return PFM_NO_SLOT;
+	slot = table[pfm_index_nospec(num, max)];
+	if (slot >= nr)
+		return PFM_NO_SLOT;
+	return pfm_index_nospec(slot, nr);
 }
 
-static inline u16 pfm_pmd_slot(const struct pfm_pmu *pmu, u16 num)
+/* the slot of PMC/PMD @num, or PFM_NO_SLOT */
+static inline u16 pfm_pmc_slot(const struct pfm_pmu *pmu, unsigned int num)
 {
-	u16 slot = pmu->pmd_slot[pfm_index_nospec(num, PFM_MAX_PMDS)];
+	return pfm_slot_lookup(pmu->pmc_slot, PFM_MAX_PMCS, pmu->nr_pmcs, num);
+}
 
-	return pfm_index_nospec(slot, pmu->nr_pmds);
+static inline u16 pfm_pmd_slot(const struct pfm_pmu *pmu, unsigned int num)
+{
+	return pfm_slot_lookup(pmu->pmd_slot, PFM_MAX_PMDS, pmu->nr_pmds, num);
+}
+
+/*
+ * The element of slot @slot of an array of @nr, or NULL for
+ * PFM_NO_SLOT; clamped again, as the caller's test of NULL may be
+ * mispredicted
+ */
+#define pfm_slot_elem(array, slot, nr) ({				\
+	u16 pfm_s_ = (slot);						\
+	pfm_s_ == PFM_NO_SLOT ? NULL :					\
+		&(array)[pfm_index_nospec(pfm_s_, (nr))];		\
+})
+
+/* the description of PMC/PMD @num, NULL if the personality has none */
+static inline const struct pfm_reg_desc *
+pfm_pmc_desc(const struct pfm_pmu *pmu, unsigned int num)
+{
+	return pfm_slot_elem(pmu->pmc, pfm_pmc_slot(pmu, num), pmu->nr_pmcs);
+}
+
+static inline const struct pfm_reg_desc *
+pfm_pmd_desc(const struct pfm_pmu *pmu, unsigned int num)
+{
+	return pfm_slot_elem(pmu->pmd, pfm_pmd_slot(pmu, num), pmu->nr_pmds);
 }
 
 /* PMD state in a set */
@@ -118,6 +156,21 @@ struct pfm_set {
 	u64 *pmcs;		/* [pmu.nr_pmcs] */
 	struct pfm_pmd *pmds;	/* [pmu.nr_pmds] */
 };
+
+/* the value of PMC @num in @set, NULL if the personality has no such PMC */
+static inline u64 *pfm_set_pmc(const struct pfm_pmu *pmu,
+			       const struct pfm_set *set, unsigned int num)
+{
+	return pfm_slot_elem(set->pmcs, pfm_pmc_slot(pmu, num), pmu->nr_pmcs);
+}
+
+/* the state of PMD @num in @set, NULL if the personality has no such PMD */
+static inline struct pfm_pmd *pfm_set_pmd(const struct pfm_pmu *pmu,
+					  const struct pfm_set *set,
+					  unsigned int num)
+{
+	return pfm_slot_elem(set->pmds, pfm_pmd_slot(pmu, num), pmu->nr_pmds);
+}
 
 /* what a guest may set: in a context's flags, a PMD's, a set's */
 #define PFM_CTX_FLAGS_KNOWN \
@@ -170,7 +223,10 @@ struct pfm_context {
 	/* counting PMDs whose counter the backend failed to open */
 	bool *ctr_failed;
 
-	/* overflow waiting for restart: long reset of these, in this set */
+	/*
+	 * overflow waiting for restart: long reset of these, in this set;
+	 * reset_pending is empty while reset_set is NULL
+	 */
 	struct pfm_set *reset_set;
 	u64 reset_pending[PFM_PMD_BV];
 
@@ -179,6 +235,22 @@ struct pfm_context {
 	pfarg_msg_t msgq[PFM_MSGQ_DEPTH];
 	u32 msg_head, msg_count;
 };
+
+/*
+ * The open backing counter of PMD @num in @ctx's active set, NULL if
+ * there is none (not in, not counting, or no such PMD)
+ */
+static inline struct pfm_counter *pfm_ctx_counter(const struct pfm_pmu *pmu,
+						  struct pfm_context *ctx,
+						  unsigned int num)
+{
+	u16 slot = pfm_pmd_slot(pmu, num);
+
+	if (slot == PFM_NO_SLOT || !ctx->ctr_open)
+		return NULL;
+	slot = pfm_index_nospec(slot, pmu->nr_pmds);
+	return ctx->ctr_open[slot] ? &ctx->ctrs[slot] : NULL;
+}
 
 struct pfm_vcpu {
 	struct pfm_context *cur;	/* context in on this vCPU */
@@ -260,6 +332,7 @@ u64 pfm_set_timeout_left(struct pfm_engine *e, struct pfm_context *ctx,
 			 struct pfm_set *set);
 u64 pfm_set_act_duration(struct pfm_engine *e, struct pfm_context *ctx,
 			 struct pfm_set *set);
+bool pfm_set_timeout_round(const struct pfm_engine *e, u64 ns, u64 *timeout);
 
 /* pfm_ctx.c */
 struct pfm_context *pfm_ctx_alloc(struct pfm_engine *e, u32 flags);
@@ -267,6 +340,13 @@ u32 pfm_ctx_new_id(struct pfm_engine *e);
 int pfm_ctx_in(struct pfm_engine *e, struct pfm_context *ctx, u32 vcpu);
 void pfm_ctx_out(struct pfm_engine *e, struct pfm_context *ctx);
 void pfm_ctx_destroy(struct pfm_engine *e, struct pfm_context *ctx);
+
+/* no long reset pending any more */
+static inline void pfm_ctx_reset_forget(struct pfm_context *ctx)
+{
+	ctx->reset_set = NULL;
+	pfm_memset(ctx->reset_pending, 0, sizeof(ctx->reset_pending));
+}
 
 /* pfm_ovfl.c */
 void pfm_pmds_reset(struct pfm_engine *e, struct pfm_context *ctx,

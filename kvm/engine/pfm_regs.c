@@ -141,25 +141,20 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 		     void *entry, struct pfm_live_edit *ed)
 {
 	pfarg_pmc_t *req = entry;
-	const struct pfm_reg_desc *d;
+	const struct pfm_reg_desc *d = pfm_pmc_desc(&e->pmu, req->reg_num);
 	struct pfm_set *set;
-	u16 num = req->reg_num;
+	u16 num;
 	int avail;
-	u16 slot;
 
-	if (num >= PFM_MAX_PMCS)
+	if (!d)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
-	num = pfm_index_nospec(num, PFM_MAX_PMCS);
-	if (!pfm_bit_test(e->pmu.impl_pmcs, num))
-		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
-	slot = pfm_pmc_slot(&e->pmu, num);
+	num = d->num;
 	/* NO_EMUL64 is refused: every PMD is 64-bit, see the README */
 	if (req->reg_flags)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	set = pfm_set_find(ctx, req->reg_set);
 	if (!set)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
-	d = &e->pmu.pmc[slot];
 	if ((req->reg_value ^ d->dfl_val) & d->rsvd_msk)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	avail = pmc_events_available(e, num, req->reg_value);
@@ -169,7 +164,7 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 		req->reg_flags |= PVPFM_REG_RETFL_EMULATED;
 
 	edit_begin(e, ctx, set, ed);
-	set->pmcs[slot] = req->reg_value;
+	*pfm_set_pmc(&e->pmu, set, num) = req->reg_value;
 	pfm_bit_set(set->used_pmcs, num);
 	return 0;
 }
@@ -190,10 +185,11 @@ static bool pmd_valid(const struct pfm_engine *e, u16 num)
 /* virtual PMDs count as soon as they are written: check them now */
 static int pmd_event_available(struct pfm_engine *e, u16 num)
 {
+	const struct pfm_reg_desc *d = pfm_pmd_desc(&e->pmu, num);
 	struct pfm_event ev;
 	int ret;
 
-	if (e->pmu.pmd[pfm_pmd_slot(&e->pmu, num)].type != PFM_RT_PMD_VIRTUAL)
+	if (!d || d->type != PFM_RT_PMD_VIRTUAL)
 		return 0;
 	pfm_pmd_event_for(e, num, 0, &ev);
 	ret = e->ops->event_check(e->be, &ev);
@@ -219,14 +215,14 @@ static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,
 	/* it indexes the set's bitmaps below */
 	num = pfm_index_nospec(num, PFM_MAX_PMDS);
 	set = pfm_set_find(ctx, req->reg_set);
-	if (!set)
+	p = set ? pfm_set_pmd(&e->pmu, set, num) : NULL;
+	if (!p)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	avail = pmd_event_available(e, num);
 	if (avail)
 		return entry_notavail(e, &req->reg_flags, avail);
 
 	edit_begin(e, ctx, set, ed);
-	p = &set->pmds[pfm_pmd_slot(&e->pmu, num)];
 	p->value = req->reg_value;
 	p->lval = req->reg_value;
 	p->long_reset = req->reg_long_reset;
@@ -256,21 +252,21 @@ int pfm_cmd_read_pmds(struct pfm_cmd_args *a)
 {
 	struct pfm_engine *e = a->e;
 	pfarg_pmd_t *req = a->arg;
+	const struct pfm_pmd *p;
 	struct pfm_set *set;
 	u32 i;
 
 	clear_retfl(req, a->hdr->count, sizeof(*req));
 	for (i = 0; i < a->hdr->count; i++) {
-		set = pmd_valid(e, req[i].reg_num) ?
-		      pfm_set_find(a->ctx, req[i].reg_set) : NULL;
-		if (!set) {
+		set = pfm_set_find(a->ctx, req[i].reg_set);
+		p = set ? pfm_set_pmd(&e->pmu, set, req[i].reg_num) : NULL;
+		if (!p) {
 			a->hdr->err_index = i;
 			return entry_error(&req[i].reg_flags,
 					   PFM_REG_RETFL_EINVAL);
 		}
 		req[i].reg_value = pfm_pmd_read(e, a->ctx, set, req[i].reg_num);
-		req[i].reg_last_reset_val =
-			set->pmds[pfm_pmd_slot(&e->pmu, req[i].reg_num)].lval;
+		req[i].reg_last_reset_val = p->lval;
 	}
 	return 0;
 }

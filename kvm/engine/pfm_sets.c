@@ -73,45 +73,42 @@ static void set_remove(struct pfm_context *ctx, struct pfm_set *set)
 	ctx->nr_sets--;
 }
 
-/* @pmd may be a guest's (read_pmds): pfm_pmd_slot() clamps it */
-static struct pfm_pmd *pmd_of(struct pfm_engine *e, struct pfm_set *set,
-			      u16 pmd)
-{
-	return &set->pmds[pfm_pmd_slot(&e->pmu, pmd)];
-}
-
-static bool pmd_live(struct pfm_engine *e, struct pfm_context *ctx,
-		     struct pfm_set *set, u16 pmd)
-{
-	return set == ctx->active && ctx->ctr_open &&
-	       ctx->ctr_open[pfm_pmd_slot(&e->pmu, pmd)];
-}
-
 static u64 live_value(struct pfm_engine *e, u64 upper, u64 raw)
 {
 	return (upper & ~e->wmask) | (raw & e->wmask);
 }
 
+/*
+ * A PMD's value: its state in @set, and while it counts, the low bits
+ * its backing counter holds. @pmd may be a guest's (read_pmds) or a
+ * bitmap's: one the personality lacks reads as 0 and takes no write.
+ */
 u64 pfm_pmd_read(struct pfm_engine *e, struct pfm_context *ctx,
 		 struct pfm_set *set, u16 pmd)
 {
-	struct pfm_pmd *p = pmd_of(e, set, pmd);
+	struct pfm_pmd *p = pfm_set_pmd(&e->pmu, set, pmd);
 	struct pfm_counter *c;
 
-	if (!pmd_live(e, ctx, set, pmd))
+	if (!p)
+		return 0;
+	c = set == ctx->active ? pfm_ctx_counter(&e->pmu, ctx, pmd) : NULL;
+	if (!c)
 		return p->value;
-	c = &ctx->ctrs[pfm_pmd_slot(&e->pmu, pmd)];
 	return live_value(e, p->value, e->ops->counter_read(e->be, c, NULL));
 }
 
 void pfm_pmd_write(struct pfm_engine *e, struct pfm_context *ctx,
 		   struct pfm_set *set, u16 pmd, u64 value)
 {
-	pmd_of(e, set, pmd)->value = value;
-	if (pmd_live(e, ctx, set, pmd))
-		e->ops->counter_write(e->be,
-				      &ctx->ctrs[pfm_pmd_slot(&e->pmu, pmd)],
-				      value & e->wmask);
+	struct pfm_pmd *p = pfm_set_pmd(&e->pmu, set, pmd);
+	struct pfm_counter *c;
+
+	if (!p)
+		return;
+	p->value = value;
+	c = set == ctx->active ? pfm_ctx_counter(&e->pmu, ctx, pmd) : NULL;
+	if (c)
+		e->ops->counter_write(e->be, c, value & e->wmask);
 }
 
 /*
@@ -301,13 +298,27 @@ void pfm_engine_timer(struct pfm_engine *e, u32 vcpu)
 	pfm_set_switch_next(e, ctx);
 }
 
+/*
+ * A set's timeout of @ns as the timer can honour it: rounded up to the
+ * timer granularity, so that no guest (nor a stream) makes the host
+ * switch sets more often than that. False for 0 or one that overflows.
+ */
+bool pfm_set_timeout_round(const struct pfm_engine *e, u64 ns, u64 *timeout)
+{
+	u64 gran = e->cfg.timer_granularity_ns;
+
+	if (!ns || ns > ~0ULL - gran)
+		return false;
+	*timeout = (ns + gran - 1) / gran * gran;
+	return true;
+}
+
 /* the set calls: sets change only while the context is unloaded */
 
 int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
 {
 	const u32 known = PFM_SETFL_KNOWN;
 	struct pfm_engine *e = a->e;
-	u64 gran = e->cfg.timer_granularity_ns;
 	pfarg_setdesc_t *d = a->arg;
 	struct pfm_set *set;
 	u64 timeout = 0;
@@ -321,11 +332,9 @@ int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
 		d->set_flags &= ~PFM_REG_RETFL_MASK;	/* a reused vector */
 		if (d->set_flags & ~known)
 			goto bad_entry;
-		if (d->set_flags & PFM_SETFL_TIME_SWITCH) {
-			if (!d->set_timeout || d->set_timeout > ~0ULL - gran)
-				goto bad_entry;
-			timeout = (d->set_timeout + gran - 1) / gran * gran;
-		}
+		if ((d->set_flags & PFM_SETFL_TIME_SWITCH) &&
+		    !pfm_set_timeout_round(e, d->set_timeout, &timeout))
+			goto bad_entry;
 		set = pfm_set_find(a->ctx, d->set_id);
 		if (!set) {
 			set = pfm_set_alloc(e, d->set_id);
@@ -372,7 +381,7 @@ int pfm_cmd_delete_evtsets(struct pfm_cmd_args *a)
 		if (ctx->active == set)
 			ctx->active = ctx->sets[0];
 		if (ctx->reset_set == set)
-			ctx->reset_set = NULL;
+			pfm_ctx_reset_forget(ctx);
 		pfm_set_free(a->e, set);
 	}
 	a->hdr->err_index = 0;

@@ -149,13 +149,18 @@ bool pfm_smpl_record(struct pfm_engine *e, struct pfm_context *ctx,
 	pfm_dfl_smpl_entry_t *ent = (pfm_dfl_smpl_entry_t *)words;
 	pfm_dfl_smpl_hdr_t *hdr = &ctx->smpl.hdr;
 	struct pfm_set *set = ctx->active;
-	struct pfm_pmd *p = &set->pmds[e->pmu.pmd_slot[pmd]];
+	struct pfm_pmd *p = pfm_set_pmd(&e->pmu, set, pmd);
 	u64 *val = (u64 *)(ent + 1);
-	u32 size = entry_size(p);
 	/* an earlier entry of this interrupt already filled the buffer */
 	bool was_full = hdr->hdr_buf_size - hdr->hdr_cur_offs <
 			hdr->hdr_min_buf_space;
 	unsigned int n;
+	u32 size;
+
+	/* smpl_pmds within the implemented PMDs keep an entry in @words */
+	if (!p || entry_size(p) > sizeof(words))
+		return true;
+	size = entry_size(p);
 
 	/*
 	 * Only a sample of the same interrupt as the entry that filled the

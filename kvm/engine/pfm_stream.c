@@ -11,7 +11,6 @@
  * checked before use, every allocation is bounded by this VM's limits,
  * and a stream that fails leaves the engine as created.
  */
-#include "pfm_priv.h"
 #include "pfm_stream.h"
 
 /* ---- writing ------------------------------------------------------------ */
@@ -273,6 +272,9 @@ static int restore_ctx(struct pfm_engine *e, struct reader *r, const u8 *p,
 	    (c->vcpu >= 0 && (u32)c->vcpu >= e->cfg.nr_vcpus) ||
 	    (c->state == PFM_CTX_UNLOADED &&
 	     (c->vcpu >= 0 || c->started || c->blocked || c->has_reset)) ||
+	    /* only a notification masks; only a masked context waits */
+	    ((c->has_reset || c->blocked) && c->state != PFM_CTX_MASKED) ||
+	    (c->blocked && !(c->flags & PFM_FL_NOTIFY_BLOCK)) ||
 	    ((c->flags & PFM_FL_SYSTEM_WIDE) && c->state != PFM_CTX_UNLOADED &&
 	     (u32)c->vcpu != c->load_pid) ||
 	    !c->nr_sets || c->msg_count > PFM_MSGQ_DEPTH ||
@@ -294,6 +296,8 @@ static int restore_ctx(struct pfm_engine *e, struct reader *r, const u8 *p,
 	ctx->tgid = c->tgid;
 	for (i = 0; i < c->msg_count; i++) {
 		m = take(&p, &left, sizeof(*m));
+		if (m->type != PFM_MSG_OVFL && m->type != PFM_MSG_END)
+			return fail(r, PFM_STREAM_MALFORMED);
 		ctx->msgq[i] = *m;
 	}
 	ctx->msg_count = c->msg_count;
@@ -311,7 +315,8 @@ static int restore_ctx(struct pfm_engine *e, struct reader *r, const u8 *p,
 		    c->smpl_hdr.hdr_version != ctx->smpl.hdr.hdr_version ||
 		    c->smpl_hdr.hdr_buf_flags ||
 		    c->smpl_hdr.hdr_cur_offs < sizeof(c->smpl_hdr) ||
-		    c->smpl_hdr.hdr_cur_offs > c->smpl_hdr.hdr_buf_size)
+		    c->smpl_hdr.hdr_cur_offs > c->smpl_hdr.hdr_buf_size ||
+		    c->smpl_hdr.hdr_cur_offs % 8)
 			return fail(r, PFM_STREAM_MALFORMED);
 		ctx->smpl.hdr = c->smpl_hdr;
 		r->pages_due = true;
@@ -335,31 +340,27 @@ static int restore_regs(struct pfm_engine *e, struct reader *r,
 	const struct pfm_stream_pmd *sp;
 	const struct pfm_reg_desc *d;
 	struct pfm_pmd *pmd;
-	u16 i, slot;
+	u16 i;
 
 	for (i = 0; i < s->nr_pmcs; i++) {
 		pmc = take(&p, &left, sizeof(*pmc));
-		if (pmc->num >= PFM_MAX_PMCS ||
-		    !pfm_bit_test(e->pmu.impl_pmcs, pmc->num))
-			return fail(r, PFM_STREAM_MALFORMED);
-		slot = pfm_pmc_slot(&e->pmu, pmc->num);
-		d = &e->pmu.pmc[slot];
+		d = pmc->num < PFM_MAX_PMCS ? pfm_pmc_desc(&e->pmu, pmc->num) :
+					      NULL;
 		/* what write_pmcs would refuse, a stream may not bring in */
-		if ((pmc->value ^ d->dfl_val) & d->rsvd_msk)
+		if (!d || ((pmc->value ^ d->dfl_val) & d->rsvd_msk))
 			return fail(r, PFM_STREAM_MALFORMED);
-		set->pmcs[slot] = pmc->value;
+		*pfm_set_pmc(&e->pmu, set, d->num) = pmc->value;
 	}
 	for (i = 0; i < s->nr_pmds; i++) {
 		sp = take(&p, &left, sizeof(*sp));
 		r->err->pmd = sp->num;
-		if (sp->num >= PFM_MAX_PMDS ||
-		    !pfm_bit_test(e->pmu.impl_pmds, sp->num) ||
-		    sp->reserved0 || sp->reserved1 ||
+		pmd = pfm_set_pmd(&e->pmu, set, sp->num);
+		if (!pmd || sp->reserved0 || sp->reserved1 ||
 		    (sp->flags & ~PFM_REGFL_PMD_KNOWN) ||
+		    sp->ovflsw_thres > sp->ovflsw_ref ||
 		    !pfm_bv_subset(sp->reset_pmds, e->pmu.impl_pmds, PFM_PMD_BV) ||
 		    !pfm_bv_subset(sp->smpl_pmds, e->pmu.impl_pmds, PFM_PMD_BV))
 			return fail(r, PFM_STREAM_MALFORMED);
-		pmd = &set->pmds[pfm_pmd_slot(&e->pmu, sp->num)];
 		pmd->value = sp->value;
 		pmd->lval = sp->lval;
 		pmd->long_reset = sp->long_reset;
@@ -404,9 +405,12 @@ static int restore_set(struct pfm_engine *e, struct reader *r, const u8 *p,
 	struct pfm_set *set;
 	int ret;
 
+	u64 timeout = 0;
+
 	if (!s || !r->ctx || !r->sets_left || s->ctx_id != r->ctx->id ||
 	    s->reserved || (s->flags & ~PFM_SETFL_KNOWN) ||
-	    ((s->flags & PFM_SETFL_TIME_SWITCH) && !s->timeout) ||
+	    ((s->flags & PFM_SETFL_TIME_SWITCH) ?
+	     !pfm_set_timeout_round(e, s->timeout, &timeout) : !!s->timeout) ||
 	    s->nr_pmcs > e->pmu.nr_pmcs || s->nr_pmds > e->pmu.nr_pmds ||
 	    left != s->nr_pmcs * sizeof(struct pfm_stream_pmc) +
 		    s->nr_pmds * sizeof(struct pfm_stream_pmd) ||
@@ -424,9 +428,10 @@ static int restore_set(struct pfm_engine *e, struct reader *r, const u8 *p,
 		return fail(r, PFM_STREAM_LIMIT);
 	}
 	set->flags = s->flags;
-	set->timeout = s->timeout;
-	set->timeout_left = s->timeout_left < s->timeout ? s->timeout_left :
-							   s->timeout;
+	/* this host's timer floor holds, whatever the source's was */
+	set->timeout = timeout;
+	set->timeout_left = s->timeout_left < timeout ? s->timeout_left :
+							timeout;
 	set->runs = s->runs;
 	set->act_duration = s->act_duration;
 	set->host_enabled_ns = s->host_enabled_ns;
@@ -468,6 +473,28 @@ static int restore_pages(struct pfm_engine *e, struct reader *r, const u8 *p,
 	return 0;
 }
 
+/*
+ * Overflowed PMDs waiting for RESTART's long reset in @set: each one the
+ * set uses, as a value it was written (used_pmds) or as the PMD of an
+ * event its PMCs program. An older source may have left bits without a
+ * reset set (unload did not clear them); without one they mean nothing
+ * and are not taken.
+ */
+static bool reset_pending_valid(const struct pfm_engine *e,
+				const struct pfm_set *set, const u64 *pending)
+{
+	u64 used[PFM_PMD_BV], pmds[PFM_PMD_BV];
+	unsigned int n, w;
+
+	pfm_memcpy(used, set->used_pmds, sizeof(used));
+	pfm_for_each_bit(n, set->used_pmcs, PFM_MAX_PMCS) {
+		pfm_pmc_pmds(&e->pmu, n, pmds);
+		for (w = 0; w < PFM_PMD_BV; w++)
+			used[w] |= pmds[w];
+	}
+	return pfm_bv_subset(pending, used, PFM_PMD_BV);
+}
+
 /* the last context's records are all in: take up its state */
 static int finish_ctx(struct pfm_engine *e, struct reader *r)
 {
@@ -484,10 +511,16 @@ static int finish_ctx(struct pfm_engine *e, struct reader *r)
 	if (!ctx->active || !pfm_set_find(ctx, 0) ||
 	    (c->has_reset && !ctx->reset_set) ||
 	    (c->state != PFM_CTX_UNLOADED && ctx->smpl.fmt &&
-	     !pfm_smpl_ready(ctx)))
+	     !pfm_smpl_ready(ctx)) ||
+	    !pfm_bv_subset(c->reset_pending, e->pmu.impl_pmds, PFM_PMD_BV))
 		return fail(r, PFM_STREAM_MALFORMED);
-	pfm_memcpy(ctx->reset_pending, c->reset_pending,
-		   sizeof(ctx->reset_pending));
+	/* RESTART resets these in the reset set: PMDs it uses, no others */
+	if (ctx->reset_set) {
+		if (!reset_pending_valid(e, ctx->reset_set, c->reset_pending))
+			return fail(r, PFM_STREAM_MALFORMED);
+		pfm_memcpy(ctx->reset_pending, c->reset_pending,
+			   sizeof(ctx->reset_pending));
+	}
 	if (c->state == PFM_CTX_UNLOADED)
 		return 0;
 	/* loaded, not yet in: undone by pfm_ctx_destroy() like any other */

@@ -26,7 +26,7 @@
 #ifndef _PFM_STREAM_H
 #define _PFM_STREAM_H
 
-#include "pfm_engine.h"
+#include "pfm_priv.h"
 
 #define PFM_STREAM_MAGIC	0x4d52545332464d50ULL	/* bytes "PMF2STRM" */
 #define PFM_STREAM_FORMAT	1

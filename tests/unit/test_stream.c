@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "t_env.h"
+#include "kvm/engine/pfm_stream.h"
 
 #define US		1000ULL
 #define HDR_SIZE	sizeof(pfm_dfl_smpl_hdr_t)
@@ -285,6 +286,109 @@ static void test_stream_damage(void **state)
 	t_env_free(b);
 }
 
+/* the payload of the @nth record of @type in @s (0: the first) */
+static void *record(const struct stream *s, u16 type, int nth)
+{
+	size_t off = sizeof(struct pfm_stream_hdr);
+	struct pfm_stream_rec *r;
+
+	while (off + sizeof(*r) <= s->len) {
+		r = (struct pfm_stream_rec *)((u8 *)s->buf + off);
+		if (r->type == type && nth-- == 0)
+			return r + 1;
+		off += sizeof(*r) + r->size;
+	}
+	fail_msg("no record %u in the stream", type);
+	return NULL;
+}
+
+/*
+ * A masked context's pending long resets name PMDs of its reset set: a
+ * stream that names others (one the personality lacks: the reset would
+ * index PFM_NO_SLOT, 0xffff entries past the set; one the set does not
+ * use) is refused, and what was taken came through RESTART unharmed.
+ */
+static void test_stream_reset_pending(void **state)
+{
+	static const u16 forged[] = { 200, 2, 257 };
+	struct t_env *a = T_ENV(state), *b = t_env_new(NULL);
+	struct pfm_stream_error err;
+	struct pfm_stream_ctx *c;
+	struct stream s;
+	size_t i;
+	u32 note;
+
+	a->vcpu = 1;
+	note = t_ctx(a, 0);
+	t_pmc(a, note, 0, 0, T_EVTSEL(EV_B));
+	t_pmd_period(a, note, 0, 0, 10, PFM_REGFL_OVFL_NOTIFY);
+	t_load_self(a, note);
+	assert_int_equal(cb_start(&a->cb, note), 0);
+	sim_events(a->sim, 1, KEY_B, 10);
+	s = save(a);
+	c = record(&s, PFM_STREAM_REC_CTX, 0);
+	assert_int_equal(c->reset_pending[0], 1);
+	for (i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		c->reset_pending[forged[i] / 64] |= 1ULL << (forged[i] % 64);
+		assert_int_equal(restore(b, &s, &err), -EINVAL);
+		assert_int_equal(err.reason, PFM_STREAM_MALFORMED);
+		assert_int_equal(err.ctx_id, note);
+		assert_int_equal(t_stats(b).contexts, 0);
+		c->reset_pending[forged[i] / 64] &= ~(1ULL << (forged[i] % 64));
+	}
+	/* without a reset set, pending bits mean nothing: not taken */
+	c->has_reset = 0;
+	c->reset_pending[0] |= 1ULL << 3;
+	c->state = PFM_CTX_LOADED;
+	assert_int_equal(restore(b, &s, NULL), 0);
+	b->vcpu = 1;
+	assert_int_equal(cb_restart(&b->cb, note), -EBUSY);
+	t_env_free(b);
+	b = t_env_new(NULL);
+	c->has_reset = 1;
+	c->reset_pending[0] = 1;
+	c->state = PFM_CTX_MASKED;
+	assert_int_equal(restore(b, &s, NULL), 0);
+	b->vcpu = 1;
+	assert_int_equal(cb_restart(&b->cb, note), 0);
+	assert_int_equal(t_read(b, note, 0, 0), -10ULL);
+	free(s.buf);
+	t_env_free(b);
+}
+
+/*
+ * A set's timeout from a stream keeps this host's timer floor: a 1 ns
+ * timeout switches no more often than the granularity (1 us here).
+ */
+static void test_stream_timeout_floor(void **state)
+{
+	struct t_env *a = T_ENV(state), *b = t_env_new(NULL);
+	struct pfm_stream_set *set;
+	pfarg_setinfo_t info[2];
+	u32 ctx = multiplexed(a);
+	struct stream s = save(a);
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		set = record(&s, PFM_STREAM_REC_SET, i);
+		set->timeout = 1;
+		set->timeout_left = 1;
+	}
+	assert_int_equal(restore(b, &s, NULL), 0);
+	sim_run(b->sim, 100 * US);
+	memset(info, 0, sizeof(info));
+	info[1].set_id = 1;
+	b->vcpu = 0;
+	assert_int_equal(cb_getinfo_sets(&b->cb, ctx, info, 2), 0);
+	print_message("100 us at a forged 1 ns timeout: %llu + %llu runs\n",
+		      (unsigned long long)info[0].set_runs,
+		      (unsigned long long)info[1].set_runs);
+	/* the runs before the save, and one switch a microsecond since */
+	assert_true(info[0].set_runs + info[1].set_runs <= 2 + 101);
+	free(s.buf);
+	t_env_free(b);
+}
+
 /*
  * pfm_engine_stream_max() bounds what an importer copies: a VM that uses
  * every context slot, every set and the largest sampling buffer saves no
@@ -338,6 +442,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T_TEST(test_stream_counting_resumes),
+		T_TEST(test_stream_reset_pending),
+		T_TEST(test_stream_timeout_floor),
 		T_TEST(test_stream_sampling_and_messages),
 		T_TEST(test_stream_refusals),
 		T_TEST(test_stream_ping_pong),

@@ -336,6 +336,13 @@ static inline const char *pvpfm_vpmd_name(unsigned int num)
  */
 #define PVPFM_SETINFO_HOST_ENABLED	0	/* ns, summed over PMDs */
 #define PVPFM_SETINFO_HOST_RUNNING	1	/* ns, summed over PMDs */
+/*
+ * Overflows of the set's PMDs the host did not deliver while it
+ * throttled the VM (max_overflow_rate): samples not taken, notifications
+ * not sent, resets not applied. A sampling context also finds them in
+ * its buffer's header; this is where a counting or notifying one does.
+ */
+#define PVPFM_SETINFO_OVFLS_LOST	2
 
 /*
  * Returned in reg_flags of an accepted pfarg_pmc_t whose event the host

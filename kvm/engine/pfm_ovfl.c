@@ -204,8 +204,10 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 		return;
 
 	e->stats.overflows++;
-	if (where->lost)
+	if (where->lost) {
+		set->ovfls_lost += where->lost;
 		pfm_smpl_lost(e, ctx, where->lost);
+	}
 	pfm_memcpy(set->ovfl_pmds, ovfl, sizeof(set->ovfl_pmds));
 	if (ctx->state == PFM_CTX_MASKED) {
 		/* already notified: these wait for the same restart */

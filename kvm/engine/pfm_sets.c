@@ -440,6 +440,7 @@ int pfm_cmd_getinfo_evtsets(struct pfm_cmd_args *a)
 			live_host_times(e, ctx, &enabled, &running);
 		info->set_reserved3[PVPFM_SETINFO_HOST_ENABLED] = enabled;
 		info->set_reserved3[PVPFM_SETINFO_HOST_RUNNING] = running;
+		info->set_reserved3[PVPFM_SETINFO_OVFLS_LOST] = set->ovfls_lost;
 	}
 	return 0;
 }

@@ -222,6 +222,30 @@ static void test_unimplemented_pmds_skipped(void **state)
 	assert_int_equal(t_read(t, ctx, 0, 1), 9 + (1ULL << 32));
 }
 
+/*
+ * Overflows the host throttled away are never silent: a context that
+ * counts or notifies, without a buffer's header to read them in, finds
+ * them in its set's getinfo.
+ */
+static void test_throttled_overflows_reported(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	u64 hw[PFM_PMD_BV] = { 1ULL << 1 };
+	struct pfm_where where = { .lost = 5 };
+	pfarg_setinfo_t info;
+
+	pmd_prog(t, ctx, 1, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	go(t, ctx);
+	sim_events(t->sim, 0, KEY_B, 5);
+	/* the backend's next delivery: a wrap, and 5 periods it skipped */
+	pfm_engine_overflow(t->e, 0, hw, &where);
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, &info, 1), 0);
+	assert_int_equal(info.set_reserved3[PVPFM_SETINFO_OVFLS_LOST], 5);
+}
+
 /* perfmon2: restart with nothing notified (no sampling buffer): EBUSY */
 static void test_restart_not_masked(void **state)
 {
@@ -673,6 +697,7 @@ int main(void)
 		T_TEST(test_simultaneous_one_msg),
 		T_TEST(test_reset_pmds),
 		T_TEST(test_unimplemented_pmds_skipped),
+		T_TEST(test_throttled_overflows_reported),
 		T_TEST(test_restart_not_masked),
 		cmocka_unit_test(test_random_within_mask),
 		T_TEST(test_random_long_reset),

@@ -108,6 +108,24 @@ static void test_stream_counting_resumes(void **state)
 	t_env_free(b);
 }
 
+/*
+ * A per-thread context on vCPU 1 whose PMD 0 notified its overflow of
+ * EV_B: masked, PMD 0's long reset pending
+ */
+static u32 masked(struct t_env *t)
+{
+	u32 ctx;
+
+	t->vcpu = 1;
+	ctx = t_ctx(t, 0);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_B));
+	t_pmd_period(t, ctx, 0, 0, 10, PFM_REGFL_OVFL_NOTIFY);
+	t_load_self(t, ctx);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	sim_events(t->sim, 1, KEY_B, 10);
+	return ctx;
+}
+
 /* a sampling context half-way through its buffer, and a masked one */
 static void test_stream_sampling_and_messages(void **state)
 {
@@ -128,13 +146,7 @@ static void test_stream_sampling_and_messages(void **state)
 	assert_int_equal(cb_start(&a->cb, smpl), 0);
 	sim_events(a->sim, 0, KEY_A, 200);
 
-	a->vcpu = 1;
-	note = t_ctx(a, 0);
-	t_pmc(a, note, 0, 0, T_EVTSEL(EV_B));
-	t_pmd_period(a, note, 0, 0, 10, PFM_REGFL_OVFL_NOTIFY);
-	t_load_self(a, note);
-	assert_int_equal(cb_start(&a->cb, note), 0);
-	sim_events(a->sim, 1, KEY_B, 10);
+	note = masked(a);
 
 	s = save(a);
 	assert_int_equal(restore(b, &s, NULL), 0);
@@ -318,13 +330,7 @@ static void test_stream_reset_pending(void **state)
 	size_t i;
 	u32 note;
 
-	a->vcpu = 1;
-	note = t_ctx(a, 0);
-	t_pmc(a, note, 0, 0, T_EVTSEL(EV_B));
-	t_pmd_period(a, note, 0, 0, 10, PFM_REGFL_OVFL_NOTIFY);
-	t_load_self(a, note);
-	assert_int_equal(cb_start(&a->cb, note), 0);
-	sim_events(a->sim, 1, KEY_B, 10);
+	note = masked(a);
 	s = save(a);
 	c = record(&s, PFM_STREAM_REC_CTX, 0);
 	assert_int_equal(c->reset_pending[0], 1);

@@ -38,6 +38,16 @@
  *   The binding ioctls take vm->lock too: the vCPU fields they set are
  *   what DOORBELL and the deferred work read. Binding the VM itself is
  *   ordered by the open file's own mutex (kvmpfm_main.c).
+ *
+ *   No ioctl copies from or to its caller's memory with vm->lock held:
+ *   such a copy may fault on a page its owner never serves (userfaultfd,
+ *   a stalled FUSE file), and then whoever waits for vm->lock would wait
+ *   as long. An ioctl copies its input into a buffer bounded by the VM's
+ *   limits first, takes vm->lock killably, and copies its output after.
+ *   DOORBELL reads and writes the command block in guest memory so too.
+ *   What the engine writes into guest memory (samples) is written with
+ *   vm->lock held: only the VM's own calls and the operator's killable
+ *   waits can wait behind it (kvmpfm_operator.c).
  */
 #ifndef _KVMPFM_H
 #define _KVMPFM_H
@@ -69,6 +79,9 @@
  */
 #define KVMPFM_THROTTLE_WINDOW_NS	(10 * NSEC_PER_MSEC)
 
+/* kvmpfm_vcpu.cmd_block: a command block is set (its gpa is page aligned) */
+#define KVMPFM_CMD_BLOCK_SET	1ULL
+
 /* host events kept per vCPU for the next set switch (kvmpfm_perf.c) */
 #define KVMPFM_KEPT_MAX		8
 
@@ -79,9 +92,13 @@ struct kvmpfm_vcpu {
 	u32 index;
 	struct task_struct *task;	/* bound vCPU thread, referenced */
 	struct kvm_vcpu *kvm_vcpu;
-	u64 cmd_gpa;
-	bool has_cmd_block;
-	void *cmd_buf;			/* PVPFM_CMD_BLOCK_SIZE host copy */
+	/*
+	 * The guest's command block: its gpa | KVMPFM_CMD_BLOCK_SET, 0 if
+	 * none; set under vm->lock, read by DOORBELL before it takes it
+	 */
+	u64 cmd_block;
+	/* PVPFM_CMD_BLOCK_SIZE host copy; its vCPU thread's (DOORBELL) */
+	void *cmd_buf;
 	struct eventfd_ctx *eventfd;
 	/* open counters of the context in on this vCPU, by PMD */
 	struct kvmpfm_counter *ctr_by_pmd[PFM_MAX_PMDS];

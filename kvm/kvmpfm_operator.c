@@ -12,13 +12,19 @@
  * room for per-context and per-event records or names. One snapshot is
  * taken under one hold of the VM's lock, so its figures agree.
  *
- * Locking: bound_vms_lock (mutex) orders the list of bound VMs, the ids, and a VM's
- * lifetime: release unlinks the VM under it first, so a VM found on the
- * list stays alive while the lock is held. Nests outside vm->lock.
+ * Locking: bound_vms_lock (mutex) orders the list of bound VMs and the
+ * ids. Release unlinks the VM under it before anything else, so a VM
+ * found on the list is alive while the lock is held: long enough to take
+ * a reference on its binding file (vm_get()), which keeps it alive after.
+ * Nothing waits for a VM's lock with bound_vms_lock held, and the wait is
+ * killable: one VM whose lock is held long (its VMM's calls, samples
+ * written into its guest's memory) stalls no other VM's bind, release or
+ * snapshot, and no caller beyond a fatal signal.
  * Buffers are allocated with neither lock held: a scrape holds a VM's
  * lock only to copy figures, never across an allocation or a user copy.
  */
 #include <linux/capability.h>
+#include <linux/file.h>
 #include <linux/ctype.h>
 #include <linux/uaccess.h>
 #include "kvmpfm.h"
@@ -58,11 +64,34 @@ static struct kvmpfm_vm *vm_find(u64 id)
 	return NULL;
 }
 
+/*
+ * The VM of @id, alive until vm_put() (its binding file referenced), or
+ * NULL: none, or being released.
+ */
+static struct kvmpfm_vm *vm_get(u64 id)
+{
+	struct kvmpfm_vm *vm;
+
+	mutex_lock(&bound_vms_lock);
+	vm = vm_find(id);
+	if (vm && !get_file_rcu(vm->file))
+		vm = NULL;
+	mutex_unlock(&bound_vms_lock);
+	return vm;
+}
+
+/* the last reference releases the VM, at the caller's return to user mode */
+static void vm_put(struct kvmpfm_vm *vm)
+{
+	fput(vm->file);
+}
+
 /* from the VMM, on its binding: a name for the operator's eyes only */
 int kvmpfm_set_identity(struct kvmpfm_vm *vm, void __user *argp)
 {
 	struct kvmpfm_vm_identity id;
 	size_t len, i;
+	int ret;
 
 	if (copy_from_user(&id, argp, sizeof(id)))
 		return -EFAULT;
@@ -75,7 +104,11 @@ int kvmpfm_set_identity(struct kvmpfm_vm *vm, void __user *argp)
 		if (iscntrl(id.name[i]))
 			return -EINVAL;
 	memset(id.name + len, 0, sizeof(id.name) - len);
+	ret = mutex_lock_killable(&vm->lock);
+	if (ret)
+		return ret;
 	vm->identity = id;
+	mutex_unlock(&vm->lock);
 	return 0;
 }
 
@@ -247,20 +280,22 @@ static void snap_vm(struct snap *s, struct kvmpfm_vm *vm,
 /*
  * One VM's snapshot, under one hold of its lock: counted (@s->vm NULL)
  * into @s's counts, or filled into the room they gave. -ENOENT once the
- * VM is gone.
+ * VM is gone, -EINTR if a fatal signal came first.
  */
 static long snap_take(u64 id, struct snap *s)
 {
 	struct pfm_engine_stats st;
 	struct kvmpfm_vm *vm;
+	long ret;
 
-	mutex_lock(&bound_vms_lock);
-	vm = vm_find(id);
-	if (!vm) {
-		mutex_unlock(&bound_vms_lock);
+	vm = vm_get(id);
+	if (!vm)
 		return -ENOENT;
+	ret = mutex_lock_killable(&vm->lock);
+	if (ret) {
+		vm_put(vm);
+		return ret;
 	}
-	mutex_lock(&vm->lock);
 	pfm_engine_stats(vm->engine, &st);
 	if (!s->vm) {
 		s->nr_vcpus = vm->nr_vcpus;
@@ -277,7 +312,7 @@ static long snap_take(u64 id, struct snap *s)
 		pfm_engine_view(vm->engine, &snap_view_ops, s);
 	}
 	mutex_unlock(&vm->lock);
-	mutex_unlock(&bound_vms_lock);
+	vm_put(vm);
 	return 0;
 }
 
@@ -364,13 +399,18 @@ long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp)
 {
 	struct kvmpfm_filter *f;
 	struct kvmpfm_vm *vm;
+	long ret;
 	u64 id;
 
 	f = kvmpfm_filter_copy(argp, &id);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	if (own && (!id || id == own->id)) {
-		mutex_lock(&own->lock);
+		ret = mutex_lock_killable(&own->lock);
+		if (ret) {
+			kvmpfm_free(f);
+			return ret;
+		}
 		kvmpfm_filter_install(own, f);
 		mutex_unlock(&own->lock);
 		return 0;
@@ -379,19 +419,20 @@ long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp)
 		kvmpfm_free(f);
 		return -EPERM;
 	}
-	mutex_lock(&bound_vms_lock);
-	vm = vm_find(id);
-	if (vm) {
-		mutex_lock(&vm->lock);
-		kvmpfm_filter_install(vm, f);
-		mutex_unlock(&vm->lock);
-	}
-	mutex_unlock(&bound_vms_lock);
+	vm = vm_get(id);
 	if (!vm) {
 		kvmpfm_free(f);
 		return -ENOENT;
 	}
-	return 0;
+	ret = mutex_lock_killable(&vm->lock);
+	if (!ret) {
+		kvmpfm_filter_install(vm, f);
+		f = NULL;
+		mutex_unlock(&vm->lock);
+	}
+	vm_put(vm);
+	kvmpfm_free(f);
+	return ret;
 }
 
 /*

@@ -182,10 +182,17 @@ struct kvmpfm_vm {
 	pid_t pid;			/* the VMM's tgid at bind */
 	u64 bound_ns;
 	struct kvmpfm_vm_identity identity;	/* under @lock */
-	struct kvmpfm_filter *filter;	/* under @lock; NULL: none */
+	/*
+	 * Event filters, under @lock; NULL: none. An event is allowed when
+	 * both allow it. The VMM sets its own on its binding; only the
+	 * operator (CAP_PERFMON, naming the VM by id) sets or clears
+	 * @operator_filter.
+	 */
+	struct kvmpfm_filter *vmm_filter;
+	struct kvmpfm_filter *operator_filter;
 };
 
-/* the operator's event filter, as set (kvmpfm_filter.c) */
+/* an event filter, as set (kvmpfm_filter.c) */
 struct kvmpfm_filter {
 	u32 action;			/* KVMPFM_FILTER_* */
 	u32 nr;
@@ -263,6 +270,9 @@ long kvmpfm_state_ioctl(struct kvmpfm_vm *vm, unsigned int cmd,
 extern const struct pfm_backend_ops kvmpfm_backend_ops;
 void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
 u8 kvmpfm_host_vendor(void);
+int kvmpfm_alias_encoding(const struct pfm_event *ev,
+			  const struct kvmpfm_event_map_entry *alias,
+			  u16 *event, u8 *umask);
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm);
 void kvmpfm_vcpu_task_work(struct callback_head *head);
 void kvmpfm_vcpu_release_kept(struct kvmpfm_vcpu *vcpu);
@@ -278,11 +288,13 @@ int kvmpfm_set_identity(struct kvmpfm_vm *vm, void __user *argp);
 void kvmpfm_counter_describe(struct kvmpfm_vm *vm, const struct pfm_counter *c,
 			     struct kvmpfm_snap_event *out);
 
-/* kvmpfm_filter.c: the operator's event filter */
+/* kvmpfm_filter.c: the event filters, the VMM's and the operator's */
 struct kvmpfm_filter *kvmpfm_filter_copy(const void __user *argp, u64 *vm_id);
-void kvmpfm_filter_install(struct kvmpfm_vm *vm, struct kvmpfm_filter *f);
-bool kvmpfm_filter_allows(const struct kvmpfm_vm *vm,
-			  const struct pfm_event *ev);
+void kvmpfm_filter_install(struct kvmpfm_vm *vm, struct kvmpfm_filter **slot,
+			   struct kvmpfm_filter *f);
+bool kvmpfm_filters_allow(const struct kvmpfm_vm *vm,
+			  const struct pfm_event *ev,
+			  const struct kvmpfm_event_map_entry *alias);
 
 /* kvmpfm_guest.c: guest memory, time and timers */
 int kvmpfm_guest_pin(void *be, u64 gpa, u64 len);

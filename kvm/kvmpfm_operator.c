@@ -256,9 +256,12 @@ static void snap_vm(struct snap *s, struct kvmpfm_vm *vm,
 	out->max_sets = cfg->limits.max_sets;
 	out->max_vector = cfg->limits.max_vector;
 	out->max_smpl_buf = cfg->limits.max_smpl_buf;
-	out->filter_action = vm->filter ? vm->filter->action :
-					  KVMPFM_FILTER_DENY;
-	out->filter_nr = vm->filter ? vm->filter->nr : 0;
+	out->filter_action = vm->operator_filter ?
+			     vm->operator_filter->action : KVMPFM_FILTER_DENY;
+	out->filter_nr = vm->operator_filter ? vm->operator_filter->nr : 0;
+	out->vmm_filter_action = vm->vmm_filter ? vm->vmm_filter->action :
+						  KVMPFM_FILTER_DENY;
+	out->vmm_filter_nr = vm->vmm_filter ? vm->vmm_filter->nr : 0;
 	kvmpfm_vm_stats_fill(vm, st, &out->stats);
 	memcpy(out->calls, st->calls, sizeof(st->calls));
 	memcpy(out->refusals, st->refusals, sizeof(st->refusals));
@@ -392,8 +395,10 @@ out:
 }
 
 /*
- * KVMPFM_SET_EVENT_FILTER: on @own's binding file for itself (vm_id 0),
- * else the operator's for the VM of that id.
+ * KVMPFM_SET_EVENT_FILTER: vm_id 0 on a binding file, the VMM's filter of
+ * its own VM (@own); any other vm_id, on any file, the operator's filter
+ * of the VM of that id, for root or CAP_PERFMON only: the VMM may not
+ * replace or clear it, not even by naming its own VM.
  */
 long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp)
 {
@@ -405,15 +410,15 @@ long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp)
 	f = kvmpfm_filter_copy(argp, &id);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
-	if (own && (!id || id == own->id)) {
-		ret = mutex_lock_killable(&own->lock);
-		if (ret) {
-			kvmpfm_free(f);
-			return ret;
+	if (!id) {
+		ret = own ? mutex_lock_killable(&own->lock) : -ENOTCONN;
+		if (!ret) {
+			kvmpfm_filter_install(own, &own->vmm_filter, f);
+			mutex_unlock(&own->lock);
+			return 0;
 		}
-		kvmpfm_filter_install(own, f);
-		mutex_unlock(&own->lock);
-		return 0;
+		kvmpfm_free(f);
+		return ret;
 	}
 	if (!perfmon_capable()) {
 		kvmpfm_free(f);
@@ -426,7 +431,7 @@ long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp)
 	}
 	ret = mutex_lock_killable(&vm->lock);
 	if (!ret) {
-		kvmpfm_filter_install(vm, f);
+		kvmpfm_filter_install(vm, &vm->operator_filter, f);
 		f = NULL;
 		mutex_unlock(&vm->lock);
 	}

@@ -168,6 +168,46 @@ alias_find(struct kvmpfm_vm *vm, const struct pfm_event *ev)
 	return NULL;
 }
 
+/*
+ * The host event @alias counts, as an event filter names events: a
+ * generic event select and unit mask in @ev's (the guest's) encoding.
+ * 0: *@event and *@umask set; 1: a software event, no PMU event at all;
+ * -ENOENT: a PMU event with no such encoding (a cache event, a raw event
+ * of the other vendor, a generic event with no architectural encoding).
+ */
+int kvmpfm_alias_encoding(const struct pfm_event *ev,
+			  const struct kvmpfm_event_map_entry *alias,
+			  u16 *event, u8 *umask)
+{
+	u8 vendor = guest_vendor(ev);
+	unsigned int i;
+
+	switch (alias->host_type) {
+	case PERF_TYPE_SOFTWARE:
+		return 1;
+	case PERF_TYPE_HARDWARE:
+		for (i = 0; i < ARRAY_SIZE(arch_events); i++) {
+			if (arch_events[i].vendor == vendor &&
+			    arch_events[i].hw_id == alias->host_config) {
+				*event = arch_events[i].event_select;
+				*umask = arch_events[i].unit_mask;
+				return 0;
+			}
+		}
+		return -ENOENT;
+	case PERF_TYPE_RAW:
+		if (vendor != kvmpfm_host_vendor())
+			return -ENOENT;
+		*event = alias->host_config & 0xff;
+		/* AMD's event select goes on in bits 32-35 */
+		if (vendor == PVPFM_VENDOR_AMD)
+			*event |= (alias->host_config >> 24) & 0xf00;
+		*umask = (alias->host_config >> 8) & 0xff;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* a PMU event for @ev counts the guest only, at the PMC's USR/OS levels */
 static void guest_levels(const struct pfm_event *ev,
 			 struct perf_event_attr *attr)
@@ -284,13 +324,15 @@ static bool is_hw(const struct perf_event_attr *attr)
  */
 static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 {
-	const struct kvmpfm_event_map_entry *alias;
+	const struct kvmpfm_event_map_entry *alias = NULL;
 	struct kvmpfm_vm *vm = to_vm(be);
 	struct perf_event_attr attr;
 	struct perf_event *probe;
 	int poll, ret;
 
-	if (!kvmpfm_filter_allows(vm, ev))
+	if (ev->kind != PFM_EVK_VIRTUAL)
+		alias = alias_find(vm, ev);
+	if (!kvmpfm_filters_allow(vm, ev, alias))
 		return -EACCES;
 	ret = translate(vm, ev, &attr, &poll);
 	if (ret)
@@ -303,9 +345,6 @@ static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 		return -ENOENT;
 	perf_event_release_kernel(probe);
 out:
-	if (ev->kind == PFM_EVK_VIRTUAL)
-		return 0;
-	alias = alias_find(vm, ev);
 	return alias && (alias->flags & KVMPFM_MAP_EMULATED) ? 1 : 0;
 }
 

@@ -145,7 +145,8 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 	if (vm->kvm)
 		kvm_put_kvm(vm->kvm);
 	kvmpfm_free(vm->aliases);
-	kvmpfm_free(vm->filter);
+	kvmpfm_free(vm->vmm_filter);
+	kvmpfm_free(vm->operator_filter);
 	kvmpfm_free(vm->vcpus);
 	kvmpfm_free(vm);
 	kvmpfm_account(&kvmpfm_nr_vms, -1);

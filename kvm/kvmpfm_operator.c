@@ -25,7 +25,7 @@
  */
 #include <linux/capability.h>
 #include <linux/file.h>
-#include <linux/ctype.h>
+#include <linux/nls.h>
 #include <linux/uaccess.h>
 #include "kvmpfm.h"
 
@@ -86,23 +86,53 @@ static void vm_put(struct kvmpfm_vm *vm)
 	fput(vm->file);
 }
 
-/* from the VMM, on its binding: a name for the operator's eyes only */
+/*
+ * Whether code point @c may be shown in a name: not a control character
+ * (C0, DEL, C1), nor one that breaks or reorders the lines the name is
+ * printed in (line and paragraph separators, bidirectional overrides and
+ * isolates).
+ */
+static bool name_char_ok(unicode_t c)
+{
+	return c >= 0x20 && !(c >= 0x7f && c <= 0x9f) &&
+	       c != 0x2028 && c != 0x2029 &&
+	       !(c >= 0x202a && c <= 0x202e) && !(c >= 0x2066 && c <= 0x2069);
+}
+
+/* @len bytes of well-formed UTF-8 (no overlong form, no surrogate) */
+static bool name_valid(const char *name, size_t len)
+{
+	unicode_t c;
+	int n;
+
+	while (len) {
+		n = utf8_to_utf32(name, len, &c);
+		if (n <= 0 || !name_char_ok(c))
+			return false;
+		name += n;
+		len -= n;
+	}
+	return true;
+}
+
+/*
+ * From the VMM, on its binding: a name for the operator's eyes only. It
+ * ends up in tables and metric labels, whose readers reject what is not
+ * UTF-8. The UUID is 16 bytes, any 16: the tools print it in hex.
+ */
 int kvmpfm_set_identity(struct kvmpfm_vm *vm, void __user *argp)
 {
 	struct kvmpfm_vm_identity id;
-	size_t len, i;
+	size_t len;
 	int ret;
 
 	if (copy_from_user(&id, argp, sizeof(id)))
 		return -EFAULT;
 	len = strnlen(id.name, sizeof(id.name));
 	if (len == sizeof(id.name) ||
-	    memchr_inv(id.reserved, 0, sizeof(id.reserved)))
+	    memchr_inv(id.reserved, 0, sizeof(id.reserved)) ||
+	    !name_valid(id.name, len))
 		return -EINVAL;
-	/* it ends up in tables and metric labels: no control characters */
-	for (i = 0; i < len; i++)
-		if (iscntrl(id.name[i]))
-			return -EINVAL;
 	memset(id.name + len, 0, sizeof(id.name) - len);
 	ret = mutex_lock_killable(&vm->lock);
 	if (ret)

@@ -138,8 +138,11 @@ struct kvmpfm_module_stats {
 
 /*
  * Who the VM is, as its VMM knows it (QEMU's -name and -uuid): for the
- * operator's tools, never for a decision. @name is NUL-terminated UTF-8
- * without control characters; "" and a zero UUID mean unnamed.
+ * operator's tools, never for a decision. @name is NUL-terminated,
+ * well-formed UTF-8 of printable characters: no control character (C0,
+ * DEL, C1), line or paragraph separator (U+2028, U+2029) or bidirectional
+ * override or isolate (U+202A-U+202E, U+2066-U+2069); anything else is
+ * EINVAL. "" and a zero UUID mean unnamed.
  */
 #define KVMPFM_NAME_LEN		64
 

@@ -12,8 +12,9 @@
  * own binding, naming its own VM: EPERM without CAP_PERFMON), and an
  * alias of the VMM's event map is judged by the host event it counts too.
  * A counter already running goes on counting. Root or CAP_PERFMON only:
- * uid 65534 gets EPERM on a file opened as root. A VM gone is gone from
- * the list. The cost of one snapshot is printed.
+ * uid 65534 gets EPERM on a file opened as root. VM names are printable
+ * UTF-8. A VM gone is gone from the list. The cost of one snapshot is
+ * printed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -146,15 +147,39 @@ static int write_vpmd(struct hl_vcpu *v, uint32_t ctx, uint16_t pmd,
 	return ret;
 }
 
+/* names that are not printable UTF-8, each refused */
+static const struct {
+	const char *what, *name;
+} bad_names[] = {
+	{ "control_char", "bad\nname" },
+	{ "invalid_byte_ff", "vm-\xff" },
+	{ "truncated_sequence", "vm-\xc3" },
+	{ "overlong_slash", "vm-\xc0\xaf" },
+	{ "surrogate", "vm-\xed\xa0\x80" },
+	{ "above_unicode", "vm-\xf4\x90\x80\x80" },
+	{ "del", "vm-\x7f" },
+	{ "c1_control", "vm-\xc2\x85" },
+	{ "line_separator", "vm-\xe2\x80\xa8" },
+	{ "bidi_override", "vm-\xe2\x80\xae" },
+};
+
 static void t_identity(void)
 {
 	struct kvmpfm_vm_identity id = { };
+	char name[64];
+	unsigned int i;
 
+	for (i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
+		snprintf(name, sizeof(name), "identity_%s_einval",
+			 bad_names[i].what);
+		HL_EXPECT(name, set_name(&vm_b, bad_names[i].name, 0xbb),
+			  -EINVAL);
+	}
+	/* UTF-8 beyond ASCII is a name like any other */
+	HL_EXPECT("identity_utf8_accepted",
+		  set_name(&vm_b, "vm-\xc3\xa9t\xc3\xa9-\xe2\x82\xac", 0xbb), 0);
 	HL_EXPECT("identity_a", set_name(&vm_a, "vm-a", 0xaa), 0);
 	HL_EXPECT("identity_b", set_name(&vm_b, "vm-b", 0xbb), 0);
-	snprintf(id.name, sizeof(id.name), "bad\nname");
-	HL_EXPECT("identity_control_char_einval",
-		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_IDENTITY, &id), -EINVAL);
 	memset(id.name, 'x', sizeof(id.name));
 	HL_EXPECT("identity_unterminated_einval",
 		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_IDENTITY, &id), -EINVAL);

@@ -253,6 +253,7 @@ extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned,
 extern atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
 	kvmpfm_total_remote_ops, kvmpfm_total_throttles;
 extern unsigned int kvmpfm_max_overflow_rate;
+extern bool kvmpfm_allow_host_page_faults;
 
 /* kvmpfm_vm.c */
 struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp);

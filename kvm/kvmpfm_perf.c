@@ -334,6 +334,11 @@ static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 		alias = alias_find(vm, ev);
 	if (!kvmpfm_filters_allow(vm, ev, alias))
 		return -EACCES;
+	/* the host admin's policy (kvmpfm_main.c), not a filter of the VM's */
+	if (ev->kind == PFM_EVK_VIRTUAL &&
+	    ev->code == PVPFM_VPMD_HOST_PAGE_FAULTS &&
+	    !READ_ONCE(kvmpfm_allow_host_page_faults))
+		return -ENOENT;
 	ret = translate(vm, ev, &attr, &poll);
 	if (ret)
 		return ret;

@@ -470,6 +470,9 @@ static void t_two_bindings(void)
 int main(void)
 {
 	hl_init();
+	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
+	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
+		 "cannot write the module parameter");
 	t_close_pfm_fd();
 	t_child("kill_child", 0);
 	t_child("child_exit", 1);

@@ -281,7 +281,7 @@ void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu);
 void kvmpfm_vcpu_irq_work(struct irq_work *work);
 
 /* kvmpfm_operator.c: the operator's interface (host tools) */
-void kvmpfm_vm_register(struct kvmpfm_vm *vm);
+int kvmpfm_vm_register(struct kvmpfm_vm *vm);
 void kvmpfm_vm_unregister(struct kvmpfm_vm *vm);
 long kvmpfm_operator_ioctl(unsigned int cmd, void __user *argp);
 long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp);

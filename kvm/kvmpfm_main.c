@@ -243,13 +243,17 @@ static long bind_vm(struct file *file, void __user *argp)
 		goto out;
 	}
 	vm = kvmpfm_vm_bind(file, argp);
-	if (IS_ERR(vm))
+	if (IS_ERR(vm)) {
 		ret = PTR_ERR(vm);
-	else {
-		kvmpfm_vm_register(vm);
-		/* publish a fully built VM to lock-free readers below */
-		smp_store_release(&f->vm, vm);
+		goto out;
 	}
+	ret = kvmpfm_vm_register(vm);
+	if (ret) {
+		kvmpfm_vm_release(vm);
+		goto out;
+	}
+	/* publish a fully built VM to lock-free readers below */
+	smp_store_release(&f->vm, vm);
 out:
 	mutex_unlock(&f->bind_lock);
 	return ret;

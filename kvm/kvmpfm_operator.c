@@ -33,14 +33,29 @@ static LIST_HEAD(bound_vms);
 static DEFINE_MUTEX(bound_vms_lock);
 static u64 vm_next_id = 1;		/* under bound_vms_lock */
 
-void kvmpfm_vm_register(struct kvmpfm_vm *vm)
+/*
+ * One binding per KVM VM: a second one would double what the VM may make
+ * the host allocate and hold, and the VMM has no use for it. -EBUSY while
+ * another binding of @vm's KVM VM is registered (until its release
+ * begins).
+ */
+int kvmpfm_vm_register(struct kvmpfm_vm *vm)
 {
+	struct kvmpfm_vm *other;
+
 	vm->pid = task_tgid_nr(current);
 	vm->bound_ns = ktime_get_real_ns();
 	mutex_lock(&bound_vms_lock);
+	list_for_each_entry(other, &bound_vms, node) {
+		if (other->kvm == vm->kvm) {
+			mutex_unlock(&bound_vms_lock);
+			return -EBUSY;
+		}
+	}
 	vm->id = vm_next_id++;
 	list_add_tail(&vm->node, &bound_vms);
 	mutex_unlock(&bound_vms_lock);
+	return 0;
 }
 
 /* before anything of @vm is torn down; a no-op if never registered */

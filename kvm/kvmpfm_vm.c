@@ -174,6 +174,11 @@ struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp)
 	kvm = kvm_from_fd(b.vm_fd);
 	if (IS_ERR(kvm))
 		return ERR_CAST(kvm);
+	/* no more vCPUs than the VM may ever have (KVM_MAX_VCPUS at most) */
+	if (b.nr_vcpus > kvm->max_vcpus) {
+		kvm_put_kvm(kvm);
+		return ERR_PTR(-EINVAL);
+	}
 
 	vm = kvmpfm_zalloc(sizeof(*vm));
 	if (!vm) {

@@ -43,8 +43,14 @@
  * @counters, and returns what the guest will be given.
  */
 struct kvmpfm_bind_vm {
-	__s32 vm_fd;		/* a KVM VM fd; anything else is refused */
-	__u32 nr_vcpus;		/* vCPU indexes 0..nr_vcpus-1 */
+	/*
+	 * a KVM VM fd of the caller's; anything else is refused. A VM is
+	 * bound once: BIND_VM of a VM another file has bound is EBUSY
+	 * until that file is closed.
+	 */
+	__s32 vm_fd;
+	/* vCPU indexes 0..nr_vcpus-1; at most KVM_CAP_MAX_VCPUS of the VM */
+	__u32 nr_vcpus;
 	__u32 personality;	/* in/out: enum pvpfm_personality */
 	__u32 counters;		/* in/out: generic counters (0: default) */
 	/*

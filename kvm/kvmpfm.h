@@ -133,17 +133,14 @@ struct kvmpfm_vm {
 	struct kvmpfm_vcpu *vcpus;	/* [nr_vcpus] */
 	bool dying;
 
-	/* host tracepoints backing virtual PMDs, looked up at bind */
+	/*
+	 * host tracepoints backing virtual PMDs: the host's, held from bind
+	 * to release (kvmpfm_tracepoints_get()); NULL: not on this host
+	 */
+	bool tracepoints_held;
 	struct trace_event_file *tp_exit;
 	struct trace_event_file *tp_wakeup;
 	struct trace_event_file *tp_page_fault;
-	/*
-	 * One disabled event per tracepoint, for the VM's lifetime: it keeps
-	 * the probe registered, so set switches and context switches that
-	 * close the last counting event do not unregister it (code patching
-	 * and an RCU grace period each time).
-	 */
-	struct perf_event *tp_keepers[3];
 
 	/*
 	 * sampling-buffer pages registered with the engine: gfn ->

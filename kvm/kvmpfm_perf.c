@@ -93,6 +93,20 @@ static struct kvmpfm_vm *to_vm(void *be)
 static int tracepoint_attr(struct trace_event_file *file,
 			   struct perf_event_attr *attr);
 
+/*
+ * The host tracepoints backing virtual PMDs, and one disabled event per
+ * tracepoint that keeps its probe registered, so that set switches and
+ * context switches that close the last counting event do not unregister
+ * it (code patching and an RCU grace period each time). One set for the
+ * host, held while any VM is bound: not one per binding.
+ */
+static struct {
+	struct mutex lock;
+	unsigned int users;		/* bound VMs; the rest under @lock */
+	struct trace_event_file *exit, *wakeup, *page_fault;
+	struct perf_event *keepers[3];
+} tracepoints = { .lock = __MUTEX_INITIALIZER(tracepoints.lock) };
+
 static struct perf_event *tracepoint_keeper(struct trace_event_file *file)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .disabled = 1 };
@@ -100,20 +114,9 @@ static struct perf_event *tracepoint_keeper(struct trace_event_file *file)
 
 	if (tracepoint_attr(file, &attr))
 		return NULL;
-	/* part of the binding, released with it: not in the counter count */
+	/* the module's, not a VM's: not in the counter count */
 	event = perf_event_create_kernel_counter(&attr, 0, NULL, NULL, NULL);
 	return IS_ERR(event) ? NULL : event;
-}
-
-void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
-{
-	/* missing tracepoints only make their virtual PMDs unavailable */
-	vm->tp_exit = trace_get_event_file(NULL, "kvm", "kvm_exit");
-	vm->tp_wakeup = trace_get_event_file(NULL, "kvm", "kvm_vcpu_wakeup");
-	vm->tp_page_fault = trace_get_event_file(NULL, "kvm", "kvm_page_fault");
-	vm->tp_keepers[0] = tracepoint_keeper(vm->tp_exit);
-	vm->tp_keepers[1] = tracepoint_keeper(vm->tp_wakeup);
-	vm->tp_keepers[2] = tracepoint_keeper(vm->tp_page_fault);
 }
 
 static void tracepoint_put(struct trace_event_file **file)
@@ -123,19 +126,52 @@ static void tracepoint_put(struct trace_event_file **file)
 	*file = NULL;
 }
 
+/* at bind: the host's tracepoints, looked up by the first VM bound */
+void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
+{
+	mutex_lock(&tracepoints.lock);
+	if (!tracepoints.users++) {
+		/* missing ones only make their virtual PMDs unavailable */
+		tracepoints.exit = trace_get_event_file(NULL, "kvm", "kvm_exit");
+		tracepoints.wakeup = trace_get_event_file(NULL, "kvm",
+							  "kvm_vcpu_wakeup");
+		tracepoints.page_fault = trace_get_event_file(NULL, "kvm",
+							      "kvm_page_fault");
+		tracepoints.keepers[0] = tracepoint_keeper(tracepoints.exit);
+		tracepoints.keepers[1] = tracepoint_keeper(tracepoints.wakeup);
+		tracepoints.keepers[2] =
+			tracepoint_keeper(tracepoints.page_fault);
+	}
+	vm->tp_exit = tracepoints.exit;
+	vm->tp_wakeup = tracepoints.wakeup;
+	vm->tp_page_fault = tracepoints.page_fault;
+	vm->tracepoints_held = true;
+	mutex_unlock(&tracepoints.lock);
+}
+
+/* at release, once @vm's counters are closed; released with the last VM */
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm)
 {
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(vm->tp_keepers); i++) {
-		if (!vm->tp_keepers[i])
-			continue;
-		perf_event_release_kernel(vm->tp_keepers[i]);
-		vm->tp_keepers[i] = NULL;
+	if (!vm->tracepoints_held)
+		return;
+	vm->tracepoints_held = false;
+	vm->tp_exit = NULL;
+	vm->tp_wakeup = NULL;
+	vm->tp_page_fault = NULL;
+	mutex_lock(&tracepoints.lock);
+	if (!--tracepoints.users) {
+		for (i = 0; i < ARRAY_SIZE(tracepoints.keepers); i++) {
+			if (tracepoints.keepers[i])
+				perf_event_release_kernel(tracepoints.keepers[i]);
+			tracepoints.keepers[i] = NULL;
+		}
+		tracepoint_put(&tracepoints.exit);
+		tracepoint_put(&tracepoints.wakeup);
+		tracepoint_put(&tracepoints.page_fault);
 	}
-	tracepoint_put(&vm->tp_exit);
-	tracepoint_put(&vm->tp_wakeup);
-	tracepoint_put(&vm->tp_page_fault);
+	mutex_unlock(&tracepoints.lock);
 }
 
 u8 kvmpfm_host_vendor(void)

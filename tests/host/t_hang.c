@@ -17,12 +17,17 @@
  * Were a parked call to hold VM a's lock, the snapshot of VM a would wait
  * for it, and with the list's lock held (as it did) every other probe
  * would wait behind: each probe is judged on its own.
+ *
+ * Last, a sample the engine writes into guest memory, which it does with
+ * VM a's lock held (kvm/kvmpfm.h), parks VM a's vCPU thread: a snapshot of
+ * VM a waits then, but a SIGKILL ends that wait, and nothing else waits.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/userfaultfd.h>
 
 #include "hostlib.h"
@@ -79,6 +85,14 @@ static int uffd_register(void *addr, size_t len)
 	};
 
 	return HL_IOCTL(uffd, UFFDIO_REGISTER, &r);
+}
+
+/* faults on [@addr, +@len) are ordinary again */
+static void uffd_unregister(void *addr, size_t len)
+{
+	struct uffdio_range r = { .start = (uintptr_t)addr, .len = len };
+
+	ioctl(uffd, UFFDIO_UNREGISTER, &r);
 }
 
 /* the next fault's address, or 0 if none came within @ms */
@@ -398,6 +412,166 @@ static void case_doorbell(void)
 		      hl_errname(errno)))
 		return;
 	run_case(&k);
+	/* the block's pages not faulted in yet are VM a's again */
+	uffd_unregister(block, PVPFM_CMD_BLOCK_SIZE);
+}
+
+/* ---- a sample written into guest memory, with VM a's lock held ------------ */
+
+#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
+#define SMPL_PAGES	2
+
+struct sampler {
+	uint32_t ctx;
+	volatile int done;
+	int ret;
+};
+
+/* on the vCPU thread: START, burn CPU (overflows: samples), STOP */
+static int sampler_fn(struct hl_vcpu *v, void *p)
+{
+	struct sampler *m = p;
+	int ret = cb_start(&v->cb, m->ctx);
+
+	if (!ret)
+		hl_busy_ns(100000000ULL);
+	ret = ret ?: cb_stop(&v->cb, m->ctx);
+	m->ret = ret;
+	__atomic_store_n(&m->done, 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+/* a child's snapshot of VM a; its status, or -1 while it runs */
+static int child_wait(pid_t pid, uint64_t limit_ns)
+{
+	uint64_t t0 = hl_mono_ns();
+	int st;
+
+	do {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		usleep(2000);
+	} while (hl_mono_ns() - t0 < limit_ns);
+	return -1;
+}
+
+/*
+ * What the engine writes into guest memory (a sample) it writes with the
+ * VM's lock held: the VM's own vCPU thread is parked there, in its task
+ * work, on the buffer's first page. The operator's snapshot of that VM
+ * waits for the lock, but killably (a child's, SIGKILLed, is gone within
+ * a second); LIST_VMS, a snapshot of VM b and another VM's bind do not
+ * wait at all.
+ */
+static void case_sample_write(void)
+{
+	struct probe probes[] = {
+		{ .what = "snapshot_other_vm", .fn = probe_snapshot_b },
+		{ .what = "list_vms", .fn = probe_list },
+		{ .what = "bind_other_vm", .fn = probe_bind },
+	};
+	const int n = sizeof(probes) / sizeof(probes[0]);
+	struct probe *bind = &probes[n - 1];
+	struct hl_vm_opts o = { .nr_vcpus = 1, .no_pfm = true,
+				.bind.personality = PVPFM_PERS_AMD64 };
+	struct hl_vcpu *v = &vm_a.vcpus[0];
+	struct sampler m = { 0 };
+	uint64_t gpa[SMPL_PAGES], addr, t0;
+	char name[96];
+	pfarg_pmd_t p;
+	pid_t child;
+	int i, ret, st;
+
+	gpa[0] = hl_gpa_alloc(&vm_a, SMPL_PAGES * HL_PAGE);
+	for (i = 1; i < SMPL_PAGES; i++)
+		gpa[i] = gpa[0] + i * HL_PAGE;
+	cb_pmd_init(&p, RUN_NS, 0, -100000LL);
+	p.reg_short_reset = -100000LL;
+	p.reg_long_reset = -100000LL;
+	ret = cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE, SMPL_PAGES * HL_PAGE,
+			     &m.ctx);
+	ret = ret ?: cb_smpl_register(&v->cb, m.ctx, 0, SMPL_PAGES, gpa);
+	ret = ret ?: cb_write_pmds(&v->cb, m.ctx, &p, 1);
+	ret = ret ?: cb_load(&v->cb, m.ctx, v->index, 0, 0, v->guest_tgid);
+	ret = ret ?: hl_vm_create(&bind->vm, &o);
+	if (!hl_check(!ret, "sample_write_setup", "%s", hl_status_str(ret)))
+		return;
+	if (!hl_check(!madvise(hl_hva(&vm_a, gpa[0]), SMPL_PAGES * HL_PAGE,
+			       MADV_DONTNEED) &&
+		      !uffd_register(hl_hva(&vm_a, gpa[0]),
+				     SMPL_PAGES * HL_PAGE),
+		      "sample_write_trap", "madvise/register: %s",
+		      hl_errname(errno)))
+		goto out;
+	hl_call_async(v, sampler_fn, &m);
+	addr = uffd_wait_fault(PARK_WAIT_MS);
+	if (!hl_check(addr && !m.done, "sample_write_parked",
+		      "no fault within %d ms (%s)", PARK_WAIT_MS,
+		      m.done ? hl_status_str(m.ret) : "still running")) {
+		if (addr)
+			uffd_serve(addr);
+		hl_call_wait(v);
+		goto out;
+	}
+	fflush(stdout);
+	child = fork();
+	if (child == 0)
+		_exit(snapshot_of(id_a) ? 1 : 0);
+	for (i = 0; i < n; i++)
+		pthread_create(&probes[i].thread, NULL, probe_thread,
+			       &probes[i]);
+	/* the child waits for VM a's lock: it must still be waiting */
+	st = child_wait(child, 200000000ULL);
+	hl_check(st == -1, "sample_write_snapshot_waits",
+		 "the child's snapshot returned (status %#x) while VM a's "
+		 "lock was held", st);
+	kill(child, SIGKILL);
+	t0 = hl_mono_ns();
+	st = child_wait(child, PROBE_LIMIT_NS);
+	hl_check(st != -1 && WIFSIGNALED(st), "sample_write_snapshot_killable",
+		 "%s", st == -1 ? "SIGKILLed, still there after 1 s" :
+		 "ended by other than the signal");
+	if (st != -1)
+		hl_note("sample_write: the waiting snapshot killed in %.2f ms",
+			(hl_mono_ns() - t0) / 1e6);
+	t0 = hl_mono_ns();
+	while (!all_done(probes, n, NULL) &&
+	       hl_mono_ns() - t0 < PROBE_LIMIT_NS)
+		usleep(2000);
+	for (i = 0; i < n; i++) {
+		bool done = __atomic_load_n(&probes[i].done, __ATOMIC_ACQUIRE);
+
+		snprintf(name, sizeof(name), "sample_write_%s",
+			 probes[i].what);
+		hl_check(done && probes[i].ns < PROBE_LIMIT_NS &&
+			 !probes[i].ret, name, "%s",
+			 !done ? "still waiting after 1 s" :
+			 probes[i].ret ? hl_status_str(probes[i].ret) :
+			 "took longer than 1 s");
+	}
+	uffd_serve(addr);
+	t0 = hl_mono_ns();
+	while ((!all_done(probes, n, NULL) || !m.done) &&
+	       hl_mono_ns() - t0 < SERVE_LIMIT_NS) {
+		addr = uffd_wait_fault(10);
+		if (addr)
+			uffd_serve(addr);
+	}
+	if (!all_done(probes, n, NULL) || !m.done) {
+		hl_check(false, "sample_write", "still waiting 30 s after the "
+			 "fault was served: giving up");
+		exit(hl_summary());
+	}
+	if (st == -1)
+		waitpid(child, &st, 0);
+	hl_call_wait(v);
+	for (i = 0; i < n; i++)
+		pthread_join(probes[i].thread, NULL);
+	HL_EXPECT("sample_write_sampler_done", m.ret, 0);
+	uffd_unregister(hl_hva(&vm_a, gpa[0]), SMPL_PAGES * HL_PAGE);
+out:
+	cb_destroy(&v->cb, m.ctx);
+	hl_vm_destroy(&bind->vm);
 }
 
 /* the id of the VM whose binding file is @fd: the one named @name */
@@ -477,6 +651,7 @@ int main(void)
 	case_state(KVMPFM_SET_STATE, "set_state");
 	case_state(KVMPFM_GET_STATE, "get_state");
 	case_doorbell();
+	case_sample_write();
 
 	hl_vm_destroy(&vm_b);
 	hl_vm_destroy(&vm_a);

@@ -334,7 +334,10 @@ static int bind_vcpu_locked(struct kvmpfm_vm *vm, unsigned long index)
 		return -ENOMEM;
 	vcpu->kvm_vcpu = kvm_vcpu;
 	get_task_struct(current);
-	/* DOORBELL reads it unlocked: set once, after what it guards */
+	/*
+	 * Set once. DOORBELL reads it without vm->lock and goes on only
+	 * in the thread it names: this one, which stored the fields above.
+	 */
 	WRITE_ONCE(vcpu->task, current);
 	return 0;
 }

@@ -38,6 +38,16 @@
  *   The binding ioctls take vm->lock too: the vCPU fields they set are
  *   what DOORBELL and the deferred work read. Binding the VM itself is
  *   ordered by the open file's own mutex (kvmpfm_main.c).
+ *
+ *   No ioctl copies from or to its caller's memory with vm->lock held:
+ *   such a copy may fault on a page its owner never serves (userfaultfd,
+ *   a stalled FUSE file), and then whoever waits for vm->lock would wait
+ *   as long. An ioctl copies its input into a buffer bounded by the VM's
+ *   limits first, takes vm->lock killably, and copies its output after.
+ *   DOORBELL reads and writes the command block in guest memory so too.
+ *   What the engine writes into guest memory (samples) is written with
+ *   vm->lock held: only the VM's own calls and the operator's killable
+ *   waits can wait behind it (kvmpfm_operator.c).
  */
 #ifndef _KVMPFM_H
 #define _KVMPFM_H
@@ -69,6 +79,9 @@
  */
 #define KVMPFM_THROTTLE_WINDOW_NS	(10 * NSEC_PER_MSEC)
 
+/* kvmpfm_vcpu.cmd_block: a command block is set (its gpa is page aligned) */
+#define KVMPFM_CMD_BLOCK_SET	1ULL
+
 /* host events kept per vCPU for the next set switch (kvmpfm_perf.c) */
 #define KVMPFM_KEPT_MAX		8
 
@@ -79,9 +92,13 @@ struct kvmpfm_vcpu {
 	u32 index;
 	struct task_struct *task;	/* bound vCPU thread, referenced */
 	struct kvm_vcpu *kvm_vcpu;
-	u64 cmd_gpa;
-	bool has_cmd_block;
-	void *cmd_buf;			/* PVPFM_CMD_BLOCK_SIZE host copy */
+	/*
+	 * The guest's command block: its gpa | KVMPFM_CMD_BLOCK_SET, 0 if
+	 * none; set under vm->lock, read by DOORBELL before it takes it
+	 */
+	u64 cmd_block;
+	/* PVPFM_CMD_BLOCK_SIZE host copy; its vCPU thread's (DOORBELL) */
+	void *cmd_buf;
 	struct eventfd_ctx *eventfd;
 	/* open counters of the context in on this vCPU, by PMD */
 	struct kvmpfm_counter *ctr_by_pmd[PFM_MAX_PMDS];
@@ -116,17 +133,14 @@ struct kvmpfm_vm {
 	struct kvmpfm_vcpu *vcpus;	/* [nr_vcpus] */
 	bool dying;
 
-	/* host tracepoints backing virtual PMDs, looked up at bind */
+	/*
+	 * host tracepoints backing virtual PMDs: the host's, held from bind
+	 * to release (kvmpfm_tracepoints_get()); NULL: not on this host
+	 */
+	bool tracepoints_held;
 	struct trace_event_file *tp_exit;
 	struct trace_event_file *tp_wakeup;
 	struct trace_event_file *tp_page_fault;
-	/*
-	 * One disabled event per tracepoint, for the VM's lifetime: it keeps
-	 * the probe registered, so set switches and context switches that
-	 * close the last counting event do not unregister it (code patching
-	 * and an RCU grace period each time).
-	 */
-	struct perf_event *tp_keepers[3];
 
 	/*
 	 * sampling-buffer pages registered with the engine: gfn ->
@@ -165,10 +179,17 @@ struct kvmpfm_vm {
 	pid_t pid;			/* the VMM's tgid at bind */
 	u64 bound_ns;
 	struct kvmpfm_vm_identity identity;	/* under @lock */
-	struct kvmpfm_filter *filter;	/* under @lock; NULL: none */
+	/*
+	 * Event filters, under @lock; NULL: none. An event is allowed when
+	 * both allow it. The VMM sets its own on its binding; only the
+	 * operator (CAP_PERFMON, naming the VM by id) sets or clears
+	 * @operator_filter.
+	 */
+	struct kvmpfm_filter *vmm_filter;
+	struct kvmpfm_filter *operator_filter;
 };
 
-/* the operator's event filter, as set (kvmpfm_filter.c) */
+/* an event filter, as set (kvmpfm_filter.c) */
 struct kvmpfm_filter {
 	u32 action;			/* KVMPFM_FILTER_* */
 	u32 nr;
@@ -229,6 +250,7 @@ extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned,
 extern atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
 	kvmpfm_total_remote_ops, kvmpfm_total_throttles;
 extern unsigned int kvmpfm_max_overflow_rate;
+extern bool kvmpfm_allow_host_page_faults;
 
 /* kvmpfm_vm.c */
 struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp);
@@ -246,6 +268,9 @@ long kvmpfm_state_ioctl(struct kvmpfm_vm *vm, unsigned int cmd,
 extern const struct pfm_backend_ops kvmpfm_backend_ops;
 void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
 u8 kvmpfm_host_vendor(void);
+int kvmpfm_alias_encoding(const struct pfm_event *ev,
+			  const struct kvmpfm_event_map_entry *alias,
+			  u16 *event, u8 *umask);
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm);
 void kvmpfm_vcpu_task_work(struct callback_head *head);
 void kvmpfm_vcpu_release_kept(struct kvmpfm_vcpu *vcpu);
@@ -253,7 +278,7 @@ void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu);
 void kvmpfm_vcpu_irq_work(struct irq_work *work);
 
 /* kvmpfm_operator.c: the operator's interface (host tools) */
-void kvmpfm_vm_register(struct kvmpfm_vm *vm);
+int kvmpfm_vm_register(struct kvmpfm_vm *vm);
 void kvmpfm_vm_unregister(struct kvmpfm_vm *vm);
 long kvmpfm_operator_ioctl(unsigned int cmd, void __user *argp);
 long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp);
@@ -261,11 +286,13 @@ int kvmpfm_set_identity(struct kvmpfm_vm *vm, void __user *argp);
 void kvmpfm_counter_describe(struct kvmpfm_vm *vm, const struct pfm_counter *c,
 			     struct kvmpfm_snap_event *out);
 
-/* kvmpfm_filter.c: the operator's event filter */
+/* kvmpfm_filter.c: the event filters, the VMM's and the operator's */
 struct kvmpfm_filter *kvmpfm_filter_copy(const void __user *argp, u64 *vm_id);
-void kvmpfm_filter_install(struct kvmpfm_vm *vm, struct kvmpfm_filter *f);
-bool kvmpfm_filter_allows(const struct kvmpfm_vm *vm,
-			  const struct pfm_event *ev);
+void kvmpfm_filter_install(struct kvmpfm_vm *vm, struct kvmpfm_filter **slot,
+			   struct kvmpfm_filter *f);
+bool kvmpfm_filters_allow(const struct kvmpfm_vm *vm,
+			  const struct pfm_event *ev,
+			  const struct kvmpfm_event_map_entry *alias);
 
 /* kvmpfm_guest.c: guest memory, time and timers */
 int kvmpfm_guest_pin(void *be, u64 gpa, u64 len);

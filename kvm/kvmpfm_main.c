@@ -36,6 +36,22 @@ MODULE_PARM_DESC(max_overflow_rate,
 		 "most counter overflows per second the host handles for one VM (default 100000, 0: no bound)");
 
 /*
+ * Whether guests may count the host's page faults on their memory
+ * (PVPFM_VPMD_HOST_PAGE_FAULTS). Off by default: where the host shares
+ * pages across VMs (KSM), the fault a guest's write takes tells it,
+ * exactly, that the page had been merged, i.e. that another VM holds the
+ * same contents. The host admin turns it on where nothing is shared; it
+ * is checked when a guest programs the PMD (a counter already programmed
+ * keeps counting), anything else is NOTAVAIL as an event the host cannot
+ * back.
+ */
+bool kvmpfm_allow_host_page_faults;
+module_param_named(allow_host_page_faults, kvmpfm_allow_host_page_faults,
+		   bool, 0644);
+MODULE_PARM_DESC(allow_host_page_faults,
+		 "let guests count host page faults on their memory (default N: with KSM, an oracle of other VMs' pages)");
+
+/*
  * Charged to the caller's memory cgroup (the VMM's). A size of 0 (which
  * kvzalloc() answers with ZERO_SIZE_PTR) or one above INT_MAX (which
  * kvmalloc() refuses with a WARN) is a size computation gone wrong: it
@@ -227,13 +243,17 @@ static long bind_vm(struct file *file, void __user *argp)
 		goto out;
 	}
 	vm = kvmpfm_vm_bind(file, argp);
-	if (IS_ERR(vm))
+	if (IS_ERR(vm)) {
 		ret = PTR_ERR(vm);
-	else {
-		kvmpfm_vm_register(vm);
-		/* publish a fully built VM to lock-free readers below */
-		smp_store_release(&f->vm, vm);
+		goto out;
 	}
+	ret = kvmpfm_vm_register(vm);
+	if (ret) {
+		kvmpfm_vm_release(vm);
+		goto out;
+	}
+	/* publish a fully built VM to lock-free readers below */
+	smp_store_release(&f->vm, vm);
 out:
 	mutex_unlock(&f->bind_lock);
 	return ret;

@@ -6,11 +6,13 @@
  * this file holds the vCPUs still, bounds and copies the bytes, and puts
  * the engine's verdict into words for the VMM.
  *
- * Both run under vm->lock (kvmpfm_vm_ioctl), holding every KVM vCPU's
- * mutex: KVM_RUN holds it, so no vCPU enters the guest, delivers an
- * overflow or makes a DOORBELL while the stream is read or written. The
- * locks are only tried (the vCPU task work takes vm->lock inside
- * KVM_RUN): a running vCPU is EBUSY, never a wait.
+ * Both run under vm->lock, holding every KVM vCPU's mutex: KVM_RUN holds
+ * it, so no vCPU enters the guest, delivers an overflow or makes a
+ * DOORBELL while the stream is read or written. The vCPU locks are only
+ * tried (the vCPU task work takes vm->lock inside KVM_RUN): a running
+ * vCPU is EBUSY, never a wait. The stream moves between the VMM's
+ * memory and a kernel buffer (at most the VM's largest stream) with
+ * neither held: SET_STATE copies it in before, GET_STATE out after.
  */
 #include <linux/uaccess.h>
 #include "kvmpfm.h"
@@ -61,9 +63,10 @@ static u32 state_max(struct kvmpfm_vm *vm)
 	return min_t(size_t, pfm_engine_stream_max(vm->engine), INT_MAX);
 }
 
-static int get_state(struct kvmpfm_vm *vm, struct kvmpfm_state *st)
+/* the stream into a new buffer *@buf; @st->size its bytes */
+static int get_state(struct kvmpfm_vm *vm, struct kvmpfm_state *st,
+		     void **buf)
 {
-	void *buf;
 	long n;
 	u32 i;
 
@@ -78,13 +81,10 @@ static int get_state(struct kvmpfm_vm *vm, struct kvmpfm_state *st)
 		st->size = n;
 		return -ENOSPC;
 	}
-	buf = kvmpfm_zalloc(n);
-	if (!buf)
+	*buf = kvmpfm_zalloc(n);
+	if (!*buf)
 		return -ENOMEM;
-	n = pfm_engine_save(vm->engine, buf, n);
-	if (n >= 0 && copy_to_user(u64_to_user_ptr(st->buf), buf, n))
-		n = -EFAULT;
-	kvmpfm_free(buf);
+	n = pfm_engine_save(vm->engine, *buf, n);
 	if (n < 0)
 		return n;
 	st->size = n;
@@ -127,26 +127,29 @@ static void notify_queued(struct kvmpfm_vm *vm)
 	}
 }
 
-static int set_state(struct kvmpfm_vm *vm, struct kvmpfm_state *st)
+/* SET_STATE's stream, @st->size bytes, into a new buffer *@buf */
+static int set_state_copy(struct kvmpfm_state *st, void **buf)
 {
-	struct pfm_stream_error err;
-	void *buf;
-	int ret;
-
 	if (!st->size || st->size > st->max_size) {
 		st->reason = st->size ? KVMPFM_STATE_LIMIT :
 					KVMPFM_STATE_MALFORMED;
 		return st->size ? -E2BIG : -EINVAL;
 	}
-	buf = kvmpfm_zalloc(st->size);
-	if (!buf)
+	*buf = kvmpfm_zalloc(st->size);
+	if (!*buf)
 		return -ENOMEM;
-	if (copy_from_user(buf, u64_to_user_ptr(st->buf), st->size)) {
-		kvmpfm_free(buf);
+	if (copy_from_user(*buf, u64_to_user_ptr(st->buf), st->size))
 		return -EFAULT;
-	}
+	return 0;
+}
+
+static int set_state(struct kvmpfm_vm *vm, struct kvmpfm_state *st,
+		     const void *buf)
+{
+	struct pfm_stream_error err;
+	int ret;
+
 	ret = pfm_engine_restore(vm->engine, buf, st->size, &err);
-	kvmpfm_free(buf);
 	st->reason = err.reason;
 	st->offset = err.offset;
 	if (err.reason != PFM_STREAM_OK) {
@@ -159,11 +162,35 @@ static int set_state(struct kvmpfm_vm *vm, struct kvmpfm_state *st)
 	return ret;
 }
 
+/* under vm->lock: the vCPUs held around the stream's save or restore */
+static long state_locked(struct kvmpfm_vm *vm, unsigned int cmd,
+			 struct kvmpfm_state *st, void **buf)
+{
+	unsigned long held;
+	long ret;
+
+	if (cmd == KVMPFM_GET_STATE && !st->buf) {
+		/* a size only: at any time, exact once the vCPUs stopped */
+		st->size = min_t(long, pfm_engine_save(vm->engine, NULL, 0),
+				 U32_MAX);
+		return 0;
+	}
+	ret = vcpus_hold(vm->kvm, &held);
+	if (ret)
+		return ret;
+	if (cmd == KVMPFM_GET_STATE)
+		ret = get_state(vm, st, buf);
+	else
+		ret = set_state(vm, st, *buf);
+	vcpus_release(vm->kvm, held);
+	return ret;
+}
+
 long kvmpfm_state_ioctl(struct kvmpfm_vm *vm, unsigned int cmd,
 			void __user *argp)
 {
 	struct kvmpfm_state st;
-	unsigned long held;
+	void *buf = NULL;
 	long ret;
 
 	if (copy_from_user(&st, argp, sizeof(st)))
@@ -176,22 +203,17 @@ long kvmpfm_state_ioctl(struct kvmpfm_vm *vm, unsigned int cmd,
 	st.set = 0;
 	st.pmd = 0;
 	st.offset = 0;
-	if (cmd == KVMPFM_GET_STATE && !st.buf) {
-		/* a size only: at any time, exact once the vCPUs stopped */
-		st.size = min_t(long, pfm_engine_save(vm->engine, NULL, 0),
-				U32_MAX);
-		ret = 0;
-		goto out;
+	ret = cmd == KVMPFM_SET_STATE ? set_state_copy(&st, &buf) : 0;
+	if (!ret)
+		ret = mutex_lock_killable(&vm->lock);
+	if (!ret) {
+		ret = state_locked(vm, cmd, &st, &buf);
+		mutex_unlock(&vm->lock);
+		if (!ret && cmd == KVMPFM_GET_STATE && buf &&
+		    copy_to_user(u64_to_user_ptr(st.buf), buf, st.size))
+			ret = -EFAULT;
 	}
-	ret = vcpus_hold(vm->kvm, &held);
-	if (ret)
-		goto out;
-	if (cmd == KVMPFM_GET_STATE)
-		ret = get_state(vm, &st);
-	else
-		ret = set_state(vm, &st);
-	vcpus_release(vm->kvm, held);
-out:
+	kvmpfm_free(buf);
 	/* the reason and the sizes go back with the error too */
 	if (copy_to_user(argp, &st, sizeof(st)))
 		return -EFAULT;

@@ -12,14 +12,20 @@
  * room for per-context and per-event records or names. One snapshot is
  * taken under one hold of the VM's lock, so its figures agree.
  *
- * Locking: bound_vms_lock (mutex) orders the list of bound VMs, the ids, and a VM's
- * lifetime: release unlinks the VM under it first, so a VM found on the
- * list stays alive while the lock is held. Nests outside vm->lock.
+ * Locking: bound_vms_lock (mutex) orders the list of bound VMs and the
+ * ids. Release unlinks the VM under it before anything else, so a VM
+ * found on the list is alive while the lock is held: long enough to take
+ * a reference on its binding file (vm_get()), which keeps it alive after.
+ * Nothing waits for a VM's lock with bound_vms_lock held, and the wait is
+ * killable: one VM whose lock is held long (its VMM's calls, samples
+ * written into its guest's memory) stalls no other VM's bind, release or
+ * snapshot, and no caller beyond a fatal signal.
  * Buffers are allocated with neither lock held: a scrape holds a VM's
  * lock only to copy figures, never across an allocation or a user copy.
  */
 #include <linux/capability.h>
-#include <linux/ctype.h>
+#include <linux/file.h>
+#include <linux/nls.h>
 #include <linux/uaccess.h>
 #include "kvmpfm.h"
 
@@ -27,14 +33,29 @@ static LIST_HEAD(bound_vms);
 static DEFINE_MUTEX(bound_vms_lock);
 static u64 vm_next_id = 1;		/* under bound_vms_lock */
 
-void kvmpfm_vm_register(struct kvmpfm_vm *vm)
+/*
+ * One binding per KVM VM: a second one would double what the VM may make
+ * the host allocate and hold, and the VMM has no use for it. -EBUSY while
+ * another binding of @vm's KVM VM is registered (until its release
+ * begins).
+ */
+int kvmpfm_vm_register(struct kvmpfm_vm *vm)
 {
+	struct kvmpfm_vm *other;
+
 	vm->pid = task_tgid_nr(current);
 	vm->bound_ns = ktime_get_real_ns();
 	mutex_lock(&bound_vms_lock);
+	list_for_each_entry(other, &bound_vms, node) {
+		if (other->kvm == vm->kvm) {
+			mutex_unlock(&bound_vms_lock);
+			return -EBUSY;
+		}
+	}
 	vm->id = vm_next_id++;
 	list_add_tail(&vm->node, &bound_vms);
 	mutex_unlock(&bound_vms_lock);
+	return 0;
 }
 
 /* before anything of @vm is torn down; a no-op if never registered */
@@ -58,24 +79,81 @@ static struct kvmpfm_vm *vm_find(u64 id)
 	return NULL;
 }
 
-/* from the VMM, on its binding: a name for the operator's eyes only */
+/*
+ * The VM of @id, alive until vm_put() (its binding file referenced), or
+ * NULL: none, or being released.
+ */
+static struct kvmpfm_vm *vm_get(u64 id)
+{
+	struct kvmpfm_vm *vm;
+
+	mutex_lock(&bound_vms_lock);
+	vm = vm_find(id);
+	if (vm && !get_file_rcu(vm->file))
+		vm = NULL;
+	mutex_unlock(&bound_vms_lock);
+	return vm;
+}
+
+/* the last reference releases the VM, at the caller's return to user mode */
+static void vm_put(struct kvmpfm_vm *vm)
+{
+	fput(vm->file);
+}
+
+/*
+ * Whether code point @c may be shown in a name: not a control character
+ * (C0, DEL, C1), nor one that breaks or reorders the lines the name is
+ * printed in (line and paragraph separators, bidirectional overrides and
+ * isolates).
+ */
+static bool name_char_ok(unicode_t c)
+{
+	return c >= 0x20 && !(c >= 0x7f && c <= 0x9f) &&
+	       c != 0x2028 && c != 0x2029 &&
+	       !(c >= 0x202a && c <= 0x202e) && !(c >= 0x2066 && c <= 0x2069);
+}
+
+/* @len bytes of well-formed UTF-8 (no overlong form, no surrogate) */
+static bool name_valid(const char *name, size_t len)
+{
+	unicode_t c;
+	int n;
+
+	while (len) {
+		n = utf8_to_utf32(name, len, &c);
+		if (n <= 0 || !name_char_ok(c))
+			return false;
+		name += n;
+		len -= n;
+	}
+	return true;
+}
+
+/*
+ * From the VMM, on its binding: a name for the operator's eyes only. It
+ * ends up in tables and metric labels, whose readers reject what is not
+ * UTF-8. The UUID is 16 bytes, any 16: the tools print it in hex.
+ */
 int kvmpfm_set_identity(struct kvmpfm_vm *vm, void __user *argp)
 {
 	struct kvmpfm_vm_identity id;
-	size_t len, i;
+	size_t len;
+	int ret;
 
 	if (copy_from_user(&id, argp, sizeof(id)))
 		return -EFAULT;
 	len = strnlen(id.name, sizeof(id.name));
 	if (len == sizeof(id.name) ||
-	    memchr_inv(id.reserved, 0, sizeof(id.reserved)))
+	    memchr_inv(id.reserved, 0, sizeof(id.reserved)) ||
+	    !name_valid(id.name, len))
 		return -EINVAL;
-	/* it ends up in tables and metric labels: no control characters */
-	for (i = 0; i < len; i++)
-		if (iscntrl(id.name[i]))
-			return -EINVAL;
 	memset(id.name + len, 0, sizeof(id.name) - len);
+	ret = mutex_lock_killable(&vm->lock);
+	if (ret)
+		return ret;
 	vm->identity = id;
+	mutex_unlock(&vm->lock);
 	return 0;
 }
 
@@ -223,9 +301,12 @@ static void snap_vm(struct snap *s, struct kvmpfm_vm *vm,
 	out->max_sets = cfg->limits.max_sets;
 	out->max_vector = cfg->limits.max_vector;
 	out->max_smpl_buf = cfg->limits.max_smpl_buf;
-	out->filter_action = vm->filter ? vm->filter->action :
-					  KVMPFM_FILTER_DENY;
-	out->filter_nr = vm->filter ? vm->filter->nr : 0;
+	out->filter_action = vm->operator_filter ?
+			     vm->operator_filter->action : KVMPFM_FILTER_DENY;
+	out->filter_nr = vm->operator_filter ? vm->operator_filter->nr : 0;
+	out->vmm_filter_action = vm->vmm_filter ? vm->vmm_filter->action :
+						  KVMPFM_FILTER_DENY;
+	out->vmm_filter_nr = vm->vmm_filter ? vm->vmm_filter->nr : 0;
 	kvmpfm_vm_stats_fill(vm, st, &out->stats);
 	memcpy(out->calls, st->calls, sizeof(st->calls));
 	memcpy(out->refusals, st->refusals, sizeof(st->refusals));
@@ -247,20 +328,22 @@ static void snap_vm(struct snap *s, struct kvmpfm_vm *vm,
 /*
  * One VM's snapshot, under one hold of its lock: counted (@s->vm NULL)
  * into @s's counts, or filled into the room they gave. -ENOENT once the
- * VM is gone.
+ * VM is gone, -EINTR if a fatal signal came first.
  */
 static long snap_take(u64 id, struct snap *s)
 {
 	struct pfm_engine_stats st;
 	struct kvmpfm_vm *vm;
+	long ret;
 
-	mutex_lock(&bound_vms_lock);
-	vm = vm_find(id);
-	if (!vm) {
-		mutex_unlock(&bound_vms_lock);
+	vm = vm_get(id);
+	if (!vm)
 		return -ENOENT;
+	ret = mutex_lock_killable(&vm->lock);
+	if (ret) {
+		vm_put(vm);
+		return ret;
 	}
-	mutex_lock(&vm->lock);
 	pfm_engine_stats(vm->engine, &st);
 	if (!s->vm) {
 		s->nr_vcpus = vm->nr_vcpus;
@@ -277,7 +360,7 @@ static long snap_take(u64 id, struct snap *s)
 		pfm_engine_view(vm->engine, &snap_view_ops, s);
 	}
 	mutex_unlock(&vm->lock);
-	mutex_unlock(&bound_vms_lock);
+	vm_put(vm);
 	return 0;
 }
 
@@ -357,41 +440,49 @@ out:
 }
 
 /*
- * KVMPFM_SET_EVENT_FILTER: on @own's binding file for itself (vm_id 0),
- * else the operator's for the VM of that id.
+ * KVMPFM_SET_EVENT_FILTER: vm_id 0 on a binding file, the VMM's filter of
+ * its own VM (@own); any other vm_id, on any file, the operator's filter
+ * of the VM of that id, for root or CAP_PERFMON only: the VMM may not
+ * replace or clear it, not even by naming its own VM.
  */
 long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp)
 {
 	struct kvmpfm_filter *f;
 	struct kvmpfm_vm *vm;
+	long ret;
 	u64 id;
 
 	f = kvmpfm_filter_copy(argp, &id);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
-	if (own && (!id || id == own->id)) {
-		mutex_lock(&own->lock);
-		kvmpfm_filter_install(own, f);
-		mutex_unlock(&own->lock);
-		return 0;
+	if (!id) {
+		ret = own ? mutex_lock_killable(&own->lock) : -ENOTCONN;
+		if (!ret) {
+			kvmpfm_filter_install(own, &own->vmm_filter, f);
+			mutex_unlock(&own->lock);
+			return 0;
+		}
+		kvmpfm_free(f);
+		return ret;
 	}
 	if (!perfmon_capable()) {
 		kvmpfm_free(f);
 		return -EPERM;
 	}
-	mutex_lock(&bound_vms_lock);
-	vm = vm_find(id);
-	if (vm) {
-		mutex_lock(&vm->lock);
-		kvmpfm_filter_install(vm, f);
-		mutex_unlock(&vm->lock);
-	}
-	mutex_unlock(&bound_vms_lock);
+	vm = vm_get(id);
 	if (!vm) {
 		kvmpfm_free(f);
 		return -ENOENT;
 	}
-	return 0;
+	ret = mutex_lock_killable(&vm->lock);
+	if (!ret) {
+		kvmpfm_filter_install(vm, &vm->operator_filter, f);
+		f = NULL;
+		mutex_unlock(&vm->lock);
+	}
+	vm_put(vm);
+	kvmpfm_free(f);
+	return ret;
 }
 
 /*

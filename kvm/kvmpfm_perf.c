@@ -93,6 +93,20 @@ static struct kvmpfm_vm *to_vm(void *be)
 static int tracepoint_attr(struct trace_event_file *file,
 			   struct perf_event_attr *attr);
 
+/*
+ * The host tracepoints backing virtual PMDs, and one disabled event per
+ * tracepoint that keeps its probe registered, so that set switches and
+ * context switches that close the last counting event do not unregister
+ * it (code patching and an RCU grace period each time). One set for the
+ * host, held while any VM is bound: not one per binding.
+ */
+static struct {
+	struct mutex lock;
+	unsigned int users;		/* bound VMs; the rest under @lock */
+	struct trace_event_file *exit, *wakeup, *page_fault;
+	struct perf_event *keepers[3];
+} tracepoints = { .lock = __MUTEX_INITIALIZER(tracepoints.lock) };
+
 static struct perf_event *tracepoint_keeper(struct trace_event_file *file)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .disabled = 1 };
@@ -100,20 +114,9 @@ static struct perf_event *tracepoint_keeper(struct trace_event_file *file)
 
 	if (tracepoint_attr(file, &attr))
 		return NULL;
-	/* part of the binding, released with it: not in the counter count */
+	/* the module's, not a VM's: not in the counter count */
 	event = perf_event_create_kernel_counter(&attr, 0, NULL, NULL, NULL);
 	return IS_ERR(event) ? NULL : event;
-}
-
-void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
-{
-	/* missing tracepoints only make their virtual PMDs unavailable */
-	vm->tp_exit = trace_get_event_file(NULL, "kvm", "kvm_exit");
-	vm->tp_wakeup = trace_get_event_file(NULL, "kvm", "kvm_vcpu_wakeup");
-	vm->tp_page_fault = trace_get_event_file(NULL, "kvm", "kvm_page_fault");
-	vm->tp_keepers[0] = tracepoint_keeper(vm->tp_exit);
-	vm->tp_keepers[1] = tracepoint_keeper(vm->tp_wakeup);
-	vm->tp_keepers[2] = tracepoint_keeper(vm->tp_page_fault);
 }
 
 static void tracepoint_put(struct trace_event_file **file)
@@ -123,19 +126,52 @@ static void tracepoint_put(struct trace_event_file **file)
 	*file = NULL;
 }
 
+/* at bind: the host's tracepoints, looked up by the first VM bound */
+void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm)
+{
+	mutex_lock(&tracepoints.lock);
+	if (!tracepoints.users++) {
+		/* missing ones only make their virtual PMDs unavailable */
+		tracepoints.exit = trace_get_event_file(NULL, "kvm", "kvm_exit");
+		tracepoints.wakeup = trace_get_event_file(NULL, "kvm",
+							  "kvm_vcpu_wakeup");
+		tracepoints.page_fault = trace_get_event_file(NULL, "kvm",
+							      "kvm_page_fault");
+		tracepoints.keepers[0] = tracepoint_keeper(tracepoints.exit);
+		tracepoints.keepers[1] = tracepoint_keeper(tracepoints.wakeup);
+		tracepoints.keepers[2] =
+			tracepoint_keeper(tracepoints.page_fault);
+	}
+	vm->tp_exit = tracepoints.exit;
+	vm->tp_wakeup = tracepoints.wakeup;
+	vm->tp_page_fault = tracepoints.page_fault;
+	vm->tracepoints_held = true;
+	mutex_unlock(&tracepoints.lock);
+}
+
+/* at release, once @vm's counters are closed; released with the last VM */
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm)
 {
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(vm->tp_keepers); i++) {
-		if (!vm->tp_keepers[i])
-			continue;
-		perf_event_release_kernel(vm->tp_keepers[i]);
-		vm->tp_keepers[i] = NULL;
+	if (!vm->tracepoints_held)
+		return;
+	vm->tracepoints_held = false;
+	vm->tp_exit = NULL;
+	vm->tp_wakeup = NULL;
+	vm->tp_page_fault = NULL;
+	mutex_lock(&tracepoints.lock);
+	if (!--tracepoints.users) {
+		for (i = 0; i < ARRAY_SIZE(tracepoints.keepers); i++) {
+			if (tracepoints.keepers[i])
+				perf_event_release_kernel(tracepoints.keepers[i]);
+			tracepoints.keepers[i] = NULL;
+		}
+		tracepoint_put(&tracepoints.exit);
+		tracepoint_put(&tracepoints.wakeup);
+		tracepoint_put(&tracepoints.page_fault);
 	}
-	tracepoint_put(&vm->tp_exit);
-	tracepoint_put(&vm->tp_wakeup);
-	tracepoint_put(&vm->tp_page_fault);
+	mutex_unlock(&tracepoints.lock);
 }
 
 u8 kvmpfm_host_vendor(void)
@@ -166,6 +202,46 @@ alias_find(struct kvmpfm_vm *vm, const struct pfm_event *ev)
 		    vm->aliases[i].guest_umask == umask)
 			return &vm->aliases[i];
 	return NULL;
+}
+
+/*
+ * The host event @alias counts, as an event filter names events: a
+ * generic event select and unit mask in @ev's (the guest's) encoding.
+ * 0: *@event and *@umask set; 1: a software event, no PMU event at all;
+ * -ENOENT: a PMU event with no such encoding (a cache event, a raw event
+ * of the other vendor, a generic event with no architectural encoding).
+ */
+int kvmpfm_alias_encoding(const struct pfm_event *ev,
+			  const struct kvmpfm_event_map_entry *alias,
+			  u16 *event, u8 *umask)
+{
+	u8 vendor = guest_vendor(ev);
+	unsigned int i;
+
+	switch (alias->host_type) {
+	case PERF_TYPE_SOFTWARE:
+		return 1;
+	case PERF_TYPE_HARDWARE:
+		for (i = 0; i < ARRAY_SIZE(arch_events); i++) {
+			if (arch_events[i].vendor == vendor &&
+			    arch_events[i].hw_id == alias->host_config) {
+				*event = arch_events[i].event_select;
+				*umask = arch_events[i].unit_mask;
+				return 0;
+			}
+		}
+		return -ENOENT;
+	case PERF_TYPE_RAW:
+		if (vendor != kvmpfm_host_vendor())
+			return -ENOENT;
+		*event = alias->host_config & 0xff;
+		/* AMD's event select goes on in bits 32-35 */
+		if (vendor == PVPFM_VENDOR_AMD)
+			*event |= (alias->host_config >> 24) & 0xf00;
+		*umask = (alias->host_config >> 8) & 0xff;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 /* a PMU event for @ev counts the guest only, at the PMC's USR/OS levels */
@@ -284,14 +360,21 @@ static bool is_hw(const struct perf_event_attr *attr)
  */
 static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 {
-	const struct kvmpfm_event_map_entry *alias;
+	const struct kvmpfm_event_map_entry *alias = NULL;
 	struct kvmpfm_vm *vm = to_vm(be);
 	struct perf_event_attr attr;
 	struct perf_event *probe;
 	int poll, ret;
 
-	if (!kvmpfm_filter_allows(vm, ev))
+	if (ev->kind != PFM_EVK_VIRTUAL)
+		alias = alias_find(vm, ev);
+	if (!kvmpfm_filters_allow(vm, ev, alias))
 		return -EACCES;
+	/* the host admin's policy (kvmpfm_main.c), not a filter of the VM's */
+	if (ev->kind == PFM_EVK_VIRTUAL &&
+	    ev->code == PVPFM_VPMD_HOST_PAGE_FAULTS &&
+	    !READ_ONCE(kvmpfm_allow_host_page_faults))
+		return -ENOENT;
 	ret = translate(vm, ev, &attr, &poll);
 	if (ret)
 		return ret;
@@ -303,9 +386,6 @@ static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 		return -ENOENT;
 	perf_event_release_kernel(probe);
 out:
-	if (ev->kind == PFM_EVK_VIRTUAL)
-		return 0;
-	alias = alias_find(vm, ev);
 	return alias && (alias->flags & KVMPFM_MAP_EMULATED) ? 1 : 0;
 }
 

@@ -145,7 +145,8 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 	if (vm->kvm)
 		kvm_put_kvm(vm->kvm);
 	kvmpfm_free(vm->aliases);
-	kvmpfm_free(vm->filter);
+	kvmpfm_free(vm->vmm_filter);
+	kvmpfm_free(vm->operator_filter);
 	kvmpfm_free(vm->vcpus);
 	kvmpfm_free(vm);
 	kvmpfm_account(&kvmpfm_nr_vms, -1);
@@ -173,6 +174,11 @@ struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp)
 	kvm = kvm_from_fd(b.vm_fd);
 	if (IS_ERR(kvm))
 		return ERR_CAST(kvm);
+	/* no more vCPUs than the VM may ever have (KVM_MAX_VCPUS at most) */
+	if (b.nr_vcpus > kvm->max_vcpus) {
+		kvm_put_kvm(kvm);
+		return ERR_PTR(-EINVAL);
+	}
 
 	vm = kvmpfm_zalloc(sizeof(*vm));
 	if (!vm) {
@@ -229,6 +235,7 @@ static int set_event_map(struct kvmpfm_vm *vm, void __user *argp)
 	struct pfm_engine_stats st;
 	struct kvmpfm_event_map map;
 	bool host = false;
+	int ret;
 	u32 i;
 
 	if (copy_from_user(&map, argp, sizeof(map)))
@@ -265,16 +272,22 @@ static int set_event_map(struct kvmpfm_vm *vm, void __user *argp)
 		kvmpfm_free(entries);
 		return -EPERM;
 	}
+	ret = mutex_lock_killable(&vm->lock);
+	if (ret) {
+		kvmpfm_free(entries);
+		return ret;
+	}
 	/* contexts already programmed would mix old and new meanings */
 	pfm_engine_stats(vm->engine, &st);
 	if (st.contexts) {
-		kvmpfm_free(entries);
-		return -EBUSY;
+		ret = -EBUSY;
+	} else {
+		swap(vm->aliases, entries);
+		vm->nr_aliases = map.nr;
 	}
-	kvmpfm_free(vm->aliases);
-	vm->aliases = entries;
-	vm->nr_aliases = map.nr;
-	return 0;
+	mutex_unlock(&vm->lock);
+	kvmpfm_free(entries);
+	return ret;
 }
 
 /*
@@ -304,7 +317,7 @@ static struct kvm_vcpu *kvm_vcpu_of(struct kvm *kvm, unsigned long index)
 }
 
 /* from the vCPU's own thread: its perf events will be bound to it */
-static int bind_vcpu(struct kvmpfm_vm *vm, unsigned long index)
+static int bind_vcpu_locked(struct kvmpfm_vm *vm, unsigned long index)
 {
 	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, index);
 	struct kvm_vcpu *kvm_vcpu;
@@ -321,32 +334,59 @@ static int bind_vcpu(struct kvmpfm_vm *vm, unsigned long index)
 		return -ENOMEM;
 	vcpu->kvm_vcpu = kvm_vcpu;
 	get_task_struct(current);
-	vcpu->task = current;
+	/*
+	 * Set once. DOORBELL reads it without vm->lock and goes on only
+	 * in the thread it names: this one, which stored the fields above.
+	 */
+	WRITE_ONCE(vcpu->task, current);
+	return 0;
+}
+
+static int bind_vcpu(struct kvmpfm_vm *vm, unsigned long index)
+{
+	int ret = mutex_lock_killable(&vm->lock);
+
+	if (ret)
+		return ret;
+	ret = bind_vcpu_locked(vm, index);
+	mutex_unlock(&vm->lock);
+	return ret;
+}
+
+static int set_cmd_block_locked(struct kvmpfm_vm *vm,
+				const struct kvmpfm_cmd_block *cb)
+{
+	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, cb->vcpu);
+	bool visible = true;
+	int idx;
+	u64 off;
+
+	if (!vcpu || !vcpu->task || cb->reserved || offset_in_page(cb->gpa))
+		return -EINVAL;
+	idx = srcu_read_lock(&vm->kvm->srcu);
+	for (off = 0; off < PVPFM_CMD_BLOCK_SIZE; off += PAGE_SIZE)
+		visible &= kvm_is_visible_gfn(vm->kvm,
+					      gpa_to_gfn(cb->gpa + off));
+	srcu_read_unlock(&vm->kvm->srcu, idx);
+	if (!visible)
+		return -EFAULT;
+	WRITE_ONCE(vcpu->cmd_block, cb->gpa | KVMPFM_CMD_BLOCK_SET);
 	return 0;
 }
 
 static int set_cmd_block(struct kvmpfm_vm *vm, void __user *argp)
 {
 	struct kvmpfm_cmd_block cb;
-	struct kvmpfm_vcpu *vcpu;
-	bool visible = true;
-	int idx;
-	u64 off;
+	int ret;
 
 	if (copy_from_user(&cb, argp, sizeof(cb)))
 		return -EFAULT;
-	vcpu = vcpu_get(vm, cb.vcpu);
-	if (!vcpu || !vcpu->task || cb.reserved || offset_in_page(cb.gpa))
-		return -EINVAL;
-	idx = srcu_read_lock(&vm->kvm->srcu);
-	for (off = 0; off < PVPFM_CMD_BLOCK_SIZE; off += PAGE_SIZE)
-		visible &= kvm_is_visible_gfn(vm->kvm, gpa_to_gfn(cb.gpa + off));
-	srcu_read_unlock(&vm->kvm->srcu, idx);
-	if (!visible)
-		return -EFAULT;
-	vcpu->cmd_gpa = cb.gpa;
-	vcpu->has_cmd_block = true;
-	return 0;
+	ret = mutex_lock_killable(&vm->lock);
+	if (ret)
+		return ret;
+	ret = set_cmd_block_locked(vm, &cb);
+	mutex_unlock(&vm->lock);
+	return ret;
 }
 
 static int set_eventfd(struct kvmpfm_vm *vm, void __user *argp)
@@ -354,6 +394,7 @@ static int set_eventfd(struct kvmpfm_vm *vm, void __user *argp)
 	struct eventfd_ctx *ctx = NULL;
 	struct kvmpfm_eventfd ef;
 	struct kvmpfm_vcpu *vcpu;
+	int ret;
 
 	if (copy_from_user(&ef, argp, sizeof(ef)))
 		return -EFAULT;
@@ -365,10 +406,15 @@ static int set_eventfd(struct kvmpfm_vm *vm, void __user *argp)
 		if (IS_ERR(ctx))
 			return PTR_ERR(ctx);
 	}
-	if (vcpu->eventfd)
-		eventfd_ctx_put(vcpu->eventfd);
-	vcpu->eventfd = ctx;
-	return 0;
+	ret = mutex_lock_killable(&vm->lock);
+	if (!ret) {
+		swap(vcpu->eventfd, ctx);
+		mutex_unlock(&vm->lock);
+	}
+	/* the one replaced, or the new one if the wait was cut short */
+	if (ctx)
+		eventfd_ctx_put(ctx);
+	return ret;
 }
 
 static bool vcpu_has_pending(struct kvmpfm_vcpu *vcpu)
@@ -377,32 +423,50 @@ static bool vcpu_has_pending(struct kvmpfm_vcpu *vcpu)
 	       !bitmap_empty(vcpu->pending_pmds, PFM_MAX_PMDS);
 }
 
+/* the command block at @gpa into @hdr: its header, then what it names */
+static int cmd_block_read(struct kvm *kvm, u64 gpa, struct pvpfm_cmd_hdr *hdr,
+			  u32 *arg_size)
+{
+	int idx, ret;
+
+	idx = srcu_read_lock(&kvm->srcu);
+	ret = kvm_read_guest(kvm, gpa, hdr, sizeof(*hdr));
+	/* an oversized arg_size is the engine's to refuse, from the header */
+	*arg_size = min_t(u32, hdr->arg_size, PVPFM_CMD_ARGS_MAX);
+	if (!ret)
+		ret = kvm_read_guest(kvm, gpa + sizeof(*hdr), hdr + 1,
+				     *arg_size);
+	srcu_read_unlock(&kvm->srcu, idx);
+	return ret;
+}
+
 /*
  * One guest call: copy the command block in once, run the engine on the
- * copy, copy the results out. The exit completes when this returns.
+ * copy, copy the results out. The exit completes when this returns. The
+ * copies are made without vm->lock (kvmpfm.h): the copy is the vCPU
+ * thread's own, @vcpu->cmd_buf.
  */
 static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 {
 	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, index);
 	struct pvpfm_cmd_hdr *hdr;
-	int idx, ret, len;
 	u32 arg_size, i;
+	int idx, ret, len;
+	u64 gpa;
 
-	if (!vcpu || vcpu->task != current)
+	/* set once, by this thread itself (bind_vcpu()) */
+	if (!vcpu || READ_ONCE(vcpu->task) != current)
 		return -EPERM;
-	if (!vcpu->has_cmd_block)
+	gpa = READ_ONCE(vcpu->cmd_block);
+	if (!(gpa & KVMPFM_CMD_BLOCK_SET))
 		return -ENXIO;
+	gpa &= ~KVMPFM_CMD_BLOCK_SET;
 	hdr = vcpu->cmd_buf;
-	idx = srcu_read_lock(&vm->kvm->srcu);
-	ret = kvm_read_guest(vm->kvm, vcpu->cmd_gpa, hdr, sizeof(*hdr));
+	if (cmd_block_read(vm->kvm, gpa, hdr, &arg_size))
+		return -EFAULT;
+	ret = mutex_lock_killable(&vm->lock);
 	if (ret)
-		goto out;
-	/* an oversized arg_size is the engine's to refuse, from the header */
-	arg_size = min_t(u32, hdr->arg_size, PVPFM_CMD_ARGS_MAX);
-	ret = kvm_read_guest(vm->kvm, vcpu->cmd_gpa + sizeof(*hdr), hdr + 1,
-			     arg_size);
-	if (ret)
-		goto out;
+		return ret;
 	/* the call sees every wrap its counters made, delivered or not */
 	for (i = 0; i < vm->nr_vcpus; i++)
 		if (&vm->vcpus[i] == vcpu || vcpu_has_pending(&vm->vcpus[i]))
@@ -417,9 +481,11 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 		for (i = 0; i < vm->nr_vcpus; i++)
 			kvmpfm_vcpu_release_kept(&vm->vcpus[i]);
 	}
-	ret = len < 0 ? len :
-	      kvmpfm_guest_copy_out(vm, vcpu->cmd_gpa, hdr, len);
-out:
+	mutex_unlock(&vm->lock);
+	if (len < 0)
+		return -EFAULT;
+	idx = srcu_read_lock(&vm->kvm->srcu);
+	ret = kvmpfm_guest_copy_out(vm, gpa, hdr, len);
 	srcu_read_unlock(&vm->kvm->srcu, idx);
 	return ret ? -EFAULT : 0;
 }
@@ -452,47 +518,43 @@ static int get_stats(struct kvmpfm_vm *vm, void __user *argp)
 {
 	struct kvmpfm_vm_stats out;
 	struct pfm_engine_stats st;
+	int ret;
 
+	ret = mutex_lock_killable(&vm->lock);
+	if (ret)
+		return ret;
 	pfm_engine_stats(vm->engine, &st);
 	kvmpfm_vm_stats_fill(vm, &st, &out);
+	mutex_unlock(&vm->lock);
 	return copy_to_user(argp, &out, sizeof(out)) ? -EFAULT : 0;
 }
 
+/*
+ * Each takes vm->lock itself, killably, with its caller's memory copied
+ * in before and out after (kvmpfm.h).
+ */
 long kvmpfm_vm_ioctl(struct kvmpfm_vm *vm, unsigned int cmd, unsigned long arg)
 {
 	void __user *argp = (void __user *)arg;
-	long ret;
 
-	mutex_lock(&vm->lock);
 	switch (cmd) {
 	case KVMPFM_SET_EVENT_MAP:
-		ret = set_event_map(vm, argp);
-		break;
+		return set_event_map(vm, argp);
 	case KVMPFM_BIND_VCPU:
-		ret = bind_vcpu(vm, arg);
-		break;
+		return bind_vcpu(vm, arg);
 	case KVMPFM_SET_CMD_BLOCK:
-		ret = set_cmd_block(vm, argp);
-		break;
+		return set_cmd_block(vm, argp);
 	case KVMPFM_SET_EVENTFD:
-		ret = set_eventfd(vm, argp);
-		break;
+		return set_eventfd(vm, argp);
 	case KVMPFM_DOORBELL:
-		ret = doorbell(vm, arg);
-		break;
+		return doorbell(vm, arg);
 	case KVMPFM_GET_VM_STATS:
-		ret = get_stats(vm, argp);
-		break;
+		return get_stats(vm, argp);
 	case KVMPFM_SET_IDENTITY:
-		ret = kvmpfm_set_identity(vm, argp);
-		break;
+		return kvmpfm_set_identity(vm, argp);
 	case KVMPFM_GET_STATE:
 	case KVMPFM_SET_STATE:
-		ret = kvmpfm_state_ioctl(vm, cmd, argp);
-		break;
-	default:
-		ret = -ENOTTY;
+		return kvmpfm_state_ioctl(vm, cmd, argp);
 	}
-	mutex_unlock(&vm->lock);
-	return ret;
+	return -ENOTTY;
 }

@@ -24,8 +24,9 @@
  * The operator's interface (host tools; root or CAP_PERFMON, on any open
  * file, bound or not): KVMPFM_LIST_VMS names every bound VM by an id the
  * module gives it, KVMPFM_GET_SNAPSHOT reads one VM whole, consistent as
- * of one hold of its lock. The VMM names its VM with KVMPFM_SET_IDENTITY
- * and the operator may restrict its events with KVMPFM_SET_EVENT_FILTER.
+ * of one hold of its lock. The VMM names its VM with KVMPFM_SET_IDENTITY;
+ * the VMM and the operator may each restrict its events with
+ * KVMPFM_SET_EVENT_FILTER (two filters: an event must pass both).
  */
 #ifndef _UAPI_KVM_PERFMON_H
 #define _UAPI_KVM_PERFMON_H
@@ -42,8 +43,14 @@
  * @counters, and returns what the guest will be given.
  */
 struct kvmpfm_bind_vm {
-	__s32 vm_fd;		/* a KVM VM fd; anything else is refused */
-	__u32 nr_vcpus;		/* vCPU indexes 0..nr_vcpus-1 */
+	/*
+	 * a KVM VM fd of the caller's; anything else is refused. A VM is
+	 * bound once: BIND_VM of a VM another file has bound is EBUSY
+	 * until that file is closed.
+	 */
+	__s32 vm_fd;
+	/* vCPU indexes 0..nr_vcpus-1; at most KVM_CAP_MAX_VCPUS of the VM */
+	__u32 nr_vcpus;
 	__u32 personality;	/* in/out: enum pvpfm_personality */
 	__u32 counters;		/* in/out: generic counters (0: default) */
 	/*
@@ -137,8 +144,11 @@ struct kvmpfm_module_stats {
 
 /*
  * Who the VM is, as its VMM knows it (QEMU's -name and -uuid): for the
- * operator's tools, never for a decision. @name is NUL-terminated UTF-8
- * without control characters; "" and a zero UUID mean unnamed.
+ * operator's tools, never for a decision. @name is NUL-terminated,
+ * well-formed UTF-8 of printable characters: no control character (C0,
+ * DEL, C1), line or paragraph separator (U+2028, U+2029) or bidirectional
+ * override or isolate (U+202A-U+202E, U+2066-U+2069); anything else is
+ * EINVAL. "" and a zero UUID mean unnamed.
  */
 #define KVMPFM_NAME_LEN		64
 
@@ -149,15 +159,28 @@ struct kvmpfm_vm_identity {
 };
 
 /*
- * The operator's event filter, as KVM's KVM_SET_PMU_EVENT_FILTER: ALLOW
- * lets the guest program only the listed events, DENY all but them. An
- * event matches an entry of its kind when (event & event_mask) ==
- * (entry.event & event_mask) and the same for the unit mask (generic
- * events only). A refused event is NOTAVAIL to the guest, counted as
- * "filtered". It is checked where the guest programs an event (a PMC
- * write; a virtual PMD's write): a new filter applies from the next such
- * write and never stops a counter already programmed. DENY with no entry
- * is no filter.
+ * Event filters, as KVM's KVM_SET_PMU_EVENT_FILTER: ALLOW lets the guest
+ * program only the listed events, DENY all but them. An event matches an
+ * entry of its kind when (event & event_mask) == (entry.event &
+ * event_mask) and the same for the unit mask (generic events only). A
+ * refused event is NOTAVAIL to the guest, counted as "filtered". It is
+ * checked where the guest programs an event (a PMC write; a virtual PMD's
+ * write): a new filter applies from the next such write and never stops a
+ * counter already programmed. DENY with no entry is no filter.
+ *
+ * A VM has two filters, the VMM's and the operator's; an event must pass
+ * both. Each judges the guest event as programmed and, when the event map
+ * aliases it, also the host event the alias counts, as the generic event
+ * of the guest's encoding that counts it: a PERF_TYPE_RAW host event by
+ * its event select and unit mask when host and guest are of one vendor, a
+ * PERF_TYPE_HARDWARE one by its architectural encoding (the event select
+ * and unit mask of the guest's vendor, e.g. 0x76/0x00 for cycles on
+ * AMD). A PMU host event with no such encoding (PERF_TYPE_HW_CACHE, a raw
+ * event of the other vendor, a hardware event with no architectural
+ * encoding) is refused while either filter is set: no entry can say
+ * what it counts. A PERF_TYPE_SOFTWARE alias (only CAP_PERFMON may map
+ * one) counts the vCPU thread, not the shared PMU: its guest event alone
+ * is judged.
  */
 #define KVMPFM_FILTER_ALLOW	0
 #define KVMPFM_FILTER_DENY	1
@@ -174,9 +197,11 @@ struct kvmpfm_filter_event {
 };
 
 /*
- * On the VM's own binding file (the VMM, at bind or later): @vm_id 0.
- * On any other file: the operator's (root or CAP_PERFMON), for VM @vm_id
- * (KVMPFM_LIST_VMS).
+ * @vm_id 0, on the VM's own binding file: the VMM's filter (at bind or
+ * later; ENOTCONN on a file not bound). Any other @vm_id, on any file:
+ * the operator's filter of VM @vm_id (KVMPFM_LIST_VMS), for root or
+ * CAP_PERFMON only (EPERM), its own VMM included: only the operator
+ * replaces or clears it.
  */
 struct kvmpfm_event_filter {
 	__u32 action;		/* KVMPFM_FILTER_* */
@@ -236,7 +261,7 @@ struct kvmpfm_snap_vm {
 	__u32 max_contexts;	/* limits in force */
 	__u32 max_sets;
 	__u32 max_vector;
-	__u32 filter_action;	/* KVMPFM_FILTER_* */
+	__u32 filter_action;	/* KVMPFM_FILTER_*: the operator's filter */
 	__u64 max_smpl_buf;
 	__u32 filter_nr;	/* entries in the filter */
 	__u32 reserved1;
@@ -244,8 +269,11 @@ struct kvmpfm_snap_vm {
 	__u64 calls[KVMPFM_SNAP_CALLS];		/* by PVPFM_CMD_* */
 	__u64 refusals[KVMPFM_SNAP_ERRNOS];	/* failed calls, by errno */
 	__u64 notavail;		/* registers refused: host cannot count */
-	__u64 filtered;		/* registers refused: operator's filter */
-	__u64 reserved[8];
+	__u64 filtered;		/* registers refused: a filter, either */
+	/* the VMM's filter (filter_*: the operator's) */
+	__u32 vmm_filter_action;	/* KVMPFM_FILTER_* */
+	__u32 vmm_filter_nr;
+	__u64 reserved[7];
 };
 
 struct kvmpfm_snap_vcpu {

@@ -1063,6 +1063,21 @@ bool hl_module_idle(int wait_ms, char *why, size_t why_len)
 
 /* ---- BIND_VM's limits ------------------------------------------------------ */
 
+int hl_allow_host_page_faults(bool on)
+{
+	FILE *f = fopen("/sys/module/kvm_perfmon/parameters/"
+			"allow_host_page_faults", "w");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fputs(on ? "Y\n" : "N\n", f) == EOF)
+		ret = -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
 const char *const hl_lim_name[HL_LIM_N] = {
 	"max_contexts", "max_sets", "max_vector", "max_smpl_buf",
 };

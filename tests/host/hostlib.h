@@ -298,6 +298,12 @@ bool hl_module_idle(int wait_ms, char *why, size_t why_len);
 /* hl_check(hl_module_idle(...)) with @name */
 bool hl_check_module_idle(const char *name);
 
+/*
+ * The module's allow_host_page_faults (off when loaded): a program that
+ * counts HOST_PAGE_FAULTS turns it on first. Returns 0 or -errno.
+ */
+int hl_allow_host_page_faults(bool on);
+
 /* ---- BIND_VM's limits ------------------------------------------------- */
 enum { HL_LIM_CONTEXTS, HL_LIM_SETS, HL_LIM_VECTOR, HL_LIM_SMPL_BUF,
 	HL_LIM_N };

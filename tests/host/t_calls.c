@@ -276,6 +276,35 @@ static void t_notavail(void)
 }
 
 /*
+ * HOST_PAGE_FAULTS is the host admin's to allow (allow_host_page_faults,
+ * off when the module is loaded: run checks that): refused as an event
+ * the host cannot back while off, accepted once on. The program leaves
+ * it on.
+ */
+static void t_host_page_faults_policy(void)
+{
+	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
+	pfarg_pmd_t p;
+	int ret;
+
+	HL_EXPECT("host_page_faults_param_off",
+		  hl_allow_host_page_faults(false), 0);
+	cb_pmd_init(&p, PVPFM_VPMD_HOST_PAGE_FAULTS, 0, 0);
+	ret = cb_write_pmds(&v0->cb, id, &p, 1);
+	hl_check(ret == -EINVAL && (p.reg_flags & PFM_REG_RETFL_NOTAVAIL),
+		 "host_page_faults_denied_notavail", "status %s reg_flags %#x",
+		 hl_status_str(ret), p.reg_flags);
+	HL_EXPECT("host_page_faults_param_on",
+		  hl_allow_host_page_faults(true), 0);
+	cb_pmd_init(&p, PVPFM_VPMD_HOST_PAGE_FAULTS, 0, 0);
+	ret = cb_write_pmds(&v0->cb, id, &p, 1);
+	hl_check(!ret && !(p.reg_flags & PFM_REG_RETFL_NOTAVAIL),
+		 "host_page_faults_allowed", "status %s reg_flags %#x",
+		 hl_status_str(ret), p.reg_flags);
+	cb_destroy(&v0->cb, id);
+}
+
+/*
  * The admin aliases cycles to the host's task clock, marked emulated, and
  * branch misses to it unmarked: only the first is reported emulated.
  */
@@ -731,6 +760,7 @@ int main(void)
 	t_create();
 	t_write_pmcs();
 	t_notavail();
+	t_host_page_faults_policy();
 	t_alias();
 	t_intel();
 	t_write_read_pmds();

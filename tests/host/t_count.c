@@ -595,6 +595,9 @@ int main(void)
 	int ret;
 
 	hl_init();
+	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
+	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
+		 "cannot write the module parameter");
 	ret = hl_vm_simple(&vm, 2);
 	if (!hl_check(!ret, "count_vm_setup", "VM: %s", hl_errname(ret)))
 		return hl_summary();

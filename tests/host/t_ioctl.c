@@ -127,6 +127,12 @@ static void t_bind_vm(void)
 	b = ok;
 	b.nr_vcpus = 100000;
 	HL_EXPECT("bind_vm_huge_vcpus_einval", bind_with(vm.vm_fd, &b), -EINVAL);
+	/* at most the vCPUs the VM may have (KVM_CAP_MAX_VCPUS) */
+	b.nr_vcpus = ioctl(vm.vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
+	HL_EXPECT("bind_vm_max_vcpus_ok", bind_with(vm.vm_fd, &b), 0);
+	b.nr_vcpus++;
+	HL_EXPECT("bind_vm_above_max_vcpus_einval", bind_with(vm.vm_fd, &b),
+		  -EINVAL);
 	b = ok;
 	b.personality = 99;
 	HL_EXPECT("bind_vm_bad_personality_einval", bind_with(vm.vm_fd, &b),

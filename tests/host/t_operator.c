@@ -6,11 +6,15 @@
  *
  * Two VMs, named; each snapshot must say exactly what the calls made on
  * it did: contexts, events in use, calls by command, refusals by errno,
- * registers refused NOTAVAIL or by the filter. A filter set by the VMM
- * and one set by the operator refuse what they name, the rest passes,
- * and a counter already running goes on counting. Root or CAP_PERFMON
- * only: uid 65534 gets EPERM on a file opened as root. A VM gone is gone
- * from the list. The cost of one snapshot is printed.
+ * registers refused NOTAVAIL or by a filter. The VMM's filter and the
+ * operator's each refuse what they name: an event passes only if both
+ * allow it, the VMM can neither clear nor replace the operator's (on its
+ * own binding, naming its own VM: EPERM without CAP_PERFMON), and an
+ * alias of the VMM's event map is judged by the host event it counts too.
+ * A counter already running goes on counting. Root or CAP_PERFMON only:
+ * uid 65534 gets EPERM on a file opened as root. VM names are printable
+ * UTF-8. A VM gone is gone from the list. The cost of one snapshot is
+ * printed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,10 +27,15 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <linux/perf_event.h>
 
 #include "hostlib.h"
 
 #define SNAP_ROOM	(256 * 1024)
+
+/* amd64 PERFSEL: the event with USR, OS, INT and EN set */
+#define SEL(ev)		((uint64_t)(ev) | (1ULL << 16) | (1ULL << 17) | \
+			 (1ULL << 20) | (1ULL << 22))
 
 static struct hl_vm vm_a, vm_b;
 
@@ -98,18 +107,31 @@ static const struct kvmpfm_snap_vcpu *vcpu_rec(const struct kvmpfm_snap_vm *s,
 	return (const void *)((const char *)s + s->size + i * s->vcpu_size);
 }
 
-static int filter(int fd, uint64_t vm_id, uint32_t action, uint16_t vpmd)
+/* a filter of @kind events @ev[0..@nr) (exact event, any unit mask) */
+static int filter_of(int fd, uint64_t vm_id, uint32_t action, uint32_t kind,
+		     const uint16_t *ev, uint32_t nr)
 {
 	struct {
 		struct kvmpfm_event_filter f;
-		struct kvmpfm_filter_event e[1];
+		struct kvmpfm_filter_event e[4];
 	} req = {
-		.f = { .action = action, .nr = vpmd ? 1 : 0, .vm_id = vm_id },
-		.e = { { .guest_kind = KVMPFM_EVK_VIRTUAL, .event = vpmd,
-			 .event_mask = 0xffff } },
+		.f = { .action = action, .nr = nr, .vm_id = vm_id },
 	};
+	uint32_t i;
 
+	for (i = 0; i < nr && i < 4; i++) {
+		req.e[i].guest_kind = kind;
+		req.e[i].event = ev[i];
+		req.e[i].event_mask = 0xffff;
+	}
 	return HL_IOCTL(fd, KVMPFM_SET_EVENT_FILTER, &req);
+}
+
+/* a filter of virtual PMD @vpmd (0: no entry) */
+static int filter(int fd, uint64_t vm_id, uint32_t action, uint16_t vpmd)
+{
+	return filter_of(fd, vm_id, action, KVMPFM_EVK_VIRTUAL, &vpmd,
+			 vpmd ? 1 : 0);
 }
 
 /* PMD @pmd written in set 0 of @ctx: the call's status and reg_flags */
@@ -125,15 +147,39 @@ static int write_vpmd(struct hl_vcpu *v, uint32_t ctx, uint16_t pmd,
 	return ret;
 }
 
+/* names that are not printable UTF-8, each refused */
+static const struct {
+	const char *what, *name;
+} bad_names[] = {
+	{ "control_char", "bad\nname" },
+	{ "invalid_byte_ff", "vm-\xff" },
+	{ "truncated_sequence", "vm-\xc3" },
+	{ "overlong_slash", "vm-\xc0\xaf" },
+	{ "surrogate", "vm-\xed\xa0\x80" },
+	{ "above_unicode", "vm-\xf4\x90\x80\x80" },
+	{ "del", "vm-\x7f" },
+	{ "c1_control", "vm-\xc2\x85" },
+	{ "line_separator", "vm-\xe2\x80\xa8" },
+	{ "bidi_override", "vm-\xe2\x80\xae" },
+};
+
 static void t_identity(void)
 {
 	struct kvmpfm_vm_identity id = { };
+	char name[64];
+	unsigned int i;
 
+	for (i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
+		snprintf(name, sizeof(name), "identity_%s_einval",
+			 bad_names[i].what);
+		HL_EXPECT(name, set_name(&vm_b, bad_names[i].name, 0xbb),
+			  -EINVAL);
+	}
+	/* UTF-8 beyond ASCII is a name like any other */
+	HL_EXPECT("identity_utf8_accepted",
+		  set_name(&vm_b, "vm-\xc3\xa9t\xc3\xa9-\xe2\x82\xac", 0xbb), 0);
 	HL_EXPECT("identity_a", set_name(&vm_a, "vm-a", 0xaa), 0);
 	HL_EXPECT("identity_b", set_name(&vm_b, "vm-b", 0xbb), 0);
-	snprintf(id.name, sizeof(id.name), "bad\nname");
-	HL_EXPECT("identity_control_char_einval",
-		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_IDENTITY, &id), -EINVAL);
 	memset(id.name, 'x', sizeof(id.name));
 	HL_EXPECT("identity_unterminated_einval",
 		  HL_IOCTL(vm_b.pfm_fd, KVMPFM_SET_IDENTITY, &id), -EINVAL);
@@ -260,11 +306,15 @@ static uint32_t t_vm_a(void *buf, uint64_t id)
 }
 
 /*
- * VM b: the VMM's filter denies VCPU_RUN_NS; then the operator's, from
- * another file, allows VM_EXITS only.
+ * VM b: the VMM's filter denies VCPU_RUN_NS; the operator's, from another
+ * file, allows VCPU_RUN_NS and VM_EXITS only. Both must allow: the VMM's
+ * refusal stands, HALT_EXITS is the operator's. The VMM clearing its own
+ * filter leaves the operator's in force; the operator clears it.
  */
 static void t_filters(void *buf, uint64_t id_b)
 {
+	static const uint16_t op_allow[] = { PVPFM_VPMD_VCPU_RUN_NS,
+					     PVPFM_VPMD_VM_EXITS };
 	struct hl_vcpu *v = &vm_b.vcpus[0];
 	const struct kvmpfm_snap_vm *s = buf;
 	uint32_t size, ctx = 0, flags = 0;
@@ -283,13 +333,15 @@ static void t_filters(void *buf, uint64_t id_b)
 		  write_vpmd(v, ctx, PVPFM_VPMD_VM_EXITS, &flags), 0);
 
 	op_fd = open(KVMPFM_DEVICE, O_RDWR);
-	HL_EXPECT("filter_allow_operator", filter(op_fd, id_b,
-						   KVMPFM_FILTER_ALLOW,
-						   PVPFM_VPMD_VM_EXITS), 0);
+	HL_EXPECT("filter_allow_operator",
+		  filter_of(op_fd, id_b, KVMPFM_FILTER_ALLOW,
+			    KVMPFM_EVK_VIRTUAL, op_allow, 2), 0);
 	HL_EXPECT("filter_operator_unknown_vm_enoent",
 		  filter(op_fd, ~0ULL, KVMPFM_FILTER_ALLOW, 0), -ENOENT);
-	HL_EXPECT("filter_allowed_passes",
+	HL_EXPECT("filter_both_allow_passes",
 		  write_vpmd(v, ctx, PVPFM_VPMD_VM_EXITS, &flags), 0);
+	HL_EXPECT("filter_vmm_denies_operator_allows_einval",
+		  write_vpmd(v, ctx, PVPFM_VPMD_VCPU_RUN_NS, &flags), -EINVAL);
 	HL_EXPECT("filter_not_allowed_einval",
 		  write_vpmd(v, ctx, PVPFM_VPMD_HALT_EXITS, &flags), -EINVAL);
 	hl_check(flags & PFM_REG_RETFL_NOTAVAIL,
@@ -297,21 +349,126 @@ static void t_filters(void *buf, uint64_t id_b)
 
 	size = SNAP_ROOM;
 	HL_EXPECT("filter_snapshot", snapshot(op_fd, id_b, buf, &size), 0);
-	hl_check(s->filtered == 2 && s->notavail == 0 &&
-		 s->refusals[EINVAL] == 2 &&
-		 s->filter_action == KVMPFM_FILTER_ALLOW && s->filter_nr == 1,
+	hl_check(s->filtered == 3 && s->notavail == 0 &&
+		 s->refusals[EINVAL] == 3 &&
+		 s->filter_action == KVMPFM_FILTER_ALLOW && s->filter_nr == 2 &&
+		 s->vmm_filter_action == KVMPFM_FILTER_DENY &&
+		 s->vmm_filter_nr == 1,
 		 "filter_counted", "filtered %llu notavail %llu EINVAL %llu "
-		 "action %u nr %u", (unsigned long long)s->filtered,
+		 "operator's %u/%u VMM's %u/%u", (unsigned long long)s->filtered,
 		 (unsigned long long)s->notavail,
 		 (unsigned long long)s->refusals[EINVAL], s->filter_action,
-		 s->filter_nr);
-	/* deny of nothing: no filter */
-	HL_EXPECT("filter_cleared", filter(vm_b.pfm_fd, 0, KVMPFM_FILTER_DENY,
-					    0), 0);
+		 s->filter_nr, s->vmm_filter_action, s->vmm_filter_nr);
+	/* deny of nothing: no filter, the VMM's own only */
+	HL_EXPECT("filter_vmm_clears_own", filter(vm_b.pfm_fd, 0,
+						  KVMPFM_FILTER_DENY, 0), 0);
+	HL_EXPECT("filter_vmm_cleared_passes",
+		  write_vpmd(v, ctx, PVPFM_VPMD_VCPU_RUN_NS, &flags), 0);
+	HL_EXPECT("filter_operator_outlives_vmm_clear",
+		  write_vpmd(v, ctx, PVPFM_VPMD_HALT_EXITS, &flags), -EINVAL);
+	HL_EXPECT("filter_operator_clears", filter(op_fd, id_b,
+						   KVMPFM_FILTER_DENY, 0), 0);
 	HL_EXPECT("filter_cleared_passes",
 		  write_vpmd(v, ctx, PVPFM_VPMD_HALT_EXITS, &flags), 0);
 	close(op_fd);
 	cb_destroy(&v->cb, ctx);
+}
+
+/* PMC @pmc of @ctx programmed with @sel: the status and reg_flags */
+static int write_pmc(struct hl_vcpu *v, uint32_t ctx, uint16_t pmc,
+		     uint64_t sel, uint32_t *flags)
+{
+	pfarg_pmc_t p;
+	int ret;
+
+	cb_pmc_init(&p, pmc, 0, sel);
+	ret = cb_write_pmcs(&v->cb, ctx, &p, 1);
+	*flags = p.reg_flags;
+	return ret;
+}
+
+/*
+ * The VMM's event map may not carry a guest event the operator allows
+ * onto a host event it denies. The operator denies cycles (0x76); the
+ * map aliases instructions (0xc0) to the raw cycles event, branches
+ * (0xc2) to perf's hardware cycles, branch misses (0xc3) to a cache
+ * event (no encoding the filter can judge) and 0xc4 to task-clock (a
+ * software event: its guest event alone is judged). Refused by the
+ * filter (counted as filtered, not as NOTAVAIL) but the last.
+ */
+static void t_filter_alias(void)
+{
+	static const uint16_t deny[] = { 0x76 };
+	struct kvmpfm_event_map_entry map[4] = {
+		{ .guest_kind = KVMPFM_EVK_GENERIC, .guest_event = 0xc0,
+		  .host_type = PERF_TYPE_RAW, .host_config = 0x76 },
+		{ .guest_kind = KVMPFM_EVK_GENERIC, .guest_event = 0xc2,
+		  .host_type = PERF_TYPE_HARDWARE,
+		  .host_config = PERF_COUNT_HW_CPU_CYCLES },
+		{ .guest_kind = KVMPFM_EVK_GENERIC, .guest_event = 0xc3,
+		  .host_type = PERF_TYPE_HW_CACHE,
+		  .host_config = PERF_COUNT_HW_CACHE_LL |
+				 (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+				 (PERF_COUNT_HW_CACHE_RESULT_MISS << 16) },
+		{ .guest_kind = KVMPFM_EVK_GENERIC, .guest_event = 0xc4,
+		  .flags = KVMPFM_MAP_EMULATED, .host_type = PERF_TYPE_SOFTWARE,
+		  .host_config = PERF_COUNT_SW_TASK_CLOCK },
+	};
+	static const struct {
+		const char *name;
+		uint16_t event;
+	} refused[] = {
+		{ "alias_raw_onto_denied_refused", 0xc0 },
+		{ "alias_hardware_onto_denied_refused", 0xc2 },
+		{ "alias_cache_event_refused", 0xc3 },
+		{ "unaliased_denied_refused", 0x76 },
+	};
+	static char buf[SNAP_ROOM] __attribute__((aligned(8)));
+	const struct kvmpfm_snap_vm *s = (const void *)buf;
+	struct hl_vm_opts o = { .nr_vcpus = 1, .map = map, .map_nr = 4,
+				.bind.personality = PVPFM_PERS_AMD64 };
+	struct hl_vm vm_c;
+	struct hl_vcpu *v = &vm_c.vcpus[0];
+	uint32_t size = SNAP_ROOM, ctx = 0, flags = 0, i;
+	uint64_t id;
+	int ret;
+
+	ret = hl_vm_create(&vm_c, &o);
+	if (!hl_check(!ret, "alias_vm", "%s", hl_status_str(ret)))
+		return;
+	id = set_name(&vm_c, "vm-c", 0xcc) ? 0 : find_id("vm-c", buf);
+	ret = id ? filter_of(vm_a.pfm_fd, id, KVMPFM_FILTER_DENY,
+			     KVMPFM_EVK_GENERIC, deny, 1) : -ENOENT;
+	ret = ret ?: cb_create(&v->cb, 0, &ctx);
+	if (!hl_check(!ret, "alias_filter_set", "%s", hl_status_str(ret)))
+		goto out;
+	/* by a filter: counted as filtered, not as NOTAVAIL (no host PMU) */
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		ret = write_pmc(v, ctx, 0, SEL(refused[i].event), &flags);
+		size = SNAP_ROOM;
+		if (snapshot(vm_a.pfm_fd, id, buf, &size))
+			memset(buf, 0, sizeof(*s));
+		hl_check(ret == -EINVAL && (flags & PFM_REG_RETFL_NOTAVAIL) &&
+			 s->filtered == i + 1 && !s->notavail,
+			 refused[i].name, "PMC0=%#llx: %s, reg_flags %#x, "
+			 "filtered %llu notavail %llu",
+			 (unsigned long long)SEL(refused[i].event),
+			 hl_status_str(ret), flags,
+			 (unsigned long long)s->filtered,
+			 (unsigned long long)s->notavail);
+	}
+	ret = write_pmc(v, ctx, 0, SEL(0xc4), &flags);
+	hl_check(!ret && flags == PVPFM_REG_RETFL_EMULATED,
+		 "alias_software_passes", "%s, reg_flags %#x",
+		 hl_status_str(ret), flags);
+	size = SNAP_ROOM;
+	HL_EXPECT("alias_snapshot", snapshot(vm_a.pfm_fd, id, buf, &size), 0);
+	hl_check(s->filtered == 4 && s->notavail == 0, "alias_counted_filtered",
+		 "filtered %llu notavail %llu", (unsigned long long)s->filtered,
+		 (unsigned long long)s->notavail);
+	cb_destroy(&v->cb, ctx);
+out:
+	hl_vm_destroy(&vm_c);
 }
 
 static void t_filter_input(void)
@@ -369,10 +526,14 @@ static void t_filter_running(void *buf, uint64_t id_a, uint32_t ctx)
 }
 
 struct unpriv_result {
-	int uid, list, snap, filter;
+	int uid, list, snap, filter, own_id, own_zero;
 };
 
-/* uid 65534 on a file opened as root: EPERM for all of the operator's */
+/*
+ * uid 65534 on a file opened as root: EPERM for all of the operator's.
+ * On VM a's own binding (inherited, as a VMM holds it): its own filter
+ * (vm_id 0) yes, the operator's (naming VM a's id) no.
+ */
 static void t_unprivileged(uint64_t id_a)
 {
 	struct unpriv_result r = { .uid = -1 };
@@ -395,6 +556,8 @@ static void t_unprivileged(uint64_t id_a)
 		r.list = list_vms(fd, NULL, 0);
 		r.snap = snapshot(fd, id_a, buf, &size);
 		r.filter = filter(fd, id_a, KVMPFM_FILTER_DENY, 0);
+		r.own_id = filter(vm_a.pfm_fd, id_a, KVMPFM_FILTER_DENY, 0);
+		r.own_zero = filter(vm_a.pfm_fd, 0, KVMPFM_FILTER_DENY, 0);
 		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
 			_exit(3);
 		_exit(0);
@@ -410,6 +573,8 @@ static void t_unprivileged(uint64_t id_a)
 	HL_EXPECT("unpriv_list_eperm", r.list, -EPERM);
 	HL_EXPECT("unpriv_snapshot_eperm", r.snap, -EPERM);
 	HL_EXPECT("unpriv_filter_other_vm_eperm", r.filter, -EPERM);
+	HL_EXPECT("unpriv_filter_own_vm_by_id_eperm", r.own_id, -EPERM);
+	HL_EXPECT("unpriv_filter_own_vmm_filter", r.own_zero, 0);
 }
 
 /* host-tools/kvm-perfmon-stat on the same VMs, if it is in the payload */
@@ -427,11 +592,11 @@ static void t_stat_tool(void)
 	p = popen("./kvm-perfmon-stat --json --vm vm-b", "r");
 	while (p && fgets(line, sizeof(line), p)) {
 		b |= !!strstr(line, "\"name\": \"vm-b\"");
-		filtered |= !!strstr(line, "\"FILTERED\": 2");
+		filtered |= !!strstr(line, "\"FILTERED\": 4");
 	}
 	st = p ? pclose(p) : -1;
 	hl_check(st == 0 && b && filtered, "stat_tool_json_vm_b",
-		 "status %#x, name %d, FILTERED 2 %d", st, b, filtered);
+		 "status %#x, name %d, FILTERED 4 %d", st, b, filtered);
 	p = popen("./kvm-perfmon-stat", "r");
 	b = false;
 	while (p && fgets(line, sizeof(line), p)) {
@@ -486,6 +651,7 @@ int main(void)
 	t_list_and_sizes(buf, id_a, id_b);
 	ctx = t_vm_a(buf, id_a);
 	t_filters(buf, id_b);
+	t_filter_alias();
 	t_filter_input();
 	if (ctx)
 		t_filter_running(buf, id_a, ctx);

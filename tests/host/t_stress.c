@@ -1034,6 +1034,9 @@ int main(void)
 	int ret, i, e, kfd, concerns, r;
 
 	hl_init();
+	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
+	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
+		 "cannot write the module parameter");
 	kfd = hl_klog_start();
 	env = getenv("T_STRESS_COMMANDS");
 	total = env ? strtoull(env, NULL, 0) : 100000;

@@ -595,6 +595,9 @@ int main(void)
 	int i, iters, ncpus, kfd, concerns, bad = 0;
 
 	hl_init();
+	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
+	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
+		 "cannot write the module parameter");
 	env = getenv("T_UAF_ITERS");
 	iters = env ? atoi(env) : 30;
 	env = getenv("T_UAF_SEED");

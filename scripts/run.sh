@@ -114,8 +114,10 @@ rc=\$?
 head -n 12 /tmp/pfmon-l.txt
 echo "  ..."
 tail -n 4 /tmp/pfmon-l.txt
-set0=vcpu_run_ns,vm_exits,host_page_faults
+set0=vcpu_run_ns,vm_exits
 set1=vm_exits,halt_exits,host_preempt,steal_ns
+# where the host admin allows it (kvm-perfmon's allow_host_page_faults)
+./pfmon -e host_page_faults -- true >/dev/null 2>&1 && set0=\$set0,host_page_faults
 # hardware events where the host backs them (an event map alias here)
 ./pfmon -e cycles -- true >/dev/null 2>&1 && set0=cycles,\$set0
 if ./pfmon -e instructions -- true >/dev/null 2>&1; then

@@ -10,7 +10,7 @@
  *
  * Checks made here, before the host is asked: the vector limits
  * (arg_mem_max and the host's max_vector: E2BIG), who may attach to a
- * thread (whoever may ptrace it: EPERM otherwise), and that
+ * thread (whoever may ptrace it, pfm_ptrace.c: EPERM otherwise), and that
  * a system-wide context names an online CPU (EINVAL); its load is issued
  * from that CPU. Everything else is the host's to decide: its errno is
  * the call's.
@@ -21,13 +21,9 @@
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/fs.h>
-#include <linux/magic.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/namei.h>
 #include <linux/pid.h>
-#include <linux/pid_namespace.h>
-#include <linux/proc_fs.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -172,56 +168,14 @@ static struct task_struct *pfm_get_task(u32 vpid)
 }
 
 /*
- * Attaching to another thread needs the right to ptrace it: perfmon2's
- * ptrace_may_access(PTRACE_MODE_ATTACH). Not being its tracer, nor having
- * it stopped: perfmon2 wanted it stopped only to reach the thread's PMU
- * state, which here the host keeps, and the thread links the context
- * itself when it next returns to user mode (pfm_hook_attach()).
- *
- * ptrace_may_access() is not exported to modules; opening the thread's
- * /proc/TGID/task/TID/mem makes the kernel ask it, LSMs included
- * (mm_access(), PTRACE_MODE_ATTACH_FSCREDS), as a debugger's open does.
- * That /proc must be of the caller's pid namespace, and the thread must
- * still hold its number after the open, so that the answer was about it.
+ * A per-thread load. Another thread needs the right to ptrace it
+ * (pfm_may_attach()), not being its tracer, nor having it stopped:
+ * perfmon2 wanted it stopped only to reach the thread's PMU state, which
+ * here the host keeps, and the thread links the context itself when it
+ * next returns to user mode (pfm_hook_attach()). The hook is made before
+ * the check: it notes which exec of the thread the check is about, and a
+ * setuid exec between the check and the link unloads the context there.
  */
-static int pfm_may_attach(struct task_struct *task)
-{
-	struct pid_namespace *ns = task_active_pid_ns(current);
-	struct super_block *sb;
-	struct path proc;
-	struct file *mem;
-	pid_t tid, tgid;
-	char *name;
-	bool ours;
-
-	if (task->flags & PF_KTHREAD)
-		return -EPERM;
-	if (kern_path("/proc", LOOKUP_FOLLOW, &proc))
-		return -EPERM;
-	sb = proc.dentry->d_sb;
-	ours = sb->s_magic == PROC_SUPER_MAGIC && proc_pid_ns(sb) == ns;
-	path_put(&proc);
-	if (!ours)
-		return -EPERM;
-	tid = task_pid_nr_ns(task, ns);
-	tgid = task_tgid_nr_ns(task, ns);
-	if (!tid || !tgid)
-		return -ESRCH;
-	name = kasprintf(GFP_KERNEL, "/proc/%d/task/%d/mem", tgid, tid);
-	if (!name)
-		return -ENOMEM;
-	mem = filp_open(name, O_RDONLY, 0);
-	kfree(name);
-	if (IS_ERR(mem))
-		return PTR_ERR(mem) == -ENOENT || PTR_ERR(mem) == -ESRCH ?
-		       -ESRCH : -EPERM;
-	filp_close(mem, NULL);
-	if (!pid_alive(task) || task_pid_nr_ns(task, ns) != tid ||
-	    (task->flags & PF_EXITING))
-		return -ESRCH;
-	return 0;
-}
-
 static int pfm_load_thread(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 {
 	struct pvpfm_load_arg *arg = req->arg;
@@ -239,16 +193,14 @@ static int pfm_load_thread(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 	task = pfm_get_task(arg->load.load_pid);
 	if (!task)
 		return -ESRCH;
-	if (task != current) {
-		ret = pfm_may_attach(task);
-		if (ret)
-			goto out;
-	}
 	h = pfm_hook_alloc(ctx->id, task);
 	if (!h) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	ret = task == current ? 0 : pfm_may_attach(task);
+	if (ret)
+		goto release;
 	/* the host knows threads by their ids in the initial namespace */
 	arg->load.load_pid = task->pid;
 	arg->tgid = task->tgid;
@@ -260,6 +212,7 @@ static int pfm_load_thread(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 		if (!ret)
 			ret = pfm_hook_attach(h);
 	}
+release:
 	if (ret)
 		pfm_hook_release(h);
 	else

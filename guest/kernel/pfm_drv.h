@@ -12,6 +12,8 @@
  *                  host, mmap()
  *   pfm_hook.c     per-thread contexts following their thread: preempt
  *                  notifiers (SWITCH), attach through task_work, thread exit
+ *   pfm_ptrace.c   who may attach to another thread: the kernel's ptrace
+ *                  rules, through the module's own procfs
  *   pfm_sysfs.c    /sys/kernel/perfmon
  *
  * Locking, in order: pfm_notify_lock (mutex, the contexts the notification
@@ -164,6 +166,11 @@ bool pfm_hook_may_block(struct pfm_hook *h);
 void pfm_hook_block(struct pfm_hook *h);
 void pfm_hook_unblock(struct pfm_hook *h);
 void pfm_hook_release(struct pfm_hook *h);
+
+/* pfm_ptrace.c */
+int pfm_ptrace_init(void);
+void pfm_ptrace_exit(void);
+int pfm_may_attach(struct task_struct *task);
 
 /* pfm_sysfs.c */
 int pfm_sysfs_init(void);

@@ -120,7 +120,7 @@ static long pfm_create(void __user *uarg)
 
 	if (copy_from_user(&c, uarg, sizeof(c)))
 		return -EFAULT;
-	if (c.flags || c.reserved)
+	if ((c.flags & ~PFM2_CREATE_CLOEXEC) || c.reserved)
 		return -EINVAL;
 	if (copy_from_user(&arg.ctx, u64_to_user_ptr(c.ctx), sizeof(arg.ctx)))
 		return -EFAULT;
@@ -187,7 +187,7 @@ static long pfm_create(void __user *uarg)
 
 	/* on the list before the fd exists: close() may come at once */
 	pfm_notify_add(ctx);
-	fd = pfm_ctx_new_fd(ctx);
+	fd = pfm_ctx_new_fd(ctx, c.flags & PFM2_CREATE_CLOEXEC);
 	if (fd >= 0)
 		return fd;
 	ret = fd;

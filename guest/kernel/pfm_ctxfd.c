@@ -385,8 +385,9 @@ static const struct file_operations pfm_ctx_fops = {
 };
 
 /* the context's fd ("[perfmon2]"), or a negative errno */
-int pfm_ctx_new_fd(struct pfm_ctx *ctx)
+int pfm_ctx_new_fd(struct pfm_ctx *ctx, bool cloexec)
 {
-	return anon_inode_getfd("[perfmon2]", &pfm_ctx_fops, ctx, O_RDWR);
+	return anon_inode_getfd("[perfmon2]", &pfm_ctx_fops, ctx,
+				O_RDWR | (cloexec ? O_CLOEXEC : 0));
 }
 

@@ -134,7 +134,7 @@ void pfm_create_exit(void);
 void pfm_user_uncharge(struct pfm_ctx *ctx);
 
 /* pfm_ctxfd.c */
-int pfm_ctx_new_fd(struct pfm_ctx *ctx);
+int pfm_ctx_new_fd(struct pfm_ctx *ctx, bool cloexec);
 void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed);
 
 /* pfm_notify.c */

@@ -23,6 +23,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -151,7 +152,9 @@ static long pfm_create(void __user *uarg)
 		return -ENOMEM;
 	mutex_init(&ctx->lock);
 	mutex_init(&ctx->msg_lock);
+	refcount_set(&ctx->refs, 1);
 	INIT_LIST_HEAD(&ctx->node);
+	INIT_LIST_HEAD(&ctx->visit);
 	/*
 	 * Guest kernel IPs: the decision is here, where the owner's
 	 * privilege is known (perf's rule: perf_event_paranoid >= 2 denies
@@ -191,13 +194,15 @@ static long pfm_create(void __user *uarg)
 	if (fd >= 0)
 		return fd;
 	ret = fd;
+	/* the notification work may hold it now: the last put frees it */
 	pfm_notify_del(ctx);
 destroy:
 	req = (struct pfm_dev_req){
 		.cmd = PVPFM_CMD_DESTROY_CONTEXT,
 		.ctx_id = ctx->id,
 	};
-	pfm_ctx_free(ctx, pfm_dev_call(&req));
+	ctx->destroyed = pfm_dev_call(&req);
+	pfm_ctx_put(ctx);
 	return ret;
 free:
 	pfm_ctx_free(ctx, 0);

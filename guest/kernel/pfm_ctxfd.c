@@ -24,6 +24,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
+#include <linux/refcount.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -76,6 +77,13 @@ static int pfm_ctx_detach(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 	return ret;
 }
 
+/* the last reference frees the context, after its DESTROY */
+void pfm_ctx_put(struct pfm_ctx *ctx)
+{
+	if (refcount_dec_and_test(&ctx->refs))
+		pfm_ctx_free(ctx, ctx->destroyed);
+}
+
 static int pfm_ctx_release(struct inode *inode, struct file *file)
 {
 	struct pfm_ctx *ctx = file->private_data;
@@ -89,7 +97,8 @@ static int pfm_ctx_release(struct inode *inode, struct file *file)
 	ret = pfm_ctx_detach(ctx, &req);
 	if (ret && ret != -ENODEV)
 		pr_debug("context %u: DESTROY: %d\n", ctx->id, ret);
-	pfm_ctx_free(ctx, ret);
+	ctx->destroyed = ret;
+	pfm_ctx_put(ctx);
 	return 0;
 }
 

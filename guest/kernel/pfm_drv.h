@@ -16,13 +16,14 @@
  *                  rules, through the module's own procfs
  *   pfm_sysfs.c    /sys/kernel/perfmon
  *
- * Locking, in order: pfm_notify_lock (mutex, the contexts the notification
- * work visits) -> pfm_ctx.lock (mutex, one call at a time on a context) ->
- * runqueue lock (scheduler hooks only) -> pfm_hook.lock (raw spinlock,
- * interrupts off, against the scheduler hooks and the exit hook) -> the
- * command block of this CPU, which is used only with preemption disabled,
- * never from interrupts, and so never by two at once. pfm_ctx.msg_lock
- * (mutex) comes after pfm_notify_lock and is never held with pfm_ctx.lock.
+ * Locking, in order: pfm_ctx.lock (mutex, one call at a time on a
+ * context) -> runqueue lock (scheduler hooks only) -> pfm_hook.lock (raw
+ * spinlock, interrupts off, against the scheduler hooks and the exit hook)
+ * -> the command block of this CPU, which is used only with preemption
+ * disabled, never from interrupts, and so never by two at once.
+ * pfm_ctx.msg_lock (mutex) is never held with pfm_ctx.lock. pfm_notify_lock
+ * (mutex, the list of open contexts) is a leaf: nothing is taken, nor
+ * waited for, under it.
  */
 #ifndef _PFM_DRV_H
 #define _PFM_DRV_H
@@ -31,6 +32,7 @@
 #include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/sched.h>
 
 #include "../../include/uapi/pv_perfmon.h"
@@ -66,7 +68,17 @@ struct pfm_ctx {
 	struct fasync_struct *fasync;
 	/* NO_MSG: SIGIO sent for this masking (lock); restart re-arms it */
 	bool nomsg_signalled;
+	/*
+	 * close() began: no command for the context any more, its id may be
+	 * another context's soon. Set under msg_lock before the DESTROY,
+	 * which is sent under lock: read under either.
+	 */
+	bool closed;
+	int destroyed;			/* the host's answer to DESTROY */
+	/* the fd's, and the notification work's while it visits */
+	refcount_t refs;
 	struct list_head node;		/* on pfm_notify_ctxs */
+	struct list_head visit;		/* the notification work's own */
 };
 
 /*
@@ -136,6 +148,7 @@ void pfm_user_uncharge(struct pfm_ctx *ctx);
 /* pfm_ctxfd.c */
 int pfm_ctx_new_fd(struct pfm_ctx *ctx, bool cloexec);
 void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed);
+void pfm_ctx_put(struct pfm_ctx *ctx);
 
 /* pfm_notify.c */
 void pfm_notify_irq(void);

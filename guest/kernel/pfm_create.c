@@ -15,7 +15,9 @@
  *
  * Per-user accounting: the host's max_contexts is the whole VM's, so one
  * user could take them all. A context is charged to its creator's real
- * uid (as RLIMIT_NPROC is) until it is freed, whoever holds its fd later.
+ * uid (as RLIMIT_NPROC is) until it is freed, whoever holds its fd later;
+ * in a user namespace, to the user who made the outermost one
+ * (pfm_charged_uid()).
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -27,6 +29,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 #include "pfm_drv.h"
 #include "../../include/uapi/perfmon2_ioctl.h"
 
@@ -49,20 +52,42 @@ static bool pfm_may_create(bool system)
 	return pfm_group_ok(gid) || capable(CAP_SYS_ADMIN);
 }
 
-/* contexts alive per uid; only users with some are listed */
+/* contexts alive per user; only users with some are listed */
 struct pfm_user {
 	struct list_head node;
-	kuid_t uid;
+	kuid_t uid;		/* pfm_charged_uid() */
 	u32 nr;
 };
 
 static LIST_HEAD(pfm_users);
 static DEFINE_MUTEX(pfm_users_lock);
 
+/*
+ * Whom the caller's contexts are charged to. In the initial user namespace
+ * its real uid. In another, the owner of the outermost namespace of its
+ * chain, the user of the initial namespace who made it: every uid mapped
+ * into a namespace (a user's subordinate uids, 65536 of them from
+ * newuidmap) is that user's, not a fresh limit each. The kernel charges
+ * RLIMIT_NPROC the same way (ucounts, up to the namespace's owner). A
+ * namespace made by root (a container runtime's) is root's, and so one
+ * limit for all of it: root's own exemption is CAP_SYS_ADMIN in the
+ * initial namespace, which no one inside has.
+ */
+static kuid_t pfm_charged_uid(void)
+{
+	const struct user_namespace *ns = current_user_ns();
+
+	if (ns == &init_user_ns)
+		return current_uid();
+	while (ns->parent != &init_user_ns)
+		ns = ns->parent;
+	return ns->owner;
+}
+
 /* charge a new context to the caller: 0, -EMFILE over the limit, -ENOMEM */
 static int pfm_user_charge(struct pfm_ctx *ctx)
 {
-	kuid_t uid = current_uid();
+	kuid_t uid = pfm_charged_uid();
 	struct pfm_user *u;
 	int ret = 0;
 

@@ -233,8 +233,7 @@ static void shadow_child(pid_t root_pid, const char *own, int wfd)
 
 static void shadowed(void)
 {
-	const char *clone_ctl = "/proc/sys/kernel/unprivileged_userns_clone";
-	char own[] = "/tmp/t_attach.mem.XXXXXX", saved[8] = "";
+	char own[] = "/tmp/t_attach.mem.XXXXXX", saved;
 	struct shadow_run r = { .step = 9 };
 	int p[2], status, fd;
 	pid_t pid;
@@ -244,11 +243,7 @@ static void shadowed(void)
 		t_fail("attach: shadowed mem: setup", "%s", strerror(errno));
 		return;
 	}
-	/* Debian's switch for unprivileged user namespaces, if it has one */
-	fd = open(clone_ctl, O_RDWR | O_CLOEXEC);
-	if (fd >= 0 && read(fd, saved, sizeof(saved) - 1) > 0 &&
-	    saved[0] == '0' && pwrite(fd, "1", 1, 0) != 1)
-		saved[0] = '\0';
+	saved = t_userns_allow();
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {
@@ -261,11 +256,7 @@ static void shadowed(void)
 	close(p[0]);
 	if (pid > 0)
 		waitpid(pid, &status, 0);
-	if (fd >= 0) {
-		if (saved[0] == '0' && pwrite(fd, "0", 1, 0) != 1)
-			t_fail("attach: shadowed mem: restore", "%s", clone_ctl);
-		close(fd);
-	}
+	t_userns_restore(saved);
 	unlink(own);
 	if (!t_check(!r.step, "attach: nobody binds its file over root's mem in its namespaces",
 		     "step %d (1 nobody, 2 create, 3 file, 4 unshare, 5 maps, 6 mount, 7 not bound): %s",

@@ -377,6 +377,7 @@ static int pfm_dev_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(dev, "cannot create /sys/kernel/perfmon (%d)\n", ret);
 		goto fail;
 	}
+	pfm_notify_init();
 	ret = pfm_create_init();
 	if (ret) {
 		dev_err(dev, "cannot create /dev/perfmon2 (%d)\n", ret);

@@ -158,6 +158,7 @@ ssize_t pfm_notify_read(struct file *file, char __user *buf, size_t size,
 			loff_t *ppos);
 __poll_t pfm_notify_poll(struct file *file, struct poll_table_struct *wait);
 int pfm_notify_fasync(int fd, struct file *file, int on);
+void pfm_notify_init(void);
 void pfm_notify_exit(void);
 
 /* pfm_smplbuf.c */

@@ -293,6 +293,12 @@ int pfm_notify_fasync(int fd, struct file *file, int on)
 	return fasync_helper(fd, file, on, &ctx->fasync);
 }
 
+/* at probe, a device bound again after a removal included */
+void pfm_notify_init(void)
+{
+	WRITE_ONCE(pfm_notify_stopping, false);
+}
+
 /* after the device's interrupts are gone: nothing schedules work again */
 void pfm_notify_exit(void)
 {

@@ -189,6 +189,7 @@ static long pfm_create(void __user *uarg)
 	if (!READ_ONCE(pfm_controls.user_kernel_ip) && !perfmon_capable())
 		arg.ctx.ctx_flags |= PVPFM_FL_NO_KERNEL_IP;
 	ctx->flags = arg.ctx.ctx_flags;
+	ctx->admin = pfm_may_create(true);
 	ret = pfm_user_charge(ctx);
 	if (ret)
 		goto free;

@@ -274,6 +274,56 @@ static int pfm_load_system(struct pfm_dev_req *req)
 	return ret == -EXDEV ? -EINVAL : ret;
 }
 
+static bool pfm_ctx_evictable(const struct pfm_ctx *ctx)
+{
+	return !ctx->admin && !(ctx->flags & PFM_FL_SYSTEM_WIDE);
+}
+
+/*
+ * perfmon2's rule: per-thread and system-wide monitoring exclude each
+ * other (machine-wide there, VM-wide here: the host refuses either load,
+ * EBUSY, while the other kind is loaded). Any user's context loaded on a
+ * thread that never ends would then keep the admin's system-wide
+ * monitoring out for as long as that user liked. So a system-wide load
+ * refused that way unloads the per-thread contexts of the users who may
+ * not monitor system-wide themselves (not in sys_group, no CAP_SYS_ADMIN
+ * when they created them); their monitors get PFM_MSG_END, as at the end
+ * of their thread, and may load again once the system-wide context is
+ * gone. The admins' own per-thread contexts keep perfmon2's rule.
+ * Returns how many were unloaded.
+ */
+static int pfm_evict_thread_loads(void)
+{
+	struct pvpfm_unload_arg arg = { .flags = PVPFM_UNLOAD_TASK_EXIT };
+	struct pfm_ctx **ctxs, *c;
+	struct pfm_dev_req req;
+	int n, i, ret, evicted = 0;
+
+	n = pfm_notify_collect(&ctxs, pfm_ctx_evictable);
+	for (i = 0; i < n; i++) {
+		c = ctxs[i];
+		req = (struct pfm_dev_req){
+			.cmd = PVPFM_CMD_UNLOAD_CONTEXT,
+			.ctx_id = c->id,
+			.arg = &arg,
+			.arg_size = sizeof(arg),
+		};
+		mutex_lock(&c->lock);
+		/* closed: its id may be another context's already */
+		if (!READ_ONCE(c->closed) && c->hook &&
+		    pfm_hook_stop(c->hook, &req, &ret)) {
+			pfm_hook_release(c->hook);
+			c->hook = NULL;
+			c->nomsg_signalled = false;
+			evicted += !ret;
+		}
+		mutex_unlock(&c->lock);
+		pfm_ctx_put(c);
+	}
+	kfree(ctxs);
+	return evicted;
+}
+
 static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 		     void __user *uarg)
 {
@@ -289,9 +339,12 @@ static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 	if (copy_from_user(&arg.load, uarg, sizeof(arg.load)))
 		return -EFAULT;
 	mutex_lock(&ctx->lock);
-	if (ctx->flags & PFM_FL_SYSTEM_WIDE)
+	if (ctx->flags & PFM_FL_SYSTEM_WIDE) {
 		ret = pfm_load_system(&req);
-	else
+		/* once: a user who loads again meanwhile wins this time */
+		if (ret == -EBUSY && pfm_evict_thread_loads())
+			ret = pfm_load_system(&req);
+	} else
 		ret = pfm_load_thread(ctx, &req);
 	if (!ret)
 		ctx->nomsg_signalled = false;

@@ -23,7 +23,9 @@
  * disabled, never from interrupts, and so never by two at once.
  * pfm_ctx.msg_lock (mutex) is never held with pfm_ctx.lock. pfm_notify_lock
  * (mutex, the list of open contexts) is a leaf: nothing is taken, nor
- * waited for, under it.
+ * waited for, under it. A system-wide context's lock may be held while a
+ * per-thread context's is taken (pfm_evict_thread_loads()), never the
+ * other way.
  */
 #ifndef _PFM_DRV_H
 #define _PFM_DRV_H
@@ -54,6 +56,8 @@ struct pfm_ctx {
 	struct mutex lock;		/* one call at a time; guards hook */
 	struct pfm_hook *hook;		/* per-thread: where it is loaded */
 	struct pfm_user *user;		/* charged to, NULL: exempt (root) */
+	/* its creator could make system-wide ones (sys_group, CAP_SYS_ADMIN) */
+	bool admin;
 	/*
 	 * the "default" format's buffer, mapped read-only by mmap(); set
 	 * before the fd exists, freed after close()
@@ -154,6 +158,8 @@ void pfm_ctx_put(struct pfm_ctx *ctx);
 void pfm_notify_irq(void);
 void pfm_notify_add(struct pfm_ctx *ctx);
 void pfm_notify_del(struct pfm_ctx *ctx);
+int pfm_notify_collect(struct pfm_ctx ***ctxs,
+		       bool (*want)(const struct pfm_ctx *ctx));
 ssize_t pfm_notify_read(struct file *file, char __user *buf, size_t size,
 			loff_t *ppos);
 __poll_t pfm_notify_poll(struct file *file, struct poll_table_struct *wait);

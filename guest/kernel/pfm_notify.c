@@ -31,6 +31,7 @@
 #include <linux/poll.h>
 #include <linux/refcount.h>
 #include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -239,6 +240,34 @@ void pfm_notify_del(struct pfm_ctx *ctx)
 	mutex_lock(&ctx->msg_lock);
 	WRITE_ONCE(ctx->closed, true);
 	mutex_unlock(&ctx->msg_lock);
+}
+
+/*
+ * References on the open contexts @want picks, in a new array (*@ctxs,
+ * to kfree; each to pfm_ctx_put()): how many, 0 if none or no memory.
+ */
+int pfm_notify_collect(struct pfm_ctx ***ctxs,
+		       bool (*want)(const struct pfm_ctx *ctx))
+{
+	struct pfm_ctx *ctx, **arr = NULL;
+	int n = 0, i = 0;
+
+	mutex_lock(&pfm_notify_lock);
+	list_for_each_entry(ctx, &pfm_notify_ctxs, node)
+		n += want(ctx);
+	if (n)
+		arr = kmalloc_array(n, sizeof(*arr), GFP_KERNEL);
+	if (arr) {
+		list_for_each_entry(ctx, &pfm_notify_ctxs, node) {
+			if (!want(ctx))
+				continue;
+			refcount_inc(&ctx->refs);
+			arr[i++] = ctx;
+		}
+	}
+	mutex_unlock(&pfm_notify_lock);
+	*ctxs = arr;
+	return i;
 }
 
 ssize_t pfm_notify_read(struct file *file, char __user *buf, size_t size,

@@ -15,7 +15,9 @@
  *
  * Per-user accounting: the host's max_contexts is the whole VM's, so one
  * user could take them all. A context is charged to its creator's real
- * uid (as RLIMIT_NPROC is) until it is freed, whoever holds its fd later.
+ * uid (as RLIMIT_NPROC is) until it is freed, whoever holds its fd later;
+ * in a user namespace, to the user who made the outermost one
+ * (pfm_charged_uid()).
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -23,9 +25,11 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 #include "pfm_drv.h"
 #include "../../include/uapi/perfmon2_ioctl.h"
 
@@ -48,20 +52,42 @@ static bool pfm_may_create(bool system)
 	return pfm_group_ok(gid) || capable(CAP_SYS_ADMIN);
 }
 
-/* contexts alive per uid; only users with some are listed */
+/* contexts alive per user; only users with some are listed */
 struct pfm_user {
 	struct list_head node;
-	kuid_t uid;
+	kuid_t uid;		/* pfm_charged_uid() */
 	u32 nr;
 };
 
 static LIST_HEAD(pfm_users);
 static DEFINE_MUTEX(pfm_users_lock);
 
+/*
+ * Whom the caller's contexts are charged to. In the initial user namespace
+ * its real uid. In another, the owner of the outermost namespace of its
+ * chain, the user of the initial namespace who made it: every uid mapped
+ * into a namespace (a user's subordinate uids, 65536 of them from
+ * newuidmap) is that user's, not a fresh limit each. The kernel charges
+ * RLIMIT_NPROC the same way (ucounts, up to the namespace's owner). A
+ * namespace made by root (a container runtime's) is root's, and so one
+ * limit for all of it: root's own exemption is CAP_SYS_ADMIN in the
+ * initial namespace, which no one inside has.
+ */
+static kuid_t pfm_charged_uid(void)
+{
+	const struct user_namespace *ns = current_user_ns();
+
+	if (ns == &init_user_ns)
+		return current_uid();
+	while (ns->parent != &init_user_ns)
+		ns = ns->parent;
+	return ns->owner;
+}
+
 /* charge a new context to the caller: 0, -EMFILE over the limit, -ENOMEM */
 static int pfm_user_charge(struct pfm_ctx *ctx)
 {
-	kuid_t uid = current_uid();
+	kuid_t uid = pfm_charged_uid();
 	struct pfm_user *u;
 	int ret = 0;
 
@@ -120,7 +146,7 @@ static long pfm_create(void __user *uarg)
 
 	if (copy_from_user(&c, uarg, sizeof(c)))
 		return -EFAULT;
-	if (c.flags || c.reserved)
+	if ((c.flags & ~PFM2_CREATE_CLOEXEC) || c.reserved)
 		return -EINVAL;
 	if (copy_from_user(&arg.ctx, u64_to_user_ptr(c.ctx), sizeof(arg.ctx)))
 		return -EFAULT;
@@ -151,7 +177,9 @@ static long pfm_create(void __user *uarg)
 		return -ENOMEM;
 	mutex_init(&ctx->lock);
 	mutex_init(&ctx->msg_lock);
+	refcount_set(&ctx->refs, 1);
 	INIT_LIST_HEAD(&ctx->node);
+	INIT_LIST_HEAD(&ctx->visit);
 	/*
 	 * Guest kernel IPs: the decision is here, where the owner's
 	 * privilege is known (perf's rule: perf_event_paranoid >= 2 denies
@@ -161,6 +189,7 @@ static long pfm_create(void __user *uarg)
 	if (!READ_ONCE(pfm_controls.user_kernel_ip) && !perfmon_capable())
 		arg.ctx.ctx_flags |= PVPFM_FL_NO_KERNEL_IP;
 	ctx->flags = arg.ctx.ctx_flags;
+	ctx->admin = pfm_may_create(true);
 	ret = pfm_user_charge(ctx);
 	if (ret)
 		goto free;
@@ -187,17 +216,19 @@ static long pfm_create(void __user *uarg)
 
 	/* on the list before the fd exists: close() may come at once */
 	pfm_notify_add(ctx);
-	fd = pfm_ctx_new_fd(ctx);
+	fd = pfm_ctx_new_fd(ctx, c.flags & PFM2_CREATE_CLOEXEC);
 	if (fd >= 0)
 		return fd;
 	ret = fd;
+	/* the notification work may hold it now: the last put frees it */
 	pfm_notify_del(ctx);
 destroy:
 	req = (struct pfm_dev_req){
 		.cmd = PVPFM_CMD_DESTROY_CONTEXT,
 		.ctx_id = ctx->id,
 	};
-	pfm_ctx_free(ctx, pfm_dev_call(&req));
+	ctx->destroyed = pfm_dev_call(&req);
+	pfm_ctx_put(ctx);
 	return ret;
 free:
 	pfm_ctx_free(ctx, 0);

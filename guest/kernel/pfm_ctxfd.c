@@ -10,7 +10,7 @@
  *
  * Checks made here, before the host is asked: the vector limits
  * (arg_mem_max and the host's max_vector: E2BIG), who may attach to a
- * thread (whoever may ptrace it: EPERM otherwise), and that
+ * thread (whoever may ptrace it, pfm_ptrace.c: EPERM otherwise), and that
  * a system-wide context names an online CPU (EINVAL); its load is issued
  * from that CPU. Everything else is the host's to decide: its errno is
  * the call's.
@@ -21,13 +21,10 @@
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/fs.h>
-#include <linux/magic.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/namei.h>
 #include <linux/pid.h>
-#include <linux/pid_namespace.h>
-#include <linux/proc_fs.h>
+#include <linux/refcount.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -80,6 +77,13 @@ static int pfm_ctx_detach(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 	return ret;
 }
 
+/* the last reference frees the context, after its DESTROY */
+void pfm_ctx_put(struct pfm_ctx *ctx)
+{
+	if (refcount_dec_and_test(&ctx->refs))
+		pfm_ctx_free(ctx, ctx->destroyed);
+}
+
 static int pfm_ctx_release(struct inode *inode, struct file *file)
 {
 	struct pfm_ctx *ctx = file->private_data;
@@ -93,7 +97,8 @@ static int pfm_ctx_release(struct inode *inode, struct file *file)
 	ret = pfm_ctx_detach(ctx, &req);
 	if (ret && ret != -ENODEV)
 		pr_debug("context %u: DESTROY: %d\n", ctx->id, ret);
-	pfm_ctx_free(ctx, ret);
+	ctx->destroyed = ret;
+	pfm_ctx_put(ctx);
 	return 0;
 }
 
@@ -172,56 +177,14 @@ static struct task_struct *pfm_get_task(u32 vpid)
 }
 
 /*
- * Attaching to another thread needs the right to ptrace it: perfmon2's
- * ptrace_may_access(PTRACE_MODE_ATTACH). Not being its tracer, nor having
- * it stopped: perfmon2 wanted it stopped only to reach the thread's PMU
- * state, which here the host keeps, and the thread links the context
- * itself when it next returns to user mode (pfm_hook_attach()).
- *
- * ptrace_may_access() is not exported to modules; opening the thread's
- * /proc/TGID/task/TID/mem makes the kernel ask it, LSMs included
- * (mm_access(), PTRACE_MODE_ATTACH_FSCREDS), as a debugger's open does.
- * That /proc must be of the caller's pid namespace, and the thread must
- * still hold its number after the open, so that the answer was about it.
+ * A per-thread load. Another thread needs the right to ptrace it
+ * (pfm_may_attach()), not being its tracer, nor having it stopped:
+ * perfmon2 wanted it stopped only to reach the thread's PMU state, which
+ * here the host keeps, and the thread links the context itself when it
+ * next returns to user mode (pfm_hook_attach()). The hook is made before
+ * the check: it notes which exec of the thread the check is about, and a
+ * setuid exec between the check and the link unloads the context there.
  */
-static int pfm_may_attach(struct task_struct *task)
-{
-	struct pid_namespace *ns = task_active_pid_ns(current);
-	struct super_block *sb;
-	struct path proc;
-	struct file *mem;
-	pid_t tid, tgid;
-	char *name;
-	bool ours;
-
-	if (task->flags & PF_KTHREAD)
-		return -EPERM;
-	if (kern_path("/proc", LOOKUP_FOLLOW, &proc))
-		return -EPERM;
-	sb = proc.dentry->d_sb;
-	ours = sb->s_magic == PROC_SUPER_MAGIC && proc_pid_ns(sb) == ns;
-	path_put(&proc);
-	if (!ours)
-		return -EPERM;
-	tid = task_pid_nr_ns(task, ns);
-	tgid = task_tgid_nr_ns(task, ns);
-	if (!tid || !tgid)
-		return -ESRCH;
-	name = kasprintf(GFP_KERNEL, "/proc/%d/task/%d/mem", tgid, tid);
-	if (!name)
-		return -ENOMEM;
-	mem = filp_open(name, O_RDONLY, 0);
-	kfree(name);
-	if (IS_ERR(mem))
-		return PTR_ERR(mem) == -ENOENT || PTR_ERR(mem) == -ESRCH ?
-		       -ESRCH : -EPERM;
-	filp_close(mem, NULL);
-	if (!pid_alive(task) || task_pid_nr_ns(task, ns) != tid ||
-	    (task->flags & PF_EXITING))
-		return -ESRCH;
-	return 0;
-}
-
 static int pfm_load_thread(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 {
 	struct pvpfm_load_arg *arg = req->arg;
@@ -239,16 +202,14 @@ static int pfm_load_thread(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 	task = pfm_get_task(arg->load.load_pid);
 	if (!task)
 		return -ESRCH;
-	if (task != current) {
-		ret = pfm_may_attach(task);
-		if (ret)
-			goto out;
-	}
 	h = pfm_hook_alloc(ctx->id, task);
 	if (!h) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	ret = task == current ? 0 : pfm_may_attach(task);
+	if (ret)
+		goto release;
 	/* the host knows threads by their ids in the initial namespace */
 	arg->load.load_pid = task->pid;
 	arg->tgid = task->tgid;
@@ -260,6 +221,7 @@ static int pfm_load_thread(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 		if (!ret)
 			ret = pfm_hook_attach(h);
 	}
+release:
 	if (ret)
 		pfm_hook_release(h);
 	else
@@ -312,6 +274,56 @@ static int pfm_load_system(struct pfm_dev_req *req)
 	return ret == -EXDEV ? -EINVAL : ret;
 }
 
+static bool pfm_ctx_evictable(const struct pfm_ctx *ctx)
+{
+	return !ctx->admin && !(ctx->flags & PFM_FL_SYSTEM_WIDE);
+}
+
+/*
+ * perfmon2's rule: per-thread and system-wide monitoring exclude each
+ * other (machine-wide there, VM-wide here: the host refuses either load,
+ * EBUSY, while the other kind is loaded). Any user's context loaded on a
+ * thread that never ends would then keep the admin's system-wide
+ * monitoring out for as long as that user liked. So a system-wide load
+ * refused that way unloads the per-thread contexts of the users who may
+ * not monitor system-wide themselves (not in sys_group, no CAP_SYS_ADMIN
+ * when they created them); their monitors get PFM_MSG_END, as at the end
+ * of their thread, and may load again once the system-wide context is
+ * gone. The admins' own per-thread contexts keep perfmon2's rule.
+ * Returns how many were unloaded.
+ */
+static int pfm_evict_thread_loads(void)
+{
+	struct pvpfm_unload_arg arg = { .flags = PVPFM_UNLOAD_TASK_EXIT };
+	struct pfm_ctx **ctxs, *c;
+	struct pfm_dev_req req;
+	int n, i, ret, evicted = 0;
+
+	n = pfm_notify_collect(&ctxs, pfm_ctx_evictable);
+	for (i = 0; i < n; i++) {
+		c = ctxs[i];
+		req = (struct pfm_dev_req){
+			.cmd = PVPFM_CMD_UNLOAD_CONTEXT,
+			.ctx_id = c->id,
+			.arg = &arg,
+			.arg_size = sizeof(arg),
+		};
+		mutex_lock(&c->lock);
+		/* closed: its id may be another context's already */
+		if (!READ_ONCE(c->closed) && c->hook &&
+		    pfm_hook_stop(c->hook, &req, &ret)) {
+			pfm_hook_release(c->hook);
+			c->hook = NULL;
+			c->nomsg_signalled = false;
+			evicted += !ret;
+		}
+		mutex_unlock(&c->lock);
+		pfm_ctx_put(c);
+	}
+	kfree(ctxs);
+	return evicted;
+}
+
 static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 		     void __user *uarg)
 {
@@ -327,9 +339,12 @@ static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 	if (copy_from_user(&arg.load, uarg, sizeof(arg.load)))
 		return -EFAULT;
 	mutex_lock(&ctx->lock);
-	if (ctx->flags & PFM_FL_SYSTEM_WIDE)
+	if (ctx->flags & PFM_FL_SYSTEM_WIDE) {
 		ret = pfm_load_system(&req);
-	else
+		/* once: a user who loads again meanwhile wins this time */
+		if (ret == -EBUSY && pfm_evict_thread_loads())
+			ret = pfm_load_system(&req);
+	} else
 		ret = pfm_load_thread(ctx, &req);
 	if (!ret)
 		ctx->nomsg_signalled = false;
@@ -432,8 +447,9 @@ static const struct file_operations pfm_ctx_fops = {
 };
 
 /* the context's fd ("[perfmon2]"), or a negative errno */
-int pfm_ctx_new_fd(struct pfm_ctx *ctx)
+int pfm_ctx_new_fd(struct pfm_ctx *ctx, bool cloexec)
 {
-	return anon_inode_getfd("[perfmon2]", &pfm_ctx_fops, ctx, O_RDWR);
+	return anon_inode_getfd("[perfmon2]", &pfm_ctx_fops, ctx,
+				O_RDWR | (cloexec ? O_CLOEXEC : 0));
 }
 

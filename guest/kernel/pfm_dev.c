@@ -377,6 +377,7 @@ static int pfm_dev_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(dev, "cannot create /sys/kernel/perfmon (%d)\n", ret);
 		goto fail;
 	}
+	pfm_notify_init();
 	ret = pfm_create_init();
 	if (ret) {
 		dev_err(dev, "cannot create /dev/perfmon2 (%d)\n", ret);
@@ -429,9 +430,14 @@ static int __init pfm_init(void)
 {
 	int ret;
 
+	ret = pfm_ptrace_init();
+	if (ret) {
+		pr_err("cannot mount the module's procfs (%d)\n", ret);
+		return ret;
+	}
 	ret = pfm_hooks_init();
 	if (ret)
-		return ret;
+		goto no_hooks;
 	ret = pci_register_driver(&pfm_dev_driver);
 	if (ret) {
 		pr_err("cannot register the PCI driver (%d)\n", ret);
@@ -451,6 +457,8 @@ static int __init pfm_init(void)
 	return 0;
 fail:
 	pfm_hooks_exit();
+no_hooks:
+	pfm_ptrace_exit();
 	return ret;
 }
 
@@ -458,6 +466,7 @@ static void __exit pfm_exit(void)
 {
 	pci_unregister_driver(&pfm_dev_driver);
 	pfm_hooks_exit();
+	pfm_ptrace_exit();
 }
 
 module_init(pfm_init);

@@ -12,15 +12,20 @@
  *                  host, mmap()
  *   pfm_hook.c     per-thread contexts following their thread: preempt
  *                  notifiers (SWITCH), attach through task_work, thread exit
+ *   pfm_ptrace.c   who may attach to another thread: the kernel's ptrace
+ *                  rules, through the module's own procfs
  *   pfm_sysfs.c    /sys/kernel/perfmon
  *
- * Locking, in order: pfm_notify_lock (mutex, the contexts the notification
- * work visits) -> pfm_ctx.lock (mutex, one call at a time on a context) ->
- * runqueue lock (scheduler hooks only) -> pfm_hook.lock (raw spinlock,
- * interrupts off, against the scheduler hooks and the exit hook) -> the
- * command block of this CPU, which is used only with preemption disabled,
- * never from interrupts, and so never by two at once. pfm_ctx.msg_lock
- * (mutex) comes after pfm_notify_lock and is never held with pfm_ctx.lock.
+ * Locking, in order: pfm_ctx.lock (mutex, one call at a time on a
+ * context) -> runqueue lock (scheduler hooks only) -> pfm_hook.lock (raw
+ * spinlock, interrupts off, against the scheduler hooks and the exit hook)
+ * -> the command block of this CPU, which is used only with preemption
+ * disabled, never from interrupts, and so never by two at once.
+ * pfm_ctx.msg_lock (mutex) is never held with pfm_ctx.lock. pfm_notify_lock
+ * (mutex, the list of open contexts) is a leaf: nothing is taken, nor
+ * waited for, under it. A system-wide context's lock may be held while a
+ * per-thread context's is taken (pfm_evict_thread_loads()), never the
+ * other way.
  */
 #ifndef _PFM_DRV_H
 #define _PFM_DRV_H
@@ -29,6 +34,7 @@
 #include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/sched.h>
 
 #include "../../include/uapi/pv_perfmon.h"
@@ -50,6 +56,8 @@ struct pfm_ctx {
 	struct mutex lock;		/* one call at a time; guards hook */
 	struct pfm_hook *hook;		/* per-thread: where it is loaded */
 	struct pfm_user *user;		/* charged to, NULL: exempt (root) */
+	/* its creator could make system-wide ones (sys_group, CAP_SYS_ADMIN) */
+	bool admin;
 	/*
 	 * the "default" format's buffer, mapped read-only by mmap(); set
 	 * before the fd exists, freed after close()
@@ -64,7 +72,17 @@ struct pfm_ctx {
 	struct fasync_struct *fasync;
 	/* NO_MSG: SIGIO sent for this masking (lock); restart re-arms it */
 	bool nomsg_signalled;
+	/*
+	 * close() began: no command for the context any more, its id may be
+	 * another context's soon. Set under msg_lock before the DESTROY,
+	 * which is sent under lock: read under either.
+	 */
+	bool closed;
+	int destroyed;			/* the host's answer to DESTROY */
+	/* the fd's, and the notification work's while it visits */
+	refcount_t refs;
 	struct list_head node;		/* on pfm_notify_ctxs */
+	struct list_head visit;		/* the notification work's own */
 };
 
 /*
@@ -132,17 +150,21 @@ void pfm_create_exit(void);
 void pfm_user_uncharge(struct pfm_ctx *ctx);
 
 /* pfm_ctxfd.c */
-int pfm_ctx_new_fd(struct pfm_ctx *ctx);
+int pfm_ctx_new_fd(struct pfm_ctx *ctx, bool cloexec);
 void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed);
+void pfm_ctx_put(struct pfm_ctx *ctx);
 
 /* pfm_notify.c */
 void pfm_notify_irq(void);
 void pfm_notify_add(struct pfm_ctx *ctx);
 void pfm_notify_del(struct pfm_ctx *ctx);
+int pfm_notify_collect(struct pfm_ctx ***ctxs,
+		       bool (*want)(const struct pfm_ctx *ctx));
 ssize_t pfm_notify_read(struct file *file, char __user *buf, size_t size,
 			loff_t *ppos);
 __poll_t pfm_notify_poll(struct file *file, struct poll_table_struct *wait);
 int pfm_notify_fasync(int fd, struct file *file, int on);
+void pfm_notify_init(void);
 void pfm_notify_exit(void);
 
 /* pfm_smplbuf.c */
@@ -164,6 +186,11 @@ bool pfm_hook_may_block(struct pfm_hook *h);
 void pfm_hook_block(struct pfm_hook *h);
 void pfm_hook_unblock(struct pfm_hook *h);
 void pfm_hook_release(struct pfm_hook *h);
+
+/* pfm_ptrace.c */
+int pfm_ptrace_init(void);
+void pfm_ptrace_exit(void);
+int pfm_may_attach(struct task_struct *task);
 
 /* pfm_sysfs.c */
 int pfm_sysfs_init(void);

@@ -29,6 +29,15 @@
  *     instruction, does the same as its exit. Monitoring stops there, as
  *     perf's events do (begin_new_exec() calls perf_event_exit_task());
  *     the monitor reads the counts up to the exec and gets PFM_MSG_END.
+ *     A hook whose link is still queued then is not on the notifiers yet:
+ *     its link looks at the thread's exec count (self_exec_id), noted
+ *     before the ptrace check, and does the same when an exec came in
+ *     between and left a program its old owner may not dump. The check
+ *     (mm_access()) and exec's credential change (begin_new_exec(), which
+ *     also counts the exec) both hold the thread's exec_update_lock, so a
+ *     check that saw the old credentials was made before that exec was
+ *     counted: no exec is missed, without holding a lock of the thread
+ *     across the load.
  *
  * PFM_FL_NOTIFY_BLOCK: once the host says the context is blocked (after a
  * notification, pfm_notify.c asks), a task_work stops the thread on its way
@@ -74,6 +83,7 @@ struct pfm_hook {
 	raw_spinlock_t lock;
 	refcount_t refs;
 	struct task_struct *task;	/* the monitored thread */
+	u64 exec_id;	/* @task's self_exec_id when the hook was made */
 	u32 ctx_id;
 	bool active;	/* the host has the context loaded on @task */
 	bool in;	/* ... and in, on the vCPU @task runs on */
@@ -228,6 +238,12 @@ static struct preempt_ops pfm_preempt_ops = {
 	.sched_out = pfm_sched_out,
 };
 
+/* a program the owner of the thread's previous one may not dump */
+static bool exec_changed_owner(void)
+{
+	return current->mm && get_dumpable(current->mm) != SUID_DUMP_USER;
+}
+
 /* attach: runs in the monitored thread when it resumes */
 static void pfm_hook_link_fn(struct callback_head *cb)
 {
@@ -238,6 +254,10 @@ static void pfm_hook_link_fn(struct callback_head *cb)
 	if (h->active && !h->linked) {
 		if (current->flags & PF_EXITING) {
 			/* too late to follow it: it is ending */
+			hook_unload_exit(h);
+		} else if (READ_ONCE(current->self_exec_id) != h->exec_id &&
+			   exec_changed_owner()) {
+			/* what pfm_exec_probe() did to the linked ones */
 			hook_unload_exit(h);
 		} else {
 			hook_link_current(h);
@@ -332,8 +352,7 @@ static void pfm_exit_probe(void *data, struct task_struct *task)
 static void pfm_exec_probe(void *data, struct task_struct *task,
 			   pid_t old_pid, struct linux_binprm *bprm)
 {
-	if (task != current || !current->mm ||
-	    get_dumpable(current->mm) == SUID_DUMP_USER)
+	if (task != current || !exec_changed_owner())
 		return;
 	hooks_unload_current();
 }
@@ -349,6 +368,8 @@ struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task)
 	refcount_set(&h->refs, 1);	/* the context's */
 	get_task_struct(task);
 	h->task = task;
+	/* before the caller's ptrace check: see the top of this file */
+	h->exec_id = READ_ONCE(task->self_exec_id);
 	h->ctx_id = ctx_id;
 	preempt_notifier_init(&h->pn, &pfm_preempt_ops);
 	init_task_work(&h->link_work, pfm_hook_link_fn);

@@ -18,12 +18,20 @@
  * fasync owner asks the same question, and a context newly masked gets
  * one SIGIO (POLL_IN, as perfmon2's), until pfm_restart, load or unload
  * re-arm it. Only these two kinds of context cost a command.
+ *
+ * The work after an interrupt takes a reference on each context it will
+ * visit under pfm_notify_lock, then visits them without it, and never
+ * waits for a context's lock: one busy with a call is visited again a
+ * moment later (PFM_NOTIFY_RETRY), so that no context can hold up the
+ * others' notifications, nor any create or close.
  */
 #include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
+#include <linux/refcount.h>
 #include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -33,6 +41,8 @@
 #define PFM_NOTIFY_POLL		(HZ / 10)
 /* a blocked read() asks the host again after this, interrupt or not */
 #define PFM_NOTIFY_RECHECK	HZ
+/* the work visits again after this when a context's lock was taken */
+#define PFM_NOTIFY_RETRY	(HZ / 100 ?: 1)
 
 /* every open context, for the work after an interrupt */
 static LIST_HEAD(pfm_notify_ctxs);
@@ -44,8 +54,12 @@ static atomic_t pfm_notify_seq;
 
 static void pfm_notify_work_fn(struct work_struct *work);
 static void pfm_notify_timer_fn(struct work_struct *work);
+static void pfm_notify_retry_fn(struct work_struct *work);
 static DECLARE_WORK(pfm_notify_work, pfm_notify_work_fn);
 static DECLARE_DELAYED_WORK(pfm_notify_timer, pfm_notify_timer_fn);
+static DECLARE_DELAYED_WORK(pfm_notify_retry, pfm_notify_retry_fn);
+/* the device is going: the works schedule nothing again */
+static bool pfm_notify_stopping;
 
 /* from the MSI-X handler: some context of some vCPU has a message */
 void pfm_notify_irq(void)
@@ -68,6 +82,8 @@ static int pfm_notify_fetch(struct pfm_ctx *ctx)
 
 	if (ctx->msg_ready)
 		return 0;
+	if (ctx->closed)
+		return -EBADF;
 	ret = pfm_dev_call(&req);
 	if (!ret) {
 		ctx->msg_ready = true;
@@ -107,8 +123,9 @@ static bool pfm_notify_ask(struct pfm_ctx *ctx, bool *block, bool *sigio)
 /*
  * NOTIFY_BLOCK: did the host block the context? Then stop its thread.
  * NO_MSG: is it masked, notified without a message? Then SIGIO.
+ * False when the context's lock is taken: ask again later.
  */
-static void pfm_notify_state(struct pfm_ctx *ctx)
+static bool pfm_notify_state(struct pfm_ctx *ctx)
 {
 	struct pvpfm_ctx_state st;
 	struct pfm_dev_req req = {
@@ -119,8 +136,10 @@ static void pfm_notify_state(struct pfm_ctx *ctx)
 	};
 	bool block, sigio;
 
-	mutex_lock(&ctx->lock);
-	if (pfm_notify_ask(ctx, &block, &sigio) && !pfm_dev_call(&req)) {
+	if (!mutex_trylock(&ctx->lock))
+		return false;
+	if (!READ_ONCE(ctx->closed) && pfm_notify_ask(ctx, &block, &sigio) &&
+	    !pfm_dev_call(&req)) {
 		if (block && (st.flags & PVPFM_CTX_BLOCKED))
 			pfm_hook_block(ctx->hook);
 		if (sigio && (st.flags & PVPFM_CTX_MASKED)) {
@@ -129,6 +148,26 @@ static void pfm_notify_state(struct pfm_ctx *ctx)
 		}
 	}
 	mutex_unlock(&ctx->lock);
+	return true;
+}
+
+static bool pfm_notify_wanted(struct pfm_ctx *ctx)
+{
+	return (ctx->flags & (PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG)) ||
+	       READ_ONCE(ctx->fasync);
+}
+
+/* one context: false if it is to be visited again */
+static bool pfm_notify_visit(struct pfm_ctx *ctx)
+{
+	bool done = true;
+
+	if (ctx->flags & (PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG))
+		done = pfm_notify_state(ctx);
+	/* fetching a new message sends the SIGIO; msg_lock is held briefly */
+	if (READ_ONCE(ctx->fasync))
+		pfm_notify_pending(ctx);
+	return done;
 }
 
 /*
@@ -137,17 +176,32 @@ static void pfm_notify_state(struct pfm_ctx *ctx)
  */
 static void pfm_notify_work_fn(struct work_struct *work)
 {
-	struct pfm_ctx *ctx;
+	struct pfm_ctx *ctx, *next;
+	LIST_HEAD(visit);
+	bool again = false;
 
 	mutex_lock(&pfm_notify_lock);
 	list_for_each_entry(ctx, &pfm_notify_ctxs, node) {
-		if (ctx->flags & (PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG))
-			pfm_notify_state(ctx);
-		/* fetching a new message sends the SIGIO */
-		if (READ_ONCE(ctx->fasync))
-			pfm_notify_pending(ctx);
+		if (!pfm_notify_wanted(ctx))
+			continue;
+		refcount_inc(&ctx->refs);
+		list_add_tail(&ctx->visit, &visit);
 	}
 	mutex_unlock(&pfm_notify_lock);
+	list_for_each_entry_safe(ctx, next, &visit, visit) {
+		list_del_init(&ctx->visit);
+		if (!pfm_notify_visit(ctx))
+			again = true;
+		pfm_ctx_put(ctx);
+	}
+	if (again && !READ_ONCE(pfm_notify_stopping))
+		schedule_delayed_work(&pfm_notify_retry, PFM_NOTIFY_RETRY);
+}
+
+static void pfm_notify_retry_fn(struct work_struct *work)
+{
+	if (!READ_ONCE(pfm_notify_stopping))
+		schedule_work(&pfm_notify_work);
 }
 
 /* no interrupts: look for messages periodically while contexts exist */
@@ -174,11 +228,46 @@ void pfm_notify_add(struct pfm_ctx *ctx)
 		schedule_delayed_work(&pfm_notify_timer, PFM_NOTIFY_POLL);
 }
 
+/*
+ * close() or a failed create: off the list; the work may still hold the
+ * context, and sends no command for it from now on.
+ */
 void pfm_notify_del(struct pfm_ctx *ctx)
 {
 	mutex_lock(&pfm_notify_lock);
 	list_del(&ctx->node);
 	mutex_unlock(&pfm_notify_lock);
+	mutex_lock(&ctx->msg_lock);
+	WRITE_ONCE(ctx->closed, true);
+	mutex_unlock(&ctx->msg_lock);
+}
+
+/*
+ * References on the open contexts @want picks, in a new array (*@ctxs,
+ * to kfree; each to pfm_ctx_put()): how many, 0 if none or no memory.
+ */
+int pfm_notify_collect(struct pfm_ctx ***ctxs,
+		       bool (*want)(const struct pfm_ctx *ctx))
+{
+	struct pfm_ctx *ctx, **arr = NULL;
+	int n = 0, i = 0;
+
+	mutex_lock(&pfm_notify_lock);
+	list_for_each_entry(ctx, &pfm_notify_ctxs, node)
+		n += want(ctx);
+	if (n)
+		arr = kmalloc_array(n, sizeof(*arr), GFP_KERNEL);
+	if (arr) {
+		list_for_each_entry(ctx, &pfm_notify_ctxs, node) {
+			if (!want(ctx))
+				continue;
+			refcount_inc(&ctx->refs);
+			arr[i++] = ctx;
+		}
+	}
+	mutex_unlock(&pfm_notify_lock);
+	*ctxs = arr;
+	return i;
 }
 
 ssize_t pfm_notify_read(struct file *file, char __user *buf, size_t size,
@@ -233,9 +322,19 @@ int pfm_notify_fasync(int fd, struct file *file, int on)
 	return fasync_helper(fd, file, on, &ctx->fasync);
 }
 
+/* at probe, a device bound again after a removal included */
+void pfm_notify_init(void)
+{
+	WRITE_ONCE(pfm_notify_stopping, false);
+}
+
 /* after the device's interrupts are gone: nothing schedules work again */
 void pfm_notify_exit(void)
 {
+	WRITE_ONCE(pfm_notify_stopping, true);
 	cancel_delayed_work_sync(&pfm_notify_timer);
+	/* a work already running may schedule the other once more */
+	cancel_delayed_work_sync(&pfm_notify_retry);
 	cancel_work_sync(&pfm_notify_work);
+	cancel_delayed_work_sync(&pfm_notify_retry);
 }

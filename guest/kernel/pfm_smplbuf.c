@@ -59,17 +59,19 @@ uncount:
 }
 
 /*
- * @destroyed: the host's answer to DESTROY. Without one (EIO) the host may
- * still have the buffer's pages and write samples into them: better lost
- * than reused.
+ * @destroyed: the host's answer to DESTROY (0 also when the host never had
+ * the context). Any other answer (no answer, EIO; the device gone, ENODEV;
+ * a refusal) leaves the host maybe holding the buffer's pages and writing
+ * samples into them: better lost than reused. They stay counted in
+ * smpl_buffer_mem_cur and the owner's locked memory.
  */
 void pfm_smplbuf_free(struct pfm_ctx *ctx, int destroyed)
 {
 	if (!ctx->smpl_buf)
 		return;
-	if (destroyed == -EIO) {
-		pr_warn("context %u: no answer to DESTROY, its %lu sampling buffer pages are leaked\n",
-			ctx->id, ctx->smpl_pages);
+	if (destroyed) {
+		pr_warn("context %u: DESTROY failed (%d), its %lu sampling buffer pages are leaked\n",
+			ctx->id, destroyed, ctx->smpl_pages);
 		ctx->smpl_buf = NULL;
 		return;
 	}

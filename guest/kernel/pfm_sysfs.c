@@ -24,7 +24,7 @@
  *                            arg_mem_max (bytes per vector argument),
  *                            smpl_buffer_mem_max (bytes of all sampling
  *                            buffers), max_ctx_per_user (contexts
- *                            alive per uid, CAP_SYS_ADMIN exempt),
+ *                            alive per user, CAP_SYS_ADMIN exempt),
  *                            user_kernel_ip (1: contexts of users
  *                            without CAP_PERFMON see guest kernel IPs
  *                            in samples and messages; 0, the default:

@@ -12,6 +12,8 @@
  *     without the perfmon2 system calls answered;
  *   - ENOTTY from a context call: the fd is not a perfmon2 context, which
  *     the perfmon2 system calls reported as EBADF.
+ * A context fd is close-on-exec (doc/PERFMON2-ABI.md says why); a program
+ * that hands one to the program it execs clears FD_CLOEXEC itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +53,7 @@ PFM_API int pfm_create_context(pfarg_ctx_t *ctx, char *smpl_name,
 		.smpl_name = (uintptr_t)smpl_name,
 		.smpl_arg = (uintptr_t)smpl_arg,
 		.smpl_size = smpl_size,
+		.flags = PFM2_CREATE_CLOEXEC,
 	};
 	int dev, fd, err;
 

@@ -6,17 +6,24 @@
  * without stopping it, reads the counts while the thread runs, and learns
  * from PFM_MSG_END that it ended. The permission check stays: a thread
  * of another user and a kernel thread are refused (EPERM), a thread of
- * the same user is not.
+ * the same user is not. The check is the kernel's ptrace rule, which no
+ * mount can shadow: nobody in a user and mount namespace of its own, with
+ * a file of its own bound over root's /proc/PID/task/TID/mem there, is
+ * still refused root's thread.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +170,102 @@ static bool as_nobody(pid_t root_pid, int *root_err, int *own_err)
 	return e[0] >= 0 && e[1] >= 0;
 }
 
+/* write @s to /proc/self/@file: 0 or -1 */
+static int write_self(const char *file, const char *s)
+{
+	char path[64];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+struct shadow_run {
+	int step;	/* 0: loaded or refused; else the setup step that failed */
+	int err;	/* that step's errno, or the load's (0: loaded) */
+};
+
+/*
+ * In a child of the test, as nobody: a context first (the device node is
+ * outside any namespace), then a user and a mount namespace (uid 0 there
+ * is nobody), a file of its own bound over @root_pid's .../mem, then the
+ * load on @root_pid.
+ */
+static void shadow_child(pid_t root_pid, const char *own, int wfd)
+{
+	struct shadow_run r = { 0 };
+	struct stat a, b;
+	char mem[64];
+	int fd = -1;
+
+	snprintf(mem, sizeof(mem), "/proc/%d/task/%d/mem", root_pid, root_pid);
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) ||
+	    prctl(PR_SET_DUMPABLE, 1))
+		r.step = 1;
+	else if ((fd = t_create(0)) < 0)
+		r.step = 2;
+	else if (close(open(own, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)))
+		r.step = 3;
+	else if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		r.step = 4;
+	else if (write_self("setgroups", "deny") ||
+		 write_self("uid_map", "0 65534 1") ||
+		 write_self("gid_map", "0 65534 1"))
+		r.step = 5;
+	else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		 mount(own, mem, NULL, MS_BIND, NULL))
+		r.step = 6;
+	else if (stat(own, &a) || stat(mem, &b) || a.st_ino != b.st_ino ||
+		 a.st_dev != b.st_dev)
+		r.step = 7;
+	r.err = errno;
+	if (!r.step)
+		r.err = t_load(fd, root_pid, 0) ? errno : 0;
+	if (write(wfd, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	_exit(0);
+}
+
+static void shadowed(void)
+{
+	char own[] = "/tmp/t_attach.mem.XXXXXX", saved;
+	struct shadow_run r = { .step = 9 };
+	int p[2], status, fd;
+	pid_t pid;
+
+	fd = mkstemp(own);
+	if (fd < 0 || fchown(fd, NOBODY, NOBODY) || close(fd) || pipe(p)) {
+		t_fail("attach: shadowed mem: setup", "%s", strerror(errno));
+		return;
+	}
+	saved = t_userns_allow();
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		close(p[0]);
+		shadow_child(getppid(), own, p[1]);
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], &r, sizeof(r)) != sizeof(r))
+		r.step = 9;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	t_userns_restore(saved);
+	unlink(own);
+	if (!t_check(!r.step, "attach: nobody binds its file over root's mem in its namespaces",
+		     "step %d (1 nobody, 2 create, 3 file, 4 unshare, 5 maps, 6 mount, 7 not bound): %s",
+		     r.step, strerror(r.err)))
+		return;
+	t_check(r.err == EPERM, "attach: nobody on root's thread behind a shadowed mem: EPERM",
+		"%s", r.err ? strerror(r.err) : "loaded");
+}
+
 static void permission(void)
 {
 	int root_err = -1, own_err = -1, fd;
@@ -185,6 +288,7 @@ static void permission(void)
 		"%s", root_err ? strerror(root_err) : "loaded");
 	t_check(own_err == 0, "attach: nobody on nobody's running thread",
 		"%s", strerror(own_err));
+	shadowed();
 }
 
 int main(void)

@@ -394,3 +394,32 @@ bool t_control_wait(int ctl, const char *want, int timeout_s,
 		       "want '%s', got '%s' (nothing for %d s?)", want, line,
 		       timeout_s);
 }
+
+#define T_USERNS_CLONE	"/proc/sys/kernel/unprivileged_userns_clone"
+
+char t_userns_allow(void)
+{
+	char v = 0;
+	int fd;
+
+	fd = open(T_USERNS_CLONE, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (read(fd, &v, 1) != 1 || v != '0' || pwrite(fd, "1", 1, 0) != 1)
+		v = 0;
+	close(fd);
+	return v;
+}
+
+void t_userns_restore(char saved)
+{
+	int fd;
+
+	if (!saved)
+		return;
+	fd = open(T_USERNS_CLONE, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, &saved, 1) != 1)
+		t_fail("restore " T_USERNS_CLONE, "%s", strerrorname_np(errno));
+	if (fd >= 0)
+		close(fd);
+}

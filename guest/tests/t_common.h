@@ -101,6 +101,14 @@ int t_control_open(const char *path);
 bool t_control_wait(int ctl, const char *want, int timeout_s,
 		    const char *name);
 
+/*
+ * Debian's kernel.unprivileged_userns_clone, for tests whose unprivileged
+ * users make user namespaces: t_userns_allow() sets it to 1 and returns
+ * what to give t_userns_restore() (0: nothing to restore).
+ */
+char t_userns_allow(void);
+void t_userns_restore(char saved);
+
 /* is the caller root (CAP_SYS_ADMIN for system-wide)? */
 bool t_root(void);
 

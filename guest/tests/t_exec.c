@@ -13,6 +13,14 @@
  *   - a plain copy (no credential change): all the exits are counted;
  *   - a setuid-root copy: none of them (only what the child did before
  *     its exec), and the copy did run as euid 0.
+ *
+ * The same for an attach whose link is still queued when the exec comes:
+ * the monitor attaches to a child (nobody too) that is inside execve() of
+ * the setuid copy, held there by a page fault on its argument string (a
+ * userfaultfd page, the fd made while the child was root), and lets the
+ * exec go on after the load; the child's thread links the context on its
+ * first return to user mode, which is the new program's. Nothing of it
+ * may be counted, and PFM_MSG_END comes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,8 +29,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/sendfile.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -120,7 +134,135 @@ out:
 	_exit(0);
 }
 
-static bool run_one(const char *path, const char *mode, struct run *r)
+/* the held exec: a thread that serves the userfaultfd of its process */
+struct held {
+	int uffd;
+	int ready;	/* write end: the exec is held */
+	int go;		/* read end: the monitor has attached */
+	const char *mode;
+};
+
+static void *serve_fault(void *arg)
+{
+	struct held *hd = arg;
+	long page = sysconf(_SC_PAGESIZE);
+	struct uffdio_copy copy = { .len = page };
+	struct uffd_msg msg;
+	char *src, c;
+
+	src = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (src == MAP_FAILED || read(hd->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		_exit(6);
+	strcpy(src, hd->mode);
+	if (write(hd->ready, "h", 1) != 1 || read(hd->go, &c, 1) != 1)
+		_exit(7);
+	copy.dst = msg.arg.pagefault.address & ~(page - 1);
+	copy.src = (unsigned long)src;
+	if (ioctl(hd->uffd, UFFDIO_COPY, &copy))
+		_exit(8);
+	return NULL;
+}
+
+/*
+ * The monitored child of the held exec: a userfaultfd page while root,
+ * then nobody (dumpable, as a process nobody started), then execve(@path)
+ * with argv[1] on that page; serve_fault() lets it go on.
+ */
+static void held_child(const char *path, struct held *hd)
+{
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_api api = { .api = UFFD_API };
+	long page = sysconf(_SC_PAGESIZE);
+	char *argv[3] = { (char *)path, NULL, NULL };
+	pthread_t th;
+
+	hd->uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	argv[1] = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (hd->uffd < 0 || argv[1] == MAP_FAILED ||
+	    ioctl(hd->uffd, UFFDIO_API, &api))
+		_exit(9);
+	reg.range.start = (unsigned long)argv[1];
+	reg.range.len = page;
+	if (ioctl(hd->uffd, UFFDIO_REGISTER, &reg))
+		_exit(10);
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) ||
+	    prctl(PR_SET_DUMPABLE, 1))
+		_exit(11);
+	if (pthread_create(&th, NULL, serve_fault, hd))
+		_exit(12);
+	execv(path, argv);
+	_exit(5);
+}
+
+/* as monitor(), attaching to a child held inside its exec of @path */
+static void monitor_held(const char *path, const char *mode, int wfd)
+{
+	uint16_t vm_exits = PVPFM_VPMD_VM_EXITS;
+	int ready[2], go[2], fd = -1;
+	struct held hd = { .mode = mode };
+	struct run r = { 0 };
+	pfarg_msg_t msg;
+	pid_t pid;
+	char c;
+
+	if (pipe(ready) || pipe(go)) {
+		r.setup = 1;
+		goto out;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		hd.ready = ready[1];
+		hd.go = go[0];
+		held_child(path, &hd);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (pid < 0 || setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)) {
+		r.setup = 1;
+		goto out;
+	}
+	fd = t_create(0);
+	if (fd < 0 || t_write_pmds(fd, &vm_exits, 1, 0)) {
+		r.setup = 2;
+		goto out;
+	}
+	/* the child is inside execve(), before its new credentials */
+	if (read(ready[0], &c, 1) != 1) {
+		r.setup = 5;
+		goto out;
+	}
+	if (t_load(fd, pid, 0) || pfm_start(fd, NULL)) {
+		r.setup = 6;
+		goto out;
+	}
+	if (write(go[1], "g", 1) != 1 || waitpid(pid, &r.status, 0) != pid) {
+		r.setup = 3;
+		goto out;
+	}
+	if (t_read_pmd(fd, vm_exits, 0, &r.exits)) {
+		r.setup = 4;
+		goto out;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
+		if (msg.type == PFM_MSG_END)
+			r.end_msg = true;
+out:
+	r.err = errno;
+	if (write(wfd, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	_exit(0);
+}
+
+typedef void (*monitor_fn)(const char *path, const char *mode, int wfd);
+
+static bool run_one(monitor_fn fn, const char *path, const char *mode,
+		    struct run *r)
 {
 	int fds[2], st = 0;
 	pid_t pid;
@@ -132,7 +274,7 @@ static bool run_one(const char *path, const char *mode, struct run *r)
 	pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		monitor(path, mode, fds[1]);
+		fn(path, mode, fds[1]);
 	}
 	close(fds[1]);
 	if (read(fds[0], r, sizeof(*r)) != sizeof(*r))
@@ -170,7 +312,7 @@ int main(int argc, char **argv)
 	}
 
 	/* the control: an exec that keeps the credentials stays counted */
-	ok = run_one(plain, "spin-plain", &r);
+	ok = run_one(monitor, plain, "spin-plain", &r);
 	if (t_check(ok, "exec: plain: monitor as uid 65534", "step %d: %s",
 		    r.setup, strerrorname_np(r.err))) {
 		t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
@@ -184,7 +326,7 @@ int main(int argc, char **argv)
 			SPIN_EXITS);
 	}
 
-	ok = run_one(suid, "spin-root", &r);
+	ok = run_one(monitor, suid, "spin-root", &r);
 	if (t_check(ok, "exec: setuid: monitor as uid 65534", "step %d: %s",
 		    r.setup, strerrorname_np(r.err))) {
 		if (!t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
@@ -199,6 +341,25 @@ int main(int argc, char **argv)
 			"VM_EXITS %llu for its %d exits",
 			(unsigned long long)r.exits, SPIN_EXITS);
 		t_check(r.end_msg, "exec: setuid exec: PFM_MSG_END queued",
+			"no PFM_MSG_END message");
+	}
+
+	ok = run_one(monitor_held, suid, "spin-root", &r);
+	if (t_check(ok, "exec: attach held in a setuid exec: monitor as uid 65534",
+		    "step %d: %s", r.setup, strerrorname_np(r.err))) {
+		if (!t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
+			     "exec: attach held in a setuid exec: the copy ran as euid 0",
+			     "status %#x (exit 3: not root, 5: exec, 6-12: the held exec)",
+			     r.status))
+			goto out;
+		printf("exec: attach held in a setuid exec: VM_EXITS %llu for %d exits\n",
+		       (unsigned long long)r.exits, SPIN_EXITS);
+		t_check(r.exits < SPIN_EXITS / 2,
+			"exec: attach linked after a setuid exec: the new program is not counted",
+			"VM_EXITS %llu for its %d exits",
+			(unsigned long long)r.exits, SPIN_EXITS);
+		t_check(r.end_msg,
+			"exec: attach linked after a setuid exec: PFM_MSG_END queued",
 			"no PFM_MSG_END message");
 	}
 out:

@@ -7,7 +7,10 @@
  * pin itself: loaded for another vCPU from here (issue 10), the context
  * counts what runs there, not here. The rules: per-thread next to
  * system-wide (EBUSY), a second context for a vCPU (EBUSY), no such CPU
- * (EINVAL), who may create one (sys_group, CAP_SYS_ADMIN: EPERM).
+ * (EINVAL), who may create one (sys_group, CAP_SYS_ADMIN: EPERM). The
+ * exclusion does not let a user outside sys_group keep the admin out: a
+ * system-wide load unloads that user's loaded per-thread context (it gets
+ * PFM_MSG_END); root's own per-thread context still makes it EBUSY.
  *
  * VM_EXITS must count the N exits (CPUID) this thread makes on the vCPU;
  * VCPU_RUN_NS must grow, by no more than the wall time plus 10 ms.
@@ -15,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -229,6 +233,120 @@ static void permissions(void)
 	t_sysfs_write("controls/sys_group", old);
 }
 
+struct evict_run {
+	int step;	/* 0, else the setup step that failed (errno in err) */
+	int err;
+	bool end_msg;	/* PFM_MSG_END came */
+	int unload_err;	/* pfm_unload_context after it: errno, 0 if it worked */
+};
+
+/*
+ * nobody, outside sys_group: a per-thread context loaded on itself; tell
+ * the parent (a byte on @ready), wait up to 10 s for PFM_MSG_END, report.
+ */
+static void evict_child(int ready, int wfd)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct evict_run r = { 0 };
+	pfarg_msg_t msg;
+	int fd = -1;
+
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		r.step = 1;
+	else if ((fd = t_create(0)) < 0)
+		r.step = 2;
+	else if (t_load(fd, t_gettid(), 0))
+		r.step = 3;
+	r.err = errno;
+	if (write(ready, "r", 1) != 1)
+		_exit(1);
+	if (!r.step) {
+		pfd.fd = fd;
+		if (poll(&pfd, 1, 10000) == 1 &&
+		    read(fd, &msg, sizeof(msg)) == sizeof(msg))
+			r.end_msg = msg.type == PFM_MSG_END;
+		r.unload_err = pfm_unload_context(fd) ? errno : 0;
+	}
+	if (write(wfd, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	_exit(0);
+}
+
+static void evict(int cpu)
+{
+	int ready[2], res[2], fd, tfd, status, err;
+	struct evict_run r = { .step = 9 };
+	char old[32], c;
+	pid_t pid;
+
+	if (t_sysfs_read("controls/sys_group", old, sizeof(old)) ||
+	    !t_expect_ok("syswide: sys_group set to root's group only",
+			 t_sysfs_write("controls/sys_group", "0")))
+		return;
+	if (pipe(ready) || pipe(res)) {
+		t_fail("syswide: evict: setup", "%s", strerror(errno));
+		goto restore;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		close(ready[0]);
+		close(res[0]);
+		evict_child(ready[1], res[1]);
+	}
+	close(ready[1]);
+	close(res[1]);
+	if (pid < 0 || read(ready[0], &c, 1) != 1) {
+		t_fail("syswide: evict: nobody's child", "did not start");
+		goto out;
+	}
+	if (t_pin(cpu))
+		t_fail("syswide: evict: pin", "%s", strerror(errno));
+	fd = t_create(PFM_FL_SYSTEM_WIDE);
+	if (t_expect_ok("syswide: evict: create", fd)) {
+		err = t_load(fd, cpu, 0) ? errno : 0;
+		t_check(!err,
+			"syswide: a load next to nobody's loaded per-thread context",
+			"%s", strerror(err));
+		if (!err)
+			pfm_unload_context(fd);
+		close(fd);
+	}
+	if (read(res[0], &r, sizeof(r)) != sizeof(r))
+		r.step = 9;
+	if (t_check(!r.step, "syswide: evict: nobody's per-thread context loaded",
+		    "step %d (1 nobody, 2 create, 3 load): %s", r.step,
+		    strerror(r.err))) {
+		t_check(r.end_msg,
+			"syswide: nobody's context unloaded: PFM_MSG_END",
+			"no PFM_MSG_END within 10 s");
+		t_check(r.unload_err == EINVAL,
+			"syswide: nobody's context is unloaded (unload: EINVAL)",
+			"%s", r.unload_err ? strerror(r.unload_err) : "unloaded then");
+	}
+
+	/* root's own per-thread context: perfmon2's rule, EBUSY */
+	tfd = t_create(0);
+	fd = t_create(PFM_FL_SYSTEM_WIDE);
+	if (t_expect_ok("syswide: evict: root's per-thread context",
+			tfd >= 0 && fd >= 0 ? 0 : -1) &&
+	    t_expect_ok("syswide: evict: root loads it on itself",
+			t_load(tfd, t_gettid(), 0)))
+		t_expect_err("syswide: a load next to root's own per-thread context: EBUSY",
+			     t_load(fd, cpu, 0), EBUSY);
+	if (tfd >= 0)
+		close(tfd);
+	if (fd >= 0)
+		close(fd);
+out:
+	close(ready[0]);
+	close(res[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+restore:
+	t_sysfs_write("controls/sys_group", old);
+}
+
 int main(void)
 {
 	int cpus[256], n, i;
@@ -245,5 +363,6 @@ int main(void)
 	else
 		t_skip("syswide: load for another vCPU", "one vCPU");
 	permissions();
+	evict(cpus[0]);
 	return t_done();
 }

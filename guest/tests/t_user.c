@@ -5,10 +5,14 @@
  * uid has alive (EMFILE above it; default a quarter of max_contexts, at
  * least 1); CAP_SYS_ADMIN is exempt. A context is charged until it is
  * closed. Run as root: the users are uids 65534 and 65533 in children.
+ * The uids mapped into a user namespace are its owner's: uid 65534 in a
+ * namespace of its own, with subordinate uids mapped as newuidmap would
+ * (root writes the maps), has its 3 and no more as ns uid 0 and ns uid 1.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <grp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +125,112 @@ static void check_user(const char *who, const struct user_run *r, int limit)
 		strerrorname_np(r->again));
 }
 
+/* write @map to /proc/@pid/@file: 0 or -1 */
+static int write_map(pid_t pid, const char *file, const char *map)
+{
+	char path[64];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ok = fputs(map, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+struct ns_run {
+	int step;	/* 0, else the setup step that failed (errno in err) */
+	int err;
+	int created;	/* as ns uid 0 (uid 65534), before the first failure */
+	int err0;	/* that failure */
+	int sub_err;	/* as ns uid 1 (a subordinate uid): 0 created, errno */
+};
+
+/*
+ * uid 65534 in a user namespace of its own whose uid 0 is 65534 and uid 1
+ * a subordinate uid (SUBUID, not a user of this system): up to MAX_TRY
+ * contexts as ns uid 0, then one as ns uid 1.
+ */
+#define SUBUID		200000
+static void subordinate(void)
+{
+	char map[64], c = 0;
+	int go[2], res[2], fds[MAX_TRY], i, st;
+	struct ns_run r = { .step = 9 };
+	char saved;
+	pid_t pid;
+
+	if (pipe(go) || pipe(res)) {
+		t_fail("user: subordinate uids: setup", "%s", strerrorname_np(errno));
+		return;
+	}
+	saved = t_userns_allow();
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(res[0]);
+		memset(&r, 0, sizeof(r));
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			r.step = 1;
+		else if (unshare(CLONE_NEWUSER))
+			r.step = 2;
+		/* the parent writes the maps, then a byte */
+		else if (write(res[1], &c, 1) != 1 || read(go[0], &c, 1) != 1 || c)
+			r.step = 3;
+		r.err = errno;
+		for (i = 0; !r.step && i < MAX_TRY; i++) {
+			fds[i] = t_create(0);
+			if (fds[i] < 0) {
+				r.err0 = errno;
+				break;
+			}
+			r.created++;
+		}
+		if (!r.step && setresuid(1, 1, 1)) {
+			r.step = 4;
+			r.err = errno;
+		}
+		if (!r.step)
+			r.sub_err = t_create(0) < 0 ? errno : 0;
+		if (write(res[1], &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(res[1]);
+	if (pid > 0 && read(res[0], &c, 1) == 1) {
+		snprintf(map, sizeof(map), "0 65534 1\n1 %d 1\n", SUBUID);
+		c = write_map(pid, "uid_map", map) ||
+		    write_map(pid, "gid_map", map) ? 1 : 0;
+		if (write(go[1], &c, 1) != 1 ||
+		    read(res[0], &r, sizeof(r)) != sizeof(r))
+			r.step = 9;
+	} else if (pid > 0) {
+		/* the child failed before the maps: its report follows */
+		if (read(res[0], &r, sizeof(r)) != sizeof(r))
+			r.step = 9;
+	}
+	close(go[1]);
+	close(res[0]);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	t_userns_restore(saved);
+	if (!t_check(!r.step, "user: uid 65534 in its own namespace, a subordinate uid mapped",
+		     "step %d (1 nobody, 2 unshare, 3 maps, 4 setresuid): %s",
+		     r.step, strerrorname_np(r.err)))
+		return;
+	t_check(r.created == LIMIT && r.err0 == EMFILE,
+		"user: ns uid 0 (uid 65534): 3 contexts, then EMFILE",
+		"%d created, then %s", r.created,
+		r.err0 ? strerrorname_np(r.err0) : "no failure");
+	t_check(r.sub_err == EMFILE,
+		"user: ns uid 1 (a subordinate uid) is charged to uid 65534: EMFILE",
+		"%s", r.sub_err ? strerrorname_np(r.sub_err) : "created");
+}
+
 int main(void)
 {
 	struct user_child a, b;
@@ -184,6 +294,8 @@ int main(void)
 		check_user("uid 65534 after its contexts closed", &r, LIMIT);
 		user_end(&a);
 	}
+
+	subordinate();
 
 	/* 0: only root */
 	if (t_expect_ok("user: set the limit to 0", t_sysfs_write(CTL, "0")) &&

@@ -38,9 +38,12 @@ struct pfm2_create_arg {
 	__u64 smpl_name;	/* const char *: NULL or "default" */
 	__u64 smpl_arg;		/* the format's argument, or NULL */
 	__u64 smpl_size;	/* bytes at smpl_arg */
-	__u32 flags;		/* must be 0 */
+	__u32 flags;		/* PFM2_CREATE_*, others EINVAL */
 	__u32 reserved;		/* must be 0 */
 };
+
+/* the new fd is close-on-exec (libperfmon2's pfm_create_context sets it) */
+#define PFM2_CREATE_CLOEXEC	0x1
 
 /* the vector calls, on a context fd */
 struct pfm2_vec_arg {

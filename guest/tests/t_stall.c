@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A context busy in a call holds up no other context and no other user:
+ * the notification work takes no global lock while it visits contexts,
+ * and waits for none of their locks.
+ *
+ * A context's lock is held for seconds by root's system-wide load for
+ * vCPU 1 made from vCPU 0: the driver has the load made by a work item
+ * bound to vCPU 1, which a SCHED_FIFO spinner there (RT throttling off)
+ * keeps from running for SPIN_NS. The context has PFM_FL_OVFL_NO_MSG, so
+ * the notification work visits it. A notification then comes on vCPU 0
+ * (an OVFL_NOTIFY PMD of a context of this thread), and a child creates
+ * and closes a context on vCPU 0: that must take well under a second,
+ * not last until the spinner lets go. Root only; two vCPUs at least.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t_common.h"
+
+#define RT_RUNTIME	"/proc/sys/kernel/sched_rt_runtime_us"
+#define SPIN_NS		(6 * NSEC_PER_SEC)
+#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
+#define PERIOD_NS	(2 * NSEC_PER_MSEC)
+#define CREATE_MAX_NS	(NSEC_PER_SEC / 2)
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* a SCHED_FIFO thread on @cpu for SPIN_NS; a byte on @ready once it runs */
+static pid_t spinner(int cpu, int ready)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+	uint64_t end;
+	pid_t pid;
+
+	pid = fork();
+	if (pid)
+		return pid;
+	if (t_pin(cpu) || sched_setscheduler(0, SCHED_FIFO, &sp))
+		_exit(1);
+	end = t_now_ns() + SPIN_NS;
+	if (write(ready, "s", 1) != 1)
+		_exit(1);
+	while (t_now_ns() < end)
+		;
+	_exit(0);
+}
+
+/* a child on vCPU 0: a system-wide NO_MSG context, loaded for @cpu */
+static pid_t loader(int cpu, int ready)
+{
+	pid_t pid;
+	int fd;
+
+	pid = fork();
+	if (pid)
+		return pid;
+	fd = t_create(PFM_FL_SYSTEM_WIDE | PFM_FL_OVFL_NO_MSG);
+	if (fd < 0 || write(ready, "l", 1) != 1)
+		_exit(1);
+	/* held here until the spinner lets vCPU @cpu's work items run */
+	_exit(t_load(fd, cpu, 0) ? 2 : 0);
+}
+
+/* a notification on this vCPU: an OVFL_NOTIFY PMD of a context on itself */
+static int notify_here(void)
+{
+	pfarg_pmd_t pd;
+	int fd;
+
+	memset(&pd, 0, sizeof(pd));
+	pd.reg_num = RUN_NS;
+	pd.reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	pd.reg_value = -PERIOD_NS;
+	pd.reg_long_reset = -PERIOD_NS;
+	pd.reg_short_reset = -PERIOD_NS;
+	fd = t_create(0);
+	if (fd < 0)
+		return -1;
+	if (pfm_write_pmds(fd, &pd, 1) || t_load(fd, t_gettid(), 0) ||
+	    pfm_start(fd, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* a byte on @fd within @ms */
+static bool wait_byte(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c;
+
+	return poll(&pfd, 1, ms) == 1 && read(fd, &c, 1) == 1;
+}
+
+/* how long a child takes to create and close a context, -1 on failure */
+static int64_t create_time(void)
+{
+	uint64_t t0 = t_now_ns();
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int fd = t_create(0);
+
+		_exit(fd < 0 || close(fd));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+		return -1;
+	return t_now_ns() - t0;
+}
+
+int main(void)
+{
+	int p[2], cpus[256], fd = -1, rt, n, status;
+	struct pollfd pfd = { .events = POLLIN };
+	pid_t spin = -1, load = -1;
+	char saved[32] = "";
+	int64_t took = -1;
+	uint64_t end;
+	ssize_t len;
+
+	if (!t_root()) {
+		t_skip("stall: a context held in a call", "not root");
+		return t_done();
+	}
+	n = t_online_cpus(cpus, 256);
+	if (n < 2) {
+		t_skip("stall: a context held in a call", "one vCPU");
+		return t_done();
+	}
+	rt = open(RT_RUNTIME, O_RDONLY | O_CLOEXEC);
+	len = rt >= 0 ? read(rt, saved, sizeof(saved) - 1) : -1;
+	if (rt >= 0)
+		close(rt);
+	if (!t_check(len > 0 && !t_pin(cpus[0]) && !pipe(p),
+		     "stall: setup (vCPU 0)", "%s", strerror(errno)))
+		return t_done();
+	saved[len] = '\0';
+	if (!t_expect_ok("stall: RT throttling off", write_str(RT_RUNTIME, "-1")))
+		return t_done();
+
+	spin = spinner(cpus[1], p[1]);
+	if (!t_check(spin > 0 && wait_byte(p[0], 5000),
+		     "stall: a SCHED_FIFO spinner on vCPU 1", "did not start"))
+		goto out;
+	load = loader(cpus[1], p[1]);
+	if (!t_check(load > 0 && wait_byte(p[0], 5000),
+		     "stall: a system-wide NO_MSG context", "not created"))
+		goto out;
+	/* the loader is inside its load, holding its context's lock */
+	t_sleep_ns(200 * NSEC_PER_MSEC);
+	fd = notify_here();
+	if (!t_check(fd >= 0, "stall: a notifying context on vCPU 0", "%s",
+		     strerror(errno)))
+		goto out;
+	/* run here until the notification (its message) is there */
+	pfd.fd = fd;
+	end = t_now_ns() + NSEC_PER_SEC;
+	while (poll(&pfd, 1, 0) == 0 && t_now_ns() < end)
+		t_busy_ns(NSEC_PER_MSEC);
+	t_check(pfd.revents & POLLIN, "stall: a notification on vCPU 0",
+		"no message within 1 s");
+	/* the notification work has run, or is running, on this vCPU */
+	t_sleep_ns(50 * NSEC_PER_MSEC);
+	took = create_time();
+	/* a per-thread context loaded would make the held load EBUSY */
+	close(fd);
+	fd = -1;
+	printf("stall: a create and close took %lld ms beside a context held in its load\n",
+	       (long long)(took / (int64_t)NSEC_PER_MSEC));
+	t_check(took >= 0 && took < (int64_t)CREATE_MAX_NS,
+		"stall: another context is created and closed at once",
+		"%lld ms (the spinner holds vCPU %d for %llu ms)",
+		(long long)(took / (int64_t)NSEC_PER_MSEC), cpus[1],
+		(unsigned long long)(SPIN_NS / NSEC_PER_MSEC));
+out:
+	if (fd >= 0)
+		close(fd);
+	close(p[0]);
+	close(p[1]);
+	if (spin > 0)
+		waitpid(spin, &status, 0);
+	if (load > 0) {
+		waitpid(load, &status, 0);
+		t_check(WIFEXITED(status) && !WEXITSTATUS(status),
+			"stall: the held load completes once vCPU 1 runs again",
+			"status %#x", status);
+	}
+	write_str(RT_RUNTIME, saved);
+	return t_done();
+}

@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "e2e: placeholder"; exit 0

@@ -17,7 +17,10 @@ conns = []
 for _ in range(n):
     s = socket.socket()
     s.bind((src, 0))
-    s.connect((host, port))
+    try:
+        s.connect((host, port))
+    except OSError:
+        continue                    # refused: not kept
     conns.append(s)
 time.sleep(1)
 alive = 0

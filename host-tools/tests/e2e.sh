@@ -37,8 +37,10 @@ OTHER_ADDR=10.99.0.1	# not loopback's 127.0.0.0/8
 PER_IP_LIMIT=4		# kvm-perfmon-exporter.c's PER_IP_CONNECTION_LIMIT
 SLOW_CLIENTS=20		# more than the old global limit of 16
 
-ip link set lo up && ip addr add "$OTHER_ADDR/32" dev lo ||
-	{ echo "e2e: cannot set up the namespace's loopback" >&2; exit 2; }
+if ! ip link set lo up || ! ip addr add "$OTHER_ADDR/32" dev lo; then
+	echo "e2e: cannot set up the namespace's loopback" >&2
+	exit 2
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/exporter-e2e.XXXXXX")
 pids=()

@@ -98,9 +98,10 @@ static const char usage_text[] =
 
 /* ---- HTTP --------------------------------------------------------------- */
 
-/* what every request reads: set before the daemon starts, then constant */
+/* what every request reads: set before the daemon starts */
 struct server {
-	struct web_config web;
+	struct web_config web;		/* constant */
+	struct basic_auth auth;		/* when web has users */
 	struct scrape_cache cache;
 };
 
@@ -151,7 +152,7 @@ static enum MHD_Result unauthorized(struct MHD_Connection *conn)
 	return ret;
 }
 
-static bool authorized(const struct server *srv, struct MHD_Connection *conn)
+static bool authorized(struct server *srv, struct MHD_Connection *conn)
 {
 	char *user, *password = NULL;
 	bool ok;
@@ -159,7 +160,7 @@ static bool authorized(const struct server *srv, struct MHD_Connection *conn)
 	if (!srv->web.nr_users)
 		return true;
 	user = MHD_basic_auth_get_username_password(conn, &password);
-	ok = basic_auth_ok(&srv->web, user, password);
+	ok = basic_auth_ok(&srv->auth, user, password);
 	if (password) {
 		explicit_bzero(password, strlen(password));
 		MHD_free(password);
@@ -390,6 +391,10 @@ int main(int argc, char **argv)
 	ret = load_web_config(web_config_path, &srv.web);
 	if (ret)
 		return ret;
+	if (srv.web.nr_users && basic_auth_init(&srv.auth, &srv.web)) {
+		fprintf(stderr, "kvm-perfmon-exporter: out of memory\n");
+		return SNAP_EXIT_ERROR;
+	}
 
 	/*
 	 * One scrape first: a missing module or privilege is said now, with
@@ -433,6 +438,8 @@ int main(int argc, char **argv)
 	sigwait(&sigs, &sig);
 	MHD_stop_daemon(d);
 	scrape_cache_destroy(&srv.cache);
+	if (srv.web.nr_users)
+		basic_auth_destroy(&srv.auth);
 	web_config_free(&srv.web);
 	return SNAP_EXIT_OK;
 }

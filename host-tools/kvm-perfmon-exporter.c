@@ -181,6 +181,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  size_t *data_size, void **state)
 {
 	struct server *srv = cls;
+	struct MHD_Response *r;
 	struct scrape *s;
 
 	(void)version;
@@ -207,10 +208,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	 * A failed read is kvmperfmon_up 0, not an HTTP error. The text is
 	 * shared: the response holds a reference until it is sent.
 	 */
+	r = MHD_create_response_from_buffer_with_free_callback_cls(s->len,
+			s->text, scrape_done, s);
+	if (!r) {
+		scrape_put(s);
+		return MHD_NO;
+	}
 	return queue(conn, MHD_HTTP_OK,
-		     "text/plain; version=0.0.4; charset=utf-8",
-		     MHD_create_response_from_buffer_with_free_callback_cls(
-			     s->len, s->text, scrape_done, s));
+		     "text/plain; version=0.0.4; charset=utf-8", r);
 }
 
 /* ---- main --------------------------------------------------------------- */

@@ -160,6 +160,7 @@ test-build: engine unit guest bench host-tools
 test-unit: unit-run
 	$(SUBMAKE) -C $(TOP)/guest/lib check
 	$(TOP)/tests/libvirt/config-test.sh
+	$(SUBMAKE) -C $(TOP)/host-tools check
 test-kbuild: kmod
 test-checkpatch: checkpatch
 # the fuzzers (clang, ASan + UBSan) are built in their own stage, which

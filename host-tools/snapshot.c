@@ -19,7 +19,7 @@
 
 int snap_open(char *err, size_t len)
 {
-	int fd = open(KVMPFM_DEVICE, O_RDWR | O_CLOEXEC);
+	int fd = open(KVMPFM_DEVICE, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		snprintf(err, len, "%s: %s%s", KVMPFM_DEVICE, strerror(errno),

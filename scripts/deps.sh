@@ -38,11 +38,15 @@ PKGS=(
 	# tarball in linux-source carries scripts/checkpatch.pl (perl)
 	linux-source xz-utils perl
 	# host-tools: JSON output (json-c) and the exporter's HTTP server
-	# (libmicrohttpd); prometheus (promtool and a server) checks and
-	# scrapes the exporter in the operator tests; systemd-analyze verifies
-	# the exporter's unit; curl for the tests' HTTP requests, util-linux's
-	# setpriv runs the tools as another uid in the rig
-	libjson-c-dev libmicrohttpd-dev prometheus systemd curl util-linux
+	# (libmicrohttpd, its TLS through GnuTLS), its web config's YAML
+	# (libyaml) and bcrypt for its basic authentication (libxcrypt's
+	# crypt_r); prometheus (promtool and a server) checks and scrapes the
+	# exporter in its tests; systemd-analyze verifies the exporter's unit;
+	# curl for the tests' HTTP requests, openssl for their certificates,
+	# util-linux's setpriv runs the tools as another uid in the rig and
+	# its unshare gives the exporter's end-to-end test a network of its own
+	libjson-c-dev libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus
+	systemd curl openssl util-linux iproute2
 )
 set -- "${PKGS[@]}" "$@"
 

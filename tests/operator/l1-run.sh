@@ -7,7 +7,9 @@
 # once, vm-a and vm-b (vm-b with an event filter), each running the guest
 # program `operator`; while both are alive, kvm-perfmon-stat's table,
 # --json and --vm, the tool as two kinds of non-root user, and the
-# exporter, reached from L0 on port 17995. L0 drives the exporter half
+# exporter on L1's network address (10.0.2.15:17995, which QEMU's hostfwd
+# gives L0 as 127.0.0.1:17995) with TLS and basic authentication from
+# L0's web.yml, server.crt and server.key. L0 drives the exporter half
 # through port 17996: "go" (Prometheus scrapes: let the guests sample
 # again), "stop" (done: end the guests).
 #
@@ -21,6 +23,7 @@ set -u
 cd /payload || exit 1
 
 PORT=17995		# the exporter's default
+L1_ADDR=10.0.2.15	# QEMU's user network: hostfwd forwards here
 CONTROL_PORT=17996	# L0's word
 L2_LIMIT=420		# each guest's QEMU, s
 WAIT_S=240		# for a guest's line or L0's word
@@ -149,18 +152,25 @@ if [ "$ok" = 0 ]; then
 	[ "$rc" = 3 ]
 	rig_check $? "kvm-perfmon-exporter as uid 1000 in group kvm: exit 3" "exit $rc"
 
-	./kvm-perfmon-exporter --listen ":$PORT" 2>/tmp/exporter.log &
+	show metrics-l1 ./kvm-perfmon-exporter --once
+	rig_check "$rc" "exporter --once: exit 0"
+
+	# by default loopback alone; L0 reaches L1's network address: it is
+	# named, with TLS and basic authentication (web.yml from L0)
+	./kvm-perfmon-exporter --web.listen-address="$L1_ADDR:$PORT" \
+		--web.config.file=/payload/web.yml 2>/tmp/exporter.log &
 	exporter=$!
 	n=0
-	while ! wget -q -O /tmp/metrics "http://127.0.0.1:$PORT/metrics" &&
-		[ "$n" -lt 30 ]; do
+	while ! grep -q "listening on" /tmp/exporter.log && [ "$n" -lt 30 ] &&
+		kill -0 "$exporter" 2>/dev/null; do
 		sleep 1
 		n=$((n + 1))
 	done
-	show metrics-l1 cat /tmp/metrics
-	grep -q '^kvmperfmon_up 1$' /tmp/metrics
-	rig_check $? "exporter: answers on :$PORT in L1, kvmperfmon_up 1"
-	echo "operator-l1: exporter up on :$PORT"
+	grep -q "listening on $L1_ADDR:$PORT (https, basic authentication)" \
+		/tmp/exporter.log
+	rig_check $? "exporter: listens on $L1_ADDR:$PORT with TLS and basic auth" \
+		"$(cat /tmp/exporter.log)"
+	echo "operator-l1: exporter up on $L1_ADDR:$PORT"
 
 	if l0_says go; then
 		echo "operator-l1: go"

@@ -6,11 +6,14 @@
 # counts, samples and has calls refused on purpose and prints what it did;
 # tests/operator/l1-run.sh runs kvm-perfmon-stat (table, --json, --vm, as
 # non-root) and the exporter there. Here in L0:
-#   - the exporter through QEMU's user network (127.0.0.1:17995, hostfwd),
-#     its scrape checked by `promtool check metrics`;
-#   - a real Prometheus on L0's loopback scraping it every second while
-#     the guests sample again, and its HTTP API's increase() of vm-a's
-#     samples checked against what vm-a's guest reported;
+#   - the exporter through QEMU's user network (127.0.0.1:17995, hostfwd)
+#     over TLS with basic authentication (a self-signed certificate and a
+#     bcrypt hash made here, L1's web.yml): 401 without credentials, its
+#     scrape with them checked by `promtool check metrics`;
+#   - a real Prometheus on L0's loopback scraping it every second, over
+#     TLS with basic auth, while the guests sample again, and its HTTP
+#     API's increase() of vm-a's samples checked against what vm-a's
+#     guest reported;
 #   - check.py: the stat tool's table and JSON, and the scrape, against
 #     the guests' lines (exact counts, exact refusal causes).
 #
@@ -18,7 +21,7 @@
 #
 # Environment: QEMU_PV (scripts/qemu-build.sh --print-path), and
 # pv-guest.sh's KVM_PERFMON_KO, PERFMON2_KO. Needs prometheus, promtool,
-# curl, python3 (scripts/deps.sh). Prints PASS/FAIL lines and
+# curl, openssl, python3 (scripts/deps.sh). Prints PASS/FAIL lines and
 # "operator: N passed, N failed" last; exit status 0 only if all passed
 # and the rig's run was clean.
 set -euo pipefail
@@ -35,11 +38,12 @@ BOOT_WAIT_S=3600	# for the rig lock: other rigs may run first
 STEP_WAIT_S=300		# for one step of L1
 PROM_WAIT_S=60		# for Prometheus to see a value
 
-for tool in prometheus promtool curl python3; do
+for tool in prometheus promtool curl openssl python3; do
 	command -v "$tool" >/dev/null ||
 		{ echo "rig-operator.sh: $tool missing (scripts/deps.sh)" >&2; exit 2; }
 done
 make -s -C "$top/host-tools"
+make -s -C "$top/host-tools/tests" "$top/build/host-tools/tests/mkbcrypt"
 make -s -C "$top/guest/kernel"
 make -s -C "$top/guest/tests"
 
@@ -59,6 +63,23 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+
+# the exporter's TLS and basic auth in L1: web.yml names its files
+# relative to itself (/payload). Cost 4, bcrypt's least: L1 runs on TCG.
+EXPORTER_USER=prometheus
+PASSWORD=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	-keyout "$work/server.key" -out "$work/server.crt" -days 1 \
+	-subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1" \
+	2>"$logdir/openssl.log"
+cat >"$work/web.yml" <<EOF
+tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+basic_auth_users:
+  $EXPORTER_USER: $("$top/build/host-tools/tests/mkbcrypt" "$PASSWORD" 4)
+EOF
+tls=(--cacert "$work/server.crt")
 
 console=$logdir/console.log
 # wait up to $2 s for a console line matching ERE $1, print it; false if
@@ -159,6 +180,8 @@ echo "rig-operator.sh: L1 with vm-a and vm-b; logs in $logdir"
 	--l1-file "$top/build/host-tools/kvm-perfmon-stat" \
 	--l1-file "$top/build/host-tools/kvm-perfmon-exporter" \
 	--l1-file "$(command -v setpriv)" \
+	--l1-file "$work/web.yml" --l1-file "$work/server.crt" \
+	--l1-file "$work/server.key" \
 	--hostfwd "$PORT" --hostfwd "$CONTROL_PORT" \
 	--summary '^(PASS|FAIL): |^operator-l1: |^run-l2: ' \
 	"$logdir" "$top/build/guest/tests/operator" -- ./operator /dev/ttyS1 &
@@ -170,9 +193,13 @@ if ! wait_line '^operator-l1: exporter up' "$BOOT_WAIT_S" >/dev/null; then
 else
 	phase1=$(wait_line '^operator-l1: vm-a: operator: phase 1: samples=' 1 || true)
 	want1=$(samples_of "$phase1")
+	url=https://127.0.0.1:$PORT/metrics
+	code=$(curl -s -o /dev/null -w '%{http_code}' "${tls[@]}" "$url" || true)
+	[ "$code" = 401 ]
+	rig_check $? "L0 without credentials: 401 over TLS through 127.0.0.1:$PORT" "HTTP $code"
 	r=0
-	curl -sf "http://127.0.0.1:$PORT/metrics" >"$logdir/metrics.txt" || r=$?
-	rig_check "$r" "L0 scrapes the exporter in L1 through 127.0.0.1:$PORT" "curl exit $r"
+	curl -sf "${tls[@]}" -u "$EXPORTER_USER:$PASSWORD" "$url" >"$logdir/metrics.txt" || r=$?
+	rig_check "$r" "L0 scrapes the exporter in L1 over TLS with basic auth through 127.0.0.1:$PORT" "curl exit $r"
 	r=0
 	out=$(promtool check metrics <"$logdir/metrics.txt" 2>&1) || r=$?
 	rig_check "$r" "promtool check metrics on the scrape" "$out"
@@ -191,6 +218,12 @@ global:
 rule_files: ['$work/rules.yml']
 scrape_configs:
   - job_name: kvm-perfmon
+    scheme: https
+    tls_config:
+      ca_file: $work/server.crt
+    basic_auth:
+      username: $EXPORTER_USER
+      password: $PASSWORD
     static_configs:
       - targets: ['127.0.0.1:$PORT']
 EOF

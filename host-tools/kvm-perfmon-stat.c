@@ -108,6 +108,12 @@ static void print_cause(const char *cause, uint64_t n, void *arg)
 	printf("  %-16s %" PRIu64 "\n", cause, n);
 }
 
+/* the operator's filter (filter_*) and the VMM's own (vmm_filter_*) */
+static const char *filter_action(uint32_t action)
+{
+	return action == KVMPFM_FILTER_ALLOW ? "allow" : "deny";
+}
+
 static void print_detail(const struct snap *s)
 {
 	const struct kvmpfm_vm_stats *st = &s->vm.stats;
@@ -120,13 +126,13 @@ static void print_detail(const struct snap *s)
 	printf("VM %s  pid %d  uuid %s  id %" PRIu64 "\n", s->name,
 	       (int)s->vm.pid, s->uuid[0] ? s->uuid : "-", (uint64_t)s->vm.id);
 	printf("personality %s, %u counters; limits: %u contexts, %u sets, "
-	       "%u entries per call, %" PRIu64 " bytes per buffer; filter: %s "
-	       "of %u events\n",
+	       "%u entries per call, %" PRIu64 " bytes per buffer; filters: "
+	       "operator's %s of %u events, VMM's %s of %u events\n",
 	       snap_personality_name(s->vm.personality), s->vm.counters,
 	       s->vm.max_contexts, s->vm.max_sets, s->vm.max_vector,
-	       (uint64_t)s->vm.max_smpl_buf,
-	       s->vm.filter_action == KVMPFM_FILTER_ALLOW ? "allow" : "deny",
-	       s->vm.filter_nr);
+	       (uint64_t)s->vm.max_smpl_buf, filter_action(s->vm.filter_action),
+	       s->vm.filter_nr, filter_action(s->vm.vmm_filter_action),
+	       s->vm.vmm_filter_nr);
 	printf("calls %" PRIu64 ", doorbells %" PRIu64 ", overflows %" PRIu64
 	       ", throttled %" PRIu64 ", samples %" PRIu64 " (lost %" PRIu64
 	       "), messages %" PRIu64 " (lost %" PRIu64 "), notifications %"
@@ -242,9 +248,11 @@ static json_object *json_vm(const struct snap *s, bool detail)
 	add_u64(r, "max_vector", s->vm.max_vector);
 	add_u64(r, "max_smpl_buf", s->vm.max_smpl_buf);
 	json_object_object_add(o, "filter", r = json_object_new_object());
-	add_str(r, "action", s->vm.filter_action == KVMPFM_FILTER_ALLOW ?
-			     "allow" : "deny");
+	add_str(r, "action", filter_action(s->vm.filter_action));
 	add_u64(r, "events", s->vm.filter_nr);
+	json_object_object_add(o, "vmm_filter", r = json_object_new_object());
+	add_str(r, "action", filter_action(s->vm.vmm_filter_action));
+	add_u64(r, "events", s->vm.vmm_filter_nr);
 
 	json_object_object_add(o, "vcpu", a = json_object_new_array());
 	for (i = 0; (v = snap_vcpu(s, i)); i++) {

@@ -53,17 +53,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-check() {
-	if [ "$1" = 0 ]; then
-		echo "PASS: $2"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $2${3:+ ($3)}"
-		failed=$((failed + 1))
-	fi
-}
+# rig_check: the PASS/FAIL lines and their counts
+# shellcheck source=tests/rig/protocol.sh
+. "$here/../../tests/rig/protocol.sh"
 
 # start the exporter with "$@", its log in $work/$name.log; its pid in
 # $exp. False if it did not say it listens within 10 s.
@@ -93,24 +85,24 @@ status() {
 # ---- the default: loopback only ----------------------------------------
 r=0
 start_exporter default || r=1
-check "$r" "exporter starts without options" "$(cat "$work/default.log")"
+rig_check "$r" "exporter starts without options" "$(cat "$work/default.log")"
 out=$(ss -ltnH "sport = :$PORT" | awk '{ print $4 }')
 [ "$out" = "127.0.0.1:$PORT" ]
-check $? "by default it listens on 127.0.0.1:$PORT alone" "ss: $out"
+rig_check $? "by default it listens on 127.0.0.1:$PORT alone" "ss: $out"
 code=$(status "http://127.0.0.1:$PORT/metrics")
 [ "$code" = 200 ]
-check $? "by default: 200 on 127.0.0.1" "$code"
+rig_check $? "by default: 200 on 127.0.0.1" "$code"
 code=$(status "http://$OTHER_ADDR:$PORT/metrics")
 [ "$code" = 000 ]
-check $? "by default: nothing on $OTHER_ADDR (another address of the host)" "$code"
+rig_check $? "by default: nothing on $OTHER_ADDR (another address of the host)" "$code"
 curl -s "http://127.0.0.1:$PORT/metrics" >"$work/metrics.txt"
 out=$(promtool check metrics <"$work/metrics.txt" 2>&1)
-check $? "promtool check metrics on a scrape with a VM named 'evil\\xff\"vm\\\\\\n'" "$out"
+rig_check $? "promtool check metrics on a scrape with a VM named 'evil\\xff\"vm\\\\\\n'" "$out"
 grep -q 'vm="evil'$'\xef\xbf\xbd''\\"vm\\\\\\n"' "$work/metrics.txt"
-check $? "the bad name as evil<U+FFFD>\\\"vm\\\\\\n" \
+rig_check $? "the bad name as evil<U+FFFD>\\\"vm\\\\\\n" \
 	"$(grep -a -m1 evil "$work/metrics.txt")"
 stop_exporter
-check $? "exit 0 on SIGTERM"
+rig_check $? "exit 0 on SIGTERM"
 
 # ---- malformed web configs: refused at start ---------------------------
 hash=$("$mkbcrypt" s3cret 4)
@@ -130,13 +122,13 @@ for bad in client-ca:4 plain-password:2 no-key:1 list:1; do
 	r=0
 	"$exporter" --web.config.file="$f" --once >/dev/null 2>"$work/bad.log" || r=$?
 	[ "$r" = 1 ] && grep -q "^kvm-perfmon-exporter: --web.config.file: $f:${bad#*:}: " "$work/bad.log"
-	check $? "web config $(basename "$f") refused at start: exit 1, $(basename "$f"):${bad#*:}" \
+	rig_check $? "web config $(basename "$f") refused at start: exit 1, $(basename "$f"):${bad#*:}" \
 		"exit $r: $(cat "$work/bad.log")"
 done
 r=0
 "$exporter" --web.config.file="$work/nosuch.yml" --once >/dev/null 2>"$work/bad.log" || r=$?
 [ "$r" = 1 ]
-check $? "a missing web config: exit 1" "exit $r: $(cat "$work/bad.log")"
+rig_check $? "a missing web config: exit 1" "exit $r: $(cat "$work/bad.log")"
 
 # ---- TLS and basic auth, every address ---------------------------------
 cat >"$work/web.yml" <<EOF2
@@ -149,32 +141,32 @@ EOF2
 r=0
 start_exporter tls --web.listen-address=":$PORT" \
 	--web.config.file="$work/web.yml" || r=1
-check "$r" "exporter starts with TLS and basic auth on :$PORT" "$(cat "$work/tls.log")"
+rig_check "$r" "exporter starts with TLS and basic auth on :$PORT" "$(cat "$work/tls.log")"
 url=https://127.0.0.1:$PORT/metrics
 tls=(--cacert "$work/server.crt")
 hdrs=$(curl -s -D - -o /dev/null --max-time 10 "${tls[@]}" "$url")
 code=$(head -1 <<<"$hdrs" | awk '{ print $2 }')
 [ "$code" = 401 ] && grep -qi '^WWW-Authenticate: Basic realm="kvm-perfmon-exporter"' <<<"$hdrs"
-check $? "TLS, no credentials: 401 with WWW-Authenticate: Basic" "$hdrs"
+rig_check $? "TLS, no credentials: 401 with WWW-Authenticate: Basic" "$hdrs"
 code=$(status "${tls[@]}" -u prometheus:wrong "$url")
 [ "$code" = 401 ]
-check $? "TLS, wrong password: 401" "$code"
+rig_check $? "TLS, wrong password: 401" "$code"
 code=$(status "${tls[@]}" -u nobody:s3cret "$url")
 [ "$code" = 401 ]
-check $? "TLS, unknown user: 401" "$code"
+rig_check $? "TLS, unknown user: 401" "$code"
 code=$(status "${tls[@]}" -u prometheus:s3cret "$url")
 [ "$code" = 200 ]
-check $? "TLS, right password: 200" "$code"
+rig_check $? "TLS, right password: 200" "$code"
 code=$(status "${tls[@]}" -u prometheus:s3cret "https://$OTHER_ADDR:$PORT/metrics")
 [ "$code" = 200 ]
-check $? "TLS on :$PORT (every address, as asked): 200 on $OTHER_ADDR" "$code"
+rig_check $? "TLS on :$PORT (every address, as asked): 200 on $OTHER_ADDR" "$code"
 code=$(status -u prometheus:s3cret "http://127.0.0.1:$PORT/metrics")
 [ "$code" != 200 ]
-check $? "plain HTTP to the TLS port: no answer" "$code"
+rig_check $? "plain HTTP to the TLS port: no answer" "$code"
 curl -s "${tls[@]}" -u prometheus:s3cret "$url" >"$work/metrics-tls.txt"
 out=$(promtool check metrics <"$work/metrics-tls.txt" 2>&1) &&
 	grep -q '^kvmperfmon_up 1$' "$work/metrics-tls.txt"
-check $? "promtool check metrics on the TLS scrape, kvmperfmon_up 1" "$out"
+rig_check $? "promtool check metrics on the TLS scrape, kvmperfmon_up 1" "$out"
 
 # ---- one read of the module per second ---------------------------------
 snapshots() {
@@ -189,12 +181,12 @@ n=$(wc -l <<<"$seen")
 # the first of them reads (the last read is over a second old), the next
 # read comes a second after it at the earliest
 ! grep -qv '^[0-9][0-9]*$' <<<"$seen" && [ "$n" -le $((ms / 1000 + 1)) ]
-check $? "10 requests in $ms ms share one read per second: snapshots_total $(tr '\n' ' ' <<<"$seen")"
+rig_check $? "10 requests in $ms ms share one read per second: snapshots_total $(tr '\n' ' ' <<<"$seen")"
 last=$(tail -1 <<<"$seen")
 sleep 1.1
 next=$(snapshots)
 [ "${next:-0}" -gt "${last:-0}" ]
-check $? "a request a second later reads again: snapshots_total $last -> $next"
+rig_check $? "a request a second later reads again: snapshots_total $last -> $next"
 
 # ---- slow clients from one address, Prometheus from another ------------
 python3 "$here/slow_clients.py" 127.0.0.2 127.0.0.1 "$PORT" "$SLOW_CLIENTS" \
@@ -207,10 +199,10 @@ while [ ! -s "$work/alive" ] && [ "$n" -lt 100 ]; do
 done
 alive=$(cat "$work/alive" 2>/dev/null)
 [ "$alive" = "$PER_IP_LIMIT" ]
-check $? "$SLOW_CLIENTS silent connections from 127.0.0.2: $PER_IP_LIMIT kept, the rest closed" "kept ${alive:-?}"
+rig_check $? "$SLOW_CLIENTS silent connections from 127.0.0.2: $PER_IP_LIMIT kept, the rest closed" "kept ${alive:-?}"
 code=$(status "${tls[@]}" -u prometheus:s3cret "$url")
 [ "$code" = 200 ]
-check $? "while they hold: curl from 127.0.0.1 gets 200" "$code"
+rig_check $? "while they hold: curl from 127.0.0.1 gets 200" "$code"
 cat >"$work/prometheus.yml" <<EOF2
 global:
   scrape_interval: 1s
@@ -245,10 +237,10 @@ for _ in $(seq 60); do
 	sleep 1
 done
 [ "$got" = 3 ]
-check $? "Prometheus scrapes over TLS with basic auth while they hold: up 1, kvmperfmon_vms 2" \
+rig_check $? "Prometheus scrapes over TLS with basic auth while they hold: up 1, kvmperfmon_vms 2" \
 	"up + vms = ${got:-nothing}; $(tail -3 "$work/prometheus.log")"
 stop_exporter
-check $? "exit 0 on SIGTERM with connections held"
+rig_check $? "exit 0 on SIGTERM with connections held"
 
-echo "e2e: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+echo "e2e: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+[ "${rig_failed:-0}" = 0 ]

@@ -15,17 +15,9 @@ cfg=$TOP/libvirt/kvm-perfmon-libvirt-config
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 export KVMPFM_QEMU_CONF=$d/qemu.conf KVMPFM_APPARMOR_DIR=$d/apparmor.d
-passed=0 failed=0
-
-check() {
-	if [ "$1" = 0 ]; then
-		echo "PASS: $2"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $2${3:+ ($3)}"
-		failed=$((failed + 1))
-	fi
-}
+# rig_check: the PASS/FAIL lines and their counts
+# shellcheck source=tests/rig/protocol.sh
+. "$TOP/tests/rig/protocol.sh"
 sum() { md5sum <"$1" | cut -d' ' -f1; }
 run() { "$cfg" "$@" >"$d/out" 2>&1; }
 
@@ -43,35 +35,35 @@ fresh
 orig=$(sum "$KVMPFM_QEMU_CONF")
 ino=$(stat -c %i "$KVMPFM_QEMU_CONF")
 run enable
-check $? "enable exits 0" "$(cat "$d/out")"
+rig_check $? "enable exits 0" "$(cat "$d/out")"
 grep -q '"/dev/kvm-perfmon"' "$KVMPFM_QEMU_CONF"
-check $? "enable: qemu.conf lists /dev/kvm-perfmon"
+rig_check $? "enable: qemu.conf lists /dev/kvm-perfmon"
 [ "$(head -n 3 "$KVMPFM_QEMU_CONF" | md5sum | cut -d' ' -f1)" = "$orig" ]
-check $? "enable: what qemu.conf had comes first, unchanged"
+rig_check $? "enable: what qemu.conf had comes first, unchanged"
 [ "$(stat -c %a "$KVMPFM_QEMU_CONF")" = 600 ]
-check $? "enable: qemu.conf keeps its mode (0600)"
+rig_check $? "enable: qemu.conf keeps its mode (0600)"
 [ "$(stat -c %i "$KVMPFM_QEMU_CONF")" != "$ino" ]
-check $? "enable: qemu.conf replaced whole (renamed into place)"
+rig_check $? "enable: qemu.conf replaced whole (renamed into place)"
 grep -qx 'include <abstractions/kvm-perfmon> # kvm-perfmon-libvirt-config' \
 	"$d/apparmor.d/local/abstractions/libvirt-qemu"
-check $? "enable: the local AppArmor abstraction includes kvm-perfmon's"
+rig_check $? "enable: the local AppArmor abstraction includes kvm-perfmon's"
 once=$(sum "$KVMPFM_QEMU_CONF")
 run enable
 [ "$(sum "$KVMPFM_QEMU_CONF")" = "$once" ]
-check $? "enable twice: qemu.conf unchanged"
+rig_check $? "enable twice: qemu.conf unchanged"
 [ "$(grep -c kvm-perfmon "$d/apparmor.d/local/abstractions/libvirt-qemu")" = 1 ]
-check $? "enable twice: one include line"
+rig_check $? "enable twice: one include line"
 echo '#include <abstractions/site>' >>"$d/apparmor.d/local/abstractions/libvirt-qemu"
 run disable
-check $? "disable exits 0" "$(cat "$d/out")"
+rig_check $? "disable exits 0" "$(cat "$d/out")"
 [ "$(sum "$KVMPFM_QEMU_CONF")" = "$orig" ]
-check $? "disable: qemu.conf byte for byte as before enable"
+rig_check $? "disable: qemu.conf byte for byte as before enable"
 [ "$(cat "$d/apparmor.d/local/abstractions/libvirt-qemu")" = '#include <abstractions/site>' ]
-check $? "disable: the site's own AppArmor line stays, ours is gone"
+rig_check $? "disable: the site's own AppArmor line stays, ours is gone"
 run disable
-check $? "disable twice exits 0"
+rig_check $? "disable twice exits 0"
 [ "$(sum "$KVMPFM_QEMU_CONF")" = "$orig" ]
-check $? "disable twice: qemu.conf unchanged"
+rig_check $? "disable twice: qemu.conf unchanged"
 
 # a BEGIN marker without its END, settings after it: refused, untouched
 for cmd in disable enable; do
@@ -83,15 +75,15 @@ for cmd in disable enable; do
 	run "$cmd"
 	rc=$?
 	[ "$rc" = 1 ] && grep -q 'markers of kvm-perfmon.s block do not pair' "$d/out"
-	check $? "$cmd with an END marker missing: refused, saying why" \
+	rig_check $? "$cmd with an END marker missing: refused, saying why" \
 		"exit $rc: $(cat "$d/out")"
 	[ "$(sum "$KVMPFM_QEMU_CONF")" = "$before" ]
-	check $? "$cmd with an END marker missing: qemu.conf untouched" \
+	rig_check $? "$cmd with an END marker missing: qemu.conf untouched" \
 		"$(tail -n 2 "$KVMPFM_QEMU_CONF" | tr '\n' ' ')"
 done
 run status
 grep -q 'unpaired markers' "$d/out"
-check $? "status names the unpaired markers" "$(cat "$d/out")"
+rig_check $? "status names the unpaired markers" "$(cat "$d/out")"
 
 # an END before its BEGIN, and a doubled BEGIN
 for edit in 's/^# BEGIN kvm-perfmon/# END kvm-perfmon\n&/' \
@@ -102,7 +94,7 @@ for edit in 's/^# BEGIN kvm-perfmon/# END kvm-perfmon\n&/' \
 	before=$(sum "$KVMPFM_QEMU_CONF")
 	run disable
 	[ $? = 1 ] && [ "$(sum "$KVMPFM_QEMU_CONF")" = "$before" ]
-	check $? "disable with markers out of order ($edit): refused, untouched"
+	rig_check $? "disable with markers out of order ($edit): refused, untouched"
 done
 
 # the admin's own list is left alone
@@ -112,7 +104,7 @@ before=$(sum "$KVMPFM_QEMU_CONF")
 run enable
 grep -q 'add "/dev/kvm-perfmon" to it by hand' "$d/out" &&
 	[ "$(sum "$KVMPFM_QEMU_CONF")" = "$before" ]
-check $? "enable with the admin's own cgroup_device_acl: says so, untouched"
+rig_check $? "enable with the admin's own cgroup_device_acl: says so, untouched"
 
-echo "config-test: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+echo "config-test: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+[ "${rig_failed:-0}" = 0 ]

@@ -86,6 +86,30 @@ struct run {
 	bool end_msg;	/* PFM_MSG_END queued */
 };
 
+/* once the child is done: what the context counted, whether it ended */
+static void collect(int fd, struct run *r)
+{
+	pfarg_msg_t msg;
+
+	if (t_read_pmd(fd, PVPFM_VPMD_VM_EXITS, 0, &r->exits)) {
+		r->setup = 4;
+		return;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
+		if (msg.type == PFM_MSG_END)
+			r->end_msg = true;
+}
+
+/* @r to the test through @wfd, and this child's end */
+static void report(struct run *r, int wfd)
+{
+	r->err = errno;
+	if (write(wfd, r, sizeof(*r)) != sizeof(*r))
+		_exit(1);
+	_exit(0);
+}
+
 /*
  * In a child of the test: as uid 65534, monitor a child that execs @path
  * (argv[1] = @mode), report in @r through @wfd.
@@ -94,7 +118,6 @@ static void monitor(const char *path, const char *mode, int wfd)
 {
 	uint16_t vm_exits = PVPFM_VPMD_VM_EXITS;
 	struct run r = { 0 };
-	pfarg_msg_t msg;
 	pid_t pid;
 	int fd;
 
@@ -119,19 +142,9 @@ static void monitor(const char *path, const char *mode, int wfd)
 		r.setup = 3;
 		goto out;
 	}
-	if (t_read_pmd(fd, vm_exits, 0, &r.exits)) {
-		r.setup = 4;
-		goto out;
-	}
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
-		if (msg.type == PFM_MSG_END)
-			r.end_msg = true;
+	collect(fd, &r);
 out:
-	r.err = errno;
-	if (write(wfd, &r, sizeof(r)) != sizeof(r))
-		_exit(1);
-	_exit(0);
+	report(&r, wfd);
 }
 
 /* the held exec: a thread that serves the userfaultfd of its process */
@@ -204,7 +217,6 @@ static void monitor_held(const char *path, const char *mode, int wfd)
 	int ready[2], go[2], fd = -1;
 	struct held hd = { .mode = mode };
 	struct run r = { 0 };
-	pfarg_msg_t msg;
 	pid_t pid;
 	char c;
 
@@ -244,19 +256,9 @@ static void monitor_held(const char *path, const char *mode, int wfd)
 		r.setup = 3;
 		goto out;
 	}
-	if (t_read_pmd(fd, vm_exits, 0, &r.exits)) {
-		r.setup = 4;
-		goto out;
-	}
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	while (read(fd, &msg, sizeof(msg)) == sizeof(msg))
-		if (msg.type == PFM_MSG_END)
-			r.end_msg = true;
+	collect(fd, &r);
 out:
-	r.err = errno;
-	if (write(wfd, &r, sizeof(r)) != sizeof(r))
-		_exit(1);
-	_exit(0);
+	report(&r, wfd);
 }
 
 typedef void (*monitor_fn)(const char *path, const char *mode, int wfd);

@@ -61,6 +61,7 @@
 #include <linux/xarray.h>
 #include <linux/eventfd.h>
 
+#include "kvmpfm_compat.h"
 #include "engine/pfm_engine.h"
 #include "../include/uapi/kvm_perfmon.h"
 

@@ -120,7 +120,7 @@ static void notify_queued(struct kvmpfm_vm *vm)
 	pfm_engine_view(vm->engine, &msgs_view_ops, &queued);
 	for (i = 0; queued && i < vm->nr_vcpus; i++) {
 		if (vm->vcpus[i].eventfd) {
-			eventfd_signal(vm->vcpus[i].eventfd, 1);
+			kvmpfm_eventfd_signal(vm->vcpus[i].eventfd);
 			vm->notifications++;
 			return;
 		}

@@ -89,7 +89,7 @@ static struct kvmpfm_vm *vm_get(u64 id)
 
 	mutex_lock(&bound_vms_lock);
 	vm = vm_find(id);
-	if (vm && !get_file_rcu(vm->file))
+	if (vm && !kvmpfm_file_get_live(&vm->file))
 		vm = NULL;
 	mutex_unlock(&bound_vms_lock);
 	return vm;

@@ -778,7 +778,7 @@ static void kvmpfm_notify(void *be, u32 ctx_id)
 	struct kvmpfm_vcpu *vcpu = &vm->vcpus[vm->notify_vcpu];
 
 	if (vcpu->eventfd) {
-		eventfd_signal(vcpu->eventfd, 1);
+		kvmpfm_eventfd_signal(vcpu->eventfd);
 		vm->notifications++;
 	}
 }
@@ -971,7 +971,7 @@ void kvmpfm_vcpu_irq_work(struct irq_work *work)
 
 	if (!vcpu->task || atomic_xchg(&vcpu->task_work_queued, 1))
 		return;
-	if (!get_file_rcu(file)) {
+	if (!kvmpfm_file_get_live(&file)) {
 		atomic_set(&vcpu->task_work_queued, 0);
 		return;
 	}

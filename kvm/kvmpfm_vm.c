@@ -77,11 +77,11 @@ static struct kvm *kvm_from_fd(int fd)
 	struct kvm *kvm = ERR_PTR(-EBADF);
 	struct fd f = fdget(fd);
 
-	if (!f.file)
+	if (!fd_file(f))
 		return kvm;
 	kvm = ERR_PTR(-EINVAL);
-	if (file_is_kvm(f.file)) {
-		kvm = f.file->private_data;
+	if (file_is_kvm(fd_file(f))) {
+		kvm = fd_file(f)->private_data;
 		if (kvm->mm == current->mm)
 			kvm_get_kvm(kvm);
 		else

@@ -51,6 +51,11 @@ KERNEL_IGNORES=ENOSYS
 #   NEW_TYPEDEFS (include/uapi only): perfmon2.h must be source-compatible
 #     with libpfm-3.x's perfmon_v2.h, whose ABI is the pfarg_*_t typedefs.
 UAPI_IGNORES=NEW_TYPEDEFS
+#   LINUX_VERSION_CODE, CONSTANT_COMPARISON (*_compat.h only): out-of-tree
+#     modules that DKMS builds for several kernels must test the version
+#     somewhere; the compat header is that one place, and
+#     "LINUX_VERSION_CODE >= KERNEL_VERSION(...)" is the kernel's own idiom.
+COMPAT_IGNORES=ENOSYS,LINUX_VERSION_CODE,CONSTANT_COMPARISON
 
 shopt -s nullglob
 if [ "$#" -gt 0 ]; then
@@ -70,9 +75,11 @@ else
 fi
 # Kbuild generates *.mod.c (kvm/kvm-perfmon.mod.c): not ours, not checked.
 files=()
+compat_files=()
 for f in "${kernel_files[@]}"; do
 	case "$f" in
 	*.mod.c) ;;
+	*_compat.h) compat_files+=("$f") ;;
 	*) files+=("$f") ;;
 	esac
 done
@@ -96,6 +103,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 run "$KERNEL_IGNORES" "${kernel_files[@]}"
 run "$UAPI_IGNORES" "${uapi_files[@]}"
+run "$COMPAT_IGNORES" "${compat_files[@]}"
 
 if [ "$rc" -ne 0 ]; then
 	echo "checkpatch: FAILED (see above); $n files checked"

@@ -37,6 +37,7 @@
 #include <linux/refcount.h>
 #include <linux/sched.h>
 
+#include "pfm_compat.h"
 #include "../../include/uapi/pv_perfmon.h"
 
 #define PFM_DRV_NAME		"perfmon2"

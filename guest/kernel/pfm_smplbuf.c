@@ -126,6 +126,6 @@ int pfm_smplbuf_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EACCES;
 	if (vma->vm_pgoff || vma_pages(vma) > ctx->smpl_pages)
 		return -EINVAL;
-	vma->vm_flags &= ~VM_MAYWRITE;
+	vm_flags_clear(vma, VM_MAYWRITE);
 	return remap_vmalloc_range(vma, ctx->smpl_buf, 0);
 }

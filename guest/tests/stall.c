@@ -13,6 +13,12 @@
  * and closes a context on vCPU 0: that must take a small part of the
  * spinner's hold, not last until it lets go. Root only; two vCPUs at
  * least.
+ *
+ * Not a t_* program, so `run` leaves it out unless named (`run stall`):
+ * starving a vCPU with RT throttling off starved the L2 kernel's RCU
+ * grace-period kthread too under the rig's nested TCG (a stall report
+ * with a call trace, which fails the rig's log check, in one of three
+ * clean-clone runs). Run it on a real guest, or in the rig by hand.
  */
 #define _GNU_SOURCE
 #include <errno.h>

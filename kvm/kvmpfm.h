@@ -88,11 +88,23 @@
 
 struct kvmpfm_vm;
 
+/* kvmpfm_vcpu.flags */
+#define KVMPFM_VCPU_CMD_DIRTY	0	/* command block written, not fetched */
+#define KVMPFM_VCPU_FOREIGN	1	/* its thread ran another VM's vCPU */
+
 struct kvmpfm_vcpu {
 	struct kvmpfm_vm *vm;
 	u32 index;
 	struct task_struct *task;	/* bound vCPU thread, referenced */
+	struct hlist_node thread_node;	/* in the bound threads (kvmpfm_kvm.c) */
+	/*
+	 * KVM's vCPU that @task runs: written once by @task itself when it
+	 * first enters the guest, then stable; its VM referenced. NULL
+	 * until then (kvmpfm_kvm.c).
+	 */
 	struct kvm_vcpu *kvm_vcpu;
+	bool in_run;			/* @task is inside KVM_RUN */
+	unsigned long flags;		/* KVMPFM_VCPU_*, atomic bits */
 	/*
 	 * The guest's command block: its gpa | KVMPFM_CMD_BLOCK_SET, 0 if
 	 * none; set under vm->lock, read by DOORBELL before it takes it
@@ -128,7 +140,13 @@ struct kvmpfm_vcpu {
 struct kvmpfm_vm {
 	struct mutex lock;		/* the engine's lock, see above */
 	struct file *file;		/* the binding's; not referenced */
-	struct kvm *kvm;		/* referenced */
+	struct mm_struct *mm;		/* the VMM's, grabbed: its threads' */
+	/*
+	 * the KVM VM the first adopted vCPU runs (kvmpfm_kvm.c); set once,
+	 * compared only, referenced through its adopted vCPUs
+	 */
+	struct kvm *kvm;
+	bool kvm_claimed;		/* no other binding has @kvm */
 	struct pfm_engine *engine;
 	u32 nr_vcpus;
 	struct kvmpfm_vcpu *vcpus;	/* [nr_vcpus] */
@@ -144,8 +162,15 @@ struct kvmpfm_vm {
 	struct trace_event_file *tp_page_fault;
 
 	/*
-	 * sampling-buffer pages registered with the engine: gfn ->
-	 * kvmpfm_smpl_page; under @lock
+	 * The VMM's memory table (kvmpfm_mem.c): replaced under @mem_lock,
+	 * read under @mem_srcu, the user copies included.
+	 */
+	struct mutex mem_lock;
+	struct kvmpfm_memmap __rcu *memmap;
+	struct srcu_struct mem_srcu;
+	/*
+	 * sampling-buffer pages registered with the engine, or written and
+	 * not yet fetched as dirty: gfn -> kvmpfm_smpl_page; under @lock
 	 */
 	struct xarray smpl_pages;
 
@@ -198,12 +223,10 @@ struct kvmpfm_filter {
 };
 
 /*
- * A sampling buffer page: its guest frame, resolved through the VM's
- * memslots again whenever they change (kvmpfm_guest.c). Under vm->lock;
- * @ghc is used under kvm->srcu.
+ * A sampling buffer page, by guest frame: looked up in the VMM's table
+ * at each write (kvmpfm_mem.c). Under vm->lock.
  */
 struct kvmpfm_smpl_page {
-	struct gfn_to_hva_cache ghc;
 	u32 refs;			/* registrations of this page */
 };
 
@@ -235,6 +258,12 @@ struct kvmpfm_counter {
 #define KVMPFM_POLL_PREEMPT	1	/* vCPU preemptions (KVM's stats) */
 #define KVMPFM_POLL_STEAL	2	/* ns runnable, not running */
 
+/* the engine's backend argument: the VM (pfm_engine_create()) */
+static inline struct kvmpfm_vm *kvmpfm_be_vm(void *be)
+{
+	return be;
+}
+
 /* kvmpfm_main.c: accounting of everything the module holds */
 void *kvmpfm_zalloc(size_t size);
 void kvmpfm_free(const void *p);
@@ -245,7 +274,7 @@ void kvmpfm_free(const void *p);
 void kvmpfm_account(atomic64_t *counter, long delta);
 /* BIND_VM's limits against the host's ceilings: 0 (zeros resolved), -E2BIG */
 int kvmpfm_limits_resolve(struct pfm_limits *lim);
-extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned,
+extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_smpl_pages,
 	kvmpfm_nr_vms;
 /* cumulative, of the VMs released so far */
 extern atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
@@ -280,6 +309,7 @@ void kvmpfm_vcpu_irq_work(struct irq_work *work);
 
 /* kvmpfm_operator.c: the operator's interface (host tools) */
 int kvmpfm_vm_register(struct kvmpfm_vm *vm);
+int kvmpfm_vm_claim_kvm(struct kvmpfm_vm *vm, struct kvmpfm_vcpu *vcpu);
 void kvmpfm_vm_unregister(struct kvmpfm_vm *vm);
 long kvmpfm_operator_ioctl(unsigned int cmd, void __user *argp);
 long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp);
@@ -295,13 +325,34 @@ bool kvmpfm_filters_allow(const struct kvmpfm_vm *vm,
 			  const struct pfm_event *ev,
 			  const struct kvmpfm_event_map_entry *alias);
 
-/* kvmpfm_guest.c: guest memory, time and timers */
-int kvmpfm_guest_pin(void *be, u64 gpa, u64 len);
-void kvmpfm_guest_unpin(void *be, u64 gpa, u64 len);
-int kvmpfm_guest_write(void *be, u64 gpa, const void *src, u32 len);
-int kvmpfm_guest_copy_out(struct kvmpfm_vm *vm, u64 gpa, const void *src,
+/* kvmpfm_mem.c: guest memory through the VMM's memory table */
+int kvmpfm_mem_init(struct kvmpfm_vm *vm);
+void kvmpfm_mem_destroy(struct kvmpfm_vm *vm);
+int kvmpfm_set_mem_table(struct kvmpfm_vm *vm, const void __user *argp);
+int kvmpfm_get_dirty_log(struct kvmpfm_vm *vm, void __user *argp);
+int kvmpfm_guest_read(struct kvmpfm_vm *vm, u64 gpa, void *dst, u32 len);
+bool kvmpfm_guest_writable(struct kvmpfm_vm *vm, u64 gpa, u64 len);
+int kvmpfm_guest_copy_out(struct kvmpfm_vcpu *vcpu, u64 gpa, const void *src,
 			  u32 len);
-void kvmpfm_guest_unpin_all(struct kvmpfm_vm *vm);
+int kvmpfm_guest_check(void *be, u64 gpa, u64 len);
+void kvmpfm_guest_release(void *be, u64 gpa, u64 len);
+int kvmpfm_guest_write(void *be, u64 gpa, const void *src, u32 len);
+
+/* kvmpfm_kvm.c: what the module takes from KVM */
+int kvmpfm_kvm_init(void);
+void kvmpfm_kvm_exit(void);
+int kvmpfm_vcpu_thread_add(struct kvmpfm_vcpu *v);
+void kvmpfm_vcpu_thread_del(struct kvmpfm_vcpu *v);
+void kvmpfm_vcpu_kvm_put(struct kvmpfm_vcpu *v);
+struct kvm_vcpu *kvmpfm_kvm_vcpu(struct kvmpfm_vcpu *v);
+bool kvmpfm_vcpu_loaded(struct kvmpfm_vcpu *v);
+bool kvmpfm_overflow_rip(struct kvmpfm_vcpu *v, u64 *ip);
+u64 kvmpfm_vcpu_rip(struct kvmpfm_vcpu *v);
+u64 kvmpfm_vcpu_preemptions(struct kvmpfm_vcpu *v);
+void kvmpfm_vcpu_unblock(struct kvmpfm_vcpu *v);
+bool kvmpfm_vcpus_out_of_run(struct kvmpfm_vm *vm);
+
+/* kvmpfm_guest.c: time and timers */
 u64 kvmpfm_now_ns(void *be);
 void kvmpfm_timer_arm(void *be, u32 vcpu, u64 delta_ns);
 void kvmpfm_timer_cancel(void *be, u32 vcpu);

@@ -43,4 +43,22 @@ static inline struct file *kvmpfm_file_get_live(struct file **f)
 #define fd_file(f)	((f).file)
 #endif
 
+/*
+ * KVM's kvm_entry tracepoint: 6.9 added the force_immediate_exit
+ * argument after the vCPU (arch/x86/kvm/trace.h). A probe's arguments
+ * are the tracepoint's (kvmpfm_kvm.c).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#define KVMPFM_KVM_ENTRY_EXTRA_ARGS	, bool force_immediate_exit
+#else
+#define KVMPFM_KVM_ENTRY_EXTRA_ARGS
+#endif
+
+/* the RIP slot of vcpu->arch.regs[] (an enum): 7.0 named it VCPU_REG_ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#define KVMPFM_VCPU_REG_RIP	VCPU_REG_RIP
+#else
+#define KVMPFM_VCPU_REG_RIP	VCPU_REGS_RIP
+#endif
+
 #endif /* _KVMPFM_COMPAT_H */

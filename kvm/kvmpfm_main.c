@@ -17,7 +17,8 @@
 #include <linux/moduleparam.h>
 #include "kvmpfm.h"
 
-atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_pinned, kvmpfm_nr_vms;
+atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_smpl_pages,
+	kvmpfm_nr_vms;
 atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
 	kvmpfm_total_remote_ops;
 /* times a VM reached max_overflow_rate, all VMs since the module loaded */
@@ -221,7 +222,7 @@ static long module_stats(void __user *argp)
 	struct kvmpfm_module_stats st = {
 		.allocations = atomic64_read(&kvmpfm_nr_allocs),
 		.perf_events = atomic64_read(&kvmpfm_nr_events),
-		.pinned_pages = atomic64_read(&kvmpfm_nr_pinned),
+		.pinned_pages = atomic64_read(&kvmpfm_nr_smpl_pages),
 		.vms = atomic64_read(&kvmpfm_nr_vms),
 		.overflows = atomic64_read(&kvmpfm_total_overflows),
 		.deferred_runs = atomic64_read(&kvmpfm_total_deferred_runs),
@@ -314,12 +315,20 @@ static struct miscdevice kvmpfm_dev = {
 
 static int __init kvmpfm_init(void)
 {
-	return misc_register(&kvmpfm_dev);
+	int ret = kvmpfm_kvm_init();
+
+	if (ret)
+		return ret;
+	ret = misc_register(&kvmpfm_dev);
+	if (ret)
+		kvmpfm_kvm_exit();
+	return ret;
 }
 
 static void __exit kvmpfm_exit(void)
 {
 	misc_deregister(&kvmpfm_dev);
+	kvmpfm_kvm_exit();
 }
 
 module_init(kvmpfm_init);

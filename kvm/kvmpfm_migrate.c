@@ -6,11 +6,11 @@
  * this file holds the vCPUs still, bounds and copies the bytes, and puts
  * the engine's verdict into words for the VMM.
  *
- * Both run under vm->lock, holding every KVM vCPU's mutex: KVM_RUN holds
- * it, so no vCPU enters the guest, delivers an overflow or makes a
- * DOORBELL while the stream is read or written. The vCPU locks are only
- * tried (the vCPU task work takes vm->lock inside KVM_RUN): a running
- * vCPU is EBUSY, never a wait. The stream moves between the VMM's
+ * Both run under vm->lock, so no vCPU delivers an overflow or makes a
+ * DOORBELL while the stream is read or written, and only while no bound
+ * vCPU thread is inside KVM_RUN (kvmpfm_kvm.c): the VMM has stopped its
+ * vCPUs, as it must for a consistent stream; a running vCPU is EBUSY,
+ * never a wait. The stream moves between the VMM's
  * memory and a kernel buffer (at most the VM's largest stream) with
  * neither held: SET_STATE copies it in before, GET_STATE out after.
  */
@@ -26,36 +26,6 @@ static_assert(KVMPFM_STATE_NOT_EMPTY == PFM_STREAM_NOT_EMPTY);
 static_assert(KVMPFM_STATE_EVENT == PFM_STREAM_EVENT);
 static_assert(KVMPFM_STATE_GUEST_MEM == PFM_STREAM_GUEST_MEM);
 static_assert(KVMPFM_STATE_COUNTER == PFM_STREAM_COUNTER);
-
-/* vCPUs whose mutex was taken, in kvm_for_each_vcpu() order */
-static void vcpus_release(struct kvm *kvm, unsigned long held)
-{
-	struct kvm_vcpu *v;
-	unsigned long i;
-
-	kvm_for_each_vcpu(i, v, kvm) {
-		if (!held--)
-			break;
-		mutex_unlock(&v->mutex);
-	}
-}
-
-/* every vCPU out of KVM_RUN, and kept out until vcpus_release() */
-static int vcpus_hold(struct kvm *kvm, unsigned long *held)
-{
-	struct kvm_vcpu *v;
-	unsigned long i;
-
-	*held = 0;
-	kvm_for_each_vcpu(i, v, kvm) {
-		if (!mutex_trylock(&v->mutex)) {
-			vcpus_release(kvm, *held);
-			return -EBUSY;
-		}
-		(*held)++;
-	}
-	return 0;
-}
 
 /* the largest stream this VM takes: its limits', within one allocation */
 static u32 state_max(struct kvmpfm_vm *vm)
@@ -166,24 +136,17 @@ static int set_state(struct kvmpfm_vm *vm, struct kvmpfm_state *st,
 static long state_locked(struct kvmpfm_vm *vm, unsigned int cmd,
 			 struct kvmpfm_state *st, void **buf)
 {
-	unsigned long held;
-	long ret;
-
 	if (cmd == KVMPFM_GET_STATE && !st->buf) {
 		/* a size only: at any time, exact once the vCPUs stopped */
 		st->size = min_t(long, pfm_engine_save(vm->engine, NULL, 0),
 				 U32_MAX);
 		return 0;
 	}
-	ret = vcpus_hold(vm->kvm, &held);
-	if (ret)
-		return ret;
+	if (!kvmpfm_vcpus_out_of_run(vm))
+		return -EBUSY;
 	if (cmd == KVMPFM_GET_STATE)
-		ret = get_state(vm, st, buf);
-	else
-		ret = set_state(vm, st, *buf);
-	vcpus_release(vm->kvm, held);
-	return ret;
+		return get_state(vm, st, buf);
+	return set_state(vm, st, *buf);
 }
 
 long kvmpfm_state_ioctl(struct kvmpfm_vm *vm, unsigned int cmd,

@@ -33,29 +33,47 @@ static LIST_HEAD(bound_vms);
 static DEFINE_MUTEX(bound_vms_lock);
 static u64 vm_next_id = 1;		/* under bound_vms_lock */
 
-/*
- * One binding per KVM VM: a second one would double what the VM may make
- * the host allocate and hold, and the VMM has no use for it. -EBUSY while
- * another binding of @vm's KVM VM is registered (until its release
- * begins).
- */
+/* named for the operator from the start: an id never reused */
 int kvmpfm_vm_register(struct kvmpfm_vm *vm)
 {
-	struct kvmpfm_vm *other;
-
 	vm->pid = task_tgid_nr(current);
 	vm->bound_ns = ktime_get_real_ns();
 	mutex_lock(&bound_vms_lock);
-	list_for_each_entry(other, &bound_vms, node) {
-		if (other->kvm == vm->kvm) {
-			mutex_unlock(&bound_vms_lock);
-			return -EBUSY;
-		}
-	}
 	vm->id = vm_next_id++;
 	list_add_tail(&vm->node, &bound_vms);
 	mutex_unlock(&bound_vms_lock);
 	return 0;
+}
+
+/*
+ * One binding per KVM VM: a second one would double what the VM may make
+ * the host allocate and hold, and the VMM has no use for it. The KVM VM
+ * is known once a vCPU thread of the binding entered the guest
+ * (kvmpfm_kvm.c); from then on, the first binding to make a call for it
+ * has it, and a call from a vCPU of another binding of the same KVM VM,
+ * or from a thread that ran another VM's vCPU, is -EBUSY.
+ */
+int kvmpfm_vm_claim_kvm(struct kvmpfm_vm *vm, struct kvmpfm_vcpu *vcpu)
+{
+	struct kvm *kvm = READ_ONCE(vm->kvm);
+	struct kvmpfm_vm *other;
+	int ret = 0;
+
+	if (test_bit(KVMPFM_VCPU_FOREIGN, &vcpu->flags))
+		return -EBUSY;
+	if (!kvm || smp_load_acquire(&vm->kvm_claimed))
+		return 0;
+	mutex_lock(&bound_vms_lock);
+	list_for_each_entry(other, &bound_vms, node) {
+		if (other != vm && other->kvm_claimed && other->kvm == kvm) {
+			ret = -EBUSY;
+			break;
+		}
+	}
+	if (!ret)
+		smp_store_release(&vm->kvm_claimed, true);
+	mutex_unlock(&bound_vms_lock);
+	return ret;
 }
 
 /* before anything of @vm is torn down; a no-op if never registered */

@@ -85,11 +85,6 @@ static const struct {
 	{ PVPFM_VPMD_HOST_PAGE_FAULTS, VSRC_TP_PAGE_FAULT, 0 },
 };
 
-static struct kvmpfm_vm *to_vm(void *be)
-{
-	return be;
-}
-
 static int tracepoint_attr(struct trace_event_file *file,
 			   struct perf_event_attr *attr);
 
@@ -361,7 +356,7 @@ static bool is_hw(const struct perf_event_attr *attr)
 static int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 {
 	const struct kvmpfm_event_map_entry *alias = NULL;
-	struct kvmpfm_vm *vm = to_vm(be);
+	struct kvmpfm_vm *vm = kvmpfm_be_vm(be);
 	struct perf_event_attr attr;
 	struct perf_event *probe;
 	int poll, ret;
@@ -395,8 +390,7 @@ static u64 poll_read(struct kvmpfm_counter *kc)
 
 	switch (kc->poll) {
 	case KVMPFM_POLL_PREEMPT:
-		return vcpu->kvm_vcpu->stat.preemption_reported +
-		       vcpu->kvm_vcpu->stat.preemption_other;
+		return kvmpfm_vcpu_preemptions(vcpu);
 	case KVMPFM_POLL_STEAL:
 		return vcpu->task->sched_info.run_delay;
 	}
@@ -488,27 +482,6 @@ static void period_arm(struct kvmpfm_counter *kc, u64 raw)
 }
 
 /*
- * The guest's RIP as kvm_rip_read() reads it (arch/x86/kvm/
- * kvm_cache_regs.h): SVM saves RIP into vcpu->arch.regs on every exit;
- * VMX leaves it in the VMCS until asked (regs_avail), and only a vCPU
- * loaded on this CPU can be asked (@loaded). False: not readable here.
- */
-static bool guest_rip(struct kvm_vcpu *kv, bool loaded, u64 *ip)
-{
-	if (kv->arch.guest_state_protected) {
-		*ip = 0;		/* SEV-ES: the host cannot see it */
-		return true;
-	}
-	if (!test_bit(VCPU_REGS_RIP, (unsigned long *)&kv->arch.regs_avail)) {
-		if (!loaded)
-			return false;
-		static_call(kvm_x86_cache_reg)(kv, VCPU_REGS_RIP);
-	}
-	*ip = kv->arch.regs[VCPU_REGS_RIP];
-	return true;
-}
-
-/*
  * Guest kernel mode, told from the IP. KVM exports no CPL accessor to a
  * module (6.1: neither kvm_x86_get_cpl's static call nor perf's guest
  * callbacks), and the IP is what must not leak: an x86-64 guest runs code
@@ -527,16 +500,9 @@ static bool guest_ip_kernel(u64 ip)
  */
 static u64 vcpu_sample_ip(struct kvmpfm_vcpu *vcpu)
 {
-	struct kvm_vcpu *kv = vcpu->kvm_vcpu;
-	u64 ip = 0;
-
 	if (!atomic_xchg(&vcpu->pending_ip_unread, 0))
 		return READ_ONCE(vcpu->pending_ip);
-	preempt_disable();
-	if (!guest_rip(kv, kvm_get_running_vcpu() == kv, &ip))
-		ip = 0;
-	preempt_enable();
-	return ip;
+	return kvmpfm_vcpu_rip(vcpu);
 }
 
 static void kvmpfm_overflow(struct perf_event *event,
@@ -544,16 +510,13 @@ static void kvmpfm_overflow(struct perf_event *event,
 {
 	struct kvmpfm_counter *kc = event->overflow_handler_context;
 	struct kvmpfm_vcpu *vcpu = kc->vcpu;
-	struct kvm_vcpu *kv = vcpu->kvm_vcpu;
 	u64 ip;
 
 	/*
 	 * The guest's IP now. An interrupt that took the vCPU out of the
-	 * guest finds it loaded here (KVM's own perf callbacks read guest
-	 * state only then); elsewhere VMX may not have RIP yet.
+	 * guest finds it loaded here; elsewhere VMX may not have RIP yet.
 	 */
-	if (guest_rip(kv, kvm_arch_pmi_in_guest(kv) &&
-		      kvm_get_running_vcpu() == kv, &ip)) {
+	if (kvmpfm_overflow_rip(vcpu, &ip)) {
 		WRITE_ONCE(vcpu->pending_ip, ip);
 		atomic_set(&vcpu->pending_ip_unread, 0);
 	} else {
@@ -633,7 +596,7 @@ void kvmpfm_vcpu_release_kept(struct kvmpfm_vcpu *vcpu)
 
 static int kvmpfm_counter_open(void *be, struct pfm_counter *c)
 {
-	struct kvmpfm_vm *vm = to_vm(be);
+	struct kvmpfm_vm *vm = kvmpfm_be_vm(be);
 	struct kvmpfm_vcpu *vcpu = &vm->vcpus[c->vcpu];
 	struct perf_event_attr attr;
 	struct kvmpfm_counter *kc;
@@ -774,7 +737,7 @@ static void kvmpfm_counter_disable(void *be, struct pfm_counter *c)
 
 static void kvmpfm_notify(void *be, u32 ctx_id)
 {
-	struct kvmpfm_vm *vm = to_vm(be);
+	struct kvmpfm_vm *vm = kvmpfm_be_vm(be);
 	struct kvmpfm_vcpu *vcpu = &vm->vcpus[vm->notify_vcpu];
 
 	if (vcpu->eventfd) {
@@ -804,8 +767,8 @@ const struct pfm_backend_ops kvmpfm_backend_ops = {
 	.now_ns = kvmpfm_now_ns,
 	.timer_arm = kvmpfm_timer_arm,
 	.timer_cancel = kvmpfm_timer_cancel,
-	.guest_check = kvmpfm_guest_pin,
-	.guest_release = kvmpfm_guest_unpin,
+	.guest_check = kvmpfm_guest_check,
+	.guest_release = kvmpfm_guest_release,
 	.guest_write = kvmpfm_guest_write,
 	.notify = kvmpfm_notify,
 	.zalloc = kvmpfm_engine_zalloc,
@@ -987,9 +950,9 @@ void kvmpfm_vcpu_irq_work(struct irq_work *work)
 	 * restarts its syscall (or makes KVM_RUN return EINTR once).
 	 */
 	mode = TWA_SIGNAL;
-	if (vcpu->task == current && kvm_get_running_vcpu() == vcpu->kvm_vcpu) {
+	if (kvmpfm_vcpu_loaded(vcpu)) {
 		mode = TWA_RESUME;
-		kvm_make_request(KVM_REQ_UNBLOCK, vcpu->kvm_vcpu);
+		kvmpfm_vcpu_unblock(vcpu);
 	}
 	if (task_work_add(vcpu->task, &vcpu->task_work, mode)) {
 		/* the vCPU thread is exiting: it will not enter the guest */

@@ -71,26 +71,6 @@ static int engine_cfg(struct kvmpfm_bind_vm *b, struct pfm_engine_cfg *cfg)
 	return kvmpfm_limits_resolve(&cfg->limits);
 }
 
-/* the struct kvm behind a VM fd of the calling process, referenced */
-static struct kvm *kvm_from_fd(int fd)
-{
-	struct kvm *kvm = ERR_PTR(-EBADF);
-	struct fd f = fdget(fd);
-
-	if (!fd_file(f))
-		return kvm;
-	kvm = ERR_PTR(-EINVAL);
-	if (file_is_kvm(fd_file(f))) {
-		kvm = fd_file(f)->private_data;
-		if (kvm->mm == current->mm)
-			kvm_get_kvm(kvm);
-		else
-			kvm = ERR_PTR(-EPERM);
-	}
-	fdput(f);
-	return kvm;
-}
-
 static void vcpu_init(struct kvmpfm_vm *vm, u32 index)
 {
 	struct kvmpfm_vcpu *vcpu = &vm->vcpus[index];
@@ -103,6 +83,7 @@ static void vcpu_init(struct kvmpfm_vm *vm, u32 index)
 	vcpu->timer.function = kvmpfm_timer_fn;
 }
 
+/* after an RCU grace period since kvmpfm_vcpu_thread_del() */
 static void vcpu_destroy(struct kvmpfm_vcpu *vcpu)
 {
 	/* no task work is queued: each holds a reference on our file */
@@ -110,6 +91,7 @@ static void vcpu_destroy(struct kvmpfm_vcpu *vcpu)
 	irq_work_sync(&vcpu->irq_work);
 	if (vcpu->eventfd)
 		eventfd_ctx_put(vcpu->eventfd);
+	kvmpfm_vcpu_kvm_put(vcpu);
 	if (vcpu->task)
 		put_task_struct(vcpu->task);
 	kvmpfm_free(vcpu->cmd_buf);
@@ -132,18 +114,22 @@ void kvmpfm_vm_release(struct kvmpfm_vm *vm)
 	for (i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
 		kvmpfm_vcpu_release_kept(&vm->vcpus[i]);
 	mutex_unlock(&vm->lock);
-	/* overflow handlers of the closed counters are done with the vCPUs */
+	for (i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
+		kvmpfm_vcpu_thread_del(&vm->vcpus[i]);
+	/*
+	 * overflow handlers of the closed counters and KVM tracepoint
+	 * probes are done with the vCPUs
+	 */
 	synchronize_rcu();
 
 	for (i = 0; vm->vcpus && i < vm->nr_vcpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);
 	kvmpfm_account(&kvmpfm_total_deferred_runs, vm->deferred_runs);
 	kvmpfm_account(&kvmpfm_total_remote_ops, vm->remote_counter_ops);
-	kvmpfm_guest_unpin_all(vm);
-	xa_destroy(&vm->smpl_pages);
+	kvmpfm_mem_destroy(vm);
 	kvmpfm_tracepoints_put(vm);
-	if (vm->kvm)
-		kvm_put_kvm(vm->kvm);
+	if (vm->mm)
+		mmdrop(vm->mm);
 	kvmpfm_free(vm->aliases);
 	kvmpfm_free(vm->vmm_filter);
 	kvmpfm_free(vm->operator_filter);
@@ -157,39 +143,38 @@ struct kvmpfm_vm *kvmpfm_vm_bind(struct file *file, void __user *argp)
 	struct pfm_engine_cfg cfg;
 	struct kvmpfm_bind_vm b;
 	struct kvmpfm_vm *vm;
-	struct kvm *kvm;
 	int ret;
 	u32 i;
 
 	if (copy_from_user(&b, argp, sizeof(b)))
 		return ERR_PTR(-EFAULT);
-	if (b.reserved1 || memchr_inv(b.reserved, 0, sizeof(b.reserved)) ||
+	if (b.reserved0 || b.reserved1 ||
+	    memchr_inv(b.reserved, 0, sizeof(b.reserved)) ||
 	    !b.nr_vcpus || b.nr_vcpus > KVM_MAX_VCPUS)
+		return ERR_PTR(-EINVAL);
+	/* a VMM's process: the memory its vCPU threads run in */
+	if (!current->mm)
 		return ERR_PTR(-EINVAL);
 	ret = engine_cfg(&b, &cfg);
 	if (ret)
 		return ERR_PTR(ret);
 	if (copy_to_user(argp, &b, sizeof(b)))
 		return ERR_PTR(-EFAULT);
-	kvm = kvm_from_fd(b.vm_fd);
-	if (IS_ERR(kvm))
-		return ERR_CAST(kvm);
-	/* no more vCPUs than the VM may ever have (KVM_MAX_VCPUS at most) */
-	if (b.nr_vcpus > kvm->max_vcpus) {
-		kvm_put_kvm(kvm);
-		return ERR_PTR(-EINVAL);
-	}
 
 	vm = kvmpfm_zalloc(sizeof(*vm));
-	if (!vm) {
-		kvm_put_kvm(kvm);
+	if (!vm)
 		return ERR_PTR(-ENOMEM);
-	}
 	kvmpfm_account(&kvmpfm_nr_vms, 1);
 	mutex_init(&vm->lock);
 	vm->file = file;
-	xa_init(&vm->smpl_pages);
-	vm->kvm = kvm;
+	ret = kvmpfm_mem_init(vm);
+	if (ret) {
+		kvmpfm_free(vm);
+		kvmpfm_account(&kvmpfm_nr_vms, -1);
+		return ERR_PTR(ret);
+	}
+	mmgrab(current->mm);
+	vm->mm = current->mm;
 	vm->nr_vcpus = b.nr_vcpus;
 	ret = -ENOMEM;
 	vm->vcpus = kvmpfm_zalloc(array_size(b.nr_vcpus, sizeof(*vm->vcpus)));
@@ -291,55 +276,34 @@ static int set_event_map(struct kvmpfm_vm *vm, void __user *argp)
 }
 
 /*
- * The KVM vCPU of binding @index, which its own thread makes. Once that
- * thread has run a vCPU (QEMU binds in an MMIO exit), the vCPU it runs,
- * whatever the VMM's numbering (QEMU's cpu index is not the APIC id that
- * is KVM's vcpu_id on every topology). Before, or if the thread ran more
- * than one: the vCPU whose vcpu_id is @index. Never the index-th vCPU
- * created: out-of-order hotplug makes that another one.
+ * From the vCPU's own thread: the vCPU is that thread. Its perf events
+ * will be bound to it, and the KVM vCPU it runs is learned when it next
+ * enters the guest (kvmpfm_kvm.c), whatever the VMM's numbering.
  */
-static struct kvm_vcpu *kvm_vcpu_of(struct kvm *kvm, unsigned long index)
-{
-	struct kvm_vcpu *v, *mine = NULL;
-	unsigned long i;
-	int n = 0;
-
-	/* a pointer compared, never dereferenced: KVM holds a reference */
-	kvm_for_each_vcpu(i, v, kvm) {
-		if (rcu_access_pointer(v->pid) == task_pid(current)) {
-			mine = v;
-			n++;
-		}
-	}
-	if (n == 1)
-		return mine;
-	return index <= INT_MAX ? kvm_get_vcpu_by_id(kvm, index) : NULL;
-}
-
-/* from the vCPU's own thread: its perf events will be bound to it */
 static int bind_vcpu_locked(struct kvmpfm_vm *vm, unsigned long index)
 {
 	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, index);
-	struct kvm_vcpu *kvm_vcpu;
+	int ret;
 
-	if (!vcpu || current->mm != vm->kvm->mm)
+	if (!vcpu || current->mm != vm->mm)
 		return -EINVAL;
 	if (vcpu->task)
 		return vcpu->task == current ? 0 : -EBUSY;
-	kvm_vcpu = kvm_vcpu_of(vm->kvm, index);
-	if (!kvm_vcpu)
-		return -ENOENT;
 	vcpu->cmd_buf = kvmpfm_zalloc(PVPFM_CMD_BLOCK_SIZE);
 	if (!vcpu->cmd_buf)
 		return -ENOMEM;
-	vcpu->kvm_vcpu = kvm_vcpu;
 	get_task_struct(current);
 	/*
 	 * Set once. DOORBELL reads it without vm->lock and goes on only
 	 * in the thread it names: this one, which stored the fields above.
 	 */
 	WRITE_ONCE(vcpu->task, current);
-	return 0;
+	ret = kvmpfm_vcpu_thread_add(vcpu);
+	if (ret) {
+		WRITE_ONCE(vcpu->task, NULL);
+		put_task_struct(current);
+	}
+	return ret;
 }
 
 static int bind_vcpu(struct kvmpfm_vm *vm, unsigned long index)
@@ -357,18 +321,10 @@ static int set_cmd_block_locked(struct kvmpfm_vm *vm,
 				const struct kvmpfm_cmd_block *cb)
 {
 	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, cb->vcpu);
-	bool visible = true;
-	int idx;
-	u64 off;
 
 	if (!vcpu || !vcpu->task || cb->reserved || offset_in_page(cb->gpa))
 		return -EINVAL;
-	idx = srcu_read_lock(&vm->kvm->srcu);
-	for (off = 0; off < PVPFM_CMD_BLOCK_SIZE; off += PAGE_SIZE)
-		visible &= kvm_is_visible_gfn(vm->kvm,
-					      gpa_to_gfn(cb->gpa + off));
-	srcu_read_unlock(&vm->kvm->srcu, idx);
-	if (!visible)
+	if (!kvmpfm_guest_writable(vm, cb->gpa, PVPFM_CMD_BLOCK_SIZE))
 		return -EFAULT;
 	WRITE_ONCE(vcpu->cmd_block, cb->gpa | KVMPFM_CMD_BLOCK_SET);
 	return 0;
@@ -424,19 +380,16 @@ static bool vcpu_has_pending(struct kvmpfm_vcpu *vcpu)
 }
 
 /* the command block at @gpa into @hdr: its header, then what it names */
-static int cmd_block_read(struct kvm *kvm, u64 gpa, struct pvpfm_cmd_hdr *hdr,
-			  u32 *arg_size)
+static int cmd_block_read(struct kvmpfm_vm *vm, u64 gpa,
+			  struct pvpfm_cmd_hdr *hdr, u32 *arg_size)
 {
-	int idx, ret;
+	int ret = kvmpfm_guest_read(vm, gpa, hdr, sizeof(*hdr));
 
-	idx = srcu_read_lock(&kvm->srcu);
-	ret = kvm_read_guest(kvm, gpa, hdr, sizeof(*hdr));
 	/* an oversized arg_size is the engine's to refuse, from the header */
 	*arg_size = min_t(u32, hdr->arg_size, PVPFM_CMD_ARGS_MAX);
 	if (!ret)
-		ret = kvm_read_guest(kvm, gpa + sizeof(*hdr), hdr + 1,
-				     *arg_size);
-	srcu_read_unlock(&kvm->srcu, idx);
+		ret = kvmpfm_guest_read(vm, gpa + sizeof(*hdr), hdr + 1,
+					*arg_size);
 	return ret;
 }
 
@@ -451,18 +404,22 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, index);
 	struct pvpfm_cmd_hdr *hdr;
 	u32 arg_size, i;
-	int idx, ret, len;
+	int ret, len;
 	u64 gpa;
 
 	/* set once, by this thread itself (bind_vcpu()) */
-	if (!vcpu || READ_ONCE(vcpu->task) != current)
+	if (!vcpu || READ_ONCE(vcpu->task) != current ||
+	    current->mm != vm->mm)
 		return -EPERM;
+	ret = kvmpfm_vm_claim_kvm(vm, vcpu);
+	if (ret)
+		return ret;
 	gpa = READ_ONCE(vcpu->cmd_block);
 	if (!(gpa & KVMPFM_CMD_BLOCK_SET))
 		return -ENXIO;
 	gpa &= ~KVMPFM_CMD_BLOCK_SET;
 	hdr = vcpu->cmd_buf;
-	if (cmd_block_read(vm->kvm, gpa, hdr, &arg_size))
+	if (cmd_block_read(vm, gpa, hdr, &arg_size))
 		return -EFAULT;
 	ret = mutex_lock_killable(&vm->lock);
 	if (ret)
@@ -484,10 +441,7 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 	mutex_unlock(&vm->lock);
 	if (len < 0)
 		return -EFAULT;
-	idx = srcu_read_lock(&vm->kvm->srcu);
-	ret = kvmpfm_guest_copy_out(vm, gpa, hdr, len);
-	srcu_read_unlock(&vm->kvm->srcu, idx);
-	return ret ? -EFAULT : 0;
+	return kvmpfm_guest_copy_out(vcpu, gpa, hdr, len) ? -EFAULT : 0;
 }
 
 void kvmpfm_vm_stats_fill(struct kvmpfm_vm *vm,
@@ -555,6 +509,10 @@ long kvmpfm_vm_ioctl(struct kvmpfm_vm *vm, unsigned int cmd, unsigned long arg)
 	case KVMPFM_GET_STATE:
 	case KVMPFM_SET_STATE:
 		return kvmpfm_state_ioctl(vm, cmd, argp);
+	case KVMPFM_SET_MEM_TABLE:
+		return kvmpfm_set_mem_table(vm, argp);
+	case KVMPFM_GET_DIRTY_LOG:
+		return kvmpfm_get_dirty_log(vm, argp);
 	}
 	return -ENOTTY;
 }

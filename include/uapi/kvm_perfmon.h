@@ -3,18 +3,30 @@
  * /dev/kvm-perfmon: host userspace (QEMU, host-tools, tests) <-> the
  * kvm-perfmon module.
  *
- * One open file = one VM binding:
- *   1. KVMPFM_BIND_VM with the VM's fd (from KVM_CREATE_VM) and the
- *      personality, vCPU count and limits the host admin chose; it
- *      returns the personality and counters the guest is given;
- *   2. optionally KVMPFM_SET_EVENT_MAP (before any context exists);
- *   3. each vCPU thread: KVMPFM_BIND_VCPU(index) from that thread, then
+ * One open file = one VM binding, in the VMM's process (its mm):
+ *   1. KVMPFM_BIND_VM with the personality, vCPU count and limits the
+ *      host admin chose; it returns the personality and counters the
+ *      guest is given;
+ *   2. KVMPFM_SET_MEM_TABLE: the guest's RAM as the VMM maps it (guest
+ *      physical ranges -> the VMM's virtual addresses), again whenever
+ *      it changes, as vhost's VHOST_SET_MEM_TABLE; the module touches
+ *      guest memory only through it, with user copies from the VMM's
+ *      threads, and only what the current table maps;
+ *   3. optionally KVMPFM_SET_EVENT_MAP (before any context exists);
+ *   4. each vCPU thread: KVMPFM_BIND_VCPU(index) from that thread, then
  *      KVMPFM_SET_CMD_BLOCK (the guest's command block address) and
- *      KVMPFM_SET_EVENTFD (its notification eventfd, ready for irqfd);
- *   4. each guest DOORBELL write: KVMPFM_DOORBELL(index) from that vCPU's
+ *      KVMPFM_SET_EVENTFD (its notification eventfd, ready for irqfd).
+ *      The vCPU is that thread: its host events count it, and the guest
+ *      state a sample records is that of the KVM vCPU it runs;
+ *   5. each guest DOORBELL write: KVMPFM_DOORBELL(index) from that vCPU's
  *      thread. The module reads the command block from guest memory, runs
  *      the perfmon2 engine and writes the results back.
  * Closing the file (or the process dying) tears everything down.
+ *
+ * Dirty pages: every guest page the module writes (command blocks,
+ * sampling buffers) is remembered until the VMM fetches it with
+ * KVMPFM_GET_DIRTY_LOG, which QEMU does at each sync of its migration
+ * dirty log, whatever KVM's own log is (bitmap or dirty ring).
  *
  * Migration: KVMPFM_GET_STATE on the source's binding exports the VM's
  * whole perfmon2 state as a byte stream; KVMPFM_SET_STATE on a fresh
@@ -36,19 +48,14 @@
 #include "pv_perfmon.h"
 
 #define KVMPFM_DEVICE		"/dev/kvm-perfmon"
-#define KVMPFM_API_VERSION	3
+#define KVMPFM_API_VERSION	4
 
 /*
  * BIND_VM is in/out: the module resolves PVPFM_PERS_AUTO and a zero
  * @counters, and returns what the guest will be given.
  */
 struct kvmpfm_bind_vm {
-	/*
-	 * a KVM VM fd of the caller's; anything else is refused. A VM is
-	 * bound once: BIND_VM of a VM another file has bound is EBUSY
-	 * until that file is closed.
-	 */
-	__s32 vm_fd;
+	__s32 reserved0;	/* must be 0 */
 	/* vCPU indexes 0..nr_vcpus-1; at most KVM_CAP_MAX_VCPUS of the VM */
 	__u32 nr_vcpus;
 	__u32 personality;	/* in/out: enum pvpfm_personality */
@@ -101,6 +108,47 @@ struct kvmpfm_cmd_block {
 	__u64 gpa;		/* PVPFM_CMD_BLOCK_SIZE bytes of guest RAM */
 };
 
+/*
+ * The guest's RAM: @nr regions, each @size bytes of guest physical
+ * memory at @gpa mapped at @uaddr in the VMM; page aligned, not
+ * overlapping. A table replaces the previous one whole; once
+ * SET_MEM_TABLE returns, no write through the old one is in flight (the
+ * VMM may unmap what it no longer lists). Memory the VMM does not list
+ * (ROM, MMIO, private/encrypted guest memory) the module never touches:
+ * a command block or sampling buffer there is an error to the guest.
+ */
+#define KVMPFM_MEM_READONLY	0x1	/* read, never written */
+
+struct kvmpfm_mem_region {
+	__u64 gpa;
+	__u64 size;
+	__u64 uaddr;
+	__u32 flags;		/* KVMPFM_MEM_* */
+	__u32 reserved;		/* must be 0 */
+};
+
+#define KVMPFM_MAX_MEM_REGIONS	512
+
+struct kvmpfm_mem_table {
+	__u32 nr;		/* <= KVMPFM_MAX_MEM_REGIONS */
+	__u32 reserved;		/* must be 0 */
+	struct kvmpfm_mem_region regions[];
+};
+
+/*
+ * In: @gfns points to room for @max guest frame numbers. Out: @nr of
+ * them written, the guest pages the module wrote since the last fetch
+ * (each once); they are forgotten as they are returned, the rest kept
+ * for the next fetch (@more set).
+ */
+struct kvmpfm_dirty_log {
+	__u64 gfns;		/* user pointer to __u64[@max] */
+	__u32 max;
+	__u32 nr;		/* out */
+	__u32 more;		/* out: pages left for the next fetch */
+	__u32 reserved;		/* must be 0 */
+};
+
 struct kvmpfm_eventfd {
 	__u32 vcpu;
 	__s32 fd;		/* eventfd, or -1 to detach */
@@ -133,7 +181,7 @@ struct kvmpfm_vm_stats {
 struct kvmpfm_module_stats {
 	__s64 allocations;	/* live kmalloc'ed objects */
 	__s64 perf_events;	/* live host perf events */
-	__s64 pinned_pages;	/* guest pages pinned for sampling */
+	__s64 pinned_pages;	/* sampling pages registered (not pinned) */
 	__s64 vms;		/* bound VMs */
 	/* summed over the VMs released since the module was loaded */
 	__u64 overflows;
@@ -432,5 +480,7 @@ struct kvmpfm_state {
 #define KVMPFM_GET_SNAPSHOT	_IOWR(KVMPFM_IO, 0x0c, struct kvmpfm_snapshot)
 #define KVMPFM_GET_STATE	_IOWR(KVMPFM_IO, 0x0d, struct kvmpfm_state)
 #define KVMPFM_SET_STATE	_IOWR(KVMPFM_IO, 0x0e, struct kvmpfm_state)
+#define KVMPFM_SET_MEM_TABLE	_IOW(KVMPFM_IO, 0x0f, struct kvmpfm_mem_table)
+#define KVMPFM_GET_DIRTY_LOG	_IOWR(KVMPFM_IO, 0x10, struct kvmpfm_dirty_log)
 
 #endif /* _UAPI_KVM_PERFMON_H */

@@ -16,6 +16,7 @@
 #                    seabios and qemu-system-data): the QEMU that
 #                    scripts/qemu-build.sh builds from Debian's source has
 #                    none of its own (the +dfsg source drops the blobs)
+#   --accel ACCEL    -accel (default kvm), e.g. kvm,dirty-ring-size=4096
 #   --cpu MODEL      -cpu (default host)
 #   --smp N          vCPUs (default 2)
 #   --mem SIZE       -m (default 1G)
@@ -30,6 +31,7 @@
 set -u
 
 limit=600
+accel=kvm
 cpu=host
 smp=2
 mem=1G
@@ -37,16 +39,17 @@ pin=
 append=
 firmware=
 usage() {
-	echo "usage: boot-guest.sh [--limit S] [--firmware DIR]... [--cpu MODEL] [--smp N] [--mem SIZE] [--pin CPUS] [--append ARGS] QEMU KERNEL INITRD [-- QEMU_ARGS...]" >&2
+	echo "usage: boot-guest.sh [--limit S] [--firmware DIR]... [--accel ACCEL] [--cpu MODEL] [--smp N] [--mem SIZE] [--pin CPUS] [--append ARGS] QEMU KERNEL INITRD [-- QEMU_ARGS...]" >&2
 	exit 2
 }
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--limit | --firmware | --cpu | --smp | --mem | --pin | --append)
+	--limit | --firmware | --accel | --cpu | --smp | --mem | --pin | --append)
 		[ $# -ge 2 ] || usage
 		case "$1" in
 		--limit) limit=$2 ;;
 		--firmware) firmware="$firmware $2" ;;
+		--accel) accel=$2 ;;
 		--cpu) cpu=$2 ;;
 		--smp) smp=$2 ;;
 		--mem) mem=$2 ;;
@@ -89,7 +92,7 @@ done
 # -no-reboot: the guest's poweroff or panic (panic=-1) ends QEMU
 # rig.level=2: /init (tests/rig/init.sh) as a guest: no KVM of its own
 # $fwargs unquoted below on purpose: one word per option and directory
-set -- -enable-kvm -cpu "$cpu" -M q35 -nodefaults -display none \
+set -- -accel "$accel" -cpu "$cpu" -M q35 -nodefaults -display none \
 	-serial stdio -no-reboot -smp "$smp" -m "$mem" \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 loglevel=5 panic=-1 rig.level=2 rig.timeout=$((limit - 30))${append:+ $append}" \

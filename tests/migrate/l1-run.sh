@@ -8,7 +8,11 @@
 # counts with two time-switched sets, samples into a buffer that fills
 # and notifies, and holds a child blocked on notify, while its VM moves:
 #
-#   a --unix--> b           live, return path on: counts before/after
+#   a --unix--> b           live, return path on: counts before/after;
+#                           both log dirty pages in KVM's dirty ring, so
+#                           the pages the module wrote reach b only
+#                           through pv-perfmon's own log (every sample
+#                           the guest reads later is whole: livemig)
 #   b --exec--> file        the second move, through a file
 #   file --> d refused      d's event map has no alias for the guest's
 #                           cycles encoding: cycles cannot be counted
@@ -40,7 +44,10 @@ VMS=
 
 say() { echo "migrate-l1: $*"; }
 
-# start_vm NAME RUN_L2_MIGRATE EVENTMAP [QEMU ARGS...]
+# KVM's dirty ring instead of its bitmap, for the first move
+RING=kvm,dirty-ring-size=4096
+
+# start_vm NAME RUN_L2_MIGRATE EVENTMAP [QEMU ARGS...]; $ACCEL: -accel
 start_vm() {
 	vm=$1
 	mode=$2
@@ -49,6 +56,7 @@ start_vm() {
 	mkdir -p "/tmp/$vm"
 	mkfifo "/tmp/$vm/ctl" "/tmp/$vm/mon.in" "/tmp/$vm/mon.out"
 	RUN_L2_LOG=/tmp/$vm RUN_L2_NAME=$vm RUN_L2_MIGRATE=$mode \
+		RUN_L2_ACCEL=${ACCEL:-kvm} \
 		/payload/qemu/run-l2 "$L2_LIMIT" -device "$dev" \
 		-chardev "pipe,id=ctl,path=/tmp/$vm/ctl" \
 		-device isa-serial,chardev=ctl,index=1 \
@@ -170,11 +178,13 @@ check_move() {
 
 insmod ./kvm-perfmon.ko || { say "insmod kvm-perfmon.ko failed"; exit 1; }
 
+ACCEL=$RING
 start_vm a out "$MAP"
 wait_line /tmp/a/console.log '^livemig: ready'
 rig_check $? "a: the guest counts, samples, its child is blocked"
 
 start_vm b "in out" "$MAP" -incoming unix:/tmp/b.sock
+ACCEL=kvm
 hmp a "migrate_set_capability return-path on"
 wait_sock /tmp/b.sock
 migrate a unix:/tmp/b.sock

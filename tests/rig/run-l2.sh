@@ -12,6 +12,7 @@
 # Environment, for more than one L2 at a time (tests/operator):
 #   RUN_L2_LOG    the log directory (default /tmp/l2)
 #   RUN_L2_NAME   the guest's -name (default l2)
+#   RUN_L2_ACCEL  QEMU's -accel (default kvm; e.g. kvm,dirty-ring-size=4096)
 # and for live migration (tests/migrate), RUN_L2_MIGRATE, words of:
 #   in            QEMU takes L2 with -incoming: its /init ran elsewhere
 #   out           L2 leaves this QEMU by migration, which then quits: no
@@ -61,7 +62,8 @@ init=$(rig_tag L2 INIT)
 result=$(rig_tag L2 RESULT)
 rig_mark L2 BOOT
 # debug-threads: the vCPU thread is "CPU 0/KVM", for tests/bench/l1-cost.sh
-"$q/boot-guest" --limit "$limit" --firmware "$q/share" --cpu host,-xsave \
+"$q/boot-guest" --limit "$limit" --firmware "$q/share" \
+	--accel "${RUN_L2_ACCEL:-kvm}" --cpu host,-xsave \
 	--pin 0 --smp 1 --mem 512M --append "tsc=reliable rig.hold=$HOLD" \
 	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" \
 	-- -pidfile "$log/qemu.pid" -name "${RUN_L2_NAME:-l2}",debug-threads=on "$@" |

@@ -182,6 +182,15 @@ ACCEL=$RING
 start_vm a out "$MAP"
 wait_line /tmp/a/console.log '^livemig: ready'
 rig_check $? "a: the guest counts, samples, its child is blocked"
+# QEMU measures in dirty-ring mode only with KVM's dirty ring on
+: >/tmp/a/mon.log
+hmp a "calc_dirty_rate -r 1"
+sleep 3
+hmp a "info dirty_rate"
+sleep 1
+grep -aq 'Mode: dirty-ring' /tmp/a/mon.log
+rig_check $? "a: KVM logs dirty pages in a dirty ring" \
+	"$(grep -a -m 1 -i 'mode\|error' /tmp/a/mon.log | tr -d '\r')"
 
 start_vm b "in out" "$MAP" -incoming unix:/tmp/b.sock
 ACCEL=kvm

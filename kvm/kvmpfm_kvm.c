@@ -93,8 +93,7 @@ foreign:
 	set_bit(KVMPFM_VCPU_FOREIGN, &v->flags);
 }
 
-static void probe_entry(void *data, struct kvm_vcpu *kv
-			KVMPFM_KVM_ENTRY_EXTRA_ARGS)
+static KVMPFM_KVM_ENTRY_PROBE(probe_entry)
 {
 	struct kvm_vcpu *own;
 	struct kvmpfm_vcpu *v;
@@ -252,6 +251,7 @@ void kvmpfm_vcpu_kvm_put(struct kvmpfm_vcpu *v)
 /* the KVM vCPU this thread runs, once it entered the guest; else NULL */
 struct kvm_vcpu *kvmpfm_kvm_vcpu(struct kvmpfm_vcpu *v)
 {
+	/* pairs with vcpu_adopt()'s smp_store_release(): its VM referenced */
 	return smp_load_acquire(&v->kvm_vcpu);
 }
 

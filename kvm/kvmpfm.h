@@ -89,8 +89,11 @@
 struct kvmpfm_vm;
 
 /* kvmpfm_vcpu.flags */
-#define KVMPFM_VCPU_CMD_DIRTY	0	/* command block written, not fetched */
 #define KVMPFM_VCPU_FOREIGN	1	/* its thread ran another VM's vCPU */
+
+/* pages of a command block, a bit each in kvmpfm_vcpu.cmd_dirty */
+#define KVMPFM_CMD_BLOCK_PAGES	(PVPFM_CMD_BLOCK_SIZE >> PAGE_SHIFT)
+static_assert(KVMPFM_CMD_BLOCK_PAGES <= BITS_PER_LONG);
 
 struct kvmpfm_vcpu {
 	struct kvmpfm_vm *vm;
@@ -110,6 +113,11 @@ struct kvmpfm_vcpu {
 	 * none; set under vm->lock, read by DOORBELL before it takes it
 	 */
 	u64 cmd_block;
+	/*
+	 * the command block's pages written and not yet fetched as dirty
+	 * (kvmpfm_mem.c): a bit per page, atomic
+	 */
+	unsigned long cmd_dirty;
 	/* PVPFM_CMD_BLOCK_SIZE host copy; its vCPU thread's (DOORBELL) */
 	void *cmd_buf;
 	struct eventfd_ctx *eventfd;

@@ -46,12 +46,14 @@ static inline struct file *kvmpfm_file_get_live(struct file **f)
 /*
  * KVM's kvm_entry tracepoint: 6.9 added the force_immediate_exit
  * argument after the vCPU (arch/x86/kvm/trace.h). A probe's arguments
- * are the tracepoint's (kvmpfm_kvm.c).
+ * are the tracepoint's (kvmpfm_kvm.c): the probe @name, declared.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
-#define KVMPFM_KVM_ENTRY_EXTRA_ARGS	, bool force_immediate_exit
+#define KVMPFM_KVM_ENTRY_PROBE(name)					\
+	void name(void *data, struct kvm_vcpu *kv, bool force_immediate_exit)
 #else
-#define KVMPFM_KVM_ENTRY_EXTRA_ARGS
+#define KVMPFM_KVM_ENTRY_PROBE(name)					\
+	void name(void *data, struct kvm_vcpu *kv)
 #endif
 
 /* the RIP slot of vcpu->arch.regs[] (an enum): 7.0 named it VCPU_REG_ */

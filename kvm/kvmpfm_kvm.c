@@ -67,7 +67,9 @@ static struct kvmpfm_vcpu *thread_vcpu(struct task_struct *task)
 /*
  * The first KVM vCPU this thread runs becomes the vCPU's, with a
  * reference on its VM. One binding per KVM VM: a vCPU of another VM than
- * the binding's first is never adopted (DOORBELL refuses it).
+ * the binding's first is never adopted, and a thread that later enters
+ * another VM than its adopted vCPU's is foreign from then on (DOORBELL
+ * refuses it).
  */
 static void vcpu_adopt(struct kvmpfm_vcpu *v, struct kvm_vcpu *kv)
 {
@@ -91,16 +93,19 @@ foreign:
 	set_bit(KVMPFM_VCPU_FOREIGN, &v->flags);
 }
 
-static void probe_entry(void *data, struct kvm_vcpu *kv
-			KVMPFM_KVM_ENTRY_EXTRA_ARGS)
+static KVMPFM_KVM_ENTRY_PROBE(probe_entry)
 {
+	struct kvm_vcpu *own;
 	struct kvmpfm_vcpu *v;
 
 	rcu_read_lock();
 	v = thread_vcpu(current);
 	if (v) {
-		if (!v->kvm_vcpu && !test_bit(KVMPFM_VCPU_FOREIGN, &v->flags))
+		own = v->kvm_vcpu;
+		if (!own && !test_bit(KVMPFM_VCPU_FOREIGN, &v->flags))
 			vcpu_adopt(v, kv);
+		else if (own && own->kvm != kv->kvm)
+			set_bit(KVMPFM_VCPU_FOREIGN, &v->flags);
 		WRITE_ONCE(v->in_run, true);
 	}
 	rcu_read_unlock();
@@ -246,6 +251,7 @@ void kvmpfm_vcpu_kvm_put(struct kvmpfm_vcpu *v)
 /* the KVM vCPU this thread runs, once it entered the guest; else NULL */
 struct kvm_vcpu *kvmpfm_kvm_vcpu(struct kvmpfm_vcpu *v)
 {
+	/* pairs with vcpu_adopt()'s smp_store_release(): its VM referenced */
 	return smp_load_acquire(&v->kvm_vcpu);
 }
 

@@ -20,7 +20,7 @@
  * Dirty pages: a page written is remembered until the VMM fetches it
  * (KVMPFM_GET_DIRTY_LOG, at each sync of QEMU's migration dirty log),
  * with no allocation on the write path: a mark on the sampling page's
- * entry, a bit per vCPU for its command block.
+ * entry, a bit per page of each vCPU's command block.
  */
 #include <linux/bsearch.h>
 #include <linux/sort.h>
@@ -137,9 +137,10 @@ void kvmpfm_mem_destroy(struct kvmpfm_vm *vm)
 
 	/* the engine released its pages already: this is the backstop */
 	xa_for_each(&vm->smpl_pages, gfn, pg) {
+		if (pg->refs)
+			kvmpfm_account(&kvmpfm_nr_smpl_pages, -1);
 		xa_erase(&vm->smpl_pages, gfn);
 		kvmpfm_free(pg);
-		kvmpfm_account(&kvmpfm_nr_smpl_pages, -1);
 	}
 	xa_destroy(&vm->smpl_pages);
 	kvmpfm_free(rcu_dereference_protected(vm->memmap, true));
@@ -225,9 +226,14 @@ int kvmpfm_guest_copy_out(struct kvmpfm_vcpu *vcpu, u64 gpa, const void *src,
 			  u32 len)
 {
 	int ret = guest_copy(vcpu->vm, gpa, (void *)src, len, true);
+	u32 p;
 
-	/* after the copy: a fetch that clears it first sees it set again */
-	set_bit(KVMPFM_VCPU_CMD_DIRTY, &vcpu->flags);
+	/*
+	 * after the copy: a fetch that clears a bit first sees it set again.
+	 * @gpa is the block's (page aligned): its first pages are written.
+	 */
+	for (p = 0; p < DIV_ROUND_UP(len, PAGE_SIZE); p++)
+		set_bit(p, &vcpu->cmd_dirty);
 	return ret;
 }
 
@@ -249,7 +255,9 @@ int kvmpfm_guest_check(void *be, u64 gpa, u64 len)
 		return -EFAULT;
 	pg = xa_load(&vm->smpl_pages, gfn);
 	if (pg) {
-		pg->refs++;
+		/* refs 0: released, kept only until its dirty page is fetched */
+		if (!pg->refs++)
+			kvmpfm_account(&kvmpfm_nr_smpl_pages, 1);
 		return 0;
 	}
 	pg = kvmpfm_zalloc(sizeof(*pg));
@@ -276,11 +284,11 @@ void kvmpfm_guest_release(void *be, u64 gpa, u64 len)
 
 	if (!pg || !pg->refs || --pg->refs)
 		return;
+	kvmpfm_account(&kvmpfm_nr_smpl_pages, -1);
 	if (xa_get_mark(&vm->smpl_pages, gfn, SMPL_PAGE_DIRTY))
 		return;
 	xa_erase(&vm->smpl_pages, gfn);
 	kvmpfm_free(pg);
-	kvmpfm_account(&kvmpfm_nr_smpl_pages, -1);
 }
 
 /* the engine's guest_write: a sample or buffer header; vm->lock held */
@@ -308,24 +316,25 @@ static u32 dirty_take(struct kvmpfm_vm *vm, u64 *gfns, u32 max, bool *more)
 	struct kvmpfm_smpl_page *pg;
 	struct kvmpfm_vcpu *vcpu;
 	unsigned long gfn;
-	u32 nr = 0, i, p, pages;
+	u32 nr = 0, i, p;
 	u64 cb;
 
 	*more = false;
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		vcpu = &vm->vcpus[i];
 		cb = READ_ONCE(vcpu->cmd_block);
-		pages = PVPFM_CMD_BLOCK_SIZE >> PAGE_SHIFT;
-		if (!(cb & KVMPFM_CMD_BLOCK_SET) ||
-		    !test_bit(KVMPFM_VCPU_CMD_DIRTY, &vcpu->flags))
+		if (!(cb & KVMPFM_CMD_BLOCK_SET))
 			continue;
-		if (nr + pages > max) {
-			*more = true;
-			return nr;
-		}
-		clear_bit(KVMPFM_VCPU_CMD_DIRTY, &vcpu->flags);
-		for (p = 0; p < pages; p++)
+		for (p = 0; p < KVMPFM_CMD_BLOCK_PAGES; p++) {
+			if (!test_bit(p, &vcpu->cmd_dirty))
+				continue;
+			if (nr == max) {
+				*more = true;
+				return nr;
+			}
+			clear_bit(p, &vcpu->cmd_dirty);
 			gfns[nr++] = (cb >> PAGE_SHIFT) + p;
+		}
 	}
 	xa_for_each_marked(&vm->smpl_pages, gfn, pg, SMPL_PAGE_DIRTY) {
 		if (nr == max) {
@@ -337,7 +346,6 @@ static u32 dirty_take(struct kvmpfm_vm *vm, u64 *gfns, u32 max, bool *more)
 		if (!pg->refs) {
 			xa_erase(&vm->smpl_pages, gfn);
 			kvmpfm_free(pg);
-			kvmpfm_account(&kvmpfm_nr_smpl_pages, -1);
 		}
 	}
 	return nr;
@@ -347,6 +355,7 @@ static u32 dirty_take(struct kvmpfm_vm *vm, u64 *gfns, u32 max, bool *more)
 static void dirty_untake(struct kvmpfm_vm *vm, const u64 *gfns, u32 nr)
 {
 	struct kvmpfm_vcpu *vcpu;
+	u64 cb, base;
 	u32 i, v;
 
 	for (i = 0; i < nr; i++) {
@@ -356,10 +365,11 @@ static void dirty_untake(struct kvmpfm_vm *vm, const u64 *gfns, u32 nr)
 		}
 		for (v = 0; v < vm->nr_vcpus; v++) {
 			vcpu = &vm->vcpus[v];
-			if (gfns[i] >= (vcpu->cmd_block >> PAGE_SHIFT) &&
-			    gfns[i] < (vcpu->cmd_block + PVPFM_CMD_BLOCK_SIZE) >>
-				      PAGE_SHIFT)
-				set_bit(KVMPFM_VCPU_CMD_DIRTY, &vcpu->flags);
+			cb = READ_ONCE(vcpu->cmd_block);
+			base = cb >> PAGE_SHIFT;
+			if ((cb & KVMPFM_CMD_BLOCK_SET) && gfns[i] >= base &&
+			    gfns[i] < base + KVMPFM_CMD_BLOCK_PAGES)
+				set_bit(gfns[i] - base, &vcpu->cmd_dirty);
 		}
 	}
 }

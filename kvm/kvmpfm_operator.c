@@ -61,6 +61,7 @@ int kvmpfm_vm_claim_kvm(struct kvmpfm_vm *vm, struct kvmpfm_vcpu *vcpu)
 
 	if (test_bit(KVMPFM_VCPU_FOREIGN, &vcpu->flags))
 		return -EBUSY;
+	/* pairs with the release below: claimed once, for the binding's life */
 	if (!kvm || smp_load_acquire(&vm->kvm_claimed))
 		return 0;
 	mutex_lock(&bound_vms_lock);
@@ -70,8 +71,10 @@ int kvmpfm_vm_claim_kvm(struct kvmpfm_vm *vm, struct kvmpfm_vcpu *vcpu)
 			break;
 		}
 	}
-	if (!ret)
+	if (!ret) {
+		/* after the other bindings were checked, under their lock */
 		smp_store_release(&vm->kvm_claimed, true);
+	}
 	mutex_unlock(&bound_vms_lock);
 	return ret;
 }

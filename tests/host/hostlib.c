@@ -169,29 +169,60 @@ int hl_vcpu_bind_fn(struct hl_vcpu *v, void *unused)
 	return hl_vcpu_bind(v);
 }
 
-static void *vcpu_thread(void *p)
+/*
+ * Every thread that runs a vCPU on host CPU 0 (HL_PIN_VCPUS=N: CPU N,
+ * =none: no pinning). The rig's L1 (QEMU 7.2 multi-threaded TCG, 2 CPUs,
+ * kvm-amd nested) corrupts its own memory when guests run on both of
+ * its CPUs: a plain KVM VM whose 4 vCPU threads run a real-mode OUT
+ * loop, kvm-perfmon not even loaded, panics L1 within a minute
+ * ("corrupted stack end detected inside scheduler") or livelocks a
+ * vCPU in NPF exits. With -accel tcg,thread=single (or -smp 1) it
+ * does not, and no pinning is needed (see README). The module's
+ * cross-CPU work (IPIs from its work items) is exercised either way.
+ */
+static void pin_vcpu_thread(void)
 {
-	struct hl_vcpu *v = p;
-	const char *pin;
+	const char *pin = getenv("HL_PIN_VCPUS");
 
-	v->tid = (pid_t)syscall(SYS_gettid);
-	cur_run = v->run;
-	/*
-	 * Every vCPU thread on host CPU 0 (HL_PIN_VCPUS=N: CPU N, =none: no
-	 * pinning). The rig's L1 (QEMU 7.2 multi-threaded TCG, 2 CPUs,
-	 * kvm-amd nested) corrupts its own memory when guests run on both of
-	 * its CPUs: a plain KVM VM whose 4 vCPU threads run a real-mode OUT
-	 * loop, kvm-perfmon not even loaded, panics L1 within a minute
-	 * ("corrupted stack end detected inside scheduler") or livelocks a
-	 * vCPU in NPF exits. With -accel tcg,thread=single (or -smp 1) it
-	 * does not, and no pinning is needed (see README). The module's
-	 * cross-CPU work (IPIs from its work items) is exercised either way.
-	 */
-	pin = getenv("HL_PIN_VCPUS");
 	if (!pin)
 		pin = "0";
 	if (strcmp(pin, "none"))
 		hl_pin_cpu(atoi(pin));
+}
+
+struct new_thread {
+	int (*fn)(void *);
+	void *arg;
+	int ret;
+};
+
+static void *new_thread_main(void *p)
+{
+	struct new_thread *t = p;
+
+	pin_vcpu_thread();
+	t->ret = t->fn(t->arg);
+	return NULL;
+}
+
+int hl_on_new_thread(int (*fn)(void *), void *arg)
+{
+	struct new_thread t = { fn, arg, 0 };
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, new_thread_main, &t))
+		return -EAGAIN;
+	pthread_join(th, NULL);
+	return t.ret;
+}
+
+static void *vcpu_thread(void *p)
+{
+	struct hl_vcpu *v = p;
+
+	v->tid = (pid_t)syscall(SYS_gettid);
+	cur_run = v->run;
+	pin_vcpu_thread();
 	if (v->vm->pfm_fd >= 0 && !v->vm->opts.no_bind_vcpus)
 		v->bind_err = hl_vcpu_bind(v);
 
@@ -302,10 +333,13 @@ int hl_vm_bind(struct hl_vm *vm)
 	vm->pfm_fd = open(KVMPFM_DEVICE, O_RDWR | O_CLOEXEC);
 	if (vm->pfm_fd < 0)
 		return -errno;
-	b.vm_fd = vm->vm_fd;
 	b.nr_vcpus = vm->nr_vcpus;
 	if (ioctl(vm->pfm_fd, KVMPFM_BIND_VM, &b))
 		return -errno;
+	/* the guest's RAM before any vCPU binds, as QEMU's listener does */
+	ret = hl_mem_table_set(vm, vm->pfm_fd);
+	if (ret)
+		return ret;
 	if (vm->opts.map) {
 		sz = sizeof(*map) + vm->opts.map_nr * sizeof(map->entries[0]);
 		map = calloc(1, sz);
@@ -322,11 +356,58 @@ int hl_vm_bind(struct hl_vm *vm)
 	return 0;
 }
 
+int hl_mem_table_set(struct hl_vm *vm, int pfm_fd)
+{
+	struct {
+		struct kvmpfm_mem_table t;
+		struct kvmpfm_mem_region r[HL_MAX_SLOTS];
+	} m;
+	const struct hl_memslot *s;
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < HL_MAX_SLOTS; i++) {
+		s = &vm->slots[i];
+		if (!s->size)
+			continue;
+		m.r[m.t.nr].gpa = s->gpa;
+		m.r[m.t.nr].size = s->size;
+		m.r[m.t.nr].uaddr = s->uaddr;
+		if (s->flags & KVM_MEM_READONLY)
+			m.r[m.t.nr].flags = KVMPFM_MEM_READONLY;
+		m.t.nr++;
+	}
+	return HL_IOCTL(pfm_fd, KVMPFM_SET_MEM_TABLE, &m);
+}
+
+int hl_set_memslot(struct hl_vm *vm, uint32_t slot, uint32_t flags,
+		   uint64_t gpa, uint64_t size, void *hva)
+{
+	struct kvm_userspace_memory_region r = {
+		.slot = slot,
+		.flags = flags,
+		.guest_phys_addr = gpa,
+		.memory_size = size,
+		.userspace_addr = (uintptr_t)hva,
+	};
+
+	if (slot >= HL_MAX_SLOTS)
+		return -EINVAL;
+	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r))
+		return -errno;
+	vm->slots[slot] = (struct hl_memslot){
+		.gpa = gpa,
+		.size = size,
+		.uaddr = size ? (uintptr_t)hva : 0,
+		.flags = size ? flags : 0,
+	};
+	return vm->pfm_fd >= 0 ? hl_mem_table_set(vm, vm->pfm_fd) : 0;
+}
+
 static int hl_deliver(struct cb_caller *c, struct cb_cmd *cmd);
 
 int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts)
 {
-	struct kvm_userspace_memory_region region;
 	int i, ret, run_size;
 
 	memset(vm, 0, sizeof(*vm));
@@ -360,15 +441,10 @@ int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts)
 	memcpy(vm->mem + HL_CODE_TOUCH, code_touch, sizeof(code_touch));
 	memcpy(vm->mem + HL_CODE_SPIN, code_spin, sizeof(code_spin));
 	memcpy(vm->mem + HL_CODE_HLT, code_hlt, sizeof(code_hlt));
-	memset(&region, 0, sizeof(region));
-	region.slot = 0;
-	region.guest_phys_addr = 0;
-	region.memory_size = HL_MEM_SIZE;
-	region.userspace_addr = (uintptr_t)vm->mem;
-	if (opts->dirty_log)
-		region.flags = KVM_MEM_LOG_DIRTY_PAGES;
-	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region))
-		return vm_fail(vm, -errno);
+	ret = hl_set_memslot(vm, 0, opts->dirty_log ? KVM_MEM_LOG_DIRTY_PAGES : 0,
+			     0, HL_MEM_SIZE, vm->mem);
+	if (ret)
+		return vm_fail(vm, ret);
 	if (opts->irqchip && ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0))
 		return vm_fail(vm, -errno);
 
@@ -501,15 +577,36 @@ uint64_t hl_gpa_alloc(struct hl_vm *vm, uint64_t bytes)
 	return gpa;
 }
 
+int hl_dirty_fetch(struct hl_vm *vm, uint64_t *gfns, uint32_t max,
+		   uint32_t *nr, uint32_t *more)
+{
+	struct kvmpfm_dirty_log log = {
+		.gfns = (uintptr_t)gfns,
+		.max = max,
+	};
+	int ret = HL_IOCTL(vm->pfm_fd, KVMPFM_GET_DIRTY_LOG, &log);
+
+	*nr = ret ? 0 : log.nr;
+	*more = ret ? 0 : log.more;
+	return ret;
+}
+
 int hl_dirty_log(struct hl_vm *vm, uint8_t bitmap[HL_DIRTY_BYTES])
 {
-	struct kvm_dirty_log log;
+	uint64_t gfns[64];
+	uint32_t nr, more, i;
+	int ret;
 
-	memset(&log, 0, sizeof(log));
 	memset(bitmap, 0, HL_DIRTY_BYTES);
-	log.slot = 0;
-	log.dirty_bitmap = bitmap;
-	return ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &log) ? -errno : 0;
+	do {
+		ret = hl_dirty_fetch(vm, gfns, 64, &nr, &more);
+		if (ret)
+			return ret;
+		for (i = 0; i < nr; i++)
+			if (gfns[i] < HL_MEM_SIZE / HL_PAGE)
+				bitmap[gfns[i] / 8] |= 1 << (gfns[i] % 8);
+	} while (more);
+	return 0;
 }
 
 /* ---- commands ---------------------------------------------------------------- */
@@ -544,6 +641,20 @@ int hl_doorbell(struct hl_vcpu *v)
 {
 	return ioctl(v->vm->pfm_fd, KVMPFM_DOORBELL, (unsigned long)v->index) ?
 	       -errno : 0;
+}
+
+int hl_pmu_info_doorbell(int pfm_fd, unsigned long index, void *block)
+{
+	struct pvpfm_cmd_hdr *h = block;
+
+	memset(h, 0, sizeof(*h) + sizeof(struct pvpfm_pmu_info));
+	h->version = PVPFM_ABI_VERSION;
+	h->cmd = PVPFM_CMD_PMU_INFO;
+	h->arg_size = sizeof(struct pvpfm_pmu_info);
+	h->status = 0x7fffffff;
+	if (ioctl(pfm_fd, KVMPFM_DOORBELL, index))
+		return -errno;
+	return h->status;
 }
 
 struct raw_req {

@@ -5,7 +5,10 @@
  * L1 (tests/rig/boot-l1.sh), which has /dev/kvm and kvm-perfmon.ko loaded.
  *
  * A test VM has guest RAM at gpa 0 (HL_MEM_SIZE bytes), up to HL_MAX_VCPUS
- * vCPUs and one thread per vCPU. Each vCPU thread binds itself
+ * vCPUs and one thread per vCPU. Its binding gets the VM's memslots as
+ * the memory table (KVMPFM_SET_MEM_TABLE) at BIND_VM and after every
+ * hl_set_memslot(), as QEMU's memory listener keeps it. Each vCPU thread
+ * binds itself
  * (KVMPFM_BIND_VCPU, SET_CMD_BLOCK, SET_EVENTFD) and then serves calls
  * from the test's main thread (hl_call): the module requires DOORBELL from
  * the bound vCPU thread, and counts virtual PMDs on that thread. The calls
@@ -35,6 +38,7 @@
 #include "tests/common/cmdblock.h"
 
 #define HL_MAX_VCPUS		8
+#define HL_MAX_SLOTS		8	/* KVM memslots a test VM uses */
 #define HL_MEM_SIZE		(8UL << 20)
 #define HL_PAGE			4096UL
 
@@ -96,19 +100,27 @@ struct hl_vm_opts {
 	bool dirty_log;			/* KVM_MEM_LOG_DIRTY_PAGES on guest RAM */
 	/*
 	 * KVM vcpu_id of each vCPU (KVM_CREATE_VCPU's argument), [nr_vcpus];
-	 * NULL: vCPU i is id i. vCPU i still binds as index i, which the
-	 * module resolves to the vCPU its thread has run, else to id i.
+	 * NULL: vCPU i is id i. vCPU i still binds as index i: the module
+	 * learns the KVM vCPU from the thread when it enters the guest.
 	 */
 	const uint32_t *vcpu_ids;
-	/* BIND_VM limits and personality (vm_fd, nr_vcpus set by hostlib) */
+	/* BIND_VM limits and personality (nr_vcpus set by hostlib) */
 	struct kvmpfm_bind_vm bind;
 	/* optional event map, set right after BIND_VM */
 	const struct kvmpfm_event_map_entry *map;
 	uint32_t map_nr;
 };
 
+/* a KVM memslot as the VMM set it (size 0: none) */
+struct hl_memslot {
+	uint64_t gpa, size, uaddr;
+	uint32_t flags;			/* KVM_MEM_* */
+};
+
 struct hl_vm {
 	int kvm_fd, vm_fd, pfm_fd;
+	/* the VM's memslots by slot number, what SET_MEM_TABLE is made of */
+	struct hl_memslot slots[HL_MAX_SLOTS];
 	uint8_t *mem;			/* guest RAM, gpa 0 */
 	uint64_t heap_next;		/* hl_gpa_alloc */
 	int nr_vcpus;
@@ -146,15 +158,41 @@ void hl_vm_close_pfm(struct hl_vm *vm);
 void hl_vm_stop_threads(struct hl_vm *vm);
 /* a VM with @nr vCPUs, amd64 personality, default limits, all bound */
 int hl_vm_simple(struct hl_vm *vm, int nr_vcpus);
-/* open /dev/kvm-perfmon and BIND_VM, as hl_vm_create does */
+/*
+ * open /dev/kvm-perfmon, BIND_VM, the event map and the memory table, as
+ * hl_vm_create does
+ */
 int hl_vm_bind(struct hl_vm *vm);
+/*
+ * Guest memory, as QEMU's memory listener keeps it: KVM_SET_USER_MEMORY_
+ * REGION of memslot @slot (@size 0 deletes it), then, if the VM is bound,
+ * KVMPFM_SET_MEM_TABLE with every memslot (hl_mem_table_set). 0 or -errno.
+ */
+int hl_set_memslot(struct hl_vm *vm, uint32_t slot, uint32_t flags,
+		   uint64_t gpa, uint64_t size, void *hva);
+/*
+ * KVMPFM_SET_MEM_TABLE on @pfm_fd with the VM's memslots: one region per
+ * memslot, KVM_MEM_READONLY ones read-only. 0 or -errno.
+ */
+int hl_mem_table_set(struct hl_vm *vm, int pfm_fd);
 int hl_vcpu_bind(struct hl_vcpu *v);	/* on the vCPU's thread */
 int hl_vcpu_bind_fn(struct hl_vcpu *v, void *unused);	/* for hl_call */
 
 uint64_t hl_gpa_alloc(struct hl_vm *vm, uint64_t bytes);
-/* KVM_GET_DIRTY_LOG of guest RAM (and clear it): a bit per 4 KiB page */
+/*
+ * The pages the module wrote since the last fetch (KVMPFM_GET_DIRTY_LOG
+ * until nothing is left, as QEMU fetches at each sync of its migration
+ * dirty log): a bit per 4 KiB page of guest RAM (gpa 0..HL_MEM_SIZE);
+ * pages above it are not in the bitmap. 0 or -errno.
+ */
 #define HL_DIRTY_BYTES		(HL_MEM_SIZE / HL_PAGE / 8)
 int hl_dirty_log(struct hl_vm *vm, uint8_t bitmap[HL_DIRTY_BYTES]);
+/*
+ * One KVMPFM_GET_DIRTY_LOG fetch into @gfns (room for @max): 0 or
+ * -errno, the count in *@nr, KVMPFM's "more" in *@more.
+ */
+int hl_dirty_fetch(struct hl_vm *vm, uint64_t *gfns, uint32_t max,
+		   uint32_t *nr, uint32_t *more);
 static inline bool hl_dirty(const uint8_t *bitmap, uint64_t gpa)
 {
 	return bitmap[gpa / HL_PAGE / 8] & (1 << (gpa / HL_PAGE % 8));
@@ -166,6 +204,11 @@ static inline void *hl_hva(struct hl_vm *vm, uint64_t gpa)
 
 /* ---- calls on vCPU threads ------------------------------------------- */
 bool hl_on_vcpu(const struct hl_vcpu *v);
+/*
+ * @fn(@arg) on a new thread of its own (pinned as the vCPU threads are:
+ * it may run a vCPU), joined: its return value
+ */
+int hl_on_new_thread(int (*fn)(void *), void *arg);
 int hl_call(struct hl_vcpu *v, int (*fn)(struct hl_vcpu *, void *), void *arg);
 void hl_call_async(struct hl_vcpu *v, int (*fn)(struct hl_vcpu *, void *),
 		   void *arg);
@@ -184,6 +227,13 @@ int hl_kick_and_wait(struct hl_vcpu *v);
 /* @len raw bytes as the whole block (header included); 0 or -errno */
 int hl_doorbell_raw(struct hl_vcpu *v, const void *block, size_t len);
 int hl_doorbell(struct hl_vcpu *v);	/* ring only; 0 or -errno */
+/*
+ * From the calling thread, for tests that bind threads by hand: a
+ * PMU_INFO block written at @block (the host view of the command block
+ * of vCPU @index of binding @pfm_fd), DOORBELL. The ioctl's -errno, else
+ * the block's status.
+ */
+int hl_pmu_info_doorbell(int pfm_fd, unsigned long index, void *block);
 
 /*
  * Per-thread tally of every DOORBELL rung by hostlib on this thread: the

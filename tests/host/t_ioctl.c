@@ -3,16 +3,21 @@
  * t_ioctl: /dev/kvm-perfmon's host ioctls (kvm_perfmon.h) and the command
  * block header checks, with a real KVM VM.
  *
- * Binding: BIND_VM refuses what is not a VM fd of the calling process, bad
- * reserved fields and personalities, a second binding; BIND_VCPU,
- * SET_CMD_BLOCK, SET_EVENTFD refuse bad indexes, gpas and fds; DOORBELL
- * comes only from the bound vCPU thread, after its command block is set.
+ * Binding: BIND_VM names no VM (reserved0 must be 0) and refuses bad
+ * reserved fields and personalities, a second BIND_VM of the same file;
+ * BIND_VCPU, SET_CMD_BLOCK, SET_EVENTFD refuse bad indexes, gpas and fds;
+ * DOORBELL comes only from the bound vCPU thread, after its command block
+ * is set. One binding per KVM VM, learned when a bound thread enters the
+ * guest: a second binding's DOORBELL is EBUSY from then on until the
+ * first is closed, and so is a thread's that entered another VM.
+ * SET_MEM_TABLE and GET_DIRTY_LOG: their checks, and that a failed fetch
+ * loses nothing.
  * Command blocks: bad version, command, argument sizes, vector lengths and
  * context ids answer in the block's status, the ioctl succeeding.
  * Issue 9: every per-VM limit bounded by its host-wide ceiling (E2BIG
  * above), and usable up to it; module-wide stats refused to a host user
- * without CAP_PERFMON (EPERM); BIND_VCPU's index is a vcpu_id, or the
- * vCPU the calling thread runs, never the creation order; the node is
+ * without CAP_PERFMON (EPERM); BIND_VCPU's index is the VMM's, whatever
+ * KVM's vcpu_id of the vCPU its thread runs; the node is
  * 0660; an event map with a host-counting (SOFTWARE) alias needs
  * CAP_PERFMON (EPERM for uid 65534), guest-only PMU aliases do not.
  */
@@ -53,14 +58,13 @@ static void t_unbound(void)
 	close(fd);
 }
 
-static int bind_with(int vm_fd, const struct kvmpfm_bind_vm *in)
+static int bind_with(const struct kvmpfm_bind_vm *in)
 {
 	struct kvmpfm_bind_vm b = *in;
 	int fd = open(KVMPFM_DEVICE, O_RDWR), ret;
 
 	if (fd < 0)
 		return HL_IOCTL_ERR(errno);
-	b.vm_fd = vm_fd;
 	ret = HL_IOCTL(fd, KVMPFM_BIND_VM, &b);
 	close(fd);
 	return ret;
@@ -88,77 +92,60 @@ static unsigned int host_personality(void)
 static void t_bind_vm(void)
 {
 	struct kvmpfm_bind_vm b, ok;
-	struct hl_vm_opts o;
-	struct hl_vm vm;
-	int null_fd, fd, ret, st;
-	pid_t pid;
-
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.no_pfm = true;
-	o.no_threads = true;
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check(!ret, "bind_vm_setup", "VM: %s", hl_errname(ret)))
-		return;
+	int fd, kvm_fd;
 
 	memset(&ok, 0, sizeof(ok));
 	ok.nr_vcpus = 2;
 	ok.personality = PVPFM_PERS_AMD64;
 
-	HL_EXPECT("bind_vm_fd_minus1_ebadf", bind_with(-1, &ok), -EBADF);
-	null_fd = open("/dev/null", O_RDWR);
-	HL_EXPECT("bind_vm_devnull_einval", bind_with(null_fd, &ok), -EINVAL);
-	close(null_fd);
-	HL_EXPECT("bind_vm_kvm_system_fd_einval", bind_with(vm.kvm_fd, &ok),
-		  -EINVAL);
-	/* a vCPU fd is a KVM fd too, but not a VM */
-	HL_EXPECT("bind_vm_vcpu_fd_einval", bind_with(vm.vcpus[0].fd, &ok),
-		  -EINVAL);
-
+	/* no VM fd any more: the binding is the calling process's */
+	HL_EXPECT("bind_vm_no_vm_ok", bind_with(&ok), 0);
+	b = ok;
+	b.reserved0 = 1;
+	HL_EXPECT("bind_vm_reserved0_einval", bind_with(&b), -EINVAL);
+	b.reserved0 = -1;
+	HL_EXPECT("bind_vm_reserved0_minus1_einval", bind_with(&b), -EINVAL);
 	b = ok;
 	b.reserved[3] = 1;
-	HL_EXPECT("bind_vm_reserved_einval", bind_with(vm.vm_fd, &b), -EINVAL);
+	HL_EXPECT("bind_vm_reserved_einval", bind_with(&b), -EINVAL);
 	b = ok;
 	b.reserved1 = 1;
-	HL_EXPECT("bind_vm_reserved1_einval", bind_with(vm.vm_fd, &b), -EINVAL);
+	HL_EXPECT("bind_vm_reserved1_einval", bind_with(&b), -EINVAL);
 	b = ok;
 	b.nr_vcpus = 0;
-	HL_EXPECT("bind_vm_zero_vcpus_einval", bind_with(vm.vm_fd, &b), -EINVAL);
+	HL_EXPECT("bind_vm_zero_vcpus_einval", bind_with(&b), -EINVAL);
 	b = ok;
 	b.nr_vcpus = 100000;
-	HL_EXPECT("bind_vm_huge_vcpus_einval", bind_with(vm.vm_fd, &b), -EINVAL);
-	/* at most the vCPUs the VM may have (KVM_CAP_MAX_VCPUS) */
-	b.nr_vcpus = ioctl(vm.vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
-	HL_EXPECT("bind_vm_max_vcpus_ok", bind_with(vm.vm_fd, &b), 0);
+	HL_EXPECT("bind_vm_huge_vcpus_einval", bind_with(&b), -EINVAL);
+	/* at most the vCPUs a VM of this host may have (KVM_CAP_MAX_VCPUS) */
+	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	b.nr_vcpus = ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
+	close(kvm_fd);
+	HL_EXPECT("bind_vm_max_vcpus_ok", bind_with(&b), 0);
 	b.nr_vcpus++;
-	HL_EXPECT("bind_vm_above_max_vcpus_einval", bind_with(vm.vm_fd, &b),
-		  -EINVAL);
+	HL_EXPECT("bind_vm_above_max_vcpus_einval", bind_with(&b), -EINVAL);
 	b = ok;
 	b.personality = 99;
-	HL_EXPECT("bind_vm_bad_personality_einval", bind_with(vm.vm_fd, &b),
-		  -EINVAL);
+	HL_EXPECT("bind_vm_bad_personality_einval", bind_with(&b), -EINVAL);
 	b = ok;
 	b.counters = 4;	/* counters are for intel_arch only */
-	HL_EXPECT("bind_vm_amd_counters_einval", bind_with(vm.vm_fd, &b),
-		  -EINVAL);
+	HL_EXPECT("bind_vm_amd_counters_einval", bind_with(&b), -EINVAL);
 	b = ok;
 	b.personality = PVPFM_PERS_INTEL_ARCH;
 	b.counters = 17;
-	HL_EXPECT("bind_vm_intel_17_counters_einval", bind_with(vm.vm_fd, &b),
-		  -EINVAL);
+	HL_EXPECT("bind_vm_intel_17_counters_einval", bind_with(&b), -EINVAL);
 	b.counters = 8;
-	HL_EXPECT("bind_vm_intel_8_counters_ok", bind_with(vm.vm_fd, &b), 0);
+	HL_EXPECT("bind_vm_intel_8_counters_ok", bind_with(&b), 0);
 	b = ok;
 	b.personality = PVPFM_PERS_AMD64_K8;
-	HL_EXPECT("bind_vm_k8_ok", bind_with(vm.vm_fd, &b), 0);
+	HL_EXPECT("bind_vm_k8_ok", bind_with(&b), 0);
 	b.personality = PVPFM_PERS_AUTO;
-	HL_EXPECT("bind_vm_auto_ok", bind_with(vm.vm_fd, &b), 0);
+	HL_EXPECT("bind_vm_auto_ok", bind_with(&b), 0);
 
 	/* the same file twice; BIND_VM returns what the guest is given */
 	fd = open(KVMPFM_DEVICE, O_RDWR);
 	b = ok;
 	b.personality = PVPFM_PERS_AUTO;
-	b.vm_fd = vm.vm_fd;
 	HL_EXPECT("bind_vm_first_ok", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), 0);
 	hl_check(b.personality == host_personality() && b.counters ==
 		 pvpfm_pers_desc(host_personality())->counters,
@@ -168,18 +155,6 @@ static void t_bind_vm(void)
 	HL_EXPECT("unknown_ioctl_enotty",
 		  HL_IOCTL(fd, _IO(KVMPFM_IO, 0x7f), 0UL), -ENOTTY);
 	close(fd);
-
-	/* another process's VM (the fd is inherited, the mm is not) */
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		_exit(-bind_with(vm.vm_fd, &ok) & 0xff);
-	st = 0;
-	waitpid(pid, &st, 0);
-	hl_check(WIFEXITED(st) && WEXITSTATUS(st) == EPERM,
-		 "bind_vm_other_process_eperm", "child got %s",
-		 WIFEXITED(st) ? hl_errname(WEXITSTATUS(st)) : "killed");
-	hl_vm_destroy(&vm);
 }
 
 struct vcpu_ioctls {
@@ -297,20 +272,35 @@ static void t_bind_vcpu(void)
 out:
 	hl_vm_destroy(&vm);
 
-	/* BIND_VM says 3 vCPUs, KVM has 2: vCPU 2 has no KVM vCPU */
+	/*
+	 * BIND_VM says 3 vCPUs, KVM has 2: vCPU 2 is a thread that never
+	 * runs a KVM vCPU (the main thread); it binds and rings DOORBELL
+	 */
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 2;
 	o.no_pfm = true;
 	ret = hl_vm_create(&vm, &o);
 	if (!ret) {
-		struct kvmpfm_bind_vm b = { .vm_fd = vm.vm_fd, .nr_vcpus = 3,
+		struct kvmpfm_bind_vm b = { .nr_vcpus = 3,
 					    .personality = PVPFM_PERS_AMD64 };
+		struct kvmpfm_cmd_block cb2 = { .vcpu = 2,
+						.gpa = HL_CMD_GPA(2) };
+		struct pvpfm_cmd_hdr *h = hl_hva(&vm, HL_CMD_GPA(2));
 
 		vm.pfm_fd = open(KVMPFM_DEVICE, O_RDWR);
 		ret = HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VM, &b);
-		if (!ret)
-			ret = HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VCPU, 2UL);
-		HL_EXPECT("bind_vcpu_no_kvm_vcpu_enoent", ret, -ENOENT);
+		ret = ret ? ret : hl_mem_table_set(&vm, vm.pfm_fd);
+		ret = ret ? ret : HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VCPU, 2UL);
+		HL_EXPECT("bind_vcpu_no_kvm_vcpu_ok", ret, 0);
+		ret = ret ? ret : HL_IOCTL(vm.pfm_fd, KVMPFM_SET_CMD_BLOCK, &cb2);
+		memset(h, 0, sizeof(*h));
+		h->version = PVPFM_ABI_VERSION;
+		h->cmd = PVPFM_CMD_PMU_INFO;
+		h->arg_size = sizeof(struct pvpfm_pmu_info);
+		h->status = 0x7fffffff;
+		ret = ret ? ret : HL_IOCTL(vm.pfm_fd, KVMPFM_DOORBELL, 2UL);
+		HL_EXPECT("doorbell_no_kvm_vcpu_ok", ret ? ret : (int)h->status,
+			  0);
 		hl_vm_destroy(&vm);
 	}
 }
@@ -495,7 +485,7 @@ static void t_block(void)
  * everything was bound (2^28 contexts or sets
  * WARNed in kvmalloc; a 2^44 buffer limit let a guest oops the host).
  */
-static void t_limits_sweep(struct hl_vm *vm, const uint64_t *ceil)
+static void t_limits_sweep(const uint64_t *ceil)
 {
 	static const uint64_t vals[] = {
 		1, 1ULL << 28, 0xffffffffULL, 1ULL << 40, 1ULL << 44, ~0ULL,
@@ -521,7 +511,7 @@ static void t_limits_sweep(struct hl_vm *vm, const uint64_t *ceil)
 			want = v > ceil[l] ? -E2BIG : 0;
 			snprintf(name, sizeof(name), "limits_%s_%#" PRIx64 "_%s",
 				 hl_lim_name[l], v, want ? "e2big" : "ok");
-			ret = bind_with(vm->vm_fd, &b);
+			ret = bind_with(&b);
 			HL_EXPECT(name, ret, want);
 		}
 	}
@@ -674,10 +664,8 @@ static void t_limits(void)
 {
 	static const uint64_t dfl[HL_LIM_N] = { 1024, 64, 340, 64ULL << 20 };
 	uint64_t ceil[HL_LIM_N];
-	struct hl_vm_opts o;
-	struct hl_vm vm;
-	int l, ret;
 	bool ok = true;
+	int l;
 
 	for (l = 0; l < HL_LIM_N; l++) {
 		ceil[l] = hl_ceiling(l);
@@ -691,15 +679,7 @@ static void t_limits(void)
 		if (!ceil[l])
 			ceil[l] = dfl[l];
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
-	o.no_pfm = true;
-	o.no_threads = true;
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check(!ret, "limits_setup", "VM: %s", hl_errname(ret)))
-		return;
-	t_limits_sweep(&vm, ceil);
-	hl_vm_destroy(&vm);
+	t_limits_sweep(ceil);
 	t_limits_one();
 	t_limits_at_ceiling(ceil);
 }
@@ -889,112 +869,428 @@ static void t_event_map_unpriv(void)
 	HL_EXPECT("event_map_unpriv_empty_ok", r.empty, 0);
 }
 
-/* ---- issue 9: vCPUs by vcpu_id, not creation order (item 11) ---------- */
+/* ---- a vCPU is its thread: KVM's vcpu_id is not the index ------------- */
 
 struct bind_req {
+	int fd;			/* the binding; -1: the VM's */
 	unsigned long index;
-	bool run_first;		/* KVM_RUN the thread's vCPU before binding */
-	int run, bind, db;	/* results: 0 or -errno; db: the block's */
+	struct hl_vcpu *run_vcpu;	/* the KVM vCPU the thread runs */
+	struct hl_vm *bound;	/* whose RAM the binding maps; NULL: run_vcpu's */
+	bool run_first;		/* KVM_RUN it before binding, else after */
+	bool no_bind;		/* the thread is bound already */
+	int run, bind, db_before, db;	/* 0 or -errno; db*: the block's */
 };
 
-/* on a vCPU thread: maybe run its vCPU, bind @index, ring one PMU_INFO */
-static int bind_index_fn(struct hl_vcpu *v, void *p)
+/*
+ * On a thread: maybe run a KVM vCPU, bind @index with the vCPU's command
+ * block, ring one PMU_INFO; then, if it did not run before, run the KVM
+ * vCPU and ring another
+ */
+static int bind_index_thread(void *p)
 {
-	struct kvmpfm_cmd_block cb = { .vcpu = 0, .gpa = v->cmd_gpa };
 	struct bind_req *r = p;
-	struct pvpfm_cmd_hdr *h = v->cmd;
-	int pfm = v->vm->pfm_fd;
+	struct hl_vcpu *v = r->run_vcpu;
+	struct hl_vm *vm = r->bound ? r->bound : v->vm;
+	uint64_t gpa = HL_CMD_GPA(r->index);
+	struct kvmpfm_cmd_block cb = { .vcpu = r->index, .gpa = gpa };
+	struct pvpfm_cmd_hdr *h = hl_hva(vm, gpa);
+	int fd = r->fd >= 0 ? r->fd : vm->pfm_fd;
 
 	r->run = r->run_first ? hl_run_io(v, 1) : 0;
-	r->bind = HL_IOCTL(pfm, KVMPFM_BIND_VCPU, r->index);
-	r->db = -ENOTCONN;
+	r->bind = r->no_bind ? 0 : HL_IOCTL(fd, KVMPFM_BIND_VCPU, r->index);
+	r->db_before = r->db = -ENOTCONN;
 	if (r->bind)
 		return 0;
-	cb.vcpu = r->index;
-	if (ioctl(pfm, KVMPFM_SET_CMD_BLOCK, &cb))
+	r->bind = HL_IOCTL(fd, KVMPFM_SET_CMD_BLOCK, &cb);
+	if (r->bind)
 		return 0;
-	memset(h, 0, sizeof(*h) + sizeof(struct pvpfm_pmu_info));
-	h->version = PVPFM_ABI_VERSION;
-	h->cmd = PVPFM_CMD_PMU_INFO;
-	h->arg_size = sizeof(struct pvpfm_pmu_info);
-	h->status = 0x7fffffff;
-	r->db = HL_IOCTL(pfm, KVMPFM_DOORBELL, r->index);
-	if (!r->db)
-		r->db = h->status;
+	r->db_before = hl_pmu_info_doorbell(fd, r->index, h);
+	if (!r->run_first)
+		r->run = hl_run_io(v, 1);
+	r->db = hl_pmu_info_doorbell(fd, r->index, h);
 	return 0;
 }
 
+static int bind_index_fn(struct hl_vcpu *v, void *p)
+{
+	(void)v;
+	return bind_index_thread(p);
+}
+
 /* KVM vCPUs with ids 3 and 1 (created in that order), bound by hand */
-static int ids_vm(struct hl_vm *vm, uint32_t nr_bind)
+static int ids_vm(struct hl_vm *vm)
 {
 	static const uint32_t ids[] = { 3, 1 };
-	struct kvmpfm_bind_vm b;
 	struct hl_vm_opts o;
-	int ret;
 
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = 2;
-	o.no_pfm = true;
+	o.no_bind_vcpus = true;
+	o.bind.personality = PVPFM_PERS_AMD64;
 	o.vcpu_ids = ids;
-	ret = hl_vm_create(vm, &o);
-	if (ret)
-		return ret;
-	memset(&b, 0, sizeof(b));
-	b.vm_fd = vm->vm_fd;
-	b.nr_vcpus = nr_bind;
-	b.personality = PVPFM_PERS_AMD64;
-	vm->pfm_fd = open(KVMPFM_DEVICE, O_RDWR | O_CLOEXEC);
-	ret = vm->pfm_fd < 0 ? -errno : HL_IOCTL(vm->pfm_fd, KVMPFM_BIND_VM, &b);
-	if (ret)
-		hl_vm_destroy(vm);
-	return ret;
+	return hl_vm_create(vm, &o);
 }
 
+/*
+ * The binding's vCPU index is the VMM's (QEMU's cpu index), whatever
+ * KVM's vcpu_id (the APIC id): index 0 runs the vCPU of id 3, index 1
+ * that of id 1, bound before or after the thread first ran it.
+ */
 static void t_vcpu_ids(void)
 {
 	struct bind_req r;
 	struct hl_vm vm;
 	int ret;
 
-	/*
-	 * No thread has run a vCPU: index i is the vCPU whose id is i. The
-	 * first vCPU created (id 3) is not index 0, which has no vCPU.
-	 */
-	ret = ids_vm(&vm, 4);
+	ret = ids_vm(&vm);
 	if (!hl_check(!ret, "vcpu_ids_setup", "VM: %s", hl_errname(ret)))
 		return;
-	HL_EXPECT("vcpu_ids_index0_no_id0_enoent",
-		  HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VCPU, 0UL), -ENOENT);
-	HL_EXPECT("vcpu_ids_index2_no_id2_enoent",
-		  HL_IOCTL(vm.pfm_fd, KVMPFM_BIND_VCPU, 2UL), -ENOENT);
 	memset(&r, 0, sizeof(r));
-	r.index = 3;
+	r.fd = -1;
+	r.index = 0;
+	r.run_vcpu = &vm.vcpus[0];
 	hl_call(&vm.vcpus[0], bind_index_fn, &r);
-	HL_EXPECT("vcpu_ids_index3_is_id3_ok", r.bind, 0);
-	HL_EXPECT("vcpu_ids_index3_doorbell_ok", r.db, 0);
+	HL_EXPECT("vcpu_ids_index0_id3_bind_ok", r.bind, 0);
+	HL_EXPECT("vcpu_ids_index0_doorbell_before_entry_ok", r.db_before, 0);
+	HL_EXPECT("vcpu_ids_index0_id3_ran", r.run, 0);
+	HL_EXPECT("vcpu_ids_index0_doorbell_after_entry_ok", r.db, 0);
 	memset(&r, 0, sizeof(r));
+	r.fd = -1;
 	r.index = 1;
+	r.run_vcpu = &vm.vcpus[1];
+	r.run_first = true;
 	hl_call(&vm.vcpus[1], bind_index_fn, &r);
-	HL_EXPECT("vcpu_ids_index1_is_id1_ok", r.bind, 0);
+	HL_EXPECT("vcpu_ids_index1_id1_ran_first", r.run, 0);
+	HL_EXPECT("vcpu_ids_index1_id1_bind_ok", r.bind, 0);
 	HL_EXPECT("vcpu_ids_index1_doorbell_ok", r.db, 0);
 	hl_vm_destroy(&vm);
+}
 
-	/*
-	 * A thread that has run its vCPU binds that vCPU, whatever the
-	 * index: QEMU's cpu index is not KVM's vcpu_id (the APIC id) on
-	 * every topology. No id 0 exists: only the thread's vCPU fits.
-	 */
-	ret = ids_vm(&vm, 2);
-	if (!hl_check(!ret, "vcpu_ids_thread_setup", "VM: %s",
-		      hl_errname(ret)))
+/*
+ * One binding per KVM VM, now that BIND_VM names none: a second binding
+ * of the same process binds, and its DOORBELL works until one of its
+ * vCPU threads has entered the VM a first binding holds: then EBUSY,
+ * until the first binding is closed. The first goes on working.
+ */
+static void t_one_vm_binding(void)
+{
+	struct kvmpfm_bind_vm b = { .nr_vcpus = 1,
+				    .personality = PVPFM_PERS_AMD64 };
+	struct bind_req r;
+	struct hl_vm vm;
+	int fd2, ret;
+
+	ret = ids_vm(&vm);
+	if (!hl_check(!ret, "one_vm_binding_setup", "VM: %s", hl_errname(ret)))
 		return;
+	/* the first binding's vCPU 0 runs KVM vCPU 0: the VM is the first's */
 	memset(&r, 0, sizeof(r));
+	r.fd = -1;
 	r.index = 0;
-	r.run_first = true;
+	r.run_vcpu = &vm.vcpus[0];
 	hl_call(&vm.vcpus[0], bind_index_fn, &r);
-	HL_EXPECT("vcpu_ids_thread_ran_vcpu", r.run, 0);
-	HL_EXPECT("vcpu_ids_thread_index0_is_its_vcpu_ok", r.bind, 0);
-	HL_EXPECT("vcpu_ids_thread_index0_doorbell_ok", r.db, 0);
+	HL_EXPECT("one_vm_binding_first_doorbell_ok", r.db, 0);
+
+	fd2 = open(KVMPFM_DEVICE, O_RDWR | O_CLOEXEC);
+	ret = fd2 < 0 ? -errno : HL_IOCTL(fd2, KVMPFM_BIND_VM, &b);
+	HL_EXPECT("one_vm_binding_second_bind_vm_ok", ret, 0);
+	ret = ret ? ret : hl_mem_table_set(&vm, fd2);
+	HL_EXPECT("one_vm_binding_second_mem_table_ok", ret, 0);
+	/* its vCPU 0 is the thread of KVM vCPU 1 of the same VM */
+	memset(&r, 0, sizeof(r));
+	r.fd = fd2;
+	r.index = 0;
+	r.run_vcpu = &vm.vcpus[1];
+	hl_call(&vm.vcpus[1], bind_index_fn, &r);
+	HL_EXPECT("one_vm_binding_second_bind_vcpu_ok", r.bind, 0);
+	HL_EXPECT("one_vm_binding_second_doorbell_before_entry_ok",
+		  r.db_before, 0);
+	HL_EXPECT("one_vm_binding_second_ran", r.run, 0);
+	HL_EXPECT("one_vm_binding_second_doorbell_ebusy", r.db, -EBUSY);
+	/* the first one's vCPU still works; the second's still refused */
+	HL_EXPECT("one_vm_binding_first_still_works",
+		  cb_pmu_info(&vm.vcpus[0].cb, &(struct pvpfm_pmu_info){ 0 }),
+		  0);
+	r.no_bind = true;
+	r.run_first = true;
+	hl_call(&vm.vcpus[1], bind_index_fn, &r);
+	HL_EXPECT("one_vm_binding_second_still_ebusy", r.db, -EBUSY);
+	/* the first binding closed: the VM is the second's to take */
+	hl_vm_close_pfm(&vm);
+	hl_call(&vm.vcpus[1], bind_index_fn, &r);
+	HL_EXPECT("one_vm_binding_second_after_first_closed_ok", r.db, 0);
+	if (fd2 >= 0)
+		close(fd2);
+	hl_vm_destroy(&vm);
+}
+
+/*
+ * A vCPU thread that runs a vCPU of another KVM VM than the one its
+ * binding's vCPUs run: its DOORBELL is EBUSY; the binding's other vCPU
+ * goes on. First entry into the other VM, and entry after it had run
+ * the binding's own VM.
+ */
+static void t_foreign_vcpu(void)
+{
+	struct kvmpfm_bind_vm b = { .nr_vcpus = 2,
+				    .personality = PVPFM_PERS_AMD64 };
+	struct hl_vm x, y;
+	struct bind_req r;
+	struct hl_vm_opts o;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	o.nr_vcpus = 2;
+	o.no_bind_vcpus = true;
+	o.bind = b;
+	ret = hl_vm_create(&x, &o);
+	if (!hl_check(!ret, "foreign_vcpu_setup", "VM: %s", hl_errname(ret)))
+		return;
+	o.no_pfm = true;
+	ret = hl_vm_create(&y, &o);
+	if (!hl_check(!ret, "foreign_vcpu_setup_other", "VM: %s",
+		      hl_errname(ret))) {
+		hl_vm_destroy(&x);
+		return;
+	}
+	/* index 0, on X's vCPU 0 thread, runs X: X is the binding's VM */
+	memset(&r, 0, sizeof(r));
+	r.fd = -1;
+	r.index = 0;
+	r.run_vcpu = &x.vcpus[0];
+	hl_call(&x.vcpus[0], bind_index_fn, &r);
+	HL_EXPECT("foreign_vcpu_own_vm_doorbell_ok", r.db, 0);
+	/* index 1, on Y's vCPU 0 thread, binds to X and runs Y */
+	memset(&r, 0, sizeof(r));
+	r.fd = -1;
+	r.bound = &x;
+	r.index = 1;
+	r.run_vcpu = &y.vcpus[0];
+	hl_call(&y.vcpus[0], bind_index_fn, &r);
+	HL_EXPECT("foreign_vcpu_bind_ok", r.bind, 0);
+	HL_EXPECT("foreign_vcpu_doorbell_before_entry_ok", r.db_before, 0);
+	HL_EXPECT("foreign_vcpu_ran_other_vm", r.run, 0);
+	HL_EXPECT("foreign_vcpu_doorbell_ebusy", r.db, -EBUSY);
+	HL_EXPECT("foreign_vcpu_own_still_works",
+		  cb_pmu_info(&x.vcpus[0].cb, &(struct pvpfm_pmu_info){ 0 }),
+		  0);
+	/* index 0's thread, which adopted X's vCPU, now runs Y's vCPU 1 */
+	memset(&r, 0, sizeof(r));
+	r.fd = -1;
+	r.bound = &x;
+	r.index = 0;
+	r.no_bind = true;
+	r.run_vcpu = &y.vcpus[1];
+	hl_call(&x.vcpus[0], bind_index_fn, &r);
+	HL_EXPECT("foreign_vcpu_after_own_ran_other_vm", r.run, 0);
+	HL_EXPECT("foreign_vcpu_after_own_doorbell_ebusy", r.db, -EBUSY);
+	hl_vm_destroy(&y);
+	hl_vm_destroy(&x);
+}
+
+/* ---- the VMM's memory table (KVMPFM_SET_MEM_TABLE) ------------------- */
+
+struct table {
+	struct kvmpfm_mem_table t;
+	struct kvmpfm_mem_region r[KVMPFM_MAX_MEM_REGIONS + 1];
+};
+
+static int set_table(int fd, struct table *m)
+{
+	return HL_IOCTL(fd, KVMPFM_SET_MEM_TABLE, m);
+}
+
+/* @m: one region, the VM's RAM */
+static void table_ram(struct table *m, struct hl_vm *vm)
+{
+	memset(m, 0, sizeof(*m));
+	m->t.nr = 1;
+	m->r[0].gpa = 0;
+	m->r[0].size = HL_MEM_SIZE;
+	m->r[0].uaddr = (uintptr_t)vm->mem;
+}
+
+static void expect_table(struct hl_vm *vm, struct table *m, const char *name,
+			 int want)
+{
+	HL_EXPECT(name, set_table(vm->pfm_fd, m), want);
+	table_ram(m, vm);
+}
+
+static void t_mem_table(void)
+{
+	static struct table m;
+	struct pvpfm_pmu_info info;
+	struct hl_vm vm;
+	uint32_t i;
+	int ret, st;
+	pid_t pid;
+
+	ret = hl_vm_simple(&vm, 1);
+	if (!hl_check(!ret, "mem_table_setup", "VM: %s", hl_errname(ret)))
+		return;
+	table_ram(&m, &vm);
+	expect_table(&vm, &m, "mem_table_ram_ok", 0);
+	m.t.nr = 0;
+	expect_table(&vm, &m, "mem_table_empty_ok", 0);
+	/* two regions, adjacent, given out of order */
+	m.t.nr = 2;
+	m.r[0].gpa = HL_MEM_SIZE / 2;
+	m.r[0].size = HL_MEM_SIZE / 2;
+	m.r[0].uaddr = (uintptr_t)vm.mem + HL_MEM_SIZE / 2;
+	m.r[1].gpa = 0;
+	m.r[1].size = HL_MEM_SIZE / 2;
+	m.r[1].uaddr = (uintptr_t)vm.mem;
+	expect_table(&vm, &m, "mem_table_two_adjacent_ok", 0);
+
+	m.r[0].gpa += 8;
+	expect_table(&vm, &m, "mem_table_unaligned_gpa_einval", -EINVAL);
+	m.r[0].size -= 8;
+	expect_table(&vm, &m, "mem_table_unaligned_size_einval", -EINVAL);
+	m.r[0].uaddr += 8;
+	expect_table(&vm, &m, "mem_table_unaligned_uaddr_einval", -EINVAL);
+	m.r[0].size = 0;
+	expect_table(&vm, &m, "mem_table_empty_region_einval", -EINVAL);
+	/* the same two, overlapping by a page (given in reverse order) */
+	m.t.nr = 2;
+	m.r[0].gpa = HL_MEM_SIZE / 2 - HL_PAGE;
+	m.r[0].size = HL_MEM_SIZE / 2;
+	m.r[0].uaddr = (uintptr_t)vm.mem + HL_MEM_SIZE / 2;
+	m.r[1].gpa = 0;
+	m.r[1].size = HL_MEM_SIZE / 2;
+	m.r[1].uaddr = (uintptr_t)vm.mem;
+	expect_table(&vm, &m, "mem_table_overlapping_einval", -EINVAL);
+	m.r[0].gpa = ~0ULL - HL_PAGE + 1;	/* the last guest page + 1 */
+	m.r[0].size = 2 * HL_PAGE;
+	expect_table(&vm, &m, "mem_table_gpa_wraps_einval", -EINVAL);
+	m.r[0].uaddr = ~0ULL - HL_PAGE + 1;
+	m.r[0].size = 2 * HL_PAGE;
+	expect_table(&vm, &m, "mem_table_uaddr_wraps_einval", -EINVAL);
+	m.r[0].uaddr = 0xffff888000000000ULL;	/* the kernel's direct map */
+	expect_table(&vm, &m, "mem_table_kernel_uaddr_einval", -EINVAL);
+	/* non-canonical with 4- and 5-level paging alike */
+	m.r[0].uaddr = 0x7ffffffffffe0000ULL;
+	m.r[0].size = 2 * HL_PAGE;
+	expect_table(&vm, &m, "mem_table_noncanonical_uaddr_einval", -EINVAL);
+	m.t.reserved = 1;
+	expect_table(&vm, &m, "mem_table_reserved_einval", -EINVAL);
+	m.r[0].reserved = 1;
+	expect_table(&vm, &m, "mem_table_region_reserved_einval", -EINVAL);
+	m.r[0].flags = 0x2;
+	expect_table(&vm, &m, "mem_table_unknown_flag_einval", -EINVAL);
+	m.r[0].flags = KVMPFM_MEM_READONLY;
+	expect_table(&vm, &m, "mem_table_readonly_ok", 0);
+	/* at most KVMPFM_MAX_MEM_REGIONS: a page each, one host page */
+	for (i = 0; i <= KVMPFM_MAX_MEM_REGIONS; i++) {
+		m.r[i].gpa = HL_MEM_SIZE + i * HL_PAGE;
+		m.r[i].size = HL_PAGE;
+		m.r[i].uaddr = (uintptr_t)vm.mem;
+	}
+	m.r[0].gpa = 0;
+	m.r[0].size = HL_MEM_SIZE;
+	m.t.nr = KVMPFM_MAX_MEM_REGIONS;
+	HL_EXPECT("mem_table_max_regions_ok", set_table(vm.pfm_fd, &m), 0);
+	m.t.nr = KVMPFM_MAX_MEM_REGIONS + 1;
+	expect_table(&vm, &m, "mem_table_too_many_regions_einval", -EINVAL);
+	HL_EXPECT("mem_table_bad_pointer_efault",
+		  HL_IOCTL(vm.pfm_fd, KVMPFM_SET_MEM_TABLE, (void *)8), -EFAULT);
+	/* the refusals left the table as it was: the RAM, commands work */
+	HL_EXPECT("mem_table_refused_keeps_table",
+		  cb_pmu_info(&vm.vcpus[0].cb, &info), 0);
+
+	/* another process (the fd inherited, the mm not): EPERM */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(-set_table(vm.pfm_fd, &m) & 0xff);
+	st = 0;
+	waitpid(pid, &st, 0);
+	hl_check(WIFEXITED(st) && WEXITSTATUS(st) == EPERM,
+		 "mem_table_other_process_eperm", "child got %s",
+		 WIFEXITED(st) ? hl_errname(WEXITSTATUS(st)) : "killed");
+	hl_vm_destroy(&vm);
+}
+
+/* ---- the pages the module wrote (KVMPFM_GET_DIRTY_LOG) --------------- */
+
+/* @gpa's frame among @gfns[@nr] */
+static bool has_gfn(const uint64_t *gfns, uint32_t nr, uint64_t gpa)
+{
+	uint32_t i;
+
+	for (i = 0; i < nr; i++)
+		if (gfns[i] == gpa / HL_PAGE)
+			return true;
+	return false;
+}
+
+/*
+ * The results of a PMU_INFO DOORBELL land in the first page of the
+ * command block: that page is what the module reports written.
+ */
+static void t_dirty_log_ioctl(void)
+{
+	struct kvmpfm_dirty_log log;
+	struct pvpfm_pmu_info info;
+	uint64_t gfns[64], gfn;
+	uint32_t nr, more, fetches;
+	struct hl_vcpu *v;
+	struct hl_vm vm;
+	bool found;
+	int ret;
+
+	ret = hl_vm_simple(&vm, 1);
+	if (!hl_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
+		return;
+	v = &vm.vcpus[0];
+	ret = cb_pmu_info(&v->cb, &info);
+	memset(&log, 0, sizeof(log));
+	log.gfns = (uintptr_t)gfns;
+	log.max = 64;
+	log.reserved = 1;
+	HL_EXPECT("dirty_log_reserved_einval",
+		  HL_IOCTL(vm.pfm_fd, KVMPFM_GET_DIRTY_LOG, &log), -EINVAL);
+	HL_EXPECT("dirty_log_bad_struct_efault",
+		  HL_IOCTL(vm.pfm_fd, KVMPFM_GET_DIRTY_LOG, (void *)8), -EFAULT);
+	HL_EXPECT("dirty_log_bad_gfns_efault",
+		  hl_dirty_fetch(&vm, (uint64_t *)8, 64, &nr, &more), -EFAULT);
+	/* what the failed fetch took is not lost: the next one has it */
+	ret = ret ? ret : hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
+	hl_check(!ret && has_gfn(gfns, nr, v->cmd_gpa) && !more,
+		 "dirty_log_after_efault_nothing_lost",
+		 "%s: %u gfns, the block's first page %sin them, more %u",
+		 hl_status_str(ret), nr,
+		 has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ", more);
+	/* taken is forgotten */
+	ret = hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
+	hl_check(!ret && !nr && !more, "dirty_log_taken_forgotten",
+		 "%s: %u gfns, more %u", hl_status_str(ret), nr, more);
+	/* the next DOORBELL writes the block again */
+	ret = cb_pmu_info(&v->cb, &info);
+	ret = ret ? ret : hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
+	hl_check(!ret && has_gfn(gfns, nr, v->cmd_gpa),
+		 "dirty_log_doorbell_again",
+		 "%s: the block's first page %sin the %u gfns",
+		 hl_status_str(ret), has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ",
+		 nr);
+	/*
+	 * A fetch with room for one page makes progress: one page each time
+	 * until none is left, the block's page among them
+	 */
+	ret = cb_pmu_info(&v->cb, &info);
+	found = false;
+	for (fetches = 0; !ret && fetches < 16; fetches++) {
+		ret = hl_dirty_fetch(&vm, &gfn, 1, &nr, &more);
+		if (ret || nr != 1)
+			break;
+		found |= gfn == v->cmd_gpa / HL_PAGE;
+		if (!more)
+			break;
+	}
+	hl_check(!ret && nr == 1 && !more && found, "dirty_log_one_at_a_time",
+		 "%s after %u fetches of one: last %u gfns, more %u, the "
+		 "block's page %sseen", hl_status_str(ret), fetches + 1, nr,
+		 more, found ? "" : "not ");
 	hl_vm_destroy(&vm);
 }
 
@@ -1011,6 +1307,10 @@ int main(void)
 	t_node_mode();
 	t_event_map_unpriv();
 	t_vcpu_ids();
+	t_one_vm_binding();
+	t_foreign_vcpu();
+	t_mem_table();
+	t_dirty_log_ioctl();
 	hl_check_module_idle("ioctl_module_idle");
 	return hl_summary();
 }

@@ -10,8 +10,11 @@
  *                   the destination's exits, sets go on switching, and the
  *                   time between export and import (300 ms) is not active
  *                   time; the sampling pages are registered again
- *   vCPUs held      GET_STATE while a vCPU is in KVM_RUN: EBUSY (a size
- *                   query is allowed); SET_STATE into a VM whose vCPU
+ *   vCPUs held      GET_STATE while a bound vCPU thread is in KVM_RUN:
+ *                   EBUSY (a size query is allowed), still EBUSY while
+ *                   one of two is, taken once both returned; SET_STATE
+ *                   while a destination vCPU is in KVM_RUN: EBUSY, taken
+ *                   once it returned; SET_STATE into a VM whose vCPU
  *                   threads are not bound: refused (COUNTER)
  *   refusals        missing event (destination without the event map):
  *                   ENOENT naming context, set and PMD; a second import:
@@ -203,13 +206,17 @@ static bool export(struct hl_vm *vm, struct stream *s)
 			hl_status_str(ret), st.size);
 }
 
-/* GET_STATE needs every vCPU out of KVM_RUN; a size query does not */
+/*
+ * GET_STATE needs every bound vCPU thread out of KVM_RUN (between its
+ * entry into the guest and the return of KVM_RUN); a size query does not
+ */
 static void t_busy(struct hl_vm *vm, const struct stream *s)
 {
 	struct kvmpfm_state st;
 	uint8_t *buf = calloc(1, s->size);
 
 	hl_call_async(&vm->vcpus[0], spin_fn, NULL);
+	hl_call_async(&vm->vcpus[1], spin_fn, NULL);
 	usleep(50000);
 	memset(&st, 0, sizeof(st));
 	HL_EXPECT("size_query_while_running",
@@ -219,6 +226,13 @@ static void t_busy(struct hl_vm *vm, const struct stream *s)
 	HL_EXPECT("export_while_running_ebusy",
 		  state_ioctl(vm, KVMPFM_GET_STATE, &st), -EBUSY);
 	hl_kick_and_wait(&vm->vcpus[0]);
+	st.size = s->size;
+	HL_EXPECT("export_while_one_runs_ebusy",
+		  state_ioctl(vm, KVMPFM_GET_STATE, &st), -EBUSY);
+	hl_kick_and_wait(&vm->vcpus[1]);
+	st.size = s->size;
+	HL_EXPECT("export_once_all_returned_ok",
+		  state_ioctl(vm, KVMPFM_GET_STATE, &st), 0);
 	free(buf);
 }
 
@@ -232,6 +246,12 @@ static void t_counts(struct hl_vm *src, struct hl_vm *dst,
 	struct kvmpfm_state st;
 	int ret;
 
+	/* not while a destination vCPU is inside KVM_RUN */
+	hl_call_async(&dst->vcpus[1], spin_fn, NULL);
+	usleep(50000);
+	HL_EXPECT("import_while_running_ebusy",
+		  import(dst, s->buf, s->size, &st), -EBUSY);
+	hl_kick_and_wait(&dst->vcpus[1]);
 	hl_module_stats(&ms0);
 	ret = import(dst, s->buf, s->size, &st);
 	hl_module_stats(&ms1);

@@ -19,9 +19,14 @@
  *   SMPL_REGISTER    errors; pages registered (module stats:
  *                    pinned_pages) once per guest page, released with the
  *                    context
- *   dirty log        with KVM_MEM_LOG_DIRTY_PAGES on, the pages the host
- *                    wrote (command block results, samples) are reported
- *                    dirty by KVM_GET_DIRTY_LOG, as live migration needs
+ *   dirty log        the pages the host wrote (command block results,
+ *                    samples) are reported by KVMPFM_GET_DIRTY_LOG, as
+ *                    live migration needs
+ *
+ * Each vCPU thread enters the guest once before the tests, as a QEMU
+ * vCPU has before its first DOORBELL: the module learns the KVM vCPU a
+ * thread runs when it enters the guest, and a sample records that
+ * vCPU's RIP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -189,6 +194,12 @@ static void check_entries(const char *pfx, struct buf *b, uint64_t count,
 		 "reset %#" PRIx64 " mask %#" PRIx64 ": %s, %" PRIu64
 		 " changes in %" PRIu64 " entries", reset, rmask,
 		 reset_ok ? "in range" : "out of range", distinct, count);
+}
+
+static int run_once_fn(struct hl_vcpu *v, void *unused)
+{
+	(void)unused;
+	return hl_run_io(v, 1);
 }
 
 static int get_rip(struct hl_vcpu *v, void *p)
@@ -614,10 +625,11 @@ static void t_register(void)
 }
 
 /*
- * Live migration copies the guest pages KVM's dirty log reports: what the
+ * Live migration copies the guest pages its dirty log reports; QEMU adds
+ * the module's (KVMPFM_GET_DIRTY_LOG) to KVM's at each sync: what the
  * host writes into guest RAM (command block results, samples, the
- * buffer header) must be reported dirty, or a migrated guest sees stale
- * results and loses samples.
+ * buffer header) must be in it, or a migrated guest sees stale results
+ * and loses samples.
  */
 static void t_dirty_log(void)
 {
@@ -644,7 +656,8 @@ static void t_dirty_log(void)
 	hl_dirty_log(&dvm, bm);
 	hl_check(!ret && hl_dirty(bm, v->cmd_gpa), "dirty_log_command_block",
 		 "status %s: the command block page %#" PRIx64 " the host wrote "
-		 "results to is not in KVM's dirty log", hl_status_str(ret),
+		 "results to is not in the module's dirty log",
+		 hl_status_str(ret),
 		 (uint64_t)v->cmd_gpa);
 
 	buf = hl_gpa_alloc(&dvm, HL_PAGE);
@@ -660,7 +673,7 @@ static void t_dirty_log(void)
 	hl_check(!ret && r.notes && ((pfm_dfl_smpl_hdr_t *)hl_hva(&dvm, buf))->hdr_count &&
 		 hl_dirty(bm, buf), "dirty_log_sampling_buffer",
 		 "status %s, %" PRIu64 " samples: the buffer page %#" PRIx64
-		 " the host wrote them to is %sin KVM's dirty log",
+		 " the host wrote them to is %sin the module's dirty log",
 		 hl_status_str(ret),
 		 (uint64_t)((pfm_dfl_smpl_hdr_t *)hl_hva(&dvm, buf))->hdr_count,
 		 buf, hl_dirty(bm, buf) ? "" : "not ");
@@ -680,6 +693,11 @@ int main(void)
 		return hl_summary();
 	v0 = &vm.vcpus[0];
 	v1 = &vm.vcpus[1];
+	ret = hl_call(v0, run_once_fn, NULL);
+	ret = ret ? ret : hl_call(v1, run_once_fn, NULL);
+	if (!hl_check(!ret, "smpl_vcpus_entered", "KVM_RUN: %s",
+		      hl_errname(ret)))
+		return hl_summary();
 	sample_run("smpl", 0);
 	sample_run("smpl_random", 0xffff);
 	t_notify_no_format();

@@ -20,7 +20,8 @@
  *   destroy_everything  UNLOAD/DESTROY of running, masked, sampling
  *                       contexts by command: no perf event or pin left
  *   rebind              the same VM bound again after a teardown
- *   one_binding         a second perfmon file binding the same VM: EBUSY
+ *   one_binding         a second perfmon file whose vCPU thread enters the
+ *                       same VM: its DOORBELL EBUSY
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -409,12 +410,44 @@ static void t_rebind(void)
 	hl_check_module_idle("rebind_module_idle");
 }
 
+/* a thread of a second binding of the VM: KVM vCPU 0 is what it runs */
+struct second_req {
+	struct hl_vm *vm;
+	int fd;
+	int bind, db_before, run, db;	/* 0, -errno or the block's status */
+};
+
+static int second_thread(void *p)
+{
+	struct kvmpfm_cmd_block cb = { .vcpu = 0, .gpa = HL_CMD_GPA(0) };
+	struct second_req *r = p;
+	void *block = hl_hva(r->vm, HL_CMD_GPA(0));
+
+	r->bind = HL_IOCTL(r->fd, KVMPFM_BIND_VCPU, 0UL);
+	r->bind = r->bind ? r->bind : HL_IOCTL(r->fd, KVMPFM_SET_CMD_BLOCK, &cb);
+	if (r->bind)
+		return 0;
+	r->db_before = hl_pmu_info_doorbell(r->fd, 0, block);
+	r->run = hl_run_io(&r->vm->vcpus[0], 1);
+	r->db = hl_pmu_info_doorbell(r->fd, 0, block);
+	return 0;
+}
+
+static int run_once_fn(struct hl_vcpu *v, void *unused)
+{
+	(void)unused;
+	return hl_run_io(v, 1);
+}
+
 /*
- * One binding per VM: a second file binding a bound VM is refused, the
- * first goes on working; once the first is closed the VM binds again.
+ * One binding per VM: a second file binds (BIND_VM names no VM), but
+ * once a thread of it has entered a VM the first binding's vCPU runs,
+ * its DOORBELL is refused; the first goes on working; once both are
+ * closed the VM binds again.
  */
 static void t_one_binding(void)
 {
+	struct second_req r;
 	struct hl_vm vm;
 	struct hl_vcpu *v;
 	uint32_t id = 0;
@@ -425,8 +458,20 @@ static void t_one_binding(void)
 		return;
 	v = &vm.vcpus[0];
 	fd1 = vm.pfm_fd;
-	ret = hl_vm_bind(&vm);		/* a second file, same VM */
-	HL_EXPECT("one_binding_second_ebusy", ret, -EBUSY);
+	/* the first binding's vCPU enters the VM and rings: the VM is its */
+	ret = hl_call(v, run_once_fn, NULL);
+	ret = ret ? ret : cb_pmu_info(&v->cb, &(struct pvpfm_pmu_info){ 0 });
+	HL_EXPECT("one_binding_first_entered", ret, 0);
+	ret = hl_vm_bind(&vm);		/* a second file, same process */
+	HL_EXPECT("one_binding_second_binds", ret, 0);
+	memset(&r, 0, sizeof(r));
+	r.vm = &vm;
+	r.fd = vm.pfm_fd;
+	ret = ret ? ret : hl_on_new_thread(second_thread, &r);
+	HL_EXPECT("one_binding_second_vcpu_binds", ret ? ret : r.bind, 0);
+	HL_EXPECT("one_binding_second_before_entry_ok", r.db_before, 0);
+	HL_EXPECT("one_binding_second_entered", r.run, 0);
+	HL_EXPECT("one_binding_second_ebusy", r.db, -EBUSY);
 	hl_vm_close_pfm(&vm);
 	vm.pfm_fd = fd1;
 	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
@@ -435,6 +480,8 @@ static void t_one_binding(void)
 	hl_vm_close_pfm(&vm);
 	ret = hl_vm_bind(&vm);
 	ret = ret ? ret : hl_call(v, hl_vcpu_bind_fn, NULL);
+	ret = ret ? ret : hl_call(v, run_once_fn, NULL);
+	ret = ret ? ret : cb_pmu_info(&v->cb, &(struct pvpfm_pmu_info){ 0 });
 	HL_EXPECT("one_binding_after_close", ret, 0);
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("one_binding_module_idle");

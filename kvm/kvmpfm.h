@@ -181,6 +181,7 @@ struct kvmpfm_vm {
 	 * not yet fetched as dirty: gfn -> kvmpfm_smpl_page; under @lock
 	 */
 	struct xarray smpl_pages;
+	u32 nr_released;		/* of those, released (refs 0) */
 
 	u32 nr_aliases;
 	struct kvmpfm_event_map_entry *aliases;

@@ -214,7 +214,11 @@ static void probes_put(void)
 	mutex_unlock(&probes_lock);
 }
 
-/* BIND_VCPU, from the vCPU's thread: @v->task is set */
+/*
+ * BIND_VCPU, from the vCPU's thread: @v->task is set. A thread is one
+ * vCPU, of one binding: -EBUSY if it is bound already (the KVM vCPU it
+ * runs could not be told apart).
+ */
 int kvmpfm_vcpu_thread_add(struct kvmpfm_vcpu *v)
 {
 	int ret = probes_get();
@@ -222,9 +226,16 @@ int kvmpfm_vcpu_thread_add(struct kvmpfm_vcpu *v)
 	if (ret)
 		return ret;
 	spin_lock(&thread_lock);
-	hash_add_rcu(thread_vcpus, &v->thread_node, (unsigned long)v->task);
+	if (thread_vcpu(v->task)) {
+		ret = -EBUSY;
+	} else {
+		hash_add_rcu(thread_vcpus, &v->thread_node,
+			     (unsigned long)v->task);
+	}
 	spin_unlock(&thread_lock);
-	return 0;
+	if (ret)
+		probes_put();
+	return ret;
 }
 
 /*

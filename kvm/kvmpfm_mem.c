@@ -35,6 +35,9 @@ struct kvmpfm_memmap {
 
 #define SMPL_PAGE_DIRTY		XA_MARK_1
 
+/* released sampling pages kept, written, until the VMM's next fetch */
+#define KVMPFM_RELEASED_MAX	1024
+
 /* at most one fetch's worth per call: the rest waits for the next */
 #define KVMPFM_DIRTY_BATCH	4096
 
@@ -256,8 +259,10 @@ int kvmpfm_guest_check(void *be, u64 gpa, u64 len)
 	pg = xa_load(&vm->smpl_pages, gfn);
 	if (pg) {
 		/* refs 0: released, kept only until its dirty page is fetched */
-		if (!pg->refs++)
+		if (!pg->refs++) {
 			kvmpfm_account(&kvmpfm_nr_smpl_pages, 1);
+			vm->nr_released--;
+		}
 		return 0;
 	}
 	pg = kvmpfm_zalloc(sizeof(*pg));
@@ -274,7 +279,11 @@ int kvmpfm_guest_check(void *be, u64 gpa, u64 len)
 
 /*
  * A page no longer used for sampling. Written since the last fetch: its
- * entry stays (refs 0) until the fetch has reported it.
+ * entry stays (refs 0) until the fetch has reported it, for at most
+ * KVMPFM_RELEASED_MAX such pages per VM: QEMU fetches only while it
+ * migrates, and a guest that keeps moving its buffers must not grow
+ * this. Past the bound the page is forgotten: the guest released it,
+ * what it holds is the guest's to write again.
  */
 void kvmpfm_guest_release(void *be, u64 gpa, u64 len)
 {
@@ -285,8 +294,11 @@ void kvmpfm_guest_release(void *be, u64 gpa, u64 len)
 	if (!pg || !pg->refs || --pg->refs)
 		return;
 	kvmpfm_account(&kvmpfm_nr_smpl_pages, -1);
-	if (xa_get_mark(&vm->smpl_pages, gfn, SMPL_PAGE_DIRTY))
+	if (xa_get_mark(&vm->smpl_pages, gfn, SMPL_PAGE_DIRTY) &&
+	    vm->nr_released < KVMPFM_RELEASED_MAX) {
+		vm->nr_released++;
 		return;
+	}
 	xa_erase(&vm->smpl_pages, gfn);
 	kvmpfm_free(pg);
 }
@@ -346,6 +358,7 @@ static u32 dirty_take(struct kvmpfm_vm *vm, u64 *gfns, u32 max, bool *more)
 		if (!pg->refs) {
 			xa_erase(&vm->smpl_pages, gfn);
 			kvmpfm_free(pg);
+			vm->nr_released--;
 		}
 	}
 	return nr;

@@ -302,6 +302,8 @@ static int bind_vcpu_locked(struct kvmpfm_vm *vm, unsigned long index)
 	if (ret) {
 		WRITE_ONCE(vcpu->task, NULL);
 		put_task_struct(current);
+		kvmpfm_free(vcpu->cmd_buf);
+		vcpu->cmd_buf = NULL;
 	}
 	return ret;
 }

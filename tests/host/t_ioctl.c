@@ -203,7 +203,7 @@ static int vcpu0_ioctls(struct hl_vcpu *v, void *p)
 	ef.vcpu = 7;
 	r->ef_range = HL_IOCTL(pfm, KVMPFM_SET_EVENTFD, &ef);
 
-	/* vCPU 1 is bound to no thread: not ours to ring */
+	/* vCPU 1 is bound to no thread yet: not ours to ring */
 	r->db_other_index = HL_IOCTL(pfm, KVMPFM_DOORBELL, 1UL);
 	r->db_ok = cb_pmu_info(&v->cb, &(struct pvpfm_pmu_info){ 0 });
 	return 0;
@@ -214,6 +214,13 @@ static int bind_self(struct hl_vcpu *v, void *p)
 	(void)p;
 	return HL_IOCTL(v->vm->pfm_fd, KVMPFM_BIND_VCPU,
 			(unsigned long)v->index);
+}
+
+/* vCPU 1 from another vCPU's thread */
+static int bind_one(struct hl_vcpu *v, void *p)
+{
+	(void)p;
+	return HL_IOCTL(v->vm->pfm_fd, KVMPFM_BIND_VCPU, 1UL);
 }
 
 static void t_bind_vcpu(void)
@@ -240,7 +247,8 @@ static void t_bind_vcpu(void)
 		      hl_errname(ret)))
 		goto out;
 	HL_EXPECT("bind_vcpu_again_same_thread_ok", r.bind_again, 0);
-	HL_EXPECT("bind_vcpu_second_index_ok", r.bind_other, 0);
+	/* a thread is one vCPU: its KVM vCPU could not be told apart */
+	HL_EXPECT("bind_vcpu_second_index_ebusy", r.bind_other, -EBUSY);
 	HL_EXPECT("doorbell_before_cmd_block_enxio", r.db_before_cb, -ENXIO);
 	HL_EXPECT("cmd_block_unaligned_einval", r.cb_unaligned, -EINVAL);
 	HL_EXPECT("cmd_block_outside_ram_efault", r.cb_outside, -EFAULT);
@@ -252,13 +260,15 @@ static void t_bind_vcpu(void)
 	HL_EXPECT("eventfd_detach_ok", r.ef_detach, 0);
 	HL_EXPECT("eventfd_ok", r.ef_ok, 0);
 	HL_EXPECT("eventfd_bad_vcpu_einval", r.ef_range, -EINVAL);
-	/* vCPU 1 was bound by vCPU 0's thread (above): that thread owns it */
-	HL_EXPECT("doorbell_vcpu1_no_block_enxio", r.db_other_index, -ENXIO);
+	/* vCPU 1 is bound to no thread: not vCPU 0's thread's to ring */
+	HL_EXPECT("doorbell_vcpu1_unbound_eperm", r.db_other_index, -EPERM);
 	HL_EXPECT("doorbell_ok", r.db_ok, 0);
 
-	/* vCPU 1 is vCPU 0's thread's now: its own thread is refused */
-	HL_EXPECT("bind_vcpu_taken_ebusy", hl_call(&vm.vcpus[1], bind_self, NULL),
-		  -EBUSY);
+	/* vCPU 1's own thread binds it; vCPU 0's may not take it then */
+	HL_EXPECT("bind_vcpu_own_thread_ok",
+		  hl_call(&vm.vcpus[1], bind_self, NULL), 0);
+	HL_EXPECT("bind_vcpu_taken_ebusy",
+		  hl_call(&vm.vcpus[0], bind_one, NULL), -EBUSY);
 	/* from the main thread (not the bound one) */
 	HL_EXPECT("doorbell_main_thread_eperm",
 		  HL_IOCTL(vm.pfm_fd, KVMPFM_DOORBELL, 0UL), -EPERM);

@@ -499,12 +499,12 @@ static bool guest_rip(struct kvm_vcpu *kv, bool loaded, u64 *ip)
 		*ip = 0;		/* SEV-ES: the host cannot see it */
 		return true;
 	}
-	if (!test_bit(VCPU_REGS_RIP, (unsigned long *)&kv->arch.regs_avail)) {
+	if (!test_bit(KVMPFM_REG_RIP, (unsigned long *)&kv->arch.regs_avail)) {
 		if (!loaded)
 			return false;
-		static_call(kvm_x86_cache_reg)(kv, VCPU_REGS_RIP);
+		static_call(kvm_x86_cache_reg)(kv, KVMPFM_REG_RIP);
 	}
-	*ip = kv->arch.regs[VCPU_REGS_RIP];
+	*ip = kvmpfm_cached_rip(kv);
 	return true;
 }
 
@@ -643,9 +643,8 @@ static int kvmpfm_counter_open(void *be, struct pfm_counter *c)
 		return -ENODEV;
 	/* here, not at bind: no counter, nothing to hold (vm->lock held) */
 	if (!vcpu->throttle_timer_ready) {
-		hrtimer_init(&vcpu->throttle_timer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_ABS_PINNED);
-		vcpu->throttle_timer.function = throttle_timer_fn;
+		hrtimer_setup(&vcpu->throttle_timer, throttle_timer_fn,
+			      CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED);
 		vcpu->throttle_timer_ready = true;
 	}
 	ret = translate(vm, &c->ev, &attr, &poll);

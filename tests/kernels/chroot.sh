@@ -15,10 +15,10 @@
 # Cached by content outside the repository, in
 # $XDG_CACHE_HOME/kvm-perfmon/kernels/SUITE/KEY (default ~/.cache). KEY
 # hashes this script, the mirror and the version of linux-headers-amd64
-# that the suite's index names now, read with a private apt configuration
-# in kernels/apt/SUITE (the machine's /etc/apt is neither read for sources
-# nor changed): a new upload of the suite's kernel makes a new chroot, and
-# the suite's older ones are removed. Without the registry (offline), the
+# that the suite's index names now (tests/kernels/apt.sh: a private apt
+# configuration, the machine's /etc/apt neither read for sources nor
+# changed; read at most every 10 minutes): a new upload of the suite's
+# kernel makes a new chroot, and the suite's older ones are removed. Without the registry (offline), the
 # suite's newest cached chroot is used, saying so.
 # Locking: kernels/SUITE/.lock, exclusive while a chroot is looked up or
 # made, shared while one is used (run.sh): one is never replaced under a
@@ -26,6 +26,7 @@
 # Needs root, debootstrap, flock.
 set -euo pipefail
 
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MIRROR=${KERNELS_MIRROR:-http://deb.debian.org/debian}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # what building an out-of-tree module needs on top of minbase:
@@ -50,29 +51,16 @@ mkdir -p "$cache"
 exec 8>>"$cache/.lock"
 flock 8
 
-# The version of linux-headers-amd64 in the suite's index now, through
-# apt with every path of its own (sources, lists, cache, dpkg status,
-# preferences)
-apt_dir=$base/apt/$suite
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-echo "deb [signed-by=$KEYRING] $MIRROR $suite main" >"$apt_dir/sources.list"
-: >"$apt_dir/status"
-apt_opts=(-o "Dir::Etc::sourcelist=$apt_dir/sources.list"
-	-o Dir::Etc::sourceparts=/dev/null
-	-o "Dir::State::Lists=$apt_dir/lists"
-	-o "Dir::Cache=$apt_dir/cache"
-	-o "Dir::State::status=$apt_dir/status"
-	-o Dir::Etc::preferencesparts=/dev/null)
+# the version of linux-headers-amd64 in the suite's index now
 version=
-if apt-get "${apt_opts[@]}" -qq update >"$apt_dir/update.log" 2>&1; then
-	version=$(apt-cache "${apt_opts[@]}" show --no-all-versions \
-		linux-headers-amd64 2>/dev/null | sed -n 's/^Version: //p')
+if "$here/apt.sh" "$suite" update; then
+	version=$("$here/apt.sh" "$suite" version linux-headers-amd64)
 fi
 if [ -z "$version" ]; then
 	# shellcheck disable=SC2012 # the cache's own names: hex keys
 	newest=$(ls -td "$cache"/*/headers 2>/dev/null | head -n 1)
-	[ -n "$newest" ] || { cat "$apt_dir/update.log" >&2; die \
-		"cannot read $suite's index from $MIRROR, and no chroot of it is cached"; }
+	[ -n "$newest" ] ||
+		die "cannot read $suite's index from $MIRROR, and no chroot of it is cached"
 	echo "kernels/chroot.sh: $suite: no index from $MIRROR (offline?);" \
 		"using the cached chroot with $(cat "$newest")" >&2
 	echo "${newest%/headers}"

@@ -28,8 +28,8 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 
 .PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
 	test-deps test-build test-unit test-kbuild test-checkpatch test-fuzz \
-	test-host test-images test-qemu test-vm test-migrate test-operator \
-	test-libvirt \
+	test-host test-kernels test-images test-qemu test-vm test-migrate \
+	test-operator test-libvirt \
 	test-bench \
 	test-run guest \
 	qemu bench host-tools \
@@ -116,14 +116,16 @@ checkpatch:
 # - images beside qemu: debootstrap for the libvirt stage's Debian root
 #   filesystems (network and dpkg; minutes cold, nothing warm) while QEMU
 #   builds (compiler-bound, the longest step cold);
+# - kernels beside them and the rig's stages: cold it is debootstrap too,
+#   warm seven module builds on one core, one after the other;
 # - two lanes of rig runs, one L1 each: vm then libvirt in the rig's
 #   first slot (libvirt builds its packages and copies its images while
 #   vm's rig runs, then waits for the slot), migrate and operator one
 #   after the other in its second (RIG_SLOT=2, tests/rig/boot-l1.sh);
 # - bench alone: its figures are timed.
-TEST_STAGES := deps build unit kbuild checkpatch fuzz host images qemu \
-	migrate operator libvirt vm bench run
-TEST_ALONGSIDE := fuzz images migrate operator libvirt
+TEST_STAGES := deps build unit kbuild checkpatch fuzz host kernels images \
+	qemu migrate operator libvirt vm bench run
+TEST_ALONGSIDE := fuzz kernels images migrate operator libvirt
 TEST_RIG_SLOT2 := migrate operator
 TEST_ALONE := bench
 
@@ -174,6 +176,13 @@ test-fuzz:
 # WARN, BUG, oops or leak in L1's kernel log
 test-host:
 	$(SUBMAKE) -C $(TOP)/tests/host check
+
+# both modules against the Debian kernels they are for, as
+# tests/kernels/matrix says (bullseye's 5.10 to unstable's 7.x): compile
+# and link only, warnings fatal, each in its suite's debootstrap-made
+# chroot (cached by content outside the tree: tests/kernels/chroot.sh)
+test-kernels:
+	$(TOP)/tests/kernels/run.sh
 
 # tests/host's t_uaf on a two-CPU L1, where closing a counter can race its
 # overflow handler on the other CPU (issue 9, finding 4; see t_uaf.c)

@@ -285,13 +285,12 @@ static bool guest_rip(struct kvm_vcpu *kv, bool loaded, u64 *ip)
 		*ip = 0;		/* SEV-ES: the host cannot see it */
 		return true;
 	}
-	if (!test_bit(KVMPFM_VCPU_REG_RIP,
-		      (unsigned long *)&kv->arch.regs_avail)) {
+	if (!test_bit(KVMPFM_REG_RIP, (unsigned long *)&kv->arch.regs_avail)) {
 		if (!loaded)
 			return false;
-		static_call(kvm_x86_cache_reg)(kv, KVMPFM_VCPU_REG_RIP);
+		static_call(kvm_x86_cache_reg)(kv, KVMPFM_REG_RIP);
 	}
-	*ip = kv->arch.regs[KVMPFM_VCPU_REG_RIP];
+	*ip = kvmpfm_cached_rip(kv);
 	return true;
 }
 

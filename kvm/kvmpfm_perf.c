@@ -606,9 +606,8 @@ static int kvmpfm_counter_open(void *be, struct pfm_counter *c)
 		return -ENODEV;
 	/* here, not at bind: no counter, nothing to hold (vm->lock held) */
 	if (!vcpu->throttle_timer_ready) {
-		hrtimer_init(&vcpu->throttle_timer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_ABS_PINNED);
-		vcpu->throttle_timer.function = throttle_timer_fn;
+		hrtimer_setup(&vcpu->throttle_timer, throttle_timer_fn,
+			      CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED);
 		vcpu->throttle_timer_ready = true;
 	}
 	ret = translate(vm, &c->ev, &attr, &poll);

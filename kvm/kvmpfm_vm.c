@@ -79,8 +79,8 @@ static void vcpu_init(struct kvmpfm_vm *vm, u32 index)
 	vcpu->index = index;
 	init_irq_work(&vcpu->irq_work, kvmpfm_vcpu_irq_work);
 	init_task_work(&vcpu->task_work, kvmpfm_vcpu_task_work);
-	hrtimer_init(&vcpu->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
-	vcpu->timer.function = kvmpfm_timer_fn;
+	hrtimer_setup(&vcpu->timer, kvmpfm_timer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED);
 }
 
 /* after an RCU grace period since kvmpfm_vcpu_thread_del() */

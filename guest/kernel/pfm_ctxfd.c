@@ -269,8 +269,8 @@ static int pfm_load_system(struct pfm_dev_req *req)
 	ret = pfm_load_system_on(req);
 	if (ret != -EXDEV)
 		return ret;
-	/* a CPU unplugged meanwhile: -ENODEV, as work_on_cpu_safe() says */
-	ret = work_on_cpu_safe(cpu, pfm_load_system_on, req);
+	/* a CPU unplugged meanwhile: -ENODEV, as pfm_work_on_cpu_safe() says */
+	ret = pfm_work_on_cpu_safe(cpu, pfm_load_system_on, req);
 	return ret == -EXDEV ? -EINVAL : ret;
 }
 

@@ -63,7 +63,6 @@
 #include <linux/preempt.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
-#include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -241,7 +240,7 @@ static struct preempt_ops pfm_preempt_ops = {
 /* a program the owner of the thread's previous one may not dump */
 static bool exec_changed_owner(void)
 {
-	return current->mm && get_dumpable(current->mm) != SUID_DUMP_USER;
+	return current->mm && !pfm_current_dumpable_by_owner();
 }
 
 /* attach: runs in the monitored thread when it resumes */

@@ -69,7 +69,7 @@ static struct dentry *pfm_proc_child(struct dentry *dir, const char *name)
 {
 	struct dentry *child;
 
-	child = lookup_one_len_unlocked(name, dir, strlen(name));
+	child = pfm_lookup_one_unlocked(name, dir);
 	dput(dir);
 	if (!IS_ERR(child) && d_is_negative(child)) {
 		dput(child);

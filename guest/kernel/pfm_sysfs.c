@@ -229,7 +229,7 @@ static int pfm_sysfs_add_regs(void)
 		if (!rk)
 			return -ENOMEM;
 		rk->desc = *r;
-		ret = kobject_init_and_add(&rk->kobj, &pfm_reg_ktype,
+		ret = kobject_init_and_add(&rk->kobj, pfm_kobj_type(&pfm_reg_ktype),
 					   pfm_pmu_desc_kobj, "%s%u",
 					   r->type == PVPFM_REG_PMC ?
 					   "pmc" : "pmd", r->num);

@@ -927,6 +927,13 @@ static int bind_index_fn(struct hl_vcpu *v, void *p)
 	return bind_index_thread(p);
 }
 
+/* a request for binding @fd's vCPU @index from a thread that runs @run */
+static struct bind_req bind_req(int fd, unsigned long index,
+				struct hl_vcpu *run)
+{
+	return (struct bind_req){ .fd = fd, .index = index, .run_vcpu = run };
+}
+
 /* KVM vCPUs with ids 3 and 1 (created in that order), bound by hand */
 static int ids_vm(struct hl_vm *vm)
 {
@@ -955,19 +962,13 @@ static void t_vcpu_ids(void)
 	ret = ids_vm(&vm);
 	if (!hl_check(!ret, "vcpu_ids_setup", "VM: %s", hl_errname(ret)))
 		return;
-	memset(&r, 0, sizeof(r));
-	r.fd = -1;
-	r.index = 0;
-	r.run_vcpu = &vm.vcpus[0];
+	r = bind_req(-1, 0, &vm.vcpus[0]);
 	hl_call(&vm.vcpus[0], bind_index_fn, &r);
 	HL_EXPECT("vcpu_ids_index0_id3_bind_ok", r.bind, 0);
 	HL_EXPECT("vcpu_ids_index0_doorbell_before_entry_ok", r.db_before, 0);
 	HL_EXPECT("vcpu_ids_index0_id3_ran", r.run, 0);
 	HL_EXPECT("vcpu_ids_index0_doorbell_after_entry_ok", r.db, 0);
-	memset(&r, 0, sizeof(r));
-	r.fd = -1;
-	r.index = 1;
-	r.run_vcpu = &vm.vcpus[1];
+	r = bind_req(-1, 1, &vm.vcpus[1]);
 	r.run_first = true;
 	hl_call(&vm.vcpus[1], bind_index_fn, &r);
 	HL_EXPECT("vcpu_ids_index1_id1_ran_first", r.run, 0);
@@ -994,10 +995,7 @@ static void t_one_vm_binding(void)
 	if (!hl_check(!ret, "one_vm_binding_setup", "VM: %s", hl_errname(ret)))
 		return;
 	/* the first binding's vCPU 0 runs KVM vCPU 0: the VM is the first's */
-	memset(&r, 0, sizeof(r));
-	r.fd = -1;
-	r.index = 0;
-	r.run_vcpu = &vm.vcpus[0];
+	r = bind_req(-1, 0, &vm.vcpus[0]);
 	hl_call(&vm.vcpus[0], bind_index_fn, &r);
 	HL_EXPECT("one_vm_binding_first_doorbell_ok", r.db, 0);
 
@@ -1007,10 +1005,7 @@ static void t_one_vm_binding(void)
 	ret = ret ? ret : hl_mem_table_set(&vm, fd2);
 	HL_EXPECT("one_vm_binding_second_mem_table_ok", ret, 0);
 	/* its vCPU 0 is the thread of KVM vCPU 1 of the same VM */
-	memset(&r, 0, sizeof(r));
-	r.fd = fd2;
-	r.index = 0;
-	r.run_vcpu = &vm.vcpus[1];
+	r = bind_req(fd2, 0, &vm.vcpus[1]);
 	hl_call(&vm.vcpus[1], bind_index_fn, &r);
 	HL_EXPECT("one_vm_binding_second_bind_vcpu_ok", r.bind, 0);
 	HL_EXPECT("one_vm_binding_second_doorbell_before_entry_ok",
@@ -1064,18 +1059,12 @@ static void t_foreign_vcpu(void)
 		return;
 	}
 	/* index 0, on X's vCPU 0 thread, runs X: X is the binding's VM */
-	memset(&r, 0, sizeof(r));
-	r.fd = -1;
-	r.index = 0;
-	r.run_vcpu = &x.vcpus[0];
+	r = bind_req(-1, 0, &x.vcpus[0]);
 	hl_call(&x.vcpus[0], bind_index_fn, &r);
 	HL_EXPECT("foreign_vcpu_own_vm_doorbell_ok", r.db, 0);
 	/* index 1, on Y's vCPU 0 thread, binds to X and runs Y */
-	memset(&r, 0, sizeof(r));
-	r.fd = -1;
+	r = bind_req(-1, 1, &y.vcpus[0]);
 	r.bound = &x;
-	r.index = 1;
-	r.run_vcpu = &y.vcpus[0];
 	hl_call(&y.vcpus[0], bind_index_fn, &r);
 	HL_EXPECT("foreign_vcpu_bind_ok", r.bind, 0);
 	HL_EXPECT("foreign_vcpu_doorbell_before_entry_ok", r.db_before, 0);
@@ -1085,12 +1074,9 @@ static void t_foreign_vcpu(void)
 		  cb_pmu_info(&x.vcpus[0].cb, &(struct pvpfm_pmu_info){ 0 }),
 		  0);
 	/* index 0's thread, which adopted X's vCPU, now runs Y's vCPU 1 */
-	memset(&r, 0, sizeof(r));
-	r.fd = -1;
+	r = bind_req(-1, 0, &y.vcpus[1]);
 	r.bound = &x;
-	r.index = 0;
 	r.no_bind = true;
-	r.run_vcpu = &y.vcpus[1];
 	hl_call(&x.vcpus[0], bind_index_fn, &r);
 	HL_EXPECT("foreign_vcpu_after_own_ran_other_vm", r.run, 0);
 	HL_EXPECT("foreign_vcpu_after_own_doorbell_ebusy", r.db, -EBUSY);

@@ -37,11 +37,15 @@ die() {
 # shellcheck source=scripts/qemu-source.sh
 . "$TOP/scripts/qemu-source.sh"
 
-# git as format-patch and am behave with no configuration at all
+# git as format-patch and am behave with no configuration at all (and no
+# background gc, which would race the removal of a temporary tree)
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export GIT_COMMITTER_NAME="kvm-perfmon qemu-series.sh"
 export GIT_COMMITTER_EMAIL=dev@kvm-perfmon.invalid
-g() { git -C "$dir" -c core.abbrev=12 -c init.defaultBranch=pvperfmon "$@"; }
+g() {
+	git -C "$dir" -c core.abbrev=12 -c init.defaultBranch=pvperfmon \
+		-c gc.auto=0 -c maintenance.auto=false "$@"
+}
 
 series() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$PATCHES/series"
@@ -64,8 +68,8 @@ make_branch() {
 		g commit -q -m "qemu ${dsc_name#qemu_}: Debian's tree, its patches applied"
 	g tag "$BASE_TAG"
 	while read -r p; do
-		g am -q "$PATCHES/$p" ||
-			die "$p does not apply (git am); see $dir"
+		g am -q "$PATCHES/$p" >&2 ||
+			die "$p does not apply to ${dsc_name#qemu_} (git am)$am_hint"
 	done < <(series)
 	mkdir -p "$dir/include/standard-headers/kvm-perfmon"
 	for h in "${UAPI[@]}"; do
@@ -84,6 +88,7 @@ branch)
 	[ $# -eq 2 ] || die "usage: qemu-series.sh branch DIR"
 	dir=$(realpath -m "$2")
 	[ -e "$dir" ] && die "$dir exists"
+	am_hint="; the branch so far is in $dir"
 	make_branch
 	say "$dir: $(g rev-list --count "$BASE_TAG"..HEAD) commits on $BASE_TAG"
 	;;
@@ -99,6 +104,7 @@ check)
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	dir=$tmp/qemu
+	am_hint=
 	make_branch
 	format "$tmp/out"
 	(cd "$PATCHES" && ls -- *.patch series) >"$tmp/have"

@@ -32,7 +32,7 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 	test-operator test-libvirt \
 	test-bench \
 	test-run guest \
-	qemu bench host-tools \
+	qemu qemu-series bench host-tools \
 	bench-l1-smp2 test-host-smp2 test-stress \
 	run install install-host install-guest deb help clean
 
@@ -81,10 +81,15 @@ host-tools:
 bench: guest
 	$(SUBMAKE) -C $(TOP)/tests/bench
 
-# QEMU 7.2 from Debian's source with qemu-patches/ (cached by content,
-# outside the tree); prints the binary's path last
+# QEMU 10.0 from Debian trixie's source with qemu-patches/ (cached by
+# content, outside the tree); prints the binary's path last
 qemu:
 	$(TOP)/scripts/qemu-build.sh
+
+# qemu-patches/ is what `git format-patch` gives from a branch on Debian's
+# tree (scripts/qemu-series.sh: branch DIR / export DIR to change it)
+qemu-series:
+	$(TOP)/scripts/qemu-series.sh check
 
 unit:
 	$(SUBMAKE) -C $(UNIT_DIR) all
@@ -193,7 +198,7 @@ test-host-smp2:
 test-stress:
 	$(SUBMAKE) -C $(TOP)/tests/host stress
 
-test-qemu: qemu
+test-qemu: qemu-series qemu
 
 # the whole stack: L0 (TCG) -> L1 (KVM + kvm-perfmon.ko + patched QEMU)
 # -> L2 (perfmon2.ko + libperfmon2 + the guest test programs)
@@ -342,6 +347,7 @@ help:
 	@echo "  deps             install the Debian packages the project needs"
 	@echo "  engine kmod guest host-tools bench unit fuzz   build one part"
 	@echo "  qemu             the patched QEMU (cached build; prints its path)"
+	@echo "  qemu-series      check that qemu-patches/ is format-patch's output"
 	@echo "  checkpatch       checkpatch.pl over the kernel code"
 	@echo "  unit-run fuzz-run   run the unit tests, the fuzzers"
 	@echo "  test             every stage below, timed (what CI runs)"

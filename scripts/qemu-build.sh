@@ -3,8 +3,10 @@
 #
 # Build the patched QEMU (x86_64-softmmu only, Debian's feature set: see
 # DEBIAN_OPTS) that provides -device pv-perfmon:
-# Debian bookworm's QEMU 7.2 source (`apt-get source qemu`, Debian's patches
-# applied) + the series in qemu-patches/ + the project's uapi headers.
+# Debian trixie's QEMU 10.0 source package (Debian's patches applied) + the
+# series in qemu-patches/ + the project's uapi headers, built on this host
+# against its own libraries (on bookworm, as bookworm-backports builds the
+# same source).
 #
 #   scripts/qemu-build.sh               build if needed; progress, then the
 #                                       path of qemu-system-x86_64 on the
@@ -13,29 +15,27 @@
 #                                       (progress goes to stderr)
 #
 # Everything lives in ${XDG_CACHE_HOME:-~/.cache}/kvm-perfmon/qemu/, outside
-# the repository:
-#   dl/VERSION/          the source package (.dsc and tarballs) as fetched
+# the repository (scripts/qemu-source.sh: the private apt indexes, the
+# source package by the .dsc's SHA256, meson for configure), and:
 #   build-KEY/src/       the unpacked, patched tree; its build/ directory
 #                        holds qemu-system-x86_64 and build.log the output
 #   build-KEY/done       written last: the build is complete
-# KEY hashes what the binary is made of: the .dsc apt would fetch (name and
-# SHA256), the patches qemu-patches/series names, include/uapi/{perfmon2,pv_perfmon,kvm_perfmon}.h
-# and the configure line (and this script). An unchanged KEY with a done build
-# is a no-op that asks apt nothing but the local index; anything else
-# builds from scratch (about 20 minutes on 2 cores), under a lock, so two
-# runs never build at once. The three newest builds are kept.
+# KEY hashes what the binary is made of: the .dsc trixie's index names
+# (name and SHA256), the patches qemu-patches/series names,
+# include/uapi/{perfmon2,pv_perfmon,kvm_perfmon}.h, the configure line, the
+# meson used and this script. An unchanged KEY with a done build is a no-op
+# that asks apt nothing but the private index (read again once a day);
+# anything else builds from scratch (20 to 30 minutes on 2 cores), under a
+# lock, so two runs never build at once. The three newest builds are kept.
 #
-# Setup done on the way, each only when missing (needs root or sudo):
-# a deb-src line for bookworm main (/etc/apt/sources.list.d/
-# kvm-perfmon-src.list, unless /etc/apt/sources.list* already has one),
-# `apt-get update` after adding it, and the build dependencies.
+# The build dependencies are installed when missing (needs root or sudo);
+# the machine's apt sources are not changed.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PATCHES=$TOP/qemu-patches
 UAPI=(perfmon2.h pv_perfmon.h kvm_perfmon.h)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/kvm-perfmon/qemu
-SRC_LIST=/etc/apt/sources.list.d/kvm-perfmon-src.list
 KEEP_BUILDS=3
 
 # The x86_64 system emulator with Debian's own feature set, so that libvirt
@@ -50,40 +50,45 @@ KEEP_BUILDS=3
 #   - no --enable-modules: everything is built in, so this binary never
 #     loads Debian's modules (which are stamped for Debian's own build)
 #   - no rbd/glusterfs (qemu-block-extra's heavy block drivers) and no Xen
+#   - no blkio: bookworm has no libblkio (trixie has; bookworm-backports'
+#     qemu builds without it too)
 # Firmware, keymaps and ROMs come from Debian's packages at run time
 # (--firmwarepath as Debian's; qemu-system-data, seabios, ipxe-qemu).
 # The build prints where Debian's current list differs from this one.
 # shellcheck disable=SC2054 # the commas are one option's value
-DEBIAN_OPTS=(--enable-capstone --enable-linux-aio
-	--audio-drv-list=pa,alsa,jack,oss --enable-attr --enable-bpf
+DEBIAN_OPTS=(--enable-capstone --enable-linux-aio --disable-sndio
+	--audio-drv-list=pipewire,pa,alsa,jack,oss --enable-attr --enable-bpf
 	--enable-brlapi --enable-virtfs --enable-cap-ng --enable-curl
 	--enable-fdt=system --enable-fuse --enable-gnutls --enable-libiscsi
 	--enable-curses --enable-virglrenderer --enable-opengl --enable-libnfs
-	--enable-smartcard --enable-vnc-sasl --enable-slirp --enable-spice
-	--enable-rdma --enable-linux-io-uring --enable-libusb --enable-usb-redir
+	--enable-numa --enable-smartcard --enable-pixman --enable-vnc-sasl
+	--enable-seccomp --enable-slirp --enable-spice --enable-rdma
+	--enable-linux-io-uring --enable-libusb --enable-usb-redir
 	--enable-libssh --enable-zstd --enable-vde --enable-nettle
 	--enable-libudev --enable-vnc --enable-vnc-jpeg --enable-png
-	--enable-libpmem --enable-kvm --enable-vhost-net --enable-seccomp
-	--enable-numa)
+	--enable-libpmem --enable-kvm --enable-vhost-net)
 # Debian's options that are left out on purpose (see above)
 # shellcheck disable=SC2054
 DEBIAN_OPTS_OMITTED=(--enable-docs --enable-gtk --enable-vte --enable-sdl
-	--audio-drv-list=pa,alsa,jack,oss,sdl)
+	--audio-drv-list=pipewire,pa,alsa,jack,oss,sdl --enable-rbd
+	--enable-glusterfs --enable-blkio)
 
 CONFIGURE=(--target-list=x86_64-softmmu --disable-user --disable-linux-user
 	--disable-xen --disable-docs --disable-install-blobs --enable-tcg
 	--prefix=/usr --sysconfdir=/etc --localstatedir=/var
 	--libexecdir=/usr/lib/qemu
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
-	--with-git-submodules=ignore "${DEBIAN_OPTS[@]}")
+	--disable-download "${DEBIAN_OPTS[@]}")
 
-# The build tools (dpkg-dev for dpkg-source, xz-utils for the tarballs),
+# The build tools (dpkg-dev for dpkg-source, xz-utils for the tarballs,
+# python3-venv for configure's venv; meson comes from qemu-source.sh),
 # then the libraries of each option above, as debian/control names them
 # (gnutls-dev is libgnutls28-dev; libjack-jackd2-dev, not JACK 1, which
 # would replace a host's jackd2 runtime).
-BUILD_DEPS=(ninja-build meson pkg-config python3 gcc make dpkg-dev xz-utils
-	flex bison libglib2.0-dev libpixman-1-dev zlib1g-dev uuid-dev
-	libcapstone-dev libaio-dev libpulse-dev libasound2-dev
+BUILD_DEPS=(ninja-build pkg-config python3 python3-venv gcc make dpkg-dev
+	xz-utils flex bison libglib2.0-dev libpixman-1-dev zlib1g-dev uuid-dev
+	libcapstone-dev libaio-dev libpulse-dev libpipewire-0.3-dev
+	libasound2-dev
 	libjack-jackd2-dev libbpf-dev libbrlapi-dev libcap-ng-dev
 	libcurl4-gnutls-dev libfdt-dev libfuse3-dev libgnutls28-dev
 	libiscsi-dev libncurses-dev libvirglrenderer-dev libva-dev
@@ -126,102 +131,8 @@ need_root() {
 
 APT_OPTS=(-q -o DPkg::Lock::Timeout=900)
 
-# --- deb-src for bookworm main --------------------------------------------
-
-# Is there an enabled deb-src entry for bookworm with component main, in the
-# one-line format (*.list) or deb822 (*.sources)?
-have_deb_src() {
-	local f
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -r "$f" ] || continue
-		grep -Eq '^[[:space:]]*deb-src[[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+[[:space:]]+bookworm[[:space:]]+([^#]*[[:space:]])?main([[:space:]]|$)' "$f" &&
-			return 0
-	done
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -r "$f" ] || continue
-		awk '
-			function flush() {
-				if (types ~ /(^| )deb-src( |$)/ && suites ~ /(^| )bookworm( |$)/ &&
-				    comps ~ /(^| )main( |$)/ && enabled != "no")
-					found = 1
-				types = suites = comps = enabled = ""
-			}
-			/^[[:space:]]*$/ { flush(); next }
-			/^#/ { next }
-			{
-				key = tolower($1); $1 = ""; val = " " $0 " "
-				gsub(/[[:space:]]+/, " ", val)
-				if (key == "types:") types = val
-				else if (key == "suites:") suites = val
-				else if (key == "components:") comps = val
-				else if (key == "enabled:") enabled = tolower($2)
-			}
-			END { flush(); exit !found }
-		' "$f" && return 0
-	done
-	return 1
-}
-
-# The Signed-By of the deb822 stanza that already names deb.debian.org/debian
-# bookworm: apt refuses a second entry for the same source with another
-# Signed-By ("Conflicting values set for option Signed-By").
-debian_signed_by() {
-	local f
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -r "$f" ] || continue
-		awk '
-			function flush() {
-				if (uris ~ /deb\.debian\.org\/debian\/? / && suites ~ /(^| )bookworm( |$)/ && sb != "")
-					{ print sb; exit }
-				uris = suites = sb = ""
-			}
-			/^[[:space:]]*$/ { flush(); next }
-			/^#/ { next }
-			{
-				key = tolower($1)
-				if (key == "uris:") { $1 = ""; uris = $0 " " }
-				else if (key == "suites:") { $1 = ""; suites = $0 " " }
-				else if (key == "signed-by:") sb = $2
-			}
-			END { flush() }
-		' "$f"
-	done | head -n1
-}
-
-ensure_deb_src() {
-	local sb candidates=() c
-	have_deb_src && return 0
-	need_root "add $SRC_LIST"
-	sb=$(debian_signed_by)
-	# the matching Signed-By first; without one, no option at all
-	[ -n "$sb" ] && [ "${sb#/}" != "$sb" ] && candidates+=("[signed-by=$sb] ")
-	candidates+=("")
-	for c in "${candidates[@]}"; do
-		echo "deb-src ${c}http://deb.debian.org/debian bookworm main" |
-			$SUDO tee "$SRC_LIST" >/dev/null
-		if apt-cache policy >/dev/null 2>&1; then
-			say "added $SRC_LIST: $(cat "$SRC_LIST")"
-			$SUDO apt-get "${APT_OPTS[@]}" update >&3
-			return 0
-		fi
-	done
-	$SUDO rm -f "$SRC_LIST"
-	die "apt rejects every deb-src line tried for bookworm main; add one by hand"
-}
-
-# The .dsc `apt-get source qemu` would fetch: "NAME SHA256:..." (from the
-# local index; `apt-get update` once if the index has no qemu source).
-dsc_line() {
-	local out
-	if ! out=$(apt-get -qq source --print-uris qemu 2>/dev/null) ||
-		! grep -q '\.dsc' <<<"$out"; then
-		need_root "run apt-get update"
-		$SUDO apt-get "${APT_OPTS[@]}" update >&3
-		out=$(apt-get -qq source --print-uris qemu) ||
-			die "apt-get source --print-uris qemu failed"
-	fi
-	awk '$2 ~ /\.dsc$/ { print $2, $4; exit }' <<<"$out"
-}
+# shellcheck source=scripts/qemu-source.sh
+. "$TOP/scripts/qemu-source.sh"
 
 install_deps() {
 	local p st missing=()
@@ -245,9 +156,10 @@ series() {
 }
 
 build_key() {
-	local dsc=$1 p h
+	local dsc=$1 python=$2 p h
 	{
 		echo "dsc $dsc"
+		echo "python $python"
 		# what is applied, in order: not qemu-patches/README, whose
 		# text builds nothing
 		while read -r p; do
@@ -273,24 +185,24 @@ while read -r p; do
 	[ -f "$PATCHES/$p" ] || die "qemu-patches/series names $p, which is missing"
 done < <(series)
 
-ensure_deb_src
-dsc=$(dsc_line)
-read -r dsc_name dsc_sum <<<"$dsc"
-if [ -z "${dsc_name:-}" ] || [ -z "${dsc_sum:-}" ]; then
-	die "no qemu source package in the apt index"
-fi
-version=${dsc_name#qemu_}
-version=${version%.dsc}
-key=$(build_key "$dsc_name $dsc_sum")
-bdir=$CACHE/build-$key
-qemu=$bdir/src/build/qemu-system-x86_64
-
+QEMU_CACHE=$CACHE
 mkdir -p "$CACHE"
+# one run at a time: also for the private apt indexes and meson's unpacking
 exec 9>"$CACHE/lock"
 if ! flock -n 9; then
 	say "another qemu-build.sh holds $CACHE/lock; waiting"
 	flock 9
 fi
+read -r dsc_name dsc_sum < <(qemu_src_dsc)
+if [ -z "${dsc_name:-}" ] || [ -z "${dsc_sum:-}" ]; then
+	die "no qemu source package in $QEMU_SUITE's index"
+fi
+version=${dsc_name#qemu_}
+version=${version%.dsc}
+python=$(qemu_python)
+key=$(build_key "$dsc_name $dsc_sum" "$python")
+bdir=$CACHE/build-$key
+qemu=$bdir/src/build/qemu-system-x86_64
 
 if [ -f "$bdir/done" ] && [ -x "$qemu" ]; then
 	say "up to date: QEMU $version + $(series | wc -l) patches (key $key)"
@@ -301,30 +213,14 @@ fi
 say "building QEMU $version + qemu-patches/ (key $key) in $bdir"
 install_deps
 
-# 1. the source package, fetched once per version
-dl=$CACHE/dl/$version
-if [ ! -f "$dl/$dsc_name" ] || [ ! -f "$dl/fetched" ]; then
-	t0=$(now)
-	rm -rf "$dl"
-	mkdir -p "$dl"
-	say "fetching the qemu $version source package"
-	(cd "$dl" && apt-get -q -o APT::Sandbox::User=root source --download-only \
-		qemu >&3) ||
-		die "apt-get source qemu failed (index out of date? run apt-get update)"
-	if ! [ -f "$dl/$dsc_name" ] ||
-		[ "$(sha256sum <"$dl/$dsc_name" | cut -d' ' -f1)" != "${dsc_sum#SHA256:}" ]; then
-		die "$dl/$dsc_name is missing or does not match the index"
-	fi
-	touch "$dl/fetched"
-	say "fetched in $(($(now) - t0)) s"
-fi
+# 1. the source package, fetched once (by the .dsc's SHA256)
+t0=$(now)
+dsc=$(qemu_src_fetch "$dsc_name" "$dsc_sum")
 
 # 2. unpack (Debian's patches applied), the series, the headers
-t0=$(now)
 rm -rf "$bdir"
 mkdir -p "$bdir"
-dpkg-source -q -x "$dl/$dsc_name" "$bdir/src" >"$bdir/unpack.log" 2>&1 ||
-	die "dpkg-source -x failed, see $bdir/unpack.log"
+qemu_src_unpack "$dsc" "$bdir/src"
 cd "$bdir/src"
 while read -r p; do
 	say "applying $p"
@@ -335,16 +231,6 @@ mkdir -p include/standard-headers/kvm-perfmon
 for h in "${UAPI[@]}"; do
 	cp "$TOP/include/uapi/$h" include/standard-headers/kvm-perfmon/
 done
-
-# The dfsg tarball has no edk2 firmware, which pc-bios/meson.build unpacks
-# when bzip2 is installed. Debian's own skip-meson-pc-bios.diff drops the
-# pc-bios subdirectory; should a tree still build it, do the same (the rig
-# passes -L with the firmware it needs).
-if grep -q "^subdir('pc-bios')" meson.build &&
-	! [ -f pc-bios/edk2-x86_64-code.fd.bz2 ]; then
-	say "pc-bios/ lacks the edk2 blobs: not building pc-bios/"
-	sed -i "s|^subdir('pc-bios')|#subdir('pc-bios')|" meson.build
-fi
 
 # 3. configure and build; first, where Debian's option list (debian/control
 # as debian/rules reads it) has moved away from DEBIAN_OPTS
@@ -360,7 +246,7 @@ fi
 say "configure ${CONFIGURE[*]}"
 mkdir -p build
 cd build
-../configure "${CONFIGURE[@]}" \
+../configure --python="$python" "${CONFIGURE[@]}" \
 	--with-pkgversion="Debian $version, kvm-perfmon" >"$bdir/build.log" 2>&1 || {
 	tail -n 30 "$bdir/build.log" >&2
 	die "configure failed, see $bdir/build.log"

@@ -53,9 +53,11 @@ SUITE=bookworm
 #                       so that the project's .debs add nothing to the
 #                       image, which then stays the same when they change
 #   libiscsi7 libjack-jackd2-0 libnfs13 libpulse0 libvirglrenderer1
+#   libpipewire-0.3-0 libdw1
 #                       the patched QEMU's libraries that Debian's
 #                       qemu-system-x86 does not pull in (it has them in
-#                       modules of its own); without them a run would
+#                       modules of its own, or, 7.2, does not use them:
+#                       pipewire audio, libdw); without them a run would
 #                       make a second L1 image (rig-libvirt.sh)
 # L2, the guest: booted with a small init script (l2-init.sh), no systemd.
 #   libpfm4 libdw1 libelf1   pfmon's libraries (as libjson-c5 for L1)
@@ -66,7 +68,8 @@ l1)
 	PKGS=("${COMMON[@]}" systemd systemd-sysv dbus apparmor
 		libvirt-daemon-system libvirt-clients qemu-system-x86
 		qemu-system-data procps iproute2 libjson-c5 libmicrohttpd12
-		libiscsi7 libjack-jackd2-0 libnfs13 libpulse0 libvirglrenderer1)
+		libiscsi7 libjack-jackd2-0 libnfs13 libpulse0 libvirglrenderer1
+		libpipewire-0.3-0 libdw1)
 	SIZE=6G
 	;;
 l2)

@@ -87,6 +87,8 @@ add_module() {
 	local name=$1 params=${2:-} path deps d
 	path=$(modinfo -b "$kroot" -k "$kver" -n "$name" 2>/dev/null) ||
 		die "module $name not found for kernel $kver in $kroot (linux-image-$kver installed?)"
+	# -b / answers //lib/...: one slash, symlinks kept
+	path=$(realpath -s "$path")
 	[ -n "${seen[$path]:-}" ] && return 0
 	seen[$path]=1
 	deps=$(modinfo -b "$kroot" -k "$kver" -F depends "$name")

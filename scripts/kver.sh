@@ -13,6 +13,15 @@
 #   scripts/kver.sh boot       the release the nested rig boots as L1 and
 #                              L2 (tests/rig), and `make run` as its guest
 #                              (KVER=<v> picks it; it is still checked)
+#   scripts/kver.sh boot-root  the directory whose boot/vmlinuz-<v> and
+#                              lib/modules/<v>/ are that kernel's: / for
+#                              the machine's
+#
+# RIG_L1_KERNEL=SUITE (e.g. trixie): the rig's L1 boots that Debian
+# suite's kernel instead of the machine's, as tests/rig/l1-kernel.sh
+# fetches and caches it (boot and boot-root answer for it); the host
+# module is then built for it in the suite's chroot (tests/kernels).
+# Only the stages without an L2 take it so far (tests/host).
 #
 # The running kernel of our machines is not a Debian kernel, has no headers
 # and cannot load modules, so `uname -r` answers neither question.
@@ -93,15 +102,35 @@ boot_release() {
 	echo "$best"
 }
 
+# the directory of RIG_L1_KERNEL's kernel (fetched if need be)
+l1_root() {
+	"$(dirname "$0")/../tests/rig/l1-kernel.sh" "$RIG_L1_KERNEL" ||
+		die "RIG_L1_KERNEL=$RIG_L1_KERNEL: no kernel (see above)"
+}
+
 case "${1:-}" in
 build)
 	kdir=$(build_dir)
 	release "$kdir"
 	;;
 build-dir) build_dir ;;
-boot) boot_release ;;
+boot)
+	if [ -n "${RIG_L1_KERNEL:-}" ]; then
+		root=$(l1_root)
+		cat "$root/kver"
+	else
+		boot_release
+	fi
+	;;
+boot-root)
+	if [ -n "${RIG_L1_KERNEL:-}" ]; then
+		l1_root
+	else
+		echo /
+	fi
+	;;
 *)
-	echo "usage: scripts/kver.sh build|build-dir|boot" >&2
+	echo "usage: scripts/kver.sh build|build-dir|boot|boot-root" >&2
 	exit 2
 	;;
 esac

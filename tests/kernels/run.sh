@@ -5,8 +5,10 @@
 # Debian kernels they are for, as tests/kernels/matrix says (compile and
 # link only; nothing is loaded).
 #
-#   tests/kernels/run.sh [SUITE...]    every line of the matrix, or those
-#                                      of the suites given
+#   tests/kernels/run.sh [--module host|guest] [SUITE...]
+#                  every line of the matrix, or those of the suites and
+#                  the module given (tests/host builds kvm-perfmon.ko for
+#                  RIG_L1_KERNEL's L1 so)
 #
 # Each cell builds the module's DKMS tree (scripts/dkms-tree.sh, in
 # build/kernels/SUITE-MODULE/) with the command its dkms.conf gives DKMS,
@@ -15,16 +17,22 @@
 # includes fails the cell, and so does any other line of the build that
 # says warning, as modpost's do. The shipped Kbuild files stay without
 # -Werror (a user's newer kernel must not break a DKMS build over a new
-# warning). Logs: build/kernels/SUITE-MODULE.log. Prints one line per
-# cell and fails if a cell did not come out as the matrix expects.
+# warning). Logs: build/kernels/SUITE-MODULE.log (KERNELS_BUILD=DIR:
+# in DIR). Prints one line per cell and fails if a cell did not come out
+# as the matrix expects.
 # JOBS=N: make's jobs per cell (default 1: the stage runs beside others).
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 MATRIX=${KERNELS_MATRIX:-$TOP/tests/kernels/matrix}
-B=$TOP/build/kernels
+B=${KERNELS_BUILD:-$TOP/build/kernels}
 JOBS=${JOBS:-1}
 mkdir -p "$B"
+only_module=
+if [ "${1:-}" = --module ]; then
+	only_module=${2:?--module host|guest}
+	shift 2
+fi
 
 # lines of a build that fail a cell: warnings, errors of every tool
 WARN_RE='warning:|WARNING'
@@ -103,6 +111,7 @@ while read -r suite kernel module expect rest; do
 	if [ $# -gt 0 ]; then
 		case " $* " in *" $suite "*) ;; *) continue ;; esac
 	fi
+	[ -z "$only_module" ] || [ "$module" = "$only_module" ] || continue
 	cell="$suite $module"
 	headers="(no chroot)"
 	[ -z "$rest" ] || { cell_failed "$cell" "matrix line has extra fields: $rest" /dev/null; continue; }

@@ -24,6 +24,9 @@ die() {
 	echo "add-qemu.sh: $*" >&2
 	exit 1
 }
+# L2 boots L1's kernel with perfmon2.ko built for the machine's
+[ -z "${RIG_L1_KERNEL:-}" ] ||
+	die "RIG_L1_KERNEL=$RIG_L1_KERNEL: only the host stage (no L2) boots another kernel yet"
 
 l2payload=
 if [ "${1:-}" = --l2-payload ]; then

@@ -129,7 +129,8 @@ if [ -n "$disk" ]; then
 	kernel=$disk/vmlinuz
 else
 	kver=$("$here/../../scripts/kver.sh" boot) || die "no kernel to boot (see above)"
-	kernel=/boot/vmlinuz-$kver
+	kroot=$("$here/../../scripts/kver.sh" boot-root) || die "no kernel to boot (see above)"
+	kernel=${kroot%/}/boot/vmlinuz-$kver
 	[ -r "$kernel" ] || die "$kernel is not readable"
 fi
 

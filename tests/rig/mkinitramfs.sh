@@ -22,7 +22,8 @@
 # (found with ldd) of every dynamically linked ELF file in it, at their usual
 # paths, so that programs built with plain gcc (and the Debian QEMU) run.
 #
-# KVER selects the kernel (default: scripts/kver.sh boot's choice).
+# KVER selects the kernel (default: scripts/kver.sh boot's choice; its
+# modules are under scripts/kver.sh boot-root's lib/modules).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -77,17 +78,20 @@ done
 L1_MODULES=("irqbypass" "ccp" "kvm" "kvm_amd nested=1" "e1000")
 
 kver=
+kroot= # where lib/modules/$kver is: / or RIG_L1_KERNEL's directory
 modlist=() # "path params" in load order (absolute host paths)
 
 # Depth-first over modinfo's "depends", dependencies first, each module once.
 declare -A seen=()
 add_module() {
 	local name=$1 params=${2:-} path deps d
-	path=$(modinfo -k "$kver" -n "$name" 2>/dev/null) ||
-		die "module $name not found for kernel $kver (linux-image-$kver installed?)"
+	path=$(modinfo -b "$kroot" -k "$kver" -n "$name" 2>/dev/null) ||
+		die "module $name not found for kernel $kver in $kroot (linux-image-$kver installed?)"
+	# -b / answers //lib/...: one slash, symlinks kept
+	path=$(realpath -s "$path")
 	[ -n "${seen[$path]:-}" ] && return 0
 	seen[$path]=1
-	deps=$(modinfo -k "$kver" -F depends "$name")
+	deps=$(modinfo -b "$kroot" -k "$kver" -F depends "$name")
 	for d in ${deps//,/ }; do
 		add_module "$d"
 	done
@@ -97,6 +101,7 @@ add_module() {
 resolve_modules() {
 	command -v modinfo >/dev/null || die "modinfo missing: run tests/rig/deps.sh"
 	kver=$("$here/../../scripts/kver.sh" boot)
+	kroot=$("$here/../../scripts/kver.sh" boot-root)
 	local m
 	for m in "${L1_MODULES[@]}"; do
 		# $m is "name [params]": split it into its words.
@@ -158,7 +163,8 @@ build_base() {
 	[ "$level" = 1 ] || return 0
 	for e in "${modlist[@]}"; do
 		ko=${e%% *}
-		rel=${ko#/lib/modules/}
+		rel=${ko#"${kroot%/}"}
+		rel=${rel#/lib/modules/}
 		rel=${rel#/usr/lib/modules/}
 		rel=/lib/modules/${rel%.xz}
 		rel=${rel%.zst}

@@ -59,6 +59,9 @@ die() {
 	echo "pv-guest.sh: $*" >&2
 	exit 2
 }
+# L2 boots L1's kernel with perfmon2.ko built for the machine's
+[ -z "${RIG_L1_KERNEL:-}" ] ||
+	die "RIG_L1_KERNEL=$RIG_L1_KERNEL: only the host stage (no L2) boots another kernel yet"
 
 direct=0
 smp=

@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Another Debian suite's kernel for the rig's L1 (RIG_L1_KERNEL=SUITE,
+# scripts/kver.sh): the suite's linux-image-amd64 as Debian's registry
+# has it now, unpacked with dpkg -x, its modules indexed with depmod.
+#
+#   tests/rig/l1-kernel.sh SUITE    prints the kernel's directory last
+#
+# The directory holds boot/vmlinuz-<release>, lib/modules/<release>/ and
+# kver (the release). Cached by content outside the repository, in
+# $XDG_CACHE_HOME/kvm-perfmon/l1-kernels/SUITE/KEY (default ~/.cache);
+# KEY hashes this script and the image package's name and version, read
+# from the suite's index with tests/kernels/apt.sh (the machine's
+# /etc/apt is not used). One maker at a time (a lock per suite); the
+# suite's older kernels are removed. Without the registry, the newest
+# cached one is used, saying so.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+apt=$here/../kernels/apt.sh
+
+die() {
+	echo "l1-kernel.sh: $*" >&2
+	exit 2
+}
+
+[ $# -eq 1 ] || die "usage: l1-kernel.sh SUITE"
+suite=$1
+cache=${XDG_CACHE_HOME:-${HOME:?set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/l1-kernels/$suite
+mkdir -p "$cache"
+exec 8>>"$cache/.lock"
+flock 8
+
+# the flavour's image package the meta-package depends on, e.g.
+# linux-image-6.12.117+deb13-amd64 (= 6.12.117-1)
+pkg=
+if "$apt" "$suite" update; then
+	pkg=$("$apt" "$suite" apt-cache show --no-all-versions linux-image-amd64 \
+		2>/dev/null | sed -n 's/^Depends: .*\(linux-image-[0-9][^ ,]*-amd64\) (= \([^)]*\)).*/\1=\2/p')
+fi
+if [ -z "$pkg" ]; then
+	# shellcheck disable=SC2012 # the cache's own names: hex keys
+	newest=$(ls -td "$cache"/*/kver 2>/dev/null | head -n 1)
+	[ -n "$newest" ] || die "cannot read $suite's index, and no kernel of it is cached"
+	echo "l1-kernel.sh: $suite: no index (offline?); using the cached $(cat "$newest")" >&2
+	echo "${newest%/kver}"
+	exit 0
+fi
+
+key=$({
+	cat "${BASH_SOURCE[0]}"
+	echo "$suite $pkg"
+} | sha256sum | cut -c1-16)
+out=$cache/$key
+if [ -s "$out/kver" ]; then
+	echo "$out"
+	exit 0
+fi
+
+rm -rf "$cache"/.build.*
+work=$(mktemp -d "$cache/.build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+echo "l1-kernel.sh: fetching $pkg from $suite" >&2
+# root downloads into a directory the _apt user cannot write: no sandbox
+(cd "$work" && "$apt" "$suite" apt-get -qq -o APT::Sandbox::User=root \
+	download "$pkg") ||
+	die "apt-get download $pkg failed"
+dpkg -x "$work"/linux-image-*.deb "$work/root"
+# since trixie the modules are under usr/ (merged /usr): where the
+# machine's are, at lib/modules, for modinfo -b and depmod -b
+if [ -d "$work/root/usr/lib/modules" ] && [ ! -e "$work/root/lib" ]; then
+	ln -s usr/lib "$work/root/lib"
+fi
+rel=$(find "$work/root/lib/modules/" -mindepth 1 -maxdepth 1 -printf '%f\n')
+if [ "$(echo "$rel" | wc -l)" != 1 ] || [ ! -f "$work/root/boot/vmlinuz-$rel" ]; then
+	die "$pkg: not one release with its vmlinuz (found: $rel)"
+fi
+# modules.dep and friends, which the package leaves to its postinst
+depmod -b "$work/root" "$rel"
+echo "$rel" >"$work/root/kver"
+mv -T "$work/root" "$out"
+for d in "$cache"/*/; do
+	d=${d%/}
+	[ "$d" = "$out" ] || rm -rf "$d"
+done
+echo "l1-kernel.sh: $suite's $rel in $out" >&2
+echo "$out"

@@ -720,6 +720,11 @@ static int hl_deliver(struct cb_caller *c, struct cb_cmd *cmd)
 	return hl_call(v, cmd_fn, cmd);
 }
 
+int hl_deliver_here(struct cb_caller *c, struct cb_cmd *cmd)
+{
+	return cmd_fn(CB_CONTAINER(c, struct hl_vcpu, cb), cmd);
+}
+
 uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
 		     uint32_t nsets, pfarg_pmd_t *p, uint32_t npmds,
 		     uint64_t smpl_gpa, uint32_t smpl_pages)

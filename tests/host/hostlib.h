@@ -228,6 +228,12 @@ int hl_kick_and_wait(struct hl_vcpu *v);
 int hl_doorbell_raw(struct hl_vcpu *v, const void *block, size_t len);
 int hl_doorbell(struct hl_vcpu *v);	/* ring only; 0 or -errno */
 /*
+ * A cb_caller deliver for calls made on the vCPU's own thread (inside an
+ * hl_call function): the command goes to the module from here, with no
+ * hand-over to the thread and back (v->cb.deliver hands over).
+ */
+int hl_deliver_here(struct cb_caller *c, struct cb_cmd *cmd);
+/*
  * From the calling thread, for tests that bind threads by hand: a
  * PMU_INFO block written at @block (the host view of the command block
  * of vCPU @index of binding @pfm_fd), DOORBELL. The ioctl's -errno, else

@@ -91,6 +91,30 @@ static pfm_dfl_smpl_hdr_t *buf_hdr(struct buf *b)
 	return (pfm_dfl_smpl_hdr_t *)b->copy;
 }
 
+struct restart_req {
+	uint32_t ctx;
+	struct buf *b;
+	int ret;
+};
+
+/*
+ * On the vCPU's thread: RESTART, and the buffer read as soon as it
+ * returns. The context counts the thread's CPU time again from then:
+ * read later (after the hand-over back to the test's thread, slow on a
+ * loaded rig), a period may have passed and a new sample be in.
+ */
+static int restart_read_fn(struct hl_vcpu *v, void *p)
+{
+	struct restart_req *r = p;
+	int (*deliver)(struct cb_caller *, struct cb_cmd *) = v->cb.deliver;
+
+	v->cb.deliver = hl_deliver_here;
+	r->ret = cb_restart(&v->cb, r->ctx);
+	v->cb.deliver = deliver;
+	buf_read(r->b);
+	return 0;
+}
+
 struct until_req {
 	uint32_t ctx;
 	bool start;
@@ -218,6 +242,7 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	const uint64_t esz = sizeof(pfm_dfl_smpl_entry_t) + 2 * 8;
 	struct kvmpfm_vm_stats s0, s1;
 	struct until_req r = { .start = true, .max_ns = MAX_WAIT };
+	struct restart_req rr;
 	uint64_t cap, rip = 0, v1val = 0, v2val = 0, gone;
 	struct buf b;
 	pfarg_pmd_t p;
@@ -324,9 +349,11 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	HL_EXPECT(name, cb_start(&v0->cb, r.ctx), -EBUSY);
 
 	/* RESTART: empty buffer, counting again, second notification */
+	rr.ctx = r.ctx;
+	rr.b = &b;
+	hl_call(v0, restart_read_fn, &rr);
 	snprintf(name, sizeof(name), "%s_restart", pfx);
-	HL_EXPECT(name, cb_restart(&v0->cb, r.ctx), 0);
-	buf_read(&b);
+	HL_EXPECT(name, rr.ret, 0);
 	snprintf(name, sizeof(name), "%s_restart_empties_buffer", pfx);
 	hl_check(buf_hdr(&b)->hdr_count == 0 &&
 		 buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t), name,

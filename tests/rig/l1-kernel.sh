@@ -66,7 +66,18 @@ echo "l1-kernel.sh: fetching $pkg from $suite" >&2
 (cd "$work" && "$apt" "$suite" apt-get -qq -o APT::Sandbox::User=root \
 	download "$pkg") ||
 	die "apt-get download $pkg failed"
-dpkg -x "$work"/linux-image-*.deb "$work/root"
+# from 7.x the image package only depends on the kernel's binary and
+# modules packages: those, at the same version, are taken too
+parts=$(dpkg-deb -f "$work"/linux-image-*.deb Depends | tr ',' '\n' |
+	sed -n 's/^ *\(linux-\(binary\|modules\)-[^ ]*\) (= \([^)]*\)).*/\1=\3/p')
+for part in $parts; do
+	(cd "$work" && "$apt" "$suite" apt-get -qq -o APT::Sandbox::User=root \
+		download "$part") ||
+		die "apt-get download $part failed"
+done
+for deb in "$work"/*.deb; do
+	dpkg -x "$deb" "$work/root"
+done
 # since trixie the modules are under usr/ (merged /usr): where the
 # machine's are, at lib/modules, for modinfo -b and depmod -b
 if [ -d "$work/root/usr/lib/modules" ] && [ ! -e "$work/root/lib" ]; then

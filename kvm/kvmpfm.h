@@ -10,8 +10,8 @@
  * Locking:
  *   vm->lock (mutex) serializes every call into the engine: DOORBELL from
  *   the vCPU threads, the deferred overflow and timer work, stats,
- *   teardown. The engine calls back into the backend (kvmpfm_perf.c,
- *   kvmpfm_guest.c) with vm->lock held; backend ops may sleep.
+ *   teardown. The engine calls back into the backend (kvmpfm_backend.c
+ *   and the files it names) with vm->lock held; backend ops may sleep.
  *
  *   Where per-sample work runs: all of it on the vCPU's own CPU, in its
  *   own thread. A perf overflow handler (NMI or IRQ, on the CPU the vCPU
@@ -65,8 +65,48 @@
 #include "engine/pfm_engine.h"
 #include "../include/uapi/kvm_perfmon.h"
 
+/*
+ * The index spaces in play, one word each:
+ *
+ *   PMD number     the guest's perfmon2 data register, 0..PFM_MAX_PMDS-1:
+ *                  counters from 0, virtual PMDs from PFM_FIRST_SW_PMD
+ *                  (256). What the engine names a counter by
+ *                  (pfm_event.pmd); it indexes kvmpfm_vcpu.ctr_by_pmd,
+ *                  pending_pmds and the wraps handed to the engine.
+ *   PMC number     the guest's perfmon2 config register: the engine
+ *                  decodes it into the pfm_event of a PMD; the backend
+ *                  never sees it.
+ *   engine slot    a PMC's or PMD's dense index in the personality's
+ *                  register file and in each set (pfm_pmd_slot()): the
+ *                  engine's alone.
+ *   fixed index    an Intel fixed counter (0..2 in intel_arch):
+ *                  pfm_event.code of a PFM_EVK_FIXED event, guest_event
+ *                  of a KVMPFM_EVK_FIXED alias (kvmpfm_event.c).
+ *   vCPU index     the binding's, 0..nr_vcpus-1: what BIND_VCPU,
+ *                  DOORBELL, the engine (pfm_counter.vcpu) and the
+ *                  operator's snapshot name; it indexes kvmpfm_vm.vcpus.
+ *   QEMU cpu index CPUState.cpu_index. QEMU binds each vCPU thread, at
+ *                  start and on a migration destination, under its own
+ *                  cpu index: vCPU index = QEMU cpu index. The module
+ *                  takes it from BIND_VCPU's argument and checks it
+ *                  against nothing of KVM's.
+ *   vcpu_id        KVM's (the APIC id on x86, sparse with several
+ *                  sockets): the module never uses it.
+ *   vcpu_idx       KVM's creation order (kvm_vcpu.vcpu_idx): never used
+ *                  either; KVM's vCPU is found by its thread
+ *                  (kvmpfm_kvm.c).
+ *   perf's index   perf_event.hw.idx, the host counter perf schedules an
+ *                  event on: perf's alone, it may change at each
+ *                  schedule-in; a PMD number says nothing of it and the
+ *                  module never reads it.
+ */
+
 /* backing counters: 48-bit, the width of AMD and Intel counters */
 #define KVMPFM_COUNTER_WIDTH	48
+#define KVMPFM_WRAP		(1ULL << KVMPFM_COUNTER_WIDTH)
+#define KVMPFM_WMASK		(KVMPFM_WRAP - 1)
+/* x86 hardware counters take at most 47-bit periods */
+#define KVMPFM_MAX_HW_PERIOD	((1ULL << 47) - 1)
 /*
  * Set-switch timers are hrtimers; timeouts round up to 1 ms (perfmon2's
  * was the scheduler tick). Each switch rebuilds host perf events: a finer
@@ -75,7 +115,7 @@
 #define KVMPFM_TIMER_GRANULARITY_NS	NSEC_PER_MSEC
 
 /*
- * Overflow throttling (kvmpfm_perf.c): a VM's overflows are counted in
+ * Overflow throttling (kvmpfm_throttle.c): a VM's overflows are counted in
  * windows this long against max_overflow_rate's share of one.
  */
 #define KVMPFM_THROTTLE_WINDOW_NS	(10 * NSEC_PER_MSEC)
@@ -83,7 +123,7 @@
 /* kvmpfm_vcpu.cmd_block: a command block is set (its gpa is page aligned) */
 #define KVMPFM_CMD_BLOCK_SET	1ULL
 
-/* host events kept per vCPU for the next set switch (kvmpfm_perf.c) */
+/* host events kept per vCPU for the next set switch (kvmpfm_counter.c) */
 #define KVMPFM_KEPT_MAX		8
 
 struct kvmpfm_vm;
@@ -303,18 +343,53 @@ void kvmpfm_vm_stats_fill(struct kvmpfm_vm *vm,
 long kvmpfm_state_ioctl(struct kvmpfm_vm *vm, unsigned int cmd,
 			void __user *argp);
 
-/* kvmpfm_perf.c: the perf_event backend */
+/* kvmpfm_backend.c: the engine's backend operations */
 extern const struct pfm_backend_ops kvmpfm_backend_ops;
-void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
+
+/* kvmpfm_event.c: which host event counts a guest's event */
 u8 kvmpfm_host_vendor(void);
 int kvmpfm_alias_encoding(const struct pfm_event *ev,
 			  const struct kvmpfm_event_map_entry *alias,
 			  u16 *event, u8 *umask);
+int kvmpfm_event_translate(struct kvmpfm_vm *vm, const struct pfm_event *ev,
+			   struct perf_event_attr *attr, int *poll);
+bool kvmpfm_attr_is_hw(const struct perf_event_attr *attr);
+int kvmpfm_event_check(void *be, const struct pfm_event *ev);
+void kvmpfm_counter_describe(struct kvmpfm_vm *vm, const struct pfm_counter *c,
+			     struct kvmpfm_snap_event *out);
+
+/* kvmpfm_tracepoints.c: the host tracepoints behind virtual PMDs */
+void kvmpfm_tracepoints_get(struct kvmpfm_vm *vm);
 void kvmpfm_tracepoints_put(struct kvmpfm_vm *vm);
-void kvmpfm_vcpu_task_work(struct callback_head *head);
+int kvmpfm_tracepoint_attr(struct trace_event_file *file,
+			   struct perf_event_attr *attr);
+
+/* kvmpfm_counter.c: the engine's counters on host perf events */
+int kvmpfm_counter_open(void *be, struct pfm_counter *c);
+void kvmpfm_counter_close(void *be, struct pfm_counter *c);
+void kvmpfm_counter_write(void *be, struct pfm_counter *c, u64 value);
+u64 kvmpfm_counter_read(void *be, struct pfm_counter *c,
+			struct pfm_counter_time *t);
+void kvmpfm_counter_enable(void *be, struct pfm_counter *c);
+void kvmpfm_counter_disable(void *be, struct pfm_counter *c);
+u64 kvmpfm_counter_raw_read(struct kvmpfm_counter *kc, u64 *enabled,
+			    u64 *running);
+void kvmpfm_counter_period_arm(struct kvmpfm_counter *kc, u64 raw);
 void kvmpfm_vcpu_release_kept(struct kvmpfm_vcpu *vcpu);
-void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu);
+
+/* kvmpfm_overflow.c: from perf's overflow handler to the engine */
+void kvmpfm_overflow(struct perf_event *event, struct perf_sample_data *data,
+		     struct pt_regs *regs);
 void kvmpfm_vcpu_irq_work(struct irq_work *work);
+void kvmpfm_vcpu_task_work(struct callback_head *head);
+void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu);
+
+/* kvmpfm_throttle.c: the VM's overflow budget */
+bool kvmpfm_vm_throttled(struct kvmpfm_vm *vm);
+void kvmpfm_ovfl_count(struct kvmpfm_vm *vm);
+void kvmpfm_hold_interrupted(struct kvmpfm_vcpu *vcpu);
+void kvmpfm_throttle_timer_arm(struct kvmpfm_vcpu *vcpu);
+enum hrtimer_restart kvmpfm_throttle_timer_fn(struct hrtimer *t);
 
 /* kvmpfm_operator.c: the operator's interface (host tools) */
 int kvmpfm_vm_register(struct kvmpfm_vm *vm);
@@ -323,8 +398,6 @@ void kvmpfm_vm_unregister(struct kvmpfm_vm *vm);
 long kvmpfm_operator_ioctl(unsigned int cmd, void __user *argp);
 long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp);
 int kvmpfm_set_identity(struct kvmpfm_vm *vm, void __user *argp);
-void kvmpfm_counter_describe(struct kvmpfm_vm *vm, const struct pfm_counter *c,
-			     struct kvmpfm_snap_event *out);
 
 /* kvmpfm_filter.c: the event filters, the VMM's and the operator's */
 struct kvmpfm_filter *kvmpfm_filter_copy(const void __user *argp, u64 *vm_id);

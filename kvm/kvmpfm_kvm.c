@@ -26,14 +26,6 @@
  * KVM_REQ_UNBLOCK. kvm_get_kvm_safe()/kvm_put_kvm() hold the VM.
  * doc/ARCHITECTURE.md lists each with the kernels checked.
  *
- * The index spaces in play, one word each:
- *   PMD number    the guest's perfmon2 register index (0.., virtual PMDs
- *                 from PFM_VPMD_BASE)
- *   engine slot   a PMD's dense index in a set (pfm_pmd_slot())
- *   vCPU index    the binding's, 0..nr_vcpus-1: QEMU's cpu index, what
- *                 BIND_VCPU, DOORBELL and the engine name
- *   vcpu_id       KVM's (the APIC id on x86): the module never uses it
- *
  * Locking: the thread map is RCU (probes run with preemption disabled),
  * written under thread_lock; the probes' registration is counted under
  * probes_lock. A vCPU's @kvm_vcpu is written once, by its own thread in

@@ -4,7 +4,7 @@
  *
  * /dev/kvm-perfmon: each open file binds one KVM VM (kvmpfm_vm.c) and
  * runs its guests' perfmon2 calls on the engine (engine/) over host perf
- * events (kvmpfm_perf.c). This file holds the device, the ioctl entry and
+ * events (kvmpfm_backend.c). This file holds the device, the ioctl entry and
  * the module-wide accounting that leak checks read.
  */
 #include <linux/init.h>
@@ -26,7 +26,7 @@ atomic64_t kvmpfm_total_throttles;
 
 /*
  * Overflows the host handles per second for one VM, all its vCPUs
- * together; the rest wait, counted as lost samples (kvmpfm_perf.c). Each
+ * together; the rest wait, counted as lost samples (kvmpfm_throttle.c). Each
  * costs the vCPU thread an engine call and, with overflow switching, a
  * set switch: this is the admin's bound on that work, as
  * perf_event_max_sample_rate is perf's (whose default it takes).

@@ -84,6 +84,12 @@ if [ -d "$work/root/usr/lib/modules" ] && [ ! -e "$work/root/lib" ]; then
 	ln -s usr/lib "$work/root/lib"
 fi
 rel=$(find "$work/root/lib/modules/" -mindepth 1 -maxdepth 1 -printf '%f\n')
+# 7.x's binary package has the image beside the modules, not in /boot
+if [ ! -e "$work/root/boot/vmlinuz-$rel" ] &&
+	[ -f "$work/root/lib/modules/$rel/vmlinuz" ]; then
+	mkdir -p "$work/root/boot"
+	ln -s "../lib/modules/$rel/vmlinuz" "$work/root/boot/vmlinuz-$rel"
+fi
 if [ "$(echo "$rel" | wc -l)" != 1 ] || [ ! -f "$work/root/boot/vmlinuz-$rel" ]; then
 	die "$pkg: not one release with its vmlinuz (found: $rel)"
 fi

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_memslot: issue 9 finding 6. A sampling buffer page follows the VMM's
+ * t_memslot: a sampling buffer page follows the VMM's
  * memory table: while a context samples into it, its memslot is made
  * read-only, deleted, re-created, and moved away with another memslot put
  * at its old address, and after each change the test hands the module

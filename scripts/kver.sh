@@ -16,12 +16,17 @@
 #   scripts/kver.sh boot-root  the directory whose boot/vmlinuz-<v> and
 #                              lib/modules/<v>/ are that kernel's: / for
 #                              the machine's
+#   scripts/kver.sh l2-boot    the release the rig's L2 boots
+#   scripts/kver.sh l2-vmlinuz its image
 #
 # RIG_L1_KERNEL=SUITE (e.g. trixie): the rig's L1 boots that Debian
 # suite's kernel instead of the machine's, as tests/rig/l1-kernel.sh
 # fetches and caches it (boot and boot-root answer for it); the host
 # module is then built for it in the suite's chroot (tests/kernels).
-# Only the stages without an L2 take it so far (tests/host).
+# RIG_L2_KERNEL=SUITE: the same for L2 (l2-boot, l2-vmlinuz) and the
+# guest module. L2's initramfs holds no kernel modules but perfmon2.ko,
+# so L1 and L2 may boot different kernels (tests/rig/modules.sh gives
+# each level its module).
 #
 # The running kernel of our machines is not a Debian kernel, has no headers
 # and cannot load modules, so `uname -r` answers neither question.
@@ -102,10 +107,15 @@ boot_release() {
 	echo "$best"
 }
 
-# the directory of RIG_L1_KERNEL's kernel (fetched if need be)
+# the directory of suite $1's kernel (fetched if need be); $2 names the
+# setting that asked
+suite_root() {
+	"$(dirname "$0")/../tests/rig/l1-kernel.sh" "$1" ||
+		die "$2=$1: no kernel (see above)"
+}
+
 l1_root() {
-	"$(dirname "$0")/../tests/rig/l1-kernel.sh" "$RIG_L1_KERNEL" ||
-		die "RIG_L1_KERNEL=$RIG_L1_KERNEL: no kernel (see above)"
+	suite_root "$RIG_L1_KERNEL" RIG_L1_KERNEL
 }
 
 case "${1:-}" in
@@ -129,8 +139,22 @@ boot-root)
 		echo /
 	fi
 	;;
+l2-boot | l2-vmlinuz)
+	if [ -n "${RIG_L2_KERNEL:-}" ]; then
+		root=$(suite_root "$RIG_L2_KERNEL" RIG_L2_KERNEL)
+		v=$(cat "$root/kver")
+	else
+		root=
+		v=$(boot_release)
+	fi
+	if [ "$1" = l2-boot ]; then
+		echo "$v"
+	else
+		echo "$root/boot/vmlinuz-$v"
+	fi
+	;;
 *)
-	echo "usage: scripts/kver.sh build|build-dir|boot|boot-root" >&2
+	echo "usage: scripts/kver.sh build|build-dir|boot|boot-root|l2-boot|l2-vmlinuz" >&2
 	exit 2
 	;;
 esac

@@ -10,7 +10,8 @@
 #                             checked here so a missing one fails now)
 #   share/                    the firmware it loads for -M q35 -kernel:
 #                             bios-256k.bin, linuxboot_dma.bin, kvmvapic.bin
-#   vmlinuz                   the L2 kernel (the same Debian kernel as L1)
+#   vmlinuz                   the L2 kernel: the machine's Debian kernel, or
+#                             RIG_L2_KERNEL's (scripts/kver.sh l2-vmlinuz)
 #   l2-initramfs.cpio.gz      mkinitramfs.sh --l2 with DIR as L2's /payload
 #                             (default: one that prints a line and exits 0)
 #   run-l2, bad-patterns      the L2 runner (run-l2.sh) and its log patterns
@@ -24,10 +25,6 @@ die() {
 	echo "add-qemu.sh: $*" >&2
 	exit 1
 }
-# L2 boots L1's kernel with perfmon2.ko built for the machine's
-[ -z "${RIG_L1_KERNEL:-}" ] ||
-	die "RIG_L1_KERNEL=$RIG_L1_KERNEL: only the host stage (no L2) boots another kernel yet"
-
 l2payload=
 if [ "${1:-}" = --l2-payload ]; then
 	[ $# -ge 2 ] || die "--l2-payload needs a directory"
@@ -45,7 +42,8 @@ qemu=$(command -v qemu-system-x86_64) ||
 if ldd "$qemu" | grep -q 'not found'; then
 	die "$qemu has unresolved libraries: $(ldd "$qemu" | grep 'not found')"
 fi
-kver=$("$here/../../scripts/kver.sh" boot)
+kver=$("$here/../../scripts/kver.sh" l2-boot)
+vmlinuz=$("$here/../../scripts/kver.sh" l2-vmlinuz)
 
 dst=$payload/qemu
 mkdir -p "$dst/bin" "$dst/share"
@@ -65,7 +63,7 @@ for fw in bios-256k.bin linuxboot_dma.bin kvmvapic.bin; do
 	cp -L "$src" "$dst/share/$fw"
 done
 
-cp "/boot/vmlinuz-$kver" "$dst/vmlinuz"
+cp "$vmlinuz" "$dst/vmlinuz"
 if [ -z "$l2payload" ]; then
 	l2payload=$(mktemp -d "${TMPDIR:-/tmp}/rig-l2payload.XXXXXX")
 	trap 'rm -rf "$l2payload"' EXIT

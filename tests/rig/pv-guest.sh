@@ -42,8 +42,11 @@
 # Environment:
 #   QEMU_PV          a qemu-system-x86_64 with -device pv-perfmon
 #                    (scripts/qemu-build.sh --print-path)
-#   KVM_PERFMON_KO   the host module (default kvm/kvm-perfmon.ko)
-#   PERFMON2_KO      the guest module (default guest/kernel/perfmon2.ko)
+#   KVM_PERFMON_KO   the host module (default: tests/rig/modules.sh host,
+#                    for L1's kernel)
+#   PERFMON2_KO      the guest module (default: modules.sh guest, for L2's)
+#   RIG_L1_KERNEL, RIG_L2_KERNEL   another Debian suite's kernel for L1,
+#                    L2 (scripts/kver.sh)
 # LOGDIR gets the logs: boot-l1.sh's (console.log, result, ...), or
 # directly console.log and the verdict's files (protocol.sh).
 # Exit status: 0 only if the guest ran COMMAND to exit status 0 and the
@@ -59,10 +62,6 @@ die() {
 	echo "pv-guest.sh: $*" >&2
 	exit 2
 }
-# L2 boots L1's kernel with perfmon2.ko built for the machine's
-[ -z "${RIG_L1_KERNEL:-}" ] ||
-	die "RIG_L1_KERNEL=$RIG_L1_KERNEL: only the host stage (no L2) boots another kernel yet"
-
 direct=0
 smp=
 timeout_s=900
@@ -116,8 +115,12 @@ fi
 limit=$((timeout_s - 120))
 
 qemu=${QEMU_PV:?pv-guest.sh: set QEMU_PV to a qemu-system-x86_64 with -device pv-perfmon}
-ko=${KVM_PERFMON_KO:-$top/kvm/kvm-perfmon.ko}
-guest_ko=${PERFMON2_KO:-$top/guest/kernel/perfmon2.ko}
+ko=${KVM_PERFMON_KO:-}
+[ -n "$ko" ] || [ "$direct" = 1 ] || ko=$("$here/modules.sh" host) ||
+	die "no kvm-perfmon.ko for L1's kernel"
+guest_ko=${PERFMON2_KO:-}
+[ -n "$guest_ko" ] || guest_ko=$("$here/modules.sh" guest) ||
+	die "no perfmon2.ko for L2's kernel"
 [ -x "$qemu" ] || die "$qemu is not executable"
 "$qemu" -device help 2>/dev/null | grep -q '"pv-perfmon"' ||
 	die "$qemu has no pv-perfmon device"
@@ -155,11 +158,11 @@ chmod +x "$work/l2/run"
 
 if [ "$direct" = 1 ]; then
 	device=pv-perfmon${eventmap:+,eventmap=$eventmap}
-	kver=$("$top/scripts/kver.sh" boot)
+	vmlinuz=$("$top/scripts/kver.sh" l2-vmlinuz)
 	"$here/mkinitramfs.sh" --l2 "$work/initrd.cpio.gz" "$work/l2"
 	set +e
 	"$top/scripts/boot-guest.sh" --limit "$limit" ${smp:+--smp "$smp"} \
-		"$qemu" "/boot/vmlinuz-$kver" "$work/initrd.cpio.gz" -- \
+		"$qemu" "$vmlinuz" "$work/initrd.cpio.gz" -- \
 		-device "$device" | tr -d '\r' | tee "$logdir/console.log"
 	qrc=${PIPESTATUS[0]}
 	set -e

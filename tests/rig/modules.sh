@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The project's module for a level of the rig, built for the kernel that
+# level boots (scripts/kver.sh):
+#
+#   tests/rig/modules.sh host    kvm-perfmon.ko for L1's kernel
+#   tests/rig/modules.sh guest   perfmon2.ko for L2's kernel
+#
+# Prints the module's path last. For the machine's kernel it is the
+# tree's own build (kvm/, guest/kernel/); for RIG_L1_KERNEL's or
+# RIG_L2_KERNEL's suite, the kernels stage's build of that cell in the
+# suite's chroot (tests/kernels/run.sh --module, in build/kernels/).
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+die() {
+	echo "modules.sh: $*" >&2
+	exit 2
+}
+
+case "${1:-}" in
+host)
+	suite=${RIG_L1_KERNEL:-}
+	tree=kvm
+	ko=kvm-perfmon.ko
+	;;
+guest)
+	suite=${RIG_L2_KERNEL:-}
+	tree=guest/kernel
+	ko=perfmon2.ko
+	;;
+*) die "usage: modules.sh host|guest" ;;
+esac
+
+if [ -z "$suite" ]; then
+	make -s -C "$top/$tree" >&2
+	echo "$top/$tree/$ko"
+	exit 0
+fi
+build=${KERNELS_BUILD:-$top/build/kernels}
+KERNELS_BUILD=$build "$top/tests/kernels/run.sh" --module "$1" "$suite" >&2 ||
+	die "$ko does not build for $suite's kernel (log: $build/$suite-$1.log)"
+[ -f "$build/$suite-$1/$tree/$ko" ] || die "no $build/$suite-$1/$tree/$ko"
+echo "$build/$suite-$1/$tree/$ko"

@@ -125,13 +125,13 @@ checkpatch:
 #   warm seven module builds on one core, one after the other;
 # - two lanes of rig runs, one L1 each: vm then libvirt in the rig's
 #   first slot (libvirt builds its packages and copies its images while
-#   vm's rig runs, then waits for the slot), migrate and operator one
-#   after the other in its second (RIG_SLOT=2, tests/rig/boot-l1.sh);
-# - bench alone: its figures are timed.
+#   vm's rig runs, then waits for the slot), migrate, operator and run
+#   one after the other in its second (RIG_SLOT=2, tests/rig/boot-l1.sh);
+# - bench alone, last: its figures are timed.
 TEST_STAGES := deps build unit kbuild checkpatch fuzz host kernels images \
-	qemu migrate operator libvirt vm bench run
-TEST_ALONGSIDE := fuzz kernels images migrate operator libvirt
-TEST_RIG_SLOT2 := migrate operator
+	qemu migrate operator run libvirt vm bench
+TEST_ALONGSIDE := fuzz kernels images migrate operator run libvirt
+TEST_RIG_SLOT2 := migrate operator run
 TEST_ALONE := bench
 
 test:

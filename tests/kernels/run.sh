@@ -18,7 +18,9 @@
 # says warning, as modpost's do. The shipped Kbuild files stay without
 # -Werror (a user's newer kernel must not break a DKMS build over a new
 # warning). Logs: build/kernels/SUITE-MODULE.log (KERNELS_BUILD=DIR:
-# in DIR). Prints one line per cell and fails if a cell did not come out
+# in DIR). A clean cell's module and log are kept by content (cell_key)
+# in $XDG_CACHE_HOME/kvm-perfmon/kernel-cells (default ~/.cache): the
+# same sources on the same chroot are not built again. Prints one line per cell and fails if a cell did not come out
 # as the matrix expects.
 # JOBS=N: make's jobs per cell (default 1: the stage runs beside others).
 set -uo pipefail
@@ -27,7 +29,10 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 MATRIX=${KERNELS_MATRIX:-$TOP/tests/kernels/matrix}
 B=${KERNELS_BUILD:-$TOP/build/kernels}
 JOBS=${JOBS:-1}
-mkdir -p "$B"
+CACHE=${XDG_CACHE_HOME:-${HOME:?set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/kernel-cells
+mkdir -p "$B" "$CACHE"
+# results not used for two weeks go
+find "$CACHE" -mindepth 1 -maxdepth 1 -mtime +14 -exec rm -rf {} +
 only_module=
 if [ "${1:-}" = --module ]; then
 	only_module=${2:?--module host|guest}
@@ -60,17 +65,60 @@ suite_root() {
 	[ -n "${root_of[$s]}" ] && echo "${root_of[$s]}"
 }
 
-# one cell: build MODULE's DKMS tree in the chroot of DIR; its output
-# in LOG; returns make's exit code
-build_cell() {
-	local dir=$1 module=$2 tree=$3 log=$4 lock rc modpath dkms_flag=
-	modpath=kvm
-	if [ "$module" = guest ]; then
-		modpath=guest/kernel
-		dkms_flag=--guest
-	fi
+# where a module's sources lie in its DKMS tree, and the module
+module_path() {
+	case "$1" in
+	host) echo kvm/kvm-perfmon.ko ;;
+	guest) echo guest/kernel/perfmon2.ko ;;
+	esac
+}
+
+# MODULE's DKMS tree into TREE, as DKMS gets it
+make_tree() {
+	local module=$1 tree=$2 dkms_flag=
+	[ "$module" = guest ] && dkms_flag=--guest
 	rm -rf "$tree"
-	"$TOP/scripts/dkms-tree.sh" $dkms_flag "$tree" >/dev/null || return 1
+	"$TOP/scripts/dkms-tree.sh" $dkms_flag "$tree" >/dev/null
+}
+
+# A clean cell's result is kept by content: the tree's files, the chroot
+# (its directory is named by its own content key), this script and the
+# cell's expectation. A run over unchanged sources builds nothing again.
+cell_key() {
+	local tree=$1 dir=$2 expect=$3
+	{
+		(cd "$tree" && find . -type f -print0 | LC_ALL=C sort -z |
+			xargs -0 sha256sum)
+		echo "$dir $expect"
+		sha256sum <"${BASH_SOURCE[0]}"
+	} | sha256sum | cut -c1-16
+}
+
+# a kept result into TREE and LOG; fails if there is none
+cell_from_cache() {
+	local key=$1 tree=$2 log=$3 module=$4 ko
+	ko=$(module_path "$module")
+	[ -s "$CACHE/$key/${ko##*/}" ] || return 1
+	cp "$CACHE/$key/${ko##*/}" "$tree/$ko"
+	cp "$CACHE/$key/log" "$log"
+	touch "$CACHE/$key"
+}
+
+cell_to_cache() {
+	local key=$1 tree=$2 log=$3 module=$4 ko
+	ko=$(module_path "$module")
+	mkdir -p "$CACHE/$key.tmp"
+	cp "$tree/$ko" "$log" "$CACHE/$key.tmp/" &&
+		mv "$CACHE/$key.tmp/${log##*/}" "$CACHE/$key.tmp/log" &&
+		rm -rf "${CACHE:?}/$key" && mv "$CACHE/$key.tmp" "$CACHE/$key"
+}
+
+# one cell: build the DKMS tree TREE of MODULE in the chroot of DIR; its
+# output in LOG; returns make's exit code
+build_cell() {
+	local dir=$1 module=$2 tree=$3 log=$4 lock rc modpath
+	modpath=$(module_path "$module")
+	modpath=${modpath%/*}
 	# shared: chroot.sh replaces a suite's chroot only under an
 	# exclusive lock
 	exec {lock}>>"${dir%/*}/.lock"
@@ -127,8 +175,19 @@ while read -r suite kernel module expect rest; do
 		continue ;;
 	esac
 	log=$B/$suite-$module.log
+	tree=$B/$suite-$module
+	if ! make_tree "$module" "$tree"; then
+		cell_failed "$cell" "no DKMS tree" /dev/null
+		continue
+	fi
+	key=$(cell_key "$tree" "$dir" "$expect")
+	if [ "$expect" = clean ] && cell_from_cache "$key" "$tree" "$log" "$module"; then
+		echo "kernels: ok $cell ($headers), built so before (kept result $key)"
+		summary+=("$(printf '%-9s %-6s %-44s ok (kept)' "$suite" "$module" "$headers")")
+		continue
+	fi
 	t1=$SECONDS
-	build_cell "$dir" "$module" "$B/$suite-$module" "$log"
+	build_cell "$dir" "$module" "$tree" "$log"
 	rc=$?
 	secs=$((SECONDS - t1))
 	build_secs=$((build_secs + secs))
@@ -141,6 +200,8 @@ while read -r suite kernel module expect rest; do
 			continue
 		fi
 		echo "kernels: ok $cell ($headers) in ${secs}s"
+		cell_to_cache "$key" "$tree" "$log" "$module" ||
+			echo "kernels: $cell: its result could not be kept in $CACHE"
 		summary+=("$(printf '%-9s %-6s %-44s ok' "$suite" "$module" "$headers")")
 		;;
 	restricted:*)

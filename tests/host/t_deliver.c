@@ -315,6 +315,15 @@ static void t_parked(void)
 		 ", deferred_runs +%" PRIu64 " (want 1, >0)",
 		 hl_status_str(k.ret), (uint64_t)(s4.overflows - s3.overflows),
 		 (uint64_t)(s4.deferred_runs - s3.deferred_runs));
+	hl_note("parked in try %d: a's DOORBELL remote_counter_ops +%" PRIu64
+		" overflows +%" PRIu64 "; a's read %#" PRIx64
+		" remote_counter_ops +%" PRIu64 "; b released: overflows +%"
+		PRIu64 " deferred_runs +%" PRIu64 ", PMD then %" PRIu64, tries,
+		(uint64_t)(s2.remote_counter_ops - s1.remote_counter_ops),
+		(uint64_t)(s2.overflows - s1.overflows), held,
+		(uint64_t)(s3.remote_counter_ops - s2.remote_counter_ops),
+		(uint64_t)(s4.overflows - s3.overflows),
+		(uint64_t)(s4.deferred_runs - s3.deferred_runs), after);
 	hl_check(!ret && after < 1000,
 		 "read_after_delivery_counts_from_reset",
 		 "status %s: PMD %#" PRIx64 " (want the switches since the "

@@ -16,9 +16,15 @@
  * perf may interrupt earlier (hardware periods are clamped), so the
  * deferred work checks raw against next_wrap before reporting a wrap.
  * Until a wrap is reported the value holds at all-ones: the engine never
- * sees a counter wrap without its overflow. Finding and delivering the
- * wraps is the overflow path's (kvmpfm_overflow.c); a counter armed while
- * the VM is throttled is held (kvmpfm_throttle.c).
+ * sees a counter wrap without its overflow, whichever thread reads it.
+ * Finding and delivering the wraps is the overflow path's, in the
+ * counter's own vCPU thread (kvmpfm_overflow.c); a call from another vCPU
+ * reads the held value until then. Should such a call take the context
+ * out first (unload, close, a SWITCH in elsewhere), the PMD keeps the held
+ * value: its overflow comes with the first event once the context is in
+ * again, and what it counted from the wrap to the unload is lost (what
+ * the owner counts before its next guest entry, when it delivers). A
+ * counter armed while the VM is throttled is held (kvmpfm_throttle.c).
  *
  * Locking: every operation here runs with vm->lock held (engine calls,
  * the vCPU's task work, teardown), and so do the vCPU's counter fields
@@ -45,10 +51,12 @@ static u64 poll_read(struct kvmpfm_counter *kc)
 }
 
 /*
- * Counter operations from outside the vCPU thread (DOORBELL of another
- * vCPU, teardown) reach an event that may be active on another CPU: perf
- * then makes a cross-CPU call, which takes that vCPU out of the guest.
- * Counted, so that the per-sample path can be shown to make none.
+ * Counter operations from outside the vCPU thread (a guest call on
+ * another vCPU about this vCPU's context, migration's save, teardown)
+ * reach an event that may be active on another CPU: perf then makes a
+ * cross-CPU call, which takes that vCPU out of the guest. Counted, so
+ * that the per-sample path, and delivery altogether, can be shown to make
+ * none (kvmpfm_overflow.c).
  */
 static bool remote_op(struct kvmpfm_counter *kc)
 {

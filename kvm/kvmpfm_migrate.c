@@ -40,7 +40,16 @@ static int get_state(struct kvmpfm_vm *vm, struct kvmpfm_state *st,
 	long n;
 	u32 i;
 
-	/* wraps the vCPUs took but did not deliver belong in the counts */
+	/*
+	 * Wraps the vCPUs took but did not deliver belong in the counts.
+	 * Delivered from here, not by their threads, which are all outside
+	 * KVM_RUN: the VMM saves with the VM paused, its vCPU threads asleep
+	 * in the VMM, so their events are active on no CPU and perf reads
+	 * them here, no cross-CPU call. Their return to user mode ran the
+	 * task work queued before, so little is left; re-arming a counter
+	 * that is calls the CPU its thread last ran on, where no vCPU of
+	 * this VM runs.
+	 */
 	for (i = 0; i < vm->nr_vcpus; i++)
 		if (vm->vcpus[i].task)
 			kvmpfm_vcpu_sync(&vm->vcpus[i]);

@@ -9,8 +9,19 @@
  * irq_work, on the same CPU, adds the task work to the vCPU thread; the
  * thread, before it enters the guest again, reads its own counters,
  * finds the wraps and delivers them with the sample's IP (or, while the
- * VM is throttled, holds them: kvmpfm_throttle.c). A guest call
- * (DOORBELL) and migration deliver what is pending too (kvmpfm_vcpu_sync).
+ * VM is throttled, holds them: kvmpfm_throttle.c).
+ *
+ * A vCPU's wraps are its own thread's business: only that thread reads
+ * and re-arms its counters to find them, so delivery never takes another
+ * vCPU out of the guest. A guest call (DOORBELL) first delivers what its
+ * own vCPU has pending (kvmpfm_vcpu_sync). A call about another vCPU's
+ * context (system-wide contexts take calls from any vCPU; a monitor
+ * reads a thread that runs elsewhere) does not deliver that vCPU's wraps:
+ * it reads the counter through the engine, held at all-ones until the
+ * wrap is delivered (kvmpfm_counter.c), and the owner delivers promptly,
+ * kicked by its irq_work (below). Migration's save delivers for every
+ * vCPU (kvmpfm_migrate.c): their threads are stopped then, outside
+ * KVM_RUN, and cannot.
  *
  * Locking: the handler and the irq_work take no lock; they write the
  * vCPU's atomic pending state only (kvmpfm.h). Delivery runs with
@@ -107,8 +118,9 @@ static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps, u64 *lost)
 /*
  * Deliver what the vCPU's interrupts and timer left pending; vm->lock
  * held. @throttle: from the vCPU's own interrupts, which the VM's budget
- * bounds; a guest call (DOORBELL) delivers whatever is pending, as it must
- * see every wrap its counters made, and costs the guest an exit of its own.
+ * bounds; the vCPU's own guest call (DOORBELL) delivers whatever is
+ * pending, as it must see every wrap its counters made, and costs the
+ * guest an exit of its own.
  */
 static void vcpu_deliver(struct kvmpfm_vcpu *vcpu, bool throttle)
 {
@@ -139,6 +151,10 @@ static void vcpu_deliver(struct kvmpfm_vcpu *vcpu, bool throttle)
 	vm->notify_vcpu = notify_vcpu;
 }
 
+/*
+ * From the vCPU's own thread (its DOORBELL), or with that thread stopped
+ * outside KVM_RUN (migration's save): never from another running vCPU.
+ */
 void kvmpfm_vcpu_sync(struct kvmpfm_vcpu *vcpu)
 {
 	vcpu_deliver(vcpu, false);

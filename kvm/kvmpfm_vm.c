@@ -375,12 +375,6 @@ static int set_eventfd(struct kvmpfm_vm *vm, void __user *argp)
 	return ret;
 }
 
-static bool vcpu_has_pending(struct kvmpfm_vcpu *vcpu)
-{
-	return atomic_read(&vcpu->pending_timer) ||
-	       !bitmap_empty(vcpu->pending_pmds, PFM_MAX_PMDS);
-}
-
 /* the command block at @gpa into @hdr: its header, then what it names */
 static int cmd_block_read(struct kvmpfm_vm *vm, u64 gpa,
 			  struct pvpfm_cmd_hdr *hdr, u32 *arg_size)
@@ -426,10 +420,12 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 	ret = mutex_lock_killable(&vm->lock);
 	if (ret)
 		return ret;
-	/* the call sees every wrap its counters made, delivered or not */
-	for (i = 0; i < vm->nr_vcpus; i++)
-		if (&vm->vcpus[i] == vcpu || vcpu_has_pending(&vm->vcpus[i]))
-			kvmpfm_vcpu_sync(&vm->vcpus[i]);
+	/*
+	 * The call sees every wrap this vCPU's counters made, delivered or
+	 * not. Another vCPU's wraps are its own thread's to deliver
+	 * (kvmpfm_overflow.c): a read from here sees them held.
+	 */
+	kvmpfm_vcpu_sync(vcpu);
 	vm->notify_vcpu = vcpu->index;
 	vm->doorbells++;
 	vcpu->doorbells++;

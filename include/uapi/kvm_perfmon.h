@@ -327,9 +327,11 @@ struct kvmpfm_snap_vm {
 	__u32 vmm_filter_action;	/* KVMPFM_FILTER_* */
 	__u32 vmm_filter_nr;
 	/*
-	 * registers refused (NOTAVAIL with PVPFM_REG_RETFL_HOST_MEDIATED)
-	 * and counters not opened: a VM with KVM's mediated vPMU held the
-	 * host's PMU
+	 * registers refused: a VM with KVM's mediated vPMU held the host's
+	 * PMU (NOTAVAIL with PVPFM_REG_RETFL_HOST_MEDIATED; their calls
+	 * are among refusals[EINVAL]). A call that failed for it when a
+	 * counter was to open (a load, a start on another set) is counted
+	 * in refusals[EOPNOTSUPP], which has no other cause.
 	 */
 	__u64 host_mediated;
 	__u64 reserved[6];

@@ -85,7 +85,7 @@ struct pfm_backend_ops {
 	int (*event_check)(void *be, const struct pfm_event *ev);
 	/*
 	 * set up a counter for c->ev on c->vcpu, disabled, value 0;
-	 * -EOPNOTSUPP as event_check's
+	 * -EOPNOTSUPP as event_check's, and never for another cause
 	 */
 	int (*counter_open)(void *be, struct pfm_counter *c);
 	void (*counter_close)(void *be, struct pfm_counter *c);
@@ -183,8 +183,9 @@ struct pfm_engine_stats {
 	u64 notavail;		/* registers refused: host cannot count */
 	u64 filtered;		/* registers refused: operator's filter */
 	/*
-	 * registers refused and counters not opened: the host's PMU is
-	 * KVM's mediated vPMU's (event_check's -EOPNOTSUPP)
+	 * registers refused: the host's PMU is KVM's mediated vPMU's
+	 * (event_check's -EOPNOTSUPP). A counter that fails to open so
+	 * later fails its call with EOPNOTSUPP (refusals[EOPNOTSUPP]).
 	 */
 	u64 host_mediated;
 };

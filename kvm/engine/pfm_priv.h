@@ -319,8 +319,6 @@ int pfm_set_insert(struct pfm_engine *e, struct pfm_context *ctx,
 		   struct pfm_set *set);
 void pfm_set_free(struct pfm_engine *e, struct pfm_set *set);
 int pfm_set_load(struct pfm_engine *e, struct pfm_context *ctx);
-/* counts a counter_open error the host's operator must see (pfm_regs.c) */
-void pfm_counter_open_failed(struct pfm_engine *e, int err);
 void pfm_set_unload(struct pfm_engine *e, struct pfm_context *ctx);
 u64 pfm_pmd_read(struct pfm_engine *e, struct pfm_context *ctx,
 		 struct pfm_set *set, u16 pmd);

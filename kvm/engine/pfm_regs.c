@@ -55,58 +55,37 @@ static int entry_error(u32 *reg_flags, u32 retfl)
 }
 
 /*
- * Why the backend refused an event (event_check's or counter_open's
- * error): what the guest's entry says and where the host's operator
- * sees it counted. Every refusal is NOTAVAIL to the guest; the host's
- * tools tell the causes apart, and the guest learns the one it can act
- * on (ask the host's operator) from its own flag. Any other error is
- * the first row's. A counter that fails to open (the host changed
- * between the PMC write and the load) is counted only where the cause
- * is the host's, not the event's.
+ * Why the backend refused an event (event_check's error): what the
+ * guest's entry says and where the host's operator sees it counted.
+ * Every refusal is NOTAVAIL to the guest; the host's tools tell the
+ * causes apart, and the guest learns the one it can act on (ask the
+ * host's operator) from its own flag. Any other error is the first
+ * row's. (A counter that fails to open later, at load or at a set
+ * switch, fails with the backend's error, not here.)
  */
 static const struct pfm_refusal {
 	int err;
 	u32 retfl;
 	size_t stat;		/* a u64 of struct pfm_engine_stats */
-	bool at_open;		/* counted when counter_open fails so too */
 } pfm_refusals[] = {
 	{ -ENOENT, PFM_REG_RETFL_NOTAVAIL,
-	  offsetof(struct pfm_engine_stats, notavail), false },
+	  offsetof(struct pfm_engine_stats, notavail) },
 	{ -EACCES, PFM_REG_RETFL_NOTAVAIL,
-	  offsetof(struct pfm_engine_stats, filtered), false },
+	  offsetof(struct pfm_engine_stats, filtered) },
 	{ -EOPNOTSUPP, PFM_REG_RETFL_NOTAVAIL | PVPFM_REG_RETFL_HOST_MEDIATED,
-	  offsetof(struct pfm_engine_stats, host_mediated), true },
+	  offsetof(struct pfm_engine_stats, host_mediated) },
 };
-
-static const struct pfm_refusal *refusal_of(int err)
-{
-	size_t i;
-
-	for (i = 0; i < PFM_ARRAY_SIZE(pfm_refusals); i++)
-		if (pfm_refusals[i].err == err)
-			return &pfm_refusals[i];
-	return &pfm_refusals[0];
-}
-
-static void refusal_count(struct pfm_engine *e, const struct pfm_refusal *r)
-{
-	(*(u64 *)((u8 *)&e->stats + r->stat))++;
-}
 
 static int entry_notavail(struct pfm_engine *e, u32 *reg_flags, int why)
 {
-	const struct pfm_refusal *r = refusal_of(why);
+	const struct pfm_refusal *r = &pfm_refusals[0];
+	size_t i;
 
-	refusal_count(e, r);
+	for (i = 0; i < PFM_ARRAY_SIZE(pfm_refusals); i++)
+		if (pfm_refusals[i].err == why)
+			r = &pfm_refusals[i];
+	(*(u64 *)((u8 *)&e->stats + r->stat))++;
 	return entry_error(reg_flags, r->retfl);
-}
-
-void pfm_counter_open_failed(struct pfm_engine *e, int err)
-{
-	const struct pfm_refusal *r = refusal_of(err);
-
-	if (r->err == err && r->at_open)
-		refusal_count(e, r);
 }
 
 /* PMC and PMD requests share their head: reg_num, reg_set, reg_flags */

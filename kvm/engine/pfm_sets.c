@@ -132,7 +132,6 @@ int pfm_set_load(struct pfm_engine *e, struct pfm_context *ctx)
 		c->want_irq = true;
 		ret = e->ops->counter_open(e->be, c);
 		if (ret) {
-			pfm_counter_open_failed(e, ret);
 			ctx->ctr_failed[s] = true;
 			err = err ? err : ret;
 			continue;

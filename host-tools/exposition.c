@@ -100,12 +100,13 @@ static const struct vm_counter vm_counters[] = {
  * Refusal causes: a fixed set, so that a series exists from the VM's
  * first scrape (rate() needs its zero) and a guest cannot add series.
  * NOTAVAIL: an event the host cannot count; FILTERED: the operator's
- * filter; then the errnos the module returns; any other is "other".
+ * filter; MEDIATED: a VM with KVM's mediated vPMU holds the host's PMU;
+ * then the errnos the module returns; any other is "other".
  */
 static const char *const causes[] = {
-	"NOTAVAIL", "FILTERED", "EINVAL", "EBUSY", "EMFILE", "ENOSPC", "E2BIG",
-	"ENOMEM", "EFAULT", "EBADF", "ENOSYS", "ENOENT", "EPERM", "EACCES",
-	"EAGAIN", "other",
+	"NOTAVAIL", "FILTERED", "MEDIATED", "EINVAL", "EBUSY", "EMFILE",
+	"ENOSPC", "E2BIG", "ENOMEM", "EFAULT", "EBADF", "ENOSYS", "ENOENT",
+	"EPERM", "EACCES", "EAGAIN", "other",
 };
 #define NR_CAUSES	ARRAY_SIZE(causes)
 
@@ -241,8 +242,9 @@ static void vm_metrics(FILE *f, const struct snap_set *set)
 				       set->vms[i].vm.calls[k]);
 	family(f, "refused_total", "counter",
 	       "Failed calls of the VM's guests, by cause: NOTAVAIL (an event "
-	       "the host cannot count), FILTERED (the operator's filter), or "
-	       "the errno.");
+	       "the host cannot count), FILTERED (the operator's filter), "
+	       "MEDIATED (a VM with KVM's mediated vPMU holds the host's "
+	       "PMU), or the errno.");
 	for (i = 0; i < set->nr; i++) {
 		memset(by, 0, sizeof(by));
 		snap_for_each_cause(&set->vms[i], add_cause, by);
@@ -339,6 +341,12 @@ struct scrape *exposition_scrape(void *arg)
 		       "Guest pages registered for sampling buffers (not pinned).");
 		fprintf(f, "kvmperfmon_pinned_pages %" PRId64 "\n",
 			(int64_t)v.ms.pinned_pages);
+		family(f, "host_mediated_total", "counter",
+		       "Guest PMU events perf refused because a VM with KVM's "
+		       "mediated vPMU held the host's PMU, all VMs since "
+		       "kvm-perfmon.ko was loaded.");
+		fprintf(f, "kvmperfmon_host_mediated_total %" PRIu64 "\n",
+			(uint64_t)v.ms.host_mediated);
 	}
 	if (!ret)
 		vm_metrics(f, &v.set);

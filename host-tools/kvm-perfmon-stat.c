@@ -32,7 +32,9 @@ static const char usage_text[] =
 "contexts, loaded/all), EVENTS (host counters in use), RUN% (the share of\n"
 "their enabled time the host actually counted: below 100 the host took\n"
 "counters away), SAMPLES (or SAMPLES/s with -i), CALLS, REFUSED (failed\n"
-"calls; --vm shows them by cause).\n"
+"calls; --vm shows them by cause: NOTAVAIL, the host cannot count the\n"
+"event; FILTERED, a filter refused it; MEDIATED, a VM with KVM's mediated\n"
+"vPMU holds the host's PMU; else the errno).\n"
 "\n"
 "Needs root or CAP_PERFMON: the view covers every user's VMs.\n"
 "\n"
@@ -102,10 +104,26 @@ static void print_table(const struct snap_set *set,
 		printf("(no VM is bound to kvm-perfmon)\n");
 }
 
+/* what the operator does about a cause, where there is something to do */
+static const struct {
+	const char *cause;
+	const char *hint;
+} cause_hints[] = {
+	{ "MEDIATED", "a VM with KVM's mediated vPMU holds the host's PMU: "
+		      "guest PMU events are refused while it runs "
+		      "(kvm_intel/kvm_amd enable_mediated_pmu; README, "
+		      "\"Mediated vPMU\")" },
+};
+
 static void print_cause(const char *cause, uint64_t n, void *arg)
 {
+	unsigned int i;
+
 	(void)arg;
 	printf("  %-16s %" PRIu64 "\n", cause, n);
+	for (i = 0; i < sizeof(cause_hints) / sizeof(cause_hints[0]); i++)
+		if (!strcmp(cause, cause_hints[i].cause))
+			printf("  %-16s (%s)\n", "", cause_hints[i].hint);
 }
 
 /* the operator's filter (filter_*) and the VMM's own (vmm_filter_*) */

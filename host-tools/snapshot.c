@@ -359,23 +359,32 @@ uint64_t snap_refusals(const struct snap *s)
 }
 
 /*
- * A register the host cannot count (NOTAVAIL) or the operator's filter
- * refused stops its call with EINVAL: those calls are shown under their
- * own cause, not under EINVAL.
+ * A register the host cannot count (NOTAVAIL), the operator's filter
+ * refused or a VM with KVM's mediated vPMU kept from the PMU stops its
+ * call with EINVAL: those calls are shown under their own cause, not
+ * under EINVAL. A call that failed with EOPNOTSUPP failed for the
+ * mediated vPMU too (a counter could not open; the module gives that
+ * errno for nothing else): MEDIATED as well.
  */
 void snap_for_each_cause(const struct snap *s, snap_cause_fn *fn, void *arg)
 {
-	uint64_t n, regs = s->vm.notavail + s->vm.filtered;
+	uint64_t n, regs = s->vm.notavail + s->vm.filtered +
+			   s->vm.host_mediated;
+	uint64_t mediated = s->vm.host_mediated + s->vm.refusals[EOPNOTSUPP];
 	unsigned int e;
 
 	if (s->vm.notavail)
 		fn("NOTAVAIL", s->vm.notavail, arg);
 	if (s->vm.filtered)
 		fn("FILTERED", s->vm.filtered, arg);
+	if (mediated)
+		fn("MEDIATED", mediated, arg);
 	for (e = 1; e < KVMPFM_SNAP_ERRNOS; e++) {
 		n = s->vm.refusals[e];
 		if (e == EINVAL)
 			n = n > regs ? n - regs : 0;
+		if (e == EOPNOTSUPP)
+			n = 0;
 		if (n)
 			fn(snap_errno_name(e), n, arg);
 	}

@@ -80,7 +80,8 @@ const char *snap_host_event_name(const struct kvmpfm_snap_event *e,
 uint64_t snap_refusals(const struct snap *s);	/* failed calls */
 /*
  * Failed calls by cause, each non-zero one: "NOTAVAIL" (the host cannot
- * count the event), "FILTERED" (the operator's filter), then by errno
+ * count the event), "FILTERED" (the operator's filter), "MEDIATED" (a VM
+ * with KVM's mediated vPMU holds the host's PMU), then by errno
  * ("EINVAL", "EBUSY", ...). The causes add up to snap_refusals().
  */
 typedef void snap_cause_fn(const char *cause, uint64_t n, void *arg);

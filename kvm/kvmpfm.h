@@ -328,6 +328,8 @@ extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_smpl_pages,
 /* cumulative, of the VMs released so far */
 extern atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
 	kvmpfm_total_remote_ops, kvmpfm_total_throttles;
+/* PMU events perf refused for KVM's mediated vPMU, since the module loaded */
+extern atomic64_t kvmpfm_total_host_mediated;
 extern unsigned int kvmpfm_max_overflow_rate;
 extern bool kvmpfm_allow_host_page_faults;
 
@@ -355,6 +357,8 @@ int kvmpfm_event_translate(struct kvmpfm_vm *vm, const struct pfm_event *ev,
 			   struct perf_event_attr *attr, int *poll);
 bool kvmpfm_attr_is_hw(const struct perf_event_attr *attr);
 int kvmpfm_event_check(void *be, const struct pfm_event *ev);
+int kvmpfm_event_open_error(const struct perf_event_attr *attr,
+			    struct task_struct *task, int err);
 void kvmpfm_counter_describe(struct kvmpfm_vm *vm, const struct pfm_counter *c,
 			     struct kvmpfm_snap_event *out);
 

@@ -76,6 +76,13 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #define kvmpfm_cached_rip(vcpu)		((vcpu)->arch.regs[VCPU_REGS_RIP])
 #endif
 
+/*
+ * KVM's mediated vPMU (7.0, CONFIG_PERF_GUEST_MEDIATED_PMU): while a VM
+ * has one, perf refuses other users' events that count guests
+ * (kvmpfm_event.c). Before it, no such refusal exists.
+ */
+#define KVMPFM_PERF_MEDIATED_VPMU	IS_ENABLED(CONFIG_PERF_GUEST_MEDIATED_PMU)
+
 /* the file of a struct fd: 6.12 hid the field behind fd_file() */
 #ifndef fd_file
 #define fd_file(f)	((f).file)

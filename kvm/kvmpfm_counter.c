@@ -222,7 +222,8 @@ int kvmpfm_counter_open(void *be, struct pfm_counter *c)
 		kc->event = perf_event_create_kernel_counter(&attr, -1,
 					vcpu->task, kvmpfm_overflow, kc);
 		if (IS_ERR(kc->event)) {
-			ret = PTR_ERR(kc->event);
+			ret = kvmpfm_event_open_error(&attr, vcpu->task,
+						      PTR_ERR(kc->event));
 			kvmpfm_free(kc);
 			return ret;
 		}

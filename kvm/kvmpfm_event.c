@@ -235,6 +235,46 @@ bool kvmpfm_attr_is_hw(const struct perf_event_attr *attr)
 }
 
 /*
+ * perf's error @err opening @attr for @task, as the engine takes it
+ * (pfm_backend_ops): -EOPNOTSUPP when KVM's mediated vPMU holds the
+ * host's PMU, any other EOPNOTSUPP -ENOENT, the rest as they are.
+ *
+ * While any VM with a mediated vPMU exists (KVM calls
+ * perf_create_mediated_pmu() at the VM's first KVM_CREATE_VCPU), perf
+ * refuses with EOPNOTSUPP every event that counts guests (exclude_guest
+ * clear) on a PMU that can be mediated: each PMU event of ours, which
+ * counts the guest only (exclude_host). EOPNOTSUPP has other causes, so
+ * the refusal is the mediated vPMU's only if the same event counting
+ * the host only opens (perf lets those through). The other way round,
+ * our live PMU events make KVM's perf_create_mediated_pmu() fail with
+ * EBUSY, and the VM's KVM_CREATE_VCPU with it: KVM's choice, which the
+ * module cannot soften (README, "Mediated vPMU").
+ */
+int kvmpfm_event_open_error(const struct perf_event_attr *attr,
+			    struct task_struct *task, int err)
+{
+	struct perf_event_attr host_only;
+	struct perf_event *probe;
+
+	if (err != -EOPNOTSUPP)
+		return err;
+	if (!KVMPFM_PERF_MEDIATED_VPMU || !attr->exclude_host)
+		return -ENOENT;
+	host_only = *attr;
+	host_only.exclude_host = 0;
+	host_only.exclude_guest = 1;
+	host_only.disabled = 1;
+	host_only.sample_period = 0;
+	probe = perf_event_create_kernel_counter(&host_only, -1, task, NULL,
+						 NULL);
+	if (IS_ERR(probe))
+		return -ENOENT;
+	perf_event_release_kernel(probe);
+	atomic64_inc(&kvmpfm_total_host_mediated);
+	return -EOPNOTSUPP;
+}
+
+/*
  * Whether the host can count @ev: translated, and for hardware events
  * accepted by the host PMU (probed on the calling thread, never counted).
  * Returns 1 for an event the admin's map marks emulated.
@@ -263,8 +303,10 @@ int kvmpfm_event_check(void *be, const struct pfm_event *ev)
 		goto out;
 	attr.disabled = 1;
 	probe = perf_event_create_kernel_counter(&attr, -1, current, NULL, NULL);
-	if (IS_ERR(probe))
-		return -ENOENT;
+	if (IS_ERR(probe)) {
+		ret = kvmpfm_event_open_error(&attr, current, PTR_ERR(probe));
+		return ret == -EOPNOTSUPP ? ret : -ENOENT;
+	}
 	perf_event_release_kernel(probe);
 out:
 	return alias && (alias->flags & KVMPFM_MAP_EMULATED) ? 1 : 0;

@@ -23,6 +23,11 @@ atomic64_t kvmpfm_total_overflows, kvmpfm_total_deferred_runs,
 	kvmpfm_total_remote_ops;
 /* times a VM reached max_overflow_rate, all VMs since the module loaded */
 atomic64_t kvmpfm_total_throttles;
+/*
+ * PMU events perf refused because KVM's mediated vPMU held the host's
+ * PMU, all VMs since the module loaded (kvmpfm_event_open_error())
+ */
+atomic64_t kvmpfm_total_host_mediated;
 
 /*
  * Overflows the host handles per second for one VM, all its vCPUs
@@ -227,6 +232,7 @@ static long module_stats(void __user *argp)
 		.overflows = atomic64_read(&kvmpfm_total_overflows),
 		.deferred_runs = atomic64_read(&kvmpfm_total_deferred_runs),
 		.remote_counter_ops = atomic64_read(&kvmpfm_total_remote_ops),
+		.host_mediated = atomic64_read(&kvmpfm_total_host_mediated),
 	};
 
 	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;

@@ -333,6 +333,7 @@ static void snap_vm(struct snap *s, struct kvmpfm_vm *vm,
 	memcpy(out->refusals, st->refusals, sizeof(st->refusals));
 	out->notavail = st->notavail;
 	out->filtered = st->filtered;
+	out->host_mediated = st->host_mediated;
 
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		const struct kvmpfm_vcpu *v = &vm->vcpus[i];

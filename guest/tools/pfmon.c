@@ -155,11 +155,28 @@ static const char *event_name(int set, int pmd, bool pmc)
 	return "?";
 }
 
+/*
+ * A call that opens the host's counters (a load, a start on another set)
+ * fails with EOPNOTSUPP for one cause only: the host's PMU is KVM's
+ * mediated vPMU's, as PVPFM_REG_RETFL_HOST_MEDIATED says of a register.
+ */
+#define HOST_MEDIATED_WHY \
+	"the host's PMU belongs to a VM with KVM's mediated vPMU while that VM runs; the host's operator chooses between the two (kvm_intel or kvm_amd enable_mediated_pmu)"
+
+static const char *load_strerror(int err)
+{
+	return err == EOPNOTSUPP ? HOST_MEDIATED_WHY : strerror(err);
+}
+
 static void explain(const char *what, int set, int reg, uint32_t flags,
 		    bool pmc, int err)
 {
 	const char *ev = event_name(set, reg, pmc);
 
+	if ((flags & PFM_REG_RETFL_NOTAVAIL) &&
+	    (flags & PVPFM_REG_RETFL_HOST_MEDIATED))
+		die("event %s (set %d, %s%d): the host cannot back it now (PFM_REG_RETFL_NOTAVAIL, PVPFM_REG_RETFL_HOST_MEDIATED): %s",
+		    ev, set, pmc ? "PMC" : "PMD", reg, HOST_MEDIATED_WHY);
 	if (flags & PFM_REG_RETFL_NOTAVAIL)
 		die("event %s (set %d, %s%d): the host cannot back it (PFM_REG_RETFL_NOTAVAIL): no hardware PMU or event map entry for it on the host",
 		    ev, set, pmc ? "PMC" : "PMD", reg);
@@ -451,7 +468,7 @@ static pid_t spawn(char **argv, int fd, bool traced)
 		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 		if (fd >= 0 && (load(fd, gettid_()) || pfm_start(fd, NULL))) {
 			fprintf(stderr, "pfmon: loading and starting the context on the command: %s\n",
-				strerror(errno));
+				load_strerror(errno));
 			_exit(PFMON_EXIT_FAIL);
 		}
 		if (traced && (ptrace(PTRACE_TRACEME, 0, 0, 0) || raise(SIGSTOP))) {
@@ -610,7 +627,7 @@ static void ftask_attach(struct ftask *t)
 	program(fd, follow_timeout);
 	if (load(fd, t->tid) || pfm_start(fd, NULL)) {
 		fprintf(stderr, "pfmon: task %d: not monitored: %s\n", t->tid,
-			strerror(errno));
+			load_strerror(errno));
 		close(fd);
 		return;
 	}
@@ -1298,7 +1315,7 @@ int main(int argc, char **argv)
 				die("CPU %d: cannot run there: %s", cpus[i], strerror(errno));
 			if (load(fds[i], cpus[i]))
 				die("CPU %d: loading a system-wide context: %s%s", cpus[i],
-				    strerror(errno), errno == EBUSY ?
+				    load_strerror(errno), errno == EBUSY ?
 				    " (a per-thread or system-wide context is in use there)" : "");
 			if (pfm_start(fds[i], NULL))
 				die("CPU %d: start: %s", cpus[i], strerror(errno));
@@ -1343,7 +1360,8 @@ int main(int argc, char **argv)
 			die("waitpid %d: %s", attach, strerror(errno));
 		clock_gettime(CLOCK_MONOTONIC, &t_start);
 		if (load(fd, attach))
-			die("loading the context on %d: %s", attach, strerror(errno));
+			die("loading the context on %d: %s", attach,
+			    load_strerror(errno));
 		if (pfm_start(fd, NULL))
 			die("start: %s", strerror(errno));
 		fprintf(stderr, "pfmon: monitoring task %d until it exits\n", attach);

@@ -302,7 +302,8 @@ void event_parse(const char *spec, unsigned int dfl_plm, int setid,
 
 /* --- pfmon -l --- */
 
-enum probe { P_BACKED, P_EMULATED, P_NOTAVAIL, P_INVALID, P_RESERVED };
+enum probe { P_BACKED, P_EMULATED, P_NOTAVAIL, P_MEDIATED, P_INVALID,
+	     P_RESERVED };
 
 struct listed {
 	char name[160];
@@ -417,8 +418,12 @@ static void probe(int fd)
 						 P_EMULATED : P_BACKED;
 				continue;
 			}
-			lst[idx[k]].st = f & PFM_REG_RETFL_NOTAVAIL ?
-					 P_NOTAVAIL : P_INVALID;
+			if (!(f & PFM_REG_RETFL_NOTAVAIL))
+				lst[idx[k]].st = P_INVALID;
+			else if (f & PVPFM_REG_RETFL_HOST_MEDIATED)
+				lst[idx[k]].st = P_MEDIATED;
+			else
+				lst[idx[k]].st = P_NOTAVAIL;
 			i = idx[k] + 1;
 			break;
 		}
@@ -436,10 +441,11 @@ void list_events(int fd)
 		[P_BACKED] = "",
 		[P_EMULATED] = " [emulated: the host backs it with another event]",
 		[P_NOTAVAIL] = " [not available on this host]",
+		[P_MEDIATED] = " [not available now: the host's PMU belongs to KVM's mediated vPMU]",
 		[P_INVALID] = " [refused as invalid by the host]",
 		[P_RESERVED] = " [not expressible: reserved bits of the personality]",
 	};
-	size_t cnt[5] = { 0 };
+	size_t cnt[P_RESERVED + 1] = { 0 };
 	char buf[64];
 
 	printf("PMU model: %s (%s personality), %d counters%s\n",
@@ -471,9 +477,9 @@ void list_events(int fd)
 		       st_txt[lst[i].st]);
 		cnt[lst[i].st]++;
 	}
-	printf("%zu events and unit masks: %zu backed by the host, %zu emulated, %zu not available on this host, %zu refused as invalid, %zu not expressible\n",
+	printf("%zu events and unit masks: %zu backed by the host, %zu emulated, %zu not available on this host, %zu not available while KVM's mediated vPMU holds the host's PMU, %zu refused as invalid, %zu not expressible\n",
 	       nlst, cnt[P_BACKED], cnt[P_EMULATED], cnt[P_NOTAVAIL],
-	       cnt[P_INVALID], cnt[P_RESERVED]);
+	       cnt[P_MEDIATED], cnt[P_INVALID], cnt[P_RESERVED]);
 	printf("perf's names:");
 	for (const struct alias *a = aliases; a->name; a++) {
 		const char *t = alias_of(a->name);

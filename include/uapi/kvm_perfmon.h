@@ -187,7 +187,12 @@ struct kvmpfm_module_stats {
 	__u64 overflows;
 	__u64 deferred_runs;
 	__u64 remote_counter_ops;
-	__u64 reserved[1];
+	/*
+	 * since the module was loaded, all VMs: guest PMU events perf
+	 * refused because a VM with KVM's mediated vPMU held the host's
+	 * PMU (each VM's snapshot has its own, host_mediated)
+	 */
+	__u64 host_mediated;
 };
 
 /*
@@ -321,7 +326,15 @@ struct kvmpfm_snap_vm {
 	/* the VMM's filter (filter_*: the operator's) */
 	__u32 vmm_filter_action;	/* KVMPFM_FILTER_* */
 	__u32 vmm_filter_nr;
-	__u64 reserved[7];
+	/*
+	 * registers refused: a VM with KVM's mediated vPMU held the host's
+	 * PMU (NOTAVAIL with PVPFM_REG_RETFL_HOST_MEDIATED; their calls
+	 * are among refusals[EINVAL]). A call that failed for it when a
+	 * counter was to open (a load, a start on another set) is counted
+	 * in refusals[EOPNOTSUPP], which has no other cause.
+	 */
+	__u64 host_mediated;
+	__u64 reserved[6];
 };
 
 struct kvmpfm_snap_vcpu {

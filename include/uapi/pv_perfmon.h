@@ -352,6 +352,16 @@ static inline const char *pvpfm_vpmd_name(unsigned int num)
  */
 #define PVPFM_REG_RETFL_EMULATED	(1U << 29)
 
+/*
+ * Returned beside PFM_REG_RETFL_NOTAVAIL in reg_flags of a refused
+ * pfarg_pmc_t or pfarg_pmd_t: the host could count the event, but its
+ * PMU belongs to KVM's mediated vPMU (kvm_intel or kvm_amd's
+ * enable_mediated_pmu) while any VM that has one runs on the host, and
+ * perf counts no guest for anyone else meanwhile. The host's operator
+ * chooses between the two (README, "Mediated vPMU"). Cleared on input.
+ */
+#define PVPFM_REG_RETFL_HOST_MEDIATED	(1U << 28)
+
 PFM_ABI_SIZE(struct pvpfm_cmd_hdr, 32);
 PFM_ABI_SIZE(struct pvpfm_create_arg, 144);
 PFM_ABI_SIZE(struct pvpfm_load_arg, 40);

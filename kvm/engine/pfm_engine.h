@@ -78,10 +78,15 @@ struct pfm_backend_ops {
 	/*
 	 * 0 if @ev can be counted, 1 if it can through a host alias
 	 * (emulated), -ENOENT if not, -EACCES if the host's operator
-	 * forbids it (both PFM_REG_RETFL_NOTAVAIL to the guest)
+	 * forbids it, -EOPNOTSUPP if the host's PMU is KVM's mediated
+	 * vPMU's for now (all PFM_REG_RETFL_NOTAVAIL to the guest; the
+	 * last with PVPFM_REG_RETFL_HOST_MEDIATED too, see pfm_regs.c)
 	 */
 	int (*event_check)(void *be, const struct pfm_event *ev);
-	/* set up a counter for c->ev on c->vcpu, disabled, value 0 */
+	/*
+	 * set up a counter for c->ev on c->vcpu, disabled, value 0;
+	 * -EOPNOTSUPP as event_check's, and never for another cause
+	 */
 	int (*counter_open)(void *be, struct pfm_counter *c);
 	void (*counter_close)(void *be, struct pfm_counter *c);
 	/* the counter's value (low width bits); wrap raises the overflow */
@@ -177,6 +182,12 @@ struct pfm_engine_stats {
 	u64 refusals[PFM_STAT_ERRNOS];	/* failed commands, by errno */
 	u64 notavail;		/* registers refused: host cannot count */
 	u64 filtered;		/* registers refused: operator's filter */
+	/*
+	 * registers refused: the host's PMU is KVM's mediated vPMU's
+	 * (event_check's -EOPNOTSUPP). A counter that fails to open so
+	 * later fails its call with EOPNOTSUPP (refusals[EOPNOTSUPP]).
+	 */
+	u64 host_mediated;
 };
 
 /* one context, as host tools see it (pfm_engine_view()) */

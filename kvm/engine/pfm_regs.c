@@ -55,16 +55,37 @@ static int entry_error(u32 *reg_flags, u32 retfl)
 }
 
 /*
- * An event the backend refused (event_check's -ENOENT or -EACCES): NOTAVAIL
- * to the guest either way; the host's tools tell the two apart.
+ * Why the backend refused an event (event_check's error): what the
+ * guest's entry says and where the host's operator sees it counted.
+ * Every refusal is NOTAVAIL to the guest; the host's tools tell the
+ * causes apart, and the guest learns the one it can act on (ask the
+ * host's operator) from its own flag. Any other error is the first
+ * row's. (A counter that fails to open later, at load or at a set
+ * switch, fails with the backend's error, not here.)
  */
+static const struct pfm_refusal {
+	int err;
+	u32 retfl;
+	size_t stat;		/* a u64 of struct pfm_engine_stats */
+} pfm_refusals[] = {
+	{ -ENOENT, PFM_REG_RETFL_NOTAVAIL,
+	  offsetof(struct pfm_engine_stats, notavail) },
+	{ -EACCES, PFM_REG_RETFL_NOTAVAIL,
+	  offsetof(struct pfm_engine_stats, filtered) },
+	{ -EOPNOTSUPP, PFM_REG_RETFL_NOTAVAIL | PVPFM_REG_RETFL_HOST_MEDIATED,
+	  offsetof(struct pfm_engine_stats, host_mediated) },
+};
+
 static int entry_notavail(struct pfm_engine *e, u32 *reg_flags, int why)
 {
-	if (why == -EACCES)
-		e->stats.filtered++;
-	else
-		e->stats.notavail++;
-	return entry_error(reg_flags, PFM_REG_RETFL_NOTAVAIL);
+	const struct pfm_refusal *r = &pfm_refusals[0];
+	size_t i;
+
+	for (i = 0; i < PFM_ARRAY_SIZE(pfm_refusals); i++)
+		if (pfm_refusals[i].err == why)
+			r = &pfm_refusals[i];
+	(*(u64 *)((u8 *)&e->stats + r->stat))++;
+	return entry_error(reg_flags, r->retfl);
 }
 
 /* PMC and PMD requests share their head: reg_num, reg_set, reg_flags */
@@ -73,7 +94,8 @@ _Static_assert(offsetof(pfarg_pmd_t, reg_flags) == PFM_REQ_FLAGS_OFF,
 	       "pfarg_pmc_t and pfarg_pmd_t differ in reg_flags");
 
 /* every per-entry return flag a call may set */
-#define PFM_RETFL_ALL	(PFM_REG_RETFL_MASK | PVPFM_REG_RETFL_EMULATED)
+#define PFM_RETFL_ALL	(PFM_REG_RETFL_MASK | PVPFM_REG_RETFL_EMULATED | \
+			 PVPFM_REG_RETFL_HOST_MEDIATED)
 
 /* a call's per-entry return flags start clear, whatever the guest wrote */
 static void clear_retfl(void *vec, u32 count, size_t size)
@@ -115,8 +137,8 @@ static int write_vector(struct pfm_cmd_args *a, size_t size,
 
 /*
  * Whether the host can back every event @value would make PMC @pmc count:
- * -ENOENT if not, 1 if some event is backed by an admin's alias
- * (emulated), else 0.
+ * event_check's error for the first it cannot, 1 if some event is backed
+ * by an admin's alias (emulated), else 0.
  */
 static int pmc_events_available(struct pfm_engine *e, u16 pmc, u64 value)
 {
@@ -131,7 +153,7 @@ static int pmc_events_available(struct pfm_engine *e, u16 pmc, u64 value)
 			continue;
 		ret = e->ops->event_check(e->be, &ev);
 		if (ret < 0)
-			return ret == -EACCES ? ret : -ENOENT;
+			return ret;
 		emulated |= ret > 0;
 	}
 	return emulated;
@@ -193,9 +215,7 @@ static int pmd_event_available(struct pfm_engine *e, u16 num)
 		return 0;
 	pfm_pmd_event_for(e, num, 0, &ev);
 	ret = e->ops->event_check(e->be, &ev);
-	if (ret < 0)
-		return ret == -EACCES ? ret : -ENOENT;
-	return 0;
+	return ret < 0 ? ret : 0;
 }
 
 static int write_pmd(struct pfm_engine *e, struct pfm_context *ctx,

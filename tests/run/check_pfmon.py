@@ -150,6 +150,7 @@ def main():
             if m:
                 st = "backed"
                 for key, s in (("[emulated", "emulated"), ("[not available", "notavail"),
+                               ("[not available now", "mediated"),
                                ("[refused as invalid", "invalid"), ("[not expressible", "reserved")):
                     if key in m.group(3):
                         st = s
@@ -157,9 +158,10 @@ def main():
         summ = [l for l in c["out"] if re.match(r"^\d+ events and unit masks:", l)]
         nums = [int(x) for x in re.findall(r"\d+", summ[0])] if summ else []
         by = {s: sum(1 for v in listed.values() if v[1] == s)
-              for s in ("backed", "emulated", "notavail", "invalid", "reserved")}
+              for s in ("backed", "emulated", "notavail", "mediated", "invalid", "reserved")}
         judge(len(listed) >= 300 and nums == [len(listed), by["backed"], by["emulated"],
-                                               by["notavail"], by["invalid"], by["reserved"]],
+                                               by["notavail"], by["mediated"], by["invalid"],
+                                               by["reserved"]],
               f"{len(listed)} events and unit masks listed, the summary adds up",
               f"{len(listed)} listed; summary {summ}; by status {by}")
         # libpfm4's encodings, known from AMD's family 10h BKDG

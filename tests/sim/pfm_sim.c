@@ -79,6 +79,8 @@ static int op_event_check(void *be, const struct pfm_event *ev)
 	struct sim *s = sim_of(be);
 
 	s->event_checks++;
+	if (s->pmu_mediated && ev->kind != PFM_EVK_VIRTUAL)
+		return -EOPNOTSUPP;
 	if (key_refused(s, sim_event_key(ev)))
 		return -ENOENT;
 	if (key_listed(s->forbidden, s->nr_forbidden, sim_event_key(ev)))
@@ -93,6 +95,8 @@ static int op_counter_open(void *be, struct pfm_counter *c)
 
 	if (s->fail_open_in && !--s->fail_open_in)
 		return -EBUSY;
+	if (s->pmu_mediated && c->ev.kind != PFM_EVK_VIRTUAL)
+		return -EOPNOTSUPP;
 	/* opening is not free (a host perf event): time passes meanwhile */
 	s->now += s->open_cost_ns;
 	if (c->vcpu >= s->cfg.nr_vcpus) {

@@ -124,6 +124,12 @@ struct sim {
 	u64 allocs;
 	u64 fail_alloc_in;	/* 0: never; n: the n-th zalloc fails */
 	u64 fail_open_in;	/* same for counter_open */
+	/*
+	 * injection: a VM with KVM's mediated vPMU runs on the host, and
+	 * perf refuses every PMU event (not a virtual PMD's) that counts a
+	 * guest: event_check and counter_open give -EOPNOTSUPP
+	 */
+	bool pmu_mediated;
 	u64 open_cost_ns;	/* the clock moves this much per counter_open */
 
 	/* overflow interrupts delivered */

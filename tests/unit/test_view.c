@@ -69,6 +69,60 @@ static void test_virtual_pmd_filtered(void **state)
 	assert_int_equal(t_stats(t).notavail, 0);
 }
 
+/*
+ * While a VM with KVM's mediated vPMU runs on the host, perf refuses
+ * every event that counts a guest on the host's PMU. The guest's entry
+ * says why (PVPFM_REG_RETFL_HOST_MEDIATED beside NOTAVAIL), the host's
+ * operator sees it counted apart from NOTAVAIL, and virtual PMDs (no PMU)
+ * still count.
+ */
+static void test_host_mediated_refused(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, 0);
+	pfarg_pmc_t pmc;
+	pfarg_pmd_t pmd;
+	struct pfm_engine_stats st;
+
+	t->sim->pmu_mediated = true;
+	cb_pmc_init(&pmc, 0, 0, T_EVTSEL(EV_A));
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &pmc, 1), -EINVAL);
+	assert_int_equal(pmc.reg_flags, PFM_REG_RETFL_NOTAVAIL |
+					PVPFM_REG_RETFL_HOST_MEDIATED);
+	cb_pmd_init(&pmd, PVPFM_VPMD_VM_EXITS, 0, 0);
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &pmd, 1), 0);
+	assert_int_equal(pmd.reg_flags, 0);
+	st = t_stats(t);
+	assert_int_equal(st.host_mediated, 1);
+	assert_int_equal(st.notavail, 0);
+	assert_int_equal(st.filtered, 0);
+
+	/* the same event once the mediated VM is gone: no flag left over */
+	t->sim->pmu_mediated = false;
+	pmc.reg_flags = PVPFM_REG_RETFL_HOST_MEDIATED;
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &pmc, 1), 0);
+	assert_int_equal(pmc.reg_flags, 0);
+}
+
+/*
+ * A mediated VM that starts between the PMC write and the load: the
+ * counter does not open and the load fails with EOPNOTSUPP, which the
+ * host's tools show as the mediated vPMU's (no other cause gives it).
+ */
+static void test_host_mediated_at_load(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	u32 ctx = t_ctx(t, PFM_FL_SYSTEM_WIDE);
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmd(t, ctx, 0, 0, 0);
+	t->sim->pmu_mediated = true;
+	assert_int_equal(cb_load(&t->cb, ctx, t->vcpu, 0, 0, 0), -EOPNOTSUPP);
+	assert_int_equal(t_stats(t).refusals[EOPNOTSUPP], 1);
+	assert_int_equal(t_stats(t).host_mediated, 0);
+	assert_int_equal(t->sim->nr_open, 0);
+}
+
 struct seen {
 	u32 ctxs, counters;
 	struct pfm_ctx_view ctx[4];
@@ -155,6 +209,8 @@ int main(void)
 		T_TEST(test_calls_and_refusals),
 		T_TEST(test_notavail_apart_from_filtered),
 		T_TEST(test_virtual_pmd_filtered),
+		T_TEST(test_host_mediated_refused),
+		T_TEST(test_host_mediated_at_load),
 		T_TEST(test_view_walk),
 	};
 

@@ -270,11 +270,13 @@ L2_SILENCE_LIMIT=120
 # The heartbeat is watched through the whole payload, not only while an
 # L2's console comes through L1's (the migrate stage's L2s write to
 # files): L1 itself stuck, with no L2 on its console, is stopped too, and
-# booted again only if l1_where finds L0's lost wakeup (L1's CPU halted
-# with interrupts on and a vector pending in its local APIC: L0's TCG
-# did not wake it; seen 2026-11-24 in the migrate stage, where a key
-# pressed through L0's monitor woke L1 and the run went on). Stuck any
-# other way, the run fails, with the stack L1 printed for the NMI.
+# booted again only if l1_where finds L0's lost interrupt (L1's CPU with
+# interrupts on and a vector pending in its local APIC, none in service,
+# in every sample: L0's TCG did not deliver it. Seen halted, 2026-11-24
+# in the migrate stage, where a key pressed through L0's monitor woke L1
+# and the run went on; and running, 2026-11-27, with the vCPU thread of
+# an L2 in KVM_RUN on a 6.12 L1). Stuck any other way, the run fails,
+# with the stack L1 printed for the NMI.
 L1_SILENCE_LIMIT=40
 L2_HANG_RETRIES=4
 printf '%q ' "${qemu_cmd[@]}" >"$logdir/qemu-cmdline"
@@ -295,10 +297,11 @@ qemu_stop() {
 # answers with a panic and the stack it was running, symbolized by its
 # own kernel, on the console, if its CPU still takes NMIs from L0; QEMU
 # then exits (panic=-1, -no-reboot). The caller kills it after.
-# Writes $work/stuck-kind: lost-wakeup (every sample halted with IF set,
-# a vector in IRR: L0's fault, not L1's) or stuck (anything else).
+# Writes $work/stuck-kind: lost-interrupt (IF set in every sample, a
+# vector in IRR and none in ISR: a CPU takes such an interrupt at once,
+# halted or not; L0's fault, not L1's) or stuck (anything else).
 l1_where() {
-	local i line flags n=0 halted=0 irr=0 out=$logdir/l1-stuck.log
+	local i line flags n=0 open=0 irr=0 isr=0 out=$logdir/l1-stuck.log
 	echo "boot-l1.sh: $1" >"$out"
 	exec 7<>"$work/mon.out"
 	for i in 1 2 3; do
@@ -317,14 +320,14 @@ l1_where() {
 			n=$((n + 1))
 			flags=${line#*RFL=}
 			# RFL bit 9 is IF
-			[[ "$line" != *HLT=1* ]] || (((0x${flags%% *} & 0x200) == 0)) ||
-				halted=$((halted + 1))
+			(((0x${flags%% *} & 0x200) == 0)) || open=$((open + 1))
 			;;
 		IRR*) [[ "$line" == *"(none)"* ]] || irr=1 ;;
+		ISR*) [[ "$line" == *"(none)"* ]] || isr=1 ;;
 		esac
 	done <"$out"
-	if [ "$n" -gt 0 ] && [ "$halted" = "$n" ] && [ "$irr" = 1 ]; then
-		echo lost-wakeup >"$work/stuck-kind"
+	if [ "$n" -gt 0 ] && [ "$open" = "$n" ] && [ "$irr" = 1 ] && [ "$isr" = 0 ]; then
+		echo lost-interrupt >"$work/stuck-kind"
 	else
 		echo stuck >"$work/stuck-kind"
 	fi
@@ -423,11 +426,11 @@ l2_watchdog() {
 		if [ -f "$work/l2alive" ]; then
 			echo "boot-l1.sh: $why while an L2 runs: L2 and L1 stuck; stopping L1" |
 				tee "$work/l2hung"
-		elif [ "$(cat "$work/stuck-kind")" = lost-wakeup ]; then
-			echo "boot-l1.sh: $why: L0 did not wake L1's halted CPU (l1-stuck.log); stopping L1" |
+		elif [ "$(cat "$work/stuck-kind")" = lost-interrupt ]; then
+			echo "boot-l1.sh: $why: L0 did not deliver an interrupt pending on L1's CPU (l1-stuck.log); stopping L1" |
 				tee "$work/l2hung"
 		else
-			echo "boot-l1.sh: $why, not L0's lost wakeup (l1-stuck.log); stopping L1" |
+			echo "boot-l1.sh: $why, not L0's lost interrupt (l1-stuck.log); stopping L1" |
 				tee "$work/hung"
 		fi
 		l1_nmi

@@ -164,16 +164,16 @@ test:
 
 # The Debian kernels the rig stages boot (scripts/kver.sh; unset, the
 # machine's: bookworm's 6.1). trixie's 6.12 is the host most operators
-# run: vm (L1 and L2), migrate and operator (L1) boot it. The host stage's
-# L1 boots unstable's 7.x, the newest KVM, which exports least to other
-# modules. bench, libvirt (its own bookworm images) and run stay on 6.1,
-# whose L2s, with migrate's and operator's, keep the guest module loaded
-# there. Set in the environment, RIG_L1_KERNEL and RIG_L2_KERNEL win
-# (empty: the machine's).
+# run: vm (L1 and L2) and operator (L1) boot it. The host stage's L1
+# boots unstable's 7.x, the newest KVM, which exports least to other
+# modules. migrate, bench, libvirt (its own bookworm images) and run stay
+# on 6.1, whose L2s, with operator's, keep the guest module loaded there.
+# Set in the environment, RIG_L1_KERNEL and RIG_L2_KERNEL win (empty: the
+# machine's).
 test-host: export RIG_L1_KERNEL ?= unstable
 test-vm: export RIG_L1_KERNEL ?= trixie
 test-vm: export RIG_L2_KERNEL ?= trixie
-test-migrate test-operator: export RIG_L1_KERNEL ?= trixie
+test-operator: export RIG_L1_KERNEL ?= trixie
 
 test-deps: deps
 test-build: engine unit guest bench host-tools

@@ -301,8 +301,8 @@ run:
 # $(PREFIX)/bin/qemu-system-x86_64-pvperfmon (beside Debian's, never
 # replacing it; $$QEMU_PV, else scripts/qemu-build.sh's cached build),
 # the operator's tools with the exporter's unit, the libvirt pieces
-# (AppArmor abstraction, kvm-perfmon-libvirt-config: run it after
-# installing) and /etc/kvm-perfmon/ for event maps and filters. Guest:
+# (AppArmor drop-in, kvm-perfmon-libvirt-config: the operator runs its
+# enable) and /etc/kvm-perfmon/ for event maps and filters. Guest:
 # perfmon2.ko's DKMS tree, libperfmon2 and pfmon. The Debian packages
 # (debian/rules) split the same install into packages.
 PREFIX ?= /usr/local
@@ -332,8 +332,8 @@ install-host:
 	qemu=$${QEMU_PV:-$$($(TOP)/scripts/qemu-build.sh --print-path)} && \
 		install -D -m 755 "$$qemu" \
 		$(DESTDIR)$(PREFIX)/bin/qemu-system-x86_64-pvperfmon
-	install -D -m 644 $(TOP)/libvirt/apparmor-abstraction \
-		$(DESTDIR)$(APPARMORDIR)/abstractions/kvm-perfmon
+	install -D -m 644 $(TOP)/libvirt/apparmor-kvm-perfmon \
+		$(DESTDIR)$(APPARMORDIR)/abstractions/libvirt-qemu.d/kvm-perfmon
 	install -D -m 755 $(TOP)/libvirt/kvm-perfmon-libvirt-config \
 		$(DESTDIR)$(PREFIX)/sbin/kvm-perfmon-libvirt-config
 	install -d $(DESTDIR)$(SYSCONFDIR)/kvm-perfmon

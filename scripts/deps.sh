@@ -47,6 +47,10 @@ PKGS=(
 	# its unshare gives the exporter's end-to-end test a network of its own
 	libjson-c-dev libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus
 	systemd curl openssl util-linux iproute2
+	# tests/libvirt/config-test.sh: augtool runs kvm-perfmon-libvirt-config's
+	# qemu.conf edits through libvirt's own Augeas lens (taken from
+	# Debian's libvirt .debs by the test, cached; libvirt is not installed)
+	augeas-tools
 )
 set -- "${PKGS[@]}" "$@"
 

@@ -1,12 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kvm-perfmon-libvirt-config against copies of qemu.conf and AppArmor's
-# local abstraction in a scratch directory (its KVMPFM_QEMU_CONF and
-# KVMPFM_APPARMOR_DIR): what enable adds, disable takes away exactly;
-# both are idempotent, keep the file's mode and replace it whole (a new
-# inode, by rename); a block whose markers do not pair (an edit by hand)
-# is refused with the file left as it was, never deleted to its end.
+# kvm-perfmon-libvirt-config against Debian's own qemu.conf and libvirt's
+# own Augeas lens for it, of bookworm's libvirt 9.0 and trixie's 11.3
+# (tests/libvirt/libvirt-files.sh takes both from the .debs, cached), in a
+# scratch directory (KVMPFM_QEMU_CONF, KVMPFM_APPARMOR_DIR,
+# KVMPFM_STATE_DIR, KVMPFM_LENS_DIR), with a systemctl on PATH that
+# records what it is asked. For each libvirt:
+# - qemu.conf as installed (the setting commented out): enable sets
+#   libvirt's default list from its comment, plus /dev/kvm-perfmon
+#   (/dev/userfaultfd on 11.3), every other byte kept; enable again
+#   changes nothing and restarts nothing, even with --restart; disable
+#   gives the installed file back byte for byte;
+# - an admin's own list with /dev/userfaultfd: enable adds our entry and
+#   keeps theirs, in their order; disable removes ours only;
+# - a file the lens does not parse: refused, untouched;
+# - AppArmor: the include line in local/ only where the abstraction does
+#   not read libvirt-qemu.d, removed by disable and once it does.
 # Runs in make test's unit stage; prints a line per check and
 # "config-test: N passed, N failed".
 set -u
@@ -15,96 +25,196 @@ cfg=$TOP/libvirt/kvm-perfmon-libvirt-config
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 export KVMPFM_QEMU_CONF=$d/qemu.conf KVMPFM_APPARMOR_DIR=$d/apparmor.d
+export KVMPFM_STATE_DIR=$d/state KVMPFM_SYSTEMD_RUN=$d
 # rig_check: the PASS/FAIL lines and their counts
 # shellcheck source=tests/rig/protocol.sh
 . "$TOP/tests/rig/protocol.sh"
+
+# systemctl: libvirtd runs; restarts are written to $d/restarts
+mkdir "$d/bin"
+cat >"$d/bin/systemctl" <<EOF
+#!/bin/sh
+case "\$*" in
+"-q is-active libvirtd.service") exit 0 ;;
+"-q is-active "*) exit 3 ;;
+esac
+echo "\$*" >>"$d/restarts"
+EOF
+chmod +x "$d/bin/systemctl"
+PATH=$d/bin:$PATH
+
 sum() { md5sum <"$1" | cut -d' ' -f1; }
 run() { "$cfg" "$@" >"$d/out" 2>&1; }
+restarts() { if [ -f "$d/restarts" ]; then wc -l <"$d/restarts"; else echo 0; fi; }
+AA_LINE='include if exists <abstractions/libvirt-qemu.d/kvm-perfmon> # kvm-perfmon-libvirt-config'
+AA_LOCAL=$d/apparmor.d/local/abstractions/libvirt-qemu
 
+# acl: the list as libvirt's lens reads it, one entry a line
+acl() {
+	augtool -A -L -I "$KVMPFM_LENS_DIR" <<EOF | sed -n 's|^/files.*/cgroup_device_acl/[0-9]* = ||p'
+set /augeas/load/L/lens Libvirtd_qemu.lns
+set /augeas/load/L/incl $KVMPFM_QEMU_CONF
+load
+match /files$KVMPFM_QEMU_CONF/cgroup_device_acl/*
+EOF
+}
+acl_line() { acl | paste -sd ' '; }
+
+# fresh FILES ABSTRACTION: the libvirt's qemu.conf (0600), and an AppArmor
+# abstraction that reads libvirt-qemu.d (dir) or not (no-dir)
 fresh() {
-	rm -rf "$d/apparmor.d"
-	mkdir -p "$d/apparmor.d/abstractions"
-	: >"$d/apparmor.d/abstractions/libvirt-qemu"
-	printf '%s\n' '# qemu.conf' '#cgroup_device_acl = [ "/dev/null" ]' \
-		'user = "libvirt-qemu"' >"$KVMPFM_QEMU_CONF"
-	chmod 0600 "$KVMPFM_QEMU_CONF"
+	rm -rf "$d/apparmor.d" "$d/state" "$d/restarts"
+	install -m 0600 "$1/qemu.conf" "$KVMPFM_QEMU_CONF"
+	mkdir -p "$d/apparmor.d/abstractions/libvirt-qemu.d"
+	: >"$d/apparmor.d/abstractions/libvirt-qemu.d/kvm-perfmon"
+	if [ "$2" = dir ]; then
+		echo '  include if exists <abstractions/libvirt-qemu.d>' \
+			>"$d/apparmor.d/abstractions/libvirt-qemu"
+	else
+		echo '  #include <local/abstractions/libvirt-qemu>' \
+			>"$d/apparmor.d/abstractions/libvirt-qemu"
+	fi
 }
 
-# enable, again, disable: back to the same bytes
-fresh
-orig=$(sum "$KVMPFM_QEMU_CONF")
-ino=$(stat -c %i "$KVMPFM_QEMU_CONF")
-run enable
-rig_check $? "enable exits 0" "$(cat "$d/out")"
-grep -q '"/dev/kvm-perfmon"' "$KVMPFM_QEMU_CONF"
-rig_check $? "enable: qemu.conf lists /dev/kvm-perfmon"
-[ "$(head -n 3 "$KVMPFM_QEMU_CONF" | md5sum | cut -d' ' -f1)" = "$orig" ]
-rig_check $? "enable: what qemu.conf had comes first, unchanged"
-[ "$(stat -c %a "$KVMPFM_QEMU_CONF")" = 600 ]
-rig_check $? "enable: qemu.conf keeps its mode (0600)"
-[ "$(stat -c %i "$KVMPFM_QEMU_CONF")" != "$ino" ]
-rig_check $? "enable: qemu.conf replaced whole (renamed into place)"
-grep -qx 'include <abstractions/kvm-perfmon> # kvm-perfmon-libvirt-config' \
-	"$d/apparmor.d/local/abstractions/libvirt-qemu"
-rig_check $? "enable: the local AppArmor abstraction includes kvm-perfmon's"
-once=$(sum "$KVMPFM_QEMU_CONF")
-run enable
-[ "$(sum "$KVMPFM_QEMU_CONF")" = "$once" ]
-rig_check $? "enable twice: qemu.conf unchanged"
-[ "$(grep -c kvm-perfmon "$d/apparmor.d/local/abstractions/libvirt-qemu")" = 1 ]
-rig_check $? "enable twice: one include line"
-echo '#include <abstractions/site>' >>"$d/apparmor.d/local/abstractions/libvirt-qemu"
-run disable
-rig_check $? "disable exits 0" "$(cat "$d/out")"
-[ "$(sum "$KVMPFM_QEMU_CONF")" = "$orig" ]
-rig_check $? "disable: qemu.conf byte for byte as before enable"
-[ "$(cat "$d/apparmor.d/local/abstractions/libvirt-qemu")" = '#include <abstractions/site>' ]
-rig_check $? "disable: the site's own AppArmor line stays, ours is gone"
-run disable
-rig_check $? "disable twice exits 0"
-[ "$(sum "$KVMPFM_QEMU_CONF")" = "$orig" ]
-rig_check $? "disable twice: qemu.conf unchanged"
+for suite in bookworm trixie; do
+	files=$("$TOP/tests/libvirt/libvirt-files.sh" "$suite")
+	rig_check $? "$suite: libvirt's qemu.conf and lens (libvirt-files.sh)"
+	[ -f "$files/libvirtd_qemu.aug" ] || continue
+	export KVMPFM_LENS_DIR=$files
+	v="$suite (libvirt $(cat "$files/version"))"
+	if [ "$suite" = bookworm ]; then
+		aa=no-dir default="/dev/null /dev/full /dev/zero /dev/random /dev/urandom /dev/ptmx /dev/kvm"
+	else
+		aa=dir default="/dev/null /dev/full /dev/zero /dev/random /dev/urandom /dev/ptmx /dev/kvm /dev/userfaultfd"
+	fi
 
-# a BEGIN marker without its END, settings after it: refused, untouched
-for cmd in disable enable; do
-	fresh
-	run enable
-	sed -i '/^# END kvm-perfmon$/d' "$KVMPFM_QEMU_CONF"
-	echo 'max_processes = 42' >>"$KVMPFM_QEMU_CONF"
-	before=$(sum "$KVMPFM_QEMU_CONF")
-	run "$cmd"
-	rc=$?
-	[ "$rc" = 1 ] && grep -q 'markers of kvm-perfmon.s block do not pair' "$d/out"
-	rig_check $? "$cmd with an END marker missing: refused, saying why" \
-		"exit $rc: $(cat "$d/out")"
-	[ "$(sum "$KVMPFM_QEMU_CONF")" = "$before" ]
-	rig_check $? "$cmd with an END marker missing: qemu.conf untouched" \
-		"$(tail -n 2 "$KVMPFM_QEMU_CONF" | tr '\n' ' ')"
-done
-run status
-grep -q 'unpaired markers' "$d/out"
-rig_check $? "status names the unpaired markers" "$(cat "$d/out")"
+	echo "== $v: qemu.conf as installed (cgroup_device_acl commented out)"
+	fresh "$files" "$aa"
+	orig=$(sum "$KVMPFM_QEMU_CONF")
+	[ -z "$(acl)" ]
+	rig_check $? "$v: the installed qemu.conf does not set cgroup_device_acl"
+	run status
+	grep -q 'cgroup_device_acl not set' "$d/out"
+	rig_check $? "$v: status says not set" "$(cat "$d/out")"
+	ino=$(stat -c %i "$KVMPFM_QEMU_CONF")
+	run enable --restart
+	rig_check $? "$v: enable --restart exits 0" "$(cat "$d/out")"
+	[ "$(acl_line)" = "$default /dev/kvm-perfmon" ]
+	rig_check $? "$v: enable sets libvirt's default list and /dev/kvm-perfmon" \
+		"list: $(acl_line)"
+	diff "$files/qemu.conf" "$KVMPFM_QEMU_CONF" | grep '^[<>]' >"$d/diff"
+	# shellcheck disable=SC2086 # the list's words
+	[ "$(cat "$d/diff")" = "> cgroup_device_acl = [ $(printf '"%s", ' $default)\"/dev/kvm-perfmon\"]" ]
+	rig_check $? "$v: enable adds that one line, every other line kept" \
+		"$(cat "$d/diff")"
+	[ "$(stat -c %a "$KVMPFM_QEMU_CONF")" = 600 ] &&
+		[ "$(stat -c %i "$KVMPFM_QEMU_CONF")" != "$ino" ]
+	rig_check $? "$v: qemu.conf keeps its mode (0600), replaced whole (rename)"
+	[ "$(restarts)" = 1 ] && grep -qx 'try-restart libvirtd.service' "$d/restarts"
+	rig_check $? "$v: enable --restart restarts libvirtd, once" \
+		"$(cat "$d/restarts" 2>/dev/null)"
+	once=$(sum "$KVMPFM_QEMU_CONF")
+	run enable --restart
+	rig_check $? "$v: enable again exits 0" "$(cat "$d/out")"
+	[ "$(sum "$KVMPFM_QEMU_CONF")" = "$once" ]
+	rig_check $? "$v: enable again: qemu.conf unchanged"
+	[ "$(restarts)" = 1 ] && grep -q 'libvirtd not restarted' "$d/out"
+	rig_check $? "$v: enable again: no restart, and says so" "$(cat "$d/out")"
+	run status
+	grep -q 'cgroup_device_acl lists /dev/kvm-perfmon' "$d/out"
+	rig_check $? "$v: status says it lists /dev/kvm-perfmon" "$(cat "$d/out")"
+	run disable --restart
+	rig_check $? "$v: disable exits 0" "$(cat "$d/out")"
+	[ "$(sum "$KVMPFM_QEMU_CONF")" = "$orig" ]
+	rig_check $? "$v: disable: qemu.conf byte for byte as installed" \
+		"$(diff "$files/qemu.conf" "$KVMPFM_QEMU_CONF" | head -n 4)"
+	[ "$(restarts)" = 2 ]
+	rig_check $? "$v: disable --restart restarts libvirtd"
+	run disable --restart
+	[ "$(sum "$KVMPFM_QEMU_CONF")" = "$orig" ] && [ "$(restarts)" = 2 ]
+	rig_check $? "$v: disable again: unchanged, no restart"
 
-# an END before its BEGIN, and a doubled BEGIN
-for edit in 's/^# BEGIN kvm-perfmon/# END kvm-perfmon\n&/' \
-	's/^# BEGIN kvm-perfmon.*/&\n&/'; do
-	fresh
-	run enable
-	sed -i "$edit" "$KVMPFM_QEMU_CONF"
+	echo "== $v: the admin's own list, with /dev/userfaultfd"
+	fresh "$files" "$aa"
+	printf '%s\n' 'cgroup_device_acl = [' '    "/dev/kvm", "/dev/null",' \
+		'    "/dev/userfaultfd", "/dev/vfio/vfio"' ']' >>"$KVMPFM_QEMU_CONF"
 	before=$(sum "$KVMPFM_QEMU_CONF")
+	run enable
+	rig_check $? "$v: enable exits 0" "$(cat "$d/out")"
+	[ "$(acl_line)" = "/dev/kvm /dev/null /dev/userfaultfd /dev/vfio/vfio /dev/kvm-perfmon" ]
+	rig_check $? "$v: enable extends the admin's list, /dev/userfaultfd kept" \
+		"list: $(acl_line)"
+	[ "$(restarts)" = 0 ] && grep -q 'restart it' "$d/out"
+	rig_check $? "$v: enable without --restart: no restart, says one is due" \
+		"$(cat "$d/out")"
+	run enable
+	[ "$(acl | grep -c kvm-perfmon)" = 1 ]
+	rig_check $? "$v: enable again: one /dev/kvm-perfmon"
 	run disable
-	[ $? = 1 ] && [ "$(sum "$KVMPFM_QEMU_CONF")" = "$before" ]
-	rig_check $? "disable with markers out of order ($edit): refused, untouched"
-done
-
-# the admin's own list is left alone
-fresh
-echo 'cgroup_device_acl = [ "/dev/null", "/dev/kvm" ]' >>"$KVMPFM_QEMU_CONF"
-before=$(sum "$KVMPFM_QEMU_CONF")
-run enable
-grep -q 'add "/dev/kvm-perfmon" to it by hand' "$d/out" &&
 	[ "$(sum "$KVMPFM_QEMU_CONF")" = "$before" ]
-rig_check $? "enable with the admin's own cgroup_device_acl: says so, untouched"
+	rig_check $? "$v: disable removes our entry only (the admin's list as it was)" \
+		"list: $(acl_line)"
+	# enable on the admin's list, then the admin drops an entry: disable
+	# must not unset the list that is no longer the one enable set
+	fresh "$files" "$aa"
+	run enable
+	augtool -A -L -I "$KVMPFM_LENS_DIR" >/dev/null <<EOF
+set /augeas/load/L/lens Libvirtd_qemu.lns
+set /augeas/load/L/incl $KVMPFM_QEMU_CONF
+load
+rm /files$KVMPFM_QEMU_CONF/cgroup_device_acl/*[. = "/dev/zero"]
+save
+EOF
+	run disable
+	[ "$(acl_line)" = "${default/ \/dev\/zero/}" ]
+	rig_check $? "$v: a list edited after enable: disable removes our entry only" \
+		"list: $(acl_line)"
+
+	echo "== $v: a qemu.conf libvirt's lens does not parse"
+	fresh "$files" "$aa"
+	echo 'cgroup_device_acl = [ "/dev/null" ' >>"$KVMPFM_QEMU_CONF"
+	before=$(sum "$KVMPFM_QEMU_CONF")
+	run enable --restart
+	rc=$?
+	[ "$rc" = 1 ] && grep -q "line [0-9]*: .*nothing was changed" "$d/out" &&
+		[ "$(sum "$KVMPFM_QEMU_CONF")" = "$before" ] && [ "$(restarts)" = 0 ]
+	rig_check $? "$v: enable refuses, names the line, leaves the file" \
+		"exit $rc: $(cat "$d/out")"
+
+	echo "== $v: AppArmor"
+	for a in dir no-dir; do
+		fresh "$files" "$a"
+		echo '#include <abstractions/site>' >"$d/site"
+		mkdir -p "$(dirname "$AA_LOCAL")"
+		cp "$d/site" "$AA_LOCAL"
+		run enable
+		if [ "$a" = dir ]; then
+			cmp -s "$d/site" "$AA_LOCAL"
+			rig_check $? "$v: abstraction reads libvirt-qemu.d: local/ untouched"
+		else
+			[ "$(tail -n 1 "$AA_LOCAL")" = "$AA_LINE" ] &&
+				[ "$(grep -cxF "$AA_LINE" "$AA_LOCAL")" = 1 ]
+			rig_check $? "$v: abstraction without libvirt-qemu.d: one include line in local/"
+			run enable
+			[ "$(grep -cxF "$AA_LINE" "$AA_LOCAL")" = 1 ]
+			rig_check $? "$v: enable again: still one include line"
+			run status
+			grep -q 'in effect (included from' "$d/out"
+			rig_check $? "$v: status: the drop-in included from local/" "$(cat "$d/out")"
+			# libvirt upgraded to one that reads the directory
+			echo '  include if exists <abstractions/libvirt-qemu.d>' \
+				>>"$d/apparmor.d/abstractions/libvirt-qemu"
+			run enable
+			cmp -s "$d/site" "$AA_LOCAL"
+			rig_check $? "$v: once the abstraction reads libvirt-qemu.d, enable drops the line"
+			sed -i '$d' "$d/apparmor.d/abstractions/libvirt-qemu"
+			run enable
+		fi
+		run disable
+		cmp -s "$d/site" "$AA_LOCAL"
+		rig_check $? "$v ($a): disable: the site's local/ as it was"
+	done
+done
 
 echo "config-test: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
 [ "${rig_failed:-0}" = 0 ]

@@ -12,12 +12,16 @@
 # With a real libvirtd: the host is what Debian boots (systemd, cgroup v2,
 # AppArmor with libvirt's profiles) and the project's packages are in
 # place (DKMS built kvm-perfmon.ko for this kernel, it loaded at boot, its
-# node is root:kvm 0660); a domain with pv-perfmon (domain.xml.in) is
-# defined and started, its guest counts and samples with pfmon, and is
-# destroyed while it samples: the module then holds nothing
-# (kvmpfm-stats --zero, which must fail while the guest samples) and
-# kvm-perfmon-stat shows no VM; a domain without the device starts, runs
-# and powers off as before. Every check prints PASS/FAIL, the last line is
+# node is root:kvm 0660), qemu.conf untouched by them; the operator runs
+# kvm-perfmon-libvirt-config enable --restart, as README.Debian says (our
+# entry added to libvirt's default list, the rest of qemu.conf kept,
+# libvirtd restarted; again: nothing changed, no restart); a domain with
+# pv-perfmon (domain.xml.in) is defined and started, its guest counts and
+# samples with pfmon, and is destroyed while it samples: the module then
+# holds nothing (kvmpfm-stats --zero, which must fail while the guest
+# samples) and kvm-perfmon-stat shows no VM; a domain without the device starts, runs
+# and powers off as before; disable gives qemu.conf back byte for byte.
+# Every check prints PASS/FAIL, the last line is
 # "libvirt: N passed, N failed".
 set -u
 T=/usr/local/lib/kvm-perfmon-test
@@ -91,6 +95,91 @@ define_domain() {
 	check_cmd "virsh define $1 ($2)" virsh define "$xml"
 }
 
+QEMU_CONF=/etc/libvirt/qemu.conf
+# acl: qemu.conf's cgroup_device_acl as libvirt's own lens reads it, one
+# entry a line (none: not set)
+acl() {
+	augtool -A -L <<EOF | sed -n 's|^/files.*/cgroup_device_acl/[0-9]* = ||p'
+set /augeas/load/L/lens Libvirtd_qemu.lns
+set /augeas/load/L/incl $QEMU_CONF
+load
+match /files$QEMU_CONF/cgroup_device_acl/*
+EOF
+}
+# libvirt's default list, as the installed qemu.conf shows it commented out
+default_acl() {
+	sed -n '/^#cgroup_device_acl = \[/,/^#\]/p' "$QEMU_CONF" |
+		grep -o '"[^"]*"' | tr -d '"'
+}
+libvirtd_pid() { systemctl show -p MainPID --value libvirtd.service; }
+# qemu.conf's lines the operator's commands took away (<) or added (>)
+conf_diff() {
+	diff /run/kvm-perfmon-test/qemu.conf.installed "$QEMU_CONF" | grep "^$1"
+}
+
+# What the operator does once on a libvirt host (README.Debian): the
+# packages changed no file of libvirt's; enable adds /dev/kvm-perfmon to
+# cgroup_device_acl, keeping libvirt's default list and every other line,
+# and restarts libvirtd; enable again changes and restarts nothing.
+operator_enable() {
+	local md5 pid0 pid1 e missing aa mode
+
+	echo "== the operator's command: kvm-perfmon-libvirt-config enable --restart"
+	mkdir -p /run/kvm-perfmon-test
+	# the md5 dpkg recorded for the conffile, in whichever package has it
+	md5=$(dpkg-query -W -f '${Conffiles}\n' |
+		awk -v f="$QEMU_CONF" '$1 == f && $3 != "obsolete" { print $2; exit }')
+	[ -n "$md5" ] && [ "$(md5sum <"$QEMU_CONF" | cut -d' ' -f1)" = "$md5" ]
+	rig_check $? "installing the packages left qemu.conf as libvirt's package has it" \
+		"dpkg's md5 ${md5:-none}, the file's $(md5sum <"$QEMU_CONF")"
+	[ -z "$(acl)" ]
+	rig_check $? "qemu.conf does not set cgroup_device_acl (libvirt's default list)"
+	cp -p "$QEMU_CONF" /run/kvm-perfmon-test/qemu.conf.installed
+	mode=$(stat -c '%U:%G %a' "$QEMU_CONF")
+	pid0=$(libvirtd_pid)
+	check_cmd "kvm-perfmon-libvirt-config enable --restart" \
+		kvm-perfmon-libvirt-config enable --restart
+	pid1=$(libvirtd_pid)
+	echo "    cgroup_device_acl: $(acl | paste -sd ' ')"
+	missing=
+	for e in $(default_acl) /dev/kvm-perfmon; do
+		acl | grep -qxF "$e" || missing+=" $e"
+	done
+	[ -n "$(default_acl)" ] && [ -z "$missing" ]
+	rig_check $? "cgroup_device_acl: libvirt's default list ($(default_acl | paste -sd ' ')) and /dev/kvm-perfmon" \
+		"missing:$missing"
+	conf_diff '[<>]' | sed 's/^/    /'
+	[ "$(conf_diff '<' | wc -l)" = 0 ] && [ "$(conf_diff '>' | wc -l)" = 1 ]
+	rig_check $? "qemu.conf: one line added, every other line kept"
+	[ "$(stat -c '%U:%G %a' "$QEMU_CONF")" = "$mode" ]
+	rig_check $? "qemu.conf keeps its owner and mode ($mode)"
+	[ "$pid1" != "$pid0" ] && [ "$pid1" != 0 ]
+	rig_check $? "libvirtd restarted (pid $pid0 -> $pid1)"
+	check_cmd "kvm-perfmon-libvirt-config enable again: unchanged, no restart" \
+		sh -c "kvm-perfmon-libvirt-config enable --restart |
+			tee /dev/stderr | grep -q 'unchanged: libvirtd not restarted'"
+	[ "$(libvirtd_pid)" = "$pid1" ]
+	rig_check $? "libvirtd not restarted by the second enable (pid $(libvirtd_pid))"
+	kvm-perfmon-libvirt-config status | sed 's/^/    /'
+	if grep -q 'libvirt-qemu\.d>' /etc/apparmor.d/abstractions/libvirt-qemu; then
+		aa="read from libvirt-qemu.d"
+	else
+		aa="included from /etc/apparmor.d/local/abstractions/libvirt-qemu"
+	fi
+	check_cmd "AppArmor: kvm-perfmon's drop-in in effect ($aa)" \
+		sh -c "kvm-perfmon-libvirt-config status | grep -qF 'in effect ($aa)'"
+}
+
+# disable gives qemu.conf back as the package installed it
+operator_disable() {
+	echo "== kvm-perfmon-libvirt-config disable"
+	check_cmd "kvm-perfmon-libvirt-config disable" kvm-perfmon-libvirt-config disable
+	cmp /run/kvm-perfmon-test/qemu.conf.installed "$QEMU_CONF"
+	rig_check $? "qemu.conf byte for byte as installed again"
+	! grep -q kvm-perfmon /etc/apparmor.d/local/abstractions/libvirt-qemu 2>/dev/null
+	rig_check $? "no kvm-perfmon line left in local/abstractions/libvirt-qemu"
+}
+
 checks() {
 	local kver ko st out n
 
@@ -134,6 +223,8 @@ checks() {
 		sh -c "dpkg-query -W qemu-system-x86 && test -x /usr/bin/qemu-system-x86_64"
 	check_cmd "libvirtd is active" systemctl is-active libvirtd.service
 	check_cmd "virsh version" virsh version
+
+	operator_enable
 
 	echo "== a domain with pv-perfmon: count, sample, destroy while sampling"
 	define_domain pv pv
@@ -196,6 +287,8 @@ checks() {
 		grep -a "$(rig_mark L2 RESULT rc=0)" "$LOGS/plain-console.log"
 	check_cmd "module stats still at zero" "$T/kvmpfm-stats" --zero
 	check_cmd "virsh undefine plain" virsh undefine plain
+
+	operator_disable
 
 	echo "== the host's log"
 	out=$(dmesg | grep -a 'apparmor="DENIED"')

@@ -48,6 +48,9 @@ SUITE=bookworm
 #   qemu-system-x86     Debian's QEMU (the patched one installs beside it)
 #   qemu-system-data    QEMU's firmware and keymaps
 #   procps iproute2     ps, ip for the logs
+#   augeas-tools        kvm-perfmon-libvirt's dependency (augtool edits
+#                       qemu.conf with libvirt's lens), in the image so
+#                       that the project's .debs add nothing (as below)
 #   libjson-c5 libmicrohttpd12 libyaml-0-2   kvm-perfmon-tools' libraries
 #                       (the exporter's web config is YAML; the other
 #                       packages' come with Debian's QEMU and libvirt):
@@ -68,8 +71,8 @@ case "$level" in
 l1)
 	PKGS=("${COMMON[@]}" systemd systemd-sysv dbus apparmor
 		libvirt-daemon-system libvirt-clients qemu-system-x86
-		qemu-system-data procps iproute2 libjson-c5 libmicrohttpd12
-		libyaml-0-2
+		qemu-system-data procps iproute2 augeas-tools libjson-c5
+		libmicrohttpd12 libyaml-0-2
 		libiscsi7 libjack-jackd2-0 libnfs13 libpulse0 libvirglrenderer1
 		libpipewire-0.3-0 libdw1)
 	SIZE=6G

@@ -136,6 +136,8 @@ operator_enable() {
 	rig_check $? "qemu.conf does not set cgroup_device_acl (libvirt's default list)"
 	cp -p "$QEMU_CONF" /run/kvm-perfmon-test/qemu.conf.installed
 	mode=$(stat -c '%U:%G %a' "$QEMU_CONF")
+	# libvirtd leaves when idle (--timeout): a connection starts it again
+	virsh version >/dev/null 2>&1
 	pid0=$(libvirtd_pid)
 	check_cmd "kvm-perfmon-libvirt-config enable --restart" \
 		kvm-perfmon-libvirt-config enable --restart

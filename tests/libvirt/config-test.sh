@@ -46,7 +46,7 @@ PATH=$d/bin:$PATH
 sum() { md5sum <"$1" | cut -d' ' -f1; }
 run() { "$cfg" "$@" >"$d/out" 2>&1; }
 restarts() { if [ -f "$d/restarts" ]; then wc -l <"$d/restarts"; else echo 0; fi; }
-AA_LINE='include if exists <abstractions/libvirt-qemu.d/kvm-perfmon> # kvm-perfmon-libvirt-config'
+AA_LINE="include if exists <abstractions/libvirt-qemu.d/kvm-perfmon> # kvm-perfmon-libvirt-config: this libvirt's abstraction reads no libvirt-qemu.d"
 AA_LOCAL=$d/apparmor.d/local/abstractions/libvirt-qemu
 
 # acl: the list as libvirt's lens reads it, one entry a line

@@ -368,6 +368,8 @@ help:
 	@echo "  test             every stage below, timed (what CI runs)"
 	@echo "  test-STAGE       one stage: $(TEST_STAGES)"
 	@echo "  test-host-smp2 test-stress bench-l1-smp2   longer rig runs"
+	@echo "                   RIG_L1_KERNEL=SUITE, RIG_L2_KERNEL=SUITE: the"
+	@echo "                   rig boots that Debian suite's kernel (trixie...)"
 	@echo "  run              profile a bundled workload in a guest with pfmon"
 	@echo "  install          install-host + install-guest (PREFIX, DESTDIR)"
 	@echo "  install-host     kvm-perfmon DKMS tree, udev rule, modules-load.d,"

@@ -122,7 +122,9 @@ if ! flock -n 9; then
 	flock 9
 fi
 
-QEMU=qemu-system-x86_64
+# RIG_L0_QEMU: another qemu-system-x86_64 as L0 (e.g. a newer QEMU's
+# TCG, to tell whether L0 corrupts a two-CPU L1: tests/rig/README.md)
+QEMU=${RIG_L0_QEMU:-qemu-system-x86_64}
 command -v "$QEMU" >/dev/null || die "$QEMU missing: run tests/rig/deps.sh"
 if [ -n "$disk" ]; then
 	kver=$(cat "$disk/kver" 2>/dev/null || echo "the image's")

@@ -32,6 +32,8 @@ T=/usr/local/lib/kvm-perfmon-test
 
 # the L2 guest's limits under nested TCG: boot + pfmon, and its shutdown
 L2_WAIT_S=300
+# the guest's counting interval (l2-init.sh's INTERVAL_MS)
+INTERVAL_S=2
 LOGS=/var/log/libvirt/qemu
 
 # rig_check (protocol.sh) prints and counts the checks
@@ -93,6 +95,152 @@ define_domain() {
 		"$T/domain.xml.in" >"$xml"
 	[ "$2" = pv ] || sed -i '/<!-- pv-perfmon -->/d' "$xml"
 	check_cmd "virsh define $1 ($2)" virsh define "$xml"
+}
+
+# The counts the guest prints every INTERVAL_MS while it samples (l2-init.sh:
+# pfmon -I, CSV rows with the time first): vcpu_run_ns's, one a line
+intervals() {
+	awk -F, '$1 > 0 && $4 == "vcpu_run_ns" { print $5 }' "$LOGS/$1-console.log"
+}
+# more_rows NAME N: NAME's guest printed more than N such rows
+more_rows() { [ "$(intervals "$1" | wc -l)" -gt "$2" ]; }
+# counts_go_on NAME N0 WHAT: called once WHAT is done, with N0 the rows
+# before it began; the guest printed two more rows since, and every row
+# since N0 is a vcpu_run_ns delta that is neither zero nor a counter that
+# went back (pfmon's delta of a reset counter wraps to more than 2^63):
+# the guest's context and its counts came through WHAT
+counts_go_on() {
+	local n0=$2 n1 rows
+	n1=$(intervals "$1" | wc -l)
+	wait_for "$L2_WAIT_S" more_rows "$1" "$((n1 + 1))"
+	rows=$(intervals "$1" | tail -n +"$((n0 + 1))" | paste -sd ' ')
+	echo "    vcpu_run_ns every ${INTERVAL_S}s since $3 began: $rows"
+	intervals "$1" | awk -v n0="$n0" -v n1="$n1" -v max="$((INTERVAL_S * 4))e9" '
+		NR > n0 && ($1 + 0 <= 0 || $1 + 0 > max) { bad++ }
+		END { exit !(NR >= n1 + 2 && !bad) }'
+	rig_check $? "$1: the guest's counts go on after $3 (two rows since, each vcpu_run_ns > 0 and < ${INTERVAL_S}s x 4)"
+}
+
+# managedsave, then start: the pv-perfmon device's state (the guest's
+# contexts, their counts and sampling) goes to the save file and back; the
+# module holds nothing while the domain is saved
+save_restore() {
+	local n0
+	echo "== virsh managedsave $1 while its guest samples, then virsh start"
+	n0=$(intervals "$1" | wc -l)
+	check_cmd "virsh managedsave $1" virsh managedsave "$1"
+	check_cmd "$1: saved (virsh dominfo: Managed save: yes)" \
+		sh -c "virsh dominfo '$1' | grep -E '^Managed save: +yes'"
+	check_cmd "module stats at zero while $1 is saved (kvmpfm-stats --zero)" \
+		"$T/kvmpfm-stats" --zero
+	check_cmd "virsh start $1 (restores the saved state)" virsh start "$1"
+	counts_go_on "$1" "$n0" "managedsave and start"
+	check_cmd "kvm-perfmon-stat after the restore (one VM, $1)" \
+		sh -c "kvm-perfmon-stat | tee /dev/stderr | grep -qw '$1'"
+}
+
+# The migration's destination: a second libvirtd on this host, as another
+# host's would be. Its own configuration, state and sockets (bind mounts in
+# a mount namespace of its own over /etc/libvirt, /run/libvirt,
+# /var/lib/libvirt/qemu, /var/cache/libvirt and virt-aa-helper's
+# /etc/apparmor.d/libvirt), its own host UUID (libvirt refuses to migrate
+# to the host itself), QEMU's output in files (virtlogd is the source's).
+# The domain's files (kernel, initramfs, read-only disk) are the same
+# paths, as shared storage would give.
+DST=/run/kvm-perfmon-test/dst
+DST_URI="qemu+unix:///system?socket=$DST/run/libvirt-sock"
+dst_virsh() { command virsh -c "$DST_URI" "$@"; }
+dst_is_state() { [ "$(dst_virsh domstate "$1" 2>/dev/null)" = "$2" ]; }
+dst_gone() { ! dst_virsh domstate "$1" >/dev/null 2>&1; }
+# dst_start QEMU_CONF: the destination's libvirtd with qemu.conf QEMU_CONF
+dst_start() {
+	mkdir -p "$DST"
+	if [ ! -d "$DST/etc" ]; then
+		cp -a /etc/libvirt "$DST/etc"
+		rm -rf "$DST/etc/qemu/"*.xml "$DST/etc/qemu/autostart"
+		printf 'host_uuid = "%s"\n' "$(cat /proc/sys/kernel/random/uuid)" \
+			>>"$DST/etc/libvirtd.conf"
+		mkdir -p "$DST/run" "$DST/lib" "$DST/cache" "$DST/apparmor"
+		cp -a /etc/apparmor.d/libvirt/TEMPLATE.* "$DST/apparmor/"
+	fi
+	cp "$1" "$DST/etc/qemu.conf"
+	grep -q '^stdio_handler' "$DST/etc/qemu.conf" ||
+		echo 'stdio_handler = "file"' >>"$DST/etc/qemu.conf"
+	unshare --mount --propagation private sh -c "
+		mount --bind $DST/etc /etc/libvirt &&
+		mount --bind $DST/run /run/libvirt &&
+		mount --bind $DST/lib /var/lib/libvirt/qemu &&
+		mount --bind $DST/cache /var/cache/libvirt &&
+		mount --bind $DST/apparmor /etc/apparmor.d/libvirt &&
+		exec /usr/sbin/libvirtd -p /run/libvirt/libvirtd.pid" \
+		>>"$DST/libvirtd.log" 2>&1 &
+	dst_pid=$!
+	wait_for 60 dst_virsh version >/dev/null 2>&1
+	rig_check $? "the destination's libvirtd answers ($DST_URI)" \
+		"$(tail -n 5 "$DST/libvirtd.log")"
+}
+dst_stop() {
+	kill "$dst_pid" 2>/dev/null
+	wait "$dst_pid" 2>/dev/null
+}
+# in_dst COMMAND...: COMMAND in the destination's mount namespace
+in_dst() {
+	nsenter --mount --target "$(cat "$DST/run/libvirtd.pid")" -- "$@"
+}
+# migrate NAME OUT: virsh migrate --live NAME to the destination, as
+# NAME-dst there, its output in OUT. The destination's XML (--xml) says
+# <seclabel type='none' model='apparmor'/>: AppArmor profiles are named
+# by the domain's UUID, and both libvirtd load theirs into one kernel,
+# where the source's is loaded already ("cannot load AppArmor profile").
+# Two hosts have a kernel each; the drop-in is checked on the source.
+migrate() {
+	local xml=/run/kvm-perfmon-test/$1-dst.xml
+	virsh dumpxml --migratable "$1" |
+		sed -e "/<seclabel [^>]*model='apparmor'/d" \
+			-e "s|</devices>|&\n  <seclabel type='none' model='apparmor'/>|" >"$xml"
+	virsh migrate --live --verbose --dname "$1-dst" --xml "$xml" "$1" \
+		"$DST_URI" tcp://127.0.0.1 >"$2" 2>&1
+}
+
+# A destination without /dev/kvm-perfmon in its cgroup_device_acl (the
+# operator forgot kvm-perfmon-libvirt-config enable there) refuses the
+# guest: virsh says why, and the source goes on as if nothing happened.
+# Once enabled there, the live migration moves the guest, its counts go on.
+migrations() {
+	local n0 rc out=/run/kvm-perfmon-test/migrate.out
+	echo "== virsh migrate --live $1 to another libvirtd while its guest samples"
+	dst_start /run/kvm-perfmon-test/qemu.conf.installed
+	n0=$(intervals "$1" | wc -l)
+	migrate "$1" "$out"
+	rc=$?
+	sed 's/^/    virsh: /' "$out"
+	[ "$rc" != 0 ] && grep -q 'kvm-perfmon' "$out"
+	rig_check $? "a destination without kvm-perfmon-libvirt-config enable: virsh migrate fails and names /dev/kvm-perfmon" \
+		"exit $rc"
+	is_state "$1" running
+	rig_check $? "$1: still running on the source after the refusal"
+	counts_go_on "$1" "$n0" "the refused migration"
+
+	echo "== the destination's operator runs kvm-perfmon-libvirt-config enable"
+	check_cmd "kvm-perfmon-libvirt-config enable (the destination's qemu.conf)" \
+		in_dst kvm-perfmon-libvirt-config enable
+	cp "$DST/etc/qemu.conf" /run/kvm-perfmon-test/dst-qemu.conf
+	dst_stop
+	dst_start /run/kvm-perfmon-test/dst-qemu.conf
+	n0=$(intervals "$1" | wc -l)
+	migrate "$1" "$out"
+	rc=$?
+	sed 's/^/    virsh: /' "$out"
+	rig_check "$rc" "virsh migrate --live $1 (--dname $1-dst)" "exit $rc"
+	wait_for 30 dst_is_state "$1-dst" running
+	rig_check $? "$1-dst: running on the destination"
+	is_state "$1" "shut off"
+	rig_check $? "$1: shut off on the source"
+	counts_go_on "$1" "$n0" "the live migration"
+	check_cmd "kvm-perfmon-stat after the migration (one VM, $1-dst)" \
+		sh -c "kvm-perfmon-stat | tee /dev/stderr | grep -qw '$1-dst'"
+	grep -aq -- '-device pv-perfmon' /var/log/libvirt/qemu/"$1"-dst.log
+	rig_check $? "$1-dst: the destination's QEMU has -device pv-perfmon"
 }
 
 QEMU_CONF=/etc/libvirt/qemu.conf
@@ -237,10 +385,10 @@ checks() {
 	rig_check $? "pv: the guest counted and sampled, and samples on"
 	stop_console
 	out=$LOGS/pv-console.log
-	n=$(awk -F, '$4 == "vcpu_run_ns" && $5 > 0' "$out" | wc -l)
+	n=$(awk -F, '$1 == "" && $4 == "vcpu_run_ns" && $5 > 0' "$out" | wc -l)
 	[ "$n" = 1 ]
 	rig_check $? "pv: pfmon counted vcpu_run_ns (one CSV line, count > 0)"
-	n=$(awk -F, '$4 == "vm_exits" && $5 > 0' "$out" | wc -l)
+	n=$(awk -F, '$1 == "" && $4 == "vm_exits" && $5 > 0' "$out" | wc -l)
 	[ "$n" = 1 ]
 	rig_check $? "pv: pfmon counted vm_exits (one CSV line, count > 0)"
 	grep -aqE '^sampling profile of .*: [1-9][0-9]* samples' "$out"
@@ -261,9 +409,12 @@ checks() {
 	# could not fail after the destroy either
 	! "$T/kvmpfm-stats" --zero >/dev/null 2>&1
 	rig_check $? "kvmpfm-stats --zero fails while the guest samples"
-	check_cmd "virsh destroy pv (while its guest samples)" virsh destroy pv
-	wait_for 30 is_state pv "shut off"
-	rig_check $? "pv: shut off after destroy"
+	save_restore pv
+	migrations pv
+	check_cmd "virsh destroy pv-dst (while its guest samples)" dst_virsh destroy pv-dst
+	wait_for 30 dst_gone pv-dst
+	rig_check $? "pv-dst: gone from the destination after destroy"
+	dst_stop
 	check_cmd "module stats at zero after destroy (kvmpfm-stats --zero)" \
 		"$T/kvmpfm-stats" --zero
 	echo "    kvmpfm-stats: $("$T/kvmpfm-stats" 2>&1)"

@@ -8,9 +8,10 @@
 # libperfmon2 and pfmon are the Debian packages installed in the image.
 #
 # l2.mode=pv     the domain has the pv-perfmon device: pfmon counts, then
-#                samples a short command, then samples a command that never
-#                ends until L1 destroys the domain ("sampling until
-#                destroyed" first)
+#                samples a short command, then counts (printing the counts
+#                of every INTERVAL_MS) and samples commands that never end
+#                until L1 destroys the domain ("sampling until destroyed"
+#                first)
 # l2.mode=plain  the domain has no pv-perfmon device: perfmon2.ko does not
 #                load, pfmon says so; the guest powers off by itself
 # Its lines go to the serial console (a file in L1, tests/libvirt/l1-test.sh
@@ -23,6 +24,7 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 . /etc/rig-protocol.sh
 
+INTERVAL_MS=2000
 mode=$(sed -n 's/.*l2\.mode=\([a-z]*\).*/\1/p' /proc/cmdline)
 rig_mark L2 INIT "uptime=$(cut -d' ' -f1 /proc/uptime)"
 rig_mark L2 PAYLOAD-BEGIN "timeout=0s"
@@ -50,8 +52,13 @@ pv)
 	run pfmon -e vcpu_run_ns --smpl-period 1000000 -- dd if=/dev/zero \
 		of=/dev/null bs=4k count=200000 || rc=1
 	echo "l2: counting and sampling done rc=$rc"
+	# never return: L1 saves and restores the domain, migrates it to
+	# another libvirtd and destroys it there while it counts and samples;
+	# the counts of every INTERVAL_MS go to the console as CSV rows
+	# (time first), by which L1 sees that they go on after each move
+	pfmon -x , -I "$INTERVAL_MS" -e vcpu_run_ns,vm_exits -- \
+		sh -c 'while :; do :; done' &
 	echo "l2: sampling until destroyed"
-	# never returns: L1 destroys the domain while it samples
 	pfmon -e vcpu_run_ns --smpl-period 100000 -- sh -c 'while :; do :; done'
 	echo "l2: the endless sampling ended (exit $?)"
 	rc=1

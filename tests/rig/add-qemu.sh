@@ -5,9 +5,12 @@
 #   add-qemu.sh [--l2-payload DIR] PAYLOAD_DIR
 #
 # Adds PAYLOAD_DIR/qemu/:
-#   bin/qemu-system-x86_64    Debian's QEMU (its shared libraries are added by
+#   bin/qemu-system-x86_64    the qemu-system-x86_64 first in PATH: Debian's
+#                             QEMU (its shared libraries are added by
 #                             mkinitramfs.sh's ldd pass, like any payload ELF;
-#                             checked here so a missing one fails now)
+#                             checked here so a missing one fails now), or a
+#                             bundle's launcher (scripts/qemu-bundle.sh),
+#                             with the bundle's sysroot/ beside bin/
 #   share/                    the firmware it loads for -M q35 -kernel:
 #                             bios-256k.bin, linuxboot_dma.bin, kvmvapic.bin
 #   vmlinuz                   the L2 kernel: the machine's Debian kernel, or
@@ -39,7 +42,9 @@ payload=$1
 
 qemu=$(command -v qemu-system-x86_64) ||
 	die "qemu-system-x86_64 missing: run tests/rig/deps.sh"
-if ldd "$qemu" | grep -q 'not found'; then
+# a bundle's launcher brings its libraries (scripts/qemu-bundle.sh)
+sysroot=$(dirname "$(readlink -f "$qemu")")/../sysroot
+if [ ! -d "$sysroot" ] && ldd "$qemu" | grep -q 'not found'; then
 	die "$qemu has unresolved libraries: $(ldd "$qemu" | grep 'not found')"
 fi
 kver=$("$here/../../scripts/kver.sh" l2-boot)
@@ -48,6 +53,7 @@ vmlinuz=$("$here/../../scripts/kver.sh" l2-vmlinuz)
 dst=$payload/qemu
 mkdir -p "$dst/bin" "$dst/share"
 cp "$qemu" "$dst/bin/qemu-system-x86_64"
+[ ! -d "$sysroot" ] || cp -a "$sysroot" "$dst/sysroot"
 
 # Debian puts SeaBIOS in /usr/share/seabios and QEMU's own ROMs in
 # /usr/share/qemu (where bios-256k.bin may be a link to the former).

@@ -200,7 +200,8 @@ build_payload() {
 	cp -a "$src/." "$root/payload/"
 	[ -e "$root/payload/run" ] && [ ! -x "$root/payload/run" ] &&
 		echo "mkinitramfs.sh: warning: $src/run is not executable: init will skip it" >&2
-	# Shared libraries of every dynamically linked ELF file of the payload.
+	# Shared libraries of every dynamically linked ELF file of the payload,
+	# but a QEMU bundle's sysroot/, which holds its own (add-qemu.sh).
 	while IFS= read -r -d '' f; do
 		magic=$(head -c4 "$f" | od -An -c | tr -d ' ')
 		[ "$magic" = '177ELF' ] || continue
@@ -214,7 +215,7 @@ build_payload() {
 		while read -r lib; do
 			copy_lib "$lib" "$root"
 		done < <(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$line")
-	done < <(find "$root/payload" -type f -print0)
+	done < <(find "$root/payload" -path '*/sysroot' -prune -o -type f -print0)
 }
 
 [ "$level" = 1 ] && [ "$mode" != payload ] && resolve_modules

@@ -17,21 +17,22 @@
 #
 # Cached by content in ${XDG_CACHE_HOME:-~/.cache}/kvm-perfmon/deb-chroot/:
 #   debs/KEY/      the build's results and build.log; KEY hashes SUITE, the
-#                  mirror, the .dsc (which names its files' SHA256) and
-#                  this script. A done KEY is a warm run: nothing but this
-#                  check, no apt, no chroot.
+#                  mirror and the .dsc (which names its files' SHA256): the
+#                  source package's content. A done KEY is a warm run:
+#                  nothing but this check, no apt, no chroot.
 #   chroot/SUITE-KEY/  root/ with the Build-Depends installed, packages
-#                  (dpkg's list). KEY hashes SUITE, the mirror, this script
-#                  and the Build-Depends as apt resolves them in SUITE's
-#                  index now (tests/kernels/apt.sh: a private apt
-#                  configuration; the machine's /etc/apt is not touched),
-#                  package by package with versions: a new upload of one
-#                  makes a new chroot. The build writes only /build, as
-#                  builder, so a chroot serves many builds.
+#                  (dpkg's list). KEY hashes SUITE, the mirror, the code
+#                  that makes it (make_chroot, chroot_run) and the
+#                  Build-Depends as apt resolves them in SUITE's index now
+#                  (tests/kernels/apt.sh: a private apt configuration; the
+#                  machine's /etc/apt is not touched), package by package
+#                  with versions: a new upload of one makes a new chroot.
+#                  The build writes only /build, as builder, so a chroot
+#                  serves many builds.
 #   archives/SUITE/  the .debs debootstrap and apt fetched, for the next
 #                  chroot.
 # One run at a time (deb-chroot/.lock, held throughout); the two newest
-# chroots per suite and the four newest builds are kept.
+# chroots per suite (by last use) and the four newest builds are kept.
 # KERNELS_MIRROR: the registry (default http://deb.debian.org/debian).
 # Needs root, debootstrap, unshare (util-linux), flock.
 set -euo pipefail
@@ -59,6 +60,7 @@ mkdir -p "$3"
 out=$(cd "$3" && pwd)
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap, chroot, unshare)"
 command -v debootstrap >/dev/null || die "debootstrap missing (tests/rig/deps.sh)"
+command -v unshare >/dev/null || die "unshare missing (util-linux)"
 
 base=${XDG_CACHE_HOME:-${HOME:?set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/deb-chroot
 mkdir -p "$base/debs" "$base/chroot" "$base/archives/$suite/partial"
@@ -84,8 +86,7 @@ deliver() {
 	done
 }
 
-me=$(sha256sum <"${BASH_SOURCE[0]}" | cut -d' ' -f1)
-debkey=$(echo "$suite $MIRROR $(sha256sum <"$dsc" | cut -d' ' -f1) $me" |
+debkey=$(echo "$suite $MIRROR $(sha256sum <"$dsc" | cut -d' ' -f1)" |
 	sha256sum | cut -c1-16)
 result=$base/debs/$debkey
 if [ -f "$result/done" ]; then
@@ -105,10 +106,6 @@ resolved=$("$APT" "$suite" apt-get -s -q --no-install-recommends build-dep "$dsc
 	awk '$1 == "Inst" { print $2, substr($3, 2) }' | LC_ALL=C sort) ||
 	die "apt cannot resolve $(basename "$dsc")'s Build-Depends in $suite"
 [ -n "$resolved" ] || die "apt resolves no Build-Depends of $(basename "$dsc") in $suite"
-ckey=$(printf '%s\n' "$suite $MIRROR $me" "$resolved" | sha256sum | cut -c1-16)
-cdir=$base/chroot/$suite-$ckey
-root=$cdir/root
-
 # chroot_run ARGS...: ARGS in the chroot as root, with its own /proc and
 # the apt archive cache mounted
 chroot_run() {
@@ -120,7 +117,10 @@ chroot_run() {
 		DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 "$@"
 }
 
-if ! [ -f "$cdir/done" ]; then
+# make_chroot: $root from debootstrap, the Build-Depends of $dsc installed
+# by apt inside it (checked against $resolved), the user builder
+make_chroot() {
+	local t0 p v
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
 	t0=$SECONDS
@@ -154,9 +154,22 @@ if ! [ -f "$cdir/done" ]; then
 	echo "builder:x:$BUILDER_UID:" >>"$root/etc/group"
 	touch "$cdir/done"
 	say "Build-Depends installed in $((SECONDS - t0)) s"
+}
+
+ckey=$({
+	echo "$suite $MIRROR"
+	declare -f make_chroot chroot_run
+	echo "$resolved"
+} | sha256sum | cut -c1-16)
+cdir=$base/chroot/$suite-$ckey
+root=$cdir/root
+if ! [ -f "$cdir/done" ]; then
+	make_chroot
 	# shellcheck disable=SC2012 # the cache's own names: SUITE-HEX
 	ls -1dt "$base/chroot/$suite"-* | tail -n +$((KEEP_CHROOTS + 1)) | xargs -r rm -rf
 fi
+# the last used are the ones kept
+touch "$cdir"
 
 # --- the build ----------------------------------------------------------
 

@@ -40,6 +40,7 @@ die() {
 }
 
 [ $# -eq 1 ] || die "usage: qemu-deb-source.sh OUTDIR"
+command -v dpkg-source >/dev/null || die "dpkg-source missing (apt-get install dpkg-dev)"
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
 

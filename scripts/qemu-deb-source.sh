@@ -11,7 +11,8 @@
 #                       series includes them from), then qemu-patches/series
 #   changelog           changelog.in for Debian's version V, giving
 #                       1:V+pvperfmonN (a newer Debian qemu sorts higher),
-#                       above Debian's own changelog
+#                       above Debian's own changelog (bump N and the date
+#                       there when qemu-deb/ or the series changes)
 #   copyright           Debian's, then copyright.pvperfmon
 # The orig tarball is Debian's, named for the source package.
 #
@@ -114,9 +115,16 @@ if ! [ -f "$sdir/done" ]; then
 		cp "$PATCHES/$p" "$w/src/debian/patches/pvperfmon/"
 		echo "pvperfmon/$p" >>"$w/src/debian/patches/series"
 	done < <(series)
+	# the entry's date is changelog.in's, unless Debian's upload is newer:
+	# then a second after it (an entry is never older than the one below)
 	sed -e "s/@DEBIAN_VERSION@/$debver/" -e "s/@SUITE@/$QEMU_SUITE/" \
-		-e "s/@DATE@/$(dpkg-parsechangelog -l "$deb/changelog" -S Date)/" \
 		"$OVERLAY/changelog.in" >"$w/src/debian/changelog"
+	ours=$(dpkg-parsechangelog -l "$w/src/debian/changelog" -S Timestamp)
+	theirs=$(dpkg-parsechangelog -l "$deb/changelog" -S Timestamp)
+	if [ "$ours" -le "$theirs" ]; then
+		sed -i "s/^\( -- .*>  \).*/\1$(LC_ALL=C date -u -R -d "@$((theirs + 1))")/" \
+			"$w/src/debian/changelog"
+	fi
 	cat "$deb/changelog" >>"$w/src/debian/changelog"
 	cat "$deb/copyright" "$OVERLAY/copyright.pvperfmon" >"$w/src/debian/copyright"
 

@@ -140,7 +140,7 @@ make_chroot() {
 		chroot_run apt-get -q -y --no-install-recommends \
 			build-dep /tmp/build-depends.dsc; } >"$cdir/install.log" 2>&1 ||
 		{ tail -n 30 "$cdir/install.log" >&2; die "apt-get build-dep in the chroot failed"; }
-	chroot_run apt-get -q clean >/dev/null
+	# the .debs stay in archives/SUITE (apt-get clean would empty it)
 	rm -f "$root/tmp/build-depends.dsc" "$root/var/lib/apt/lists/"*_Packages
 	# shellcheck disable=SC2016 # dpkg-query's format
 	chroot "$root" dpkg-query -W -f '${Package} ${Version}\n' >"$cdir/packages"

@@ -370,8 +370,8 @@ deb-trixie:
 # qemu-system-x86-pvperfmon for trixie: the qemu-pvperfmon source package
 # (Debian's qemu source with qemu-patches/ and qemu-deb/debian/) made by
 # scripts/qemu-deb-source.sh, built by scripts/deb-chroot.sh in a clean
-# trixie chroot without network; both cached by content (cold: a QEMU
-# build, 30 to 40 minutes on 2 cores)
+# trixie chroot without network; both cached by content (cold: 20 to 25
+# minutes on 2 cores, most of it the QEMU build; warm: a second)
 qemu-deb:
 	dsc=$$($(TOP)/scripts/qemu-deb-source.sh $(B)/qemu-deb/source) && \
 		$(TOP)/scripts/deb-chroot.sh trixie "$$dsc" $(B)/qemu-deb

@@ -97,7 +97,10 @@ if ! [ -f "$sdir/done" ]; then
 	mkdir -p "$sdir/work"
 	w=$sdir/work
 	say "Debian's ${dsc_name%.dsc} + qemu-patches/ as qemu-pvperfmon (key $key)"
-	dpkg-source -q --skip-patches -x "$debdsc" "$w/src" >/dev/null
+	# (its signature is not checked here: the .dsc's SHA256 was, against
+	# the suite's signed index)
+	dpkg-source -q --skip-patches -x "$debdsc" "$w/src" >"$sdir/unpack.log" 2>&1 ||
+		{ cat "$sdir/unpack.log" >&2; die "dpkg-source -x $debdsc failed"; }
 	deb=$w/debian.qemu
 	mv "$w/src/debian" "$deb"
 	debver=$(sed -n 's/^Version: //p' "$debdsc")
@@ -138,7 +141,8 @@ if ! [ -f "$sdir/done" ]; then
 		die "dpkg-source -b failed, see $sdir/dpkg-source.log"
 	}
 	mkdir "$sdir/pkg"
-	mv "$w"/*.dsc "$w"/*.debian.tar.* "$w"/*.orig.tar.* "$sdir/pkg/"
+	# (dpkg-source -x left a copy of Debian's orig tarball in $w too)
+	mv "$w"/qemu-pvperfmon_* "$sdir/pkg/"
 	rm -rf "$w"
 	touch "$sdir/done"
 	say "source package made in $((SECONDS - t0)) s"
@@ -146,6 +150,7 @@ if ! [ -f "$sdir/done" ]; then
 	ls -1dt "$QEMU_CACHE"/src-* | tail -n +$((KEEP + 1)) | xargs -r rm -rf
 fi
 
+rm -f "$out"/qemu-pvperfmon_*
 for f in "$sdir"/pkg/*; do
 	ln -f "$f" "$out/" 2>/dev/null || cp -f "$f" "$out/"
 done

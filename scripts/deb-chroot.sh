@@ -20,19 +20,21 @@
 #                  mirror and the .dsc (which names its files' SHA256): the
 #                  source package's content. A done KEY is a warm run:
 #                  nothing but this check, no apt, no chroot.
-#   chroot/SUITE-KEY/  root/ with the Build-Depends installed, packages
+#   chroot/SUITE-SOURCE-KEY/  root/ with the Build-Depends of the source
+#                  package SOURCE installed, packages
 #                  (dpkg's list). KEY hashes SUITE, the mirror, the code
 #                  that makes it (make_chroot, chroot_run) and the
 #                  Build-Depends as apt resolves them in SUITE's index now
 #                  (tests/kernels/apt.sh: a private apt configuration; the
 #                  machine's /etc/apt is not touched), package by package
-#                  with versions: a new upload of one makes a new chroot.
+#                  with versions: a new upload of one makes a new chroot,
+#                  which replaces the source package's older one.
 #                  The build writes only /build, as builder, so a chroot
 #                  serves many builds.
 #   archives/SUITE/  the .debs debootstrap and apt fetched, for the next
 #                  chroot.
-# One run at a time (deb-chroot/.lock, held throughout); the two newest
-# chroots per suite (by last use) and the four newest builds are kept.
+# One run at a time (deb-chroot/.lock, held throughout); the four newest
+# builds are kept.
 # KERNELS_MIRROR: the registry (default http://deb.debian.org/debian).
 # Needs root, debootstrap, unshare (util-linux), flock.
 set -euo pipefail
@@ -43,7 +45,6 @@ export KERNELS_MIRROR=${KERNELS_MIRROR:-http://deb.debian.org/debian}
 MIRROR=$KERNELS_MIRROR
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 BUILDER_UID=2000
-KEEP_CHROOTS=2
 KEEP_BUILDS=4
 
 say() { echo "deb-chroot: $*" >&2; }
@@ -161,15 +162,18 @@ ckey=$({
 	declare -f make_chroot chroot_run
 	echo "$resolved"
 } | sha256sum | cut -c1-16)
-cdir=$base/chroot/$suite-$ckey
+source=$(sed -n 's/^Source: //p' "$dsc")
+[ -n "$source" ] || die "$(basename "$dsc") names no Source"
+cdir=$base/chroot/$suite-$source-$ckey
 root=$cdir/root
 if ! [ -f "$cdir/done" ]; then
 	make_chroot
-	# shellcheck disable=SC2012 # the cache's own names: SUITE-HEX
-	ls -1dt "$base/chroot/$suite"-* | tail -n +$((KEEP_CHROOTS + 1)) | xargs -r rm -rf
+	# the source package's older chroots in this suite (no build holds
+	# them: the lock)
+	for d in "$base/chroot/$suite-$source"-*; do
+		[ "$d" = "$cdir" ] || rm -rf "$d"
+	done
 fi
-# the last used are the ones kept
-touch "$cdir"
 
 # --- the build ----------------------------------------------------------
 

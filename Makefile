@@ -8,6 +8,7 @@
 #                or compiler warning in project code (this is what CI runs)
 #   make install PREFIX=/usr/local DESTDIR=   host and guest, see below
 #   make deb     the Debian packages (debian/), into build/deb/
+#   make qemu-deb   qemu-system-x86-pvperfmon (qemu-deb/), into build/qemu-deb/
 #   make help    every target
 #   make clean
 
@@ -34,7 +35,8 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 	test-run guest \
 	qemu qemu-series bench host-tools \
 	bench-l1-smp2 test-host-smp2 test-stress \
-	run install install-host install-guest deb help clean
+	run install install-host install-qemu install-guest deb deb-trixie \
+	qemu-deb help clean
 
 # Everything: the engine as userspace C, the unit and fuzz programs, the
 # kernel module, the guest side, the benchmark and the operator's tools.
@@ -297,14 +299,15 @@ run:
 # (DESTDIR for staging, PREFIX for the programs). The modules go in as DKMS
 # source trees (scripts/dkms-tree.sh): `dkms install` builds them for the
 # kernel that will load them. Host: kvm-perfmon.ko's DKMS tree, its
-# modules-load.d entry and udev rule, the patched QEMU as
-# $(PREFIX)/bin/qemu-system-x86_64-pvperfmon (beside Debian's, never
-# replacing it; $$QEMU_PV, else scripts/qemu-build.sh's cached build),
-# the operator's tools with the exporter's unit, the libvirt pieces
-# (AppArmor drop-in, kvm-perfmon-libvirt-config: the operator runs its
-# enable) and /etc/kvm-perfmon/ for event maps and filters. Guest:
-# perfmon2.ko's DKMS tree, libperfmon2 and pfmon. The Debian packages
-# (debian/rules) split the same install into packages.
+# modules-load.d entry and udev rule, the operator's tools with the
+# exporter's unit, the libvirt pieces (AppArmor drop-in,
+# kvm-perfmon-libvirt-config: the operator runs its enable) and
+# /etc/kvm-perfmon/ for event maps and filters. Guest:
+# perfmon2.ko's DKMS tree, libperfmon2 and pfmon. QEMU (install-qemu): the
+# patched QEMU as $(PREFIX)/bin/qemu-system-x86_64-pvperfmon (beside
+# Debian's, never replacing it; $$QEMU_PV, else scripts/qemu-build.sh's
+# cached build). The Debian packages (debian/rules) split install-host and
+# install-guest into packages.
 PREFIX ?= /usr/local
 DESTDIR ?=
 SYSCONFDIR ?= /etc
@@ -318,7 +321,14 @@ UNITDIR ?= /lib/systemd/system
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 DKMS_VER = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(1)/dkms.conf)
 
-install: install-host install-guest
+install: install-host install-qemu install-guest
+
+# the patched QEMU, for installs without packages (the Debian package of it
+# is qemu-system-x86-pvperfmon, from its own source package: make qemu-deb)
+install-qemu:
+	qemu=$${QEMU_PV:-$$($(TOP)/scripts/qemu-build.sh --print-path)} && \
+		install -D -m 755 "$$qemu" \
+		$(DESTDIR)$(PREFIX)/bin/qemu-system-x86_64-pvperfmon
 
 install-host:
 	$(SUBMAKE) -C $(TOP)/host-tools install PREFIX=$(PREFIX) \
@@ -329,9 +339,6 @@ install-host:
 		$(DESTDIR)$(UDEVRULESDIR)/99-kvm-perfmon.rules
 	install -d $(DESTDIR)$(MODULESLOADDIR)
 	echo kvm-perfmon >$(DESTDIR)$(MODULESLOADDIR)/kvm-perfmon.conf
-	qemu=$${QEMU_PV:-$$($(TOP)/scripts/qemu-build.sh --print-path)} && \
-		install -D -m 755 "$$qemu" \
-		$(DESTDIR)$(PREFIX)/bin/qemu-system-x86_64-pvperfmon
 	install -D -m 644 $(TOP)/libvirt/apparmor-kvm-perfmon \
 		$(DESTDIR)$(APPARMORDIR)/abstractions/libvirt-qemu.d/kvm-perfmon
 	install -D -m 755 $(TOP)/libvirt/kvm-perfmon-libvirt-config \
@@ -355,6 +362,20 @@ install-guest:
 deb:
 	$(TOP)/scripts/deb-build.sh $(B)/deb
 
+# the same packages built for trixie in a clean trixie chroot (sbuild-style,
+# scripts/deb-chroot.sh); into build/deb-trixie/
+deb-trixie:
+	$(TOP)/scripts/deb-build.sh --suite trixie $(B)/deb-trixie
+
+# qemu-system-x86-pvperfmon for trixie: the qemu-pvperfmon source package
+# (Debian's qemu source with qemu-patches/ and qemu-deb/debian/) made by
+# scripts/qemu-deb-source.sh, built by scripts/deb-chroot.sh in a clean
+# trixie chroot without network; both cached by content (cold: 20 to 25
+# minutes on 2 cores, most of it the QEMU build; warm: a second)
+qemu-deb:
+	dsc=$$($(TOP)/scripts/qemu-deb-source.sh $(B)/qemu-deb/source) && \
+		$(TOP)/scripts/deb-chroot.sh trixie "$$dsc" $(B)/qemu-deb
+
 help:
 	@echo "kvm-perfmon: make TARGET (README.md has the details)"
 	@echo "  all (default)    build everything: engine, unit, fuzz, kmod, guest,"
@@ -371,11 +392,15 @@ help:
 	@echo "                   RIG_L1_KERNEL=SUITE, RIG_L2_KERNEL=SUITE: the"
 	@echo "                   rig boots that Debian suite's kernel (trixie...)"
 	@echo "  run              profile a bundled workload in a guest with pfmon"
-	@echo "  install          install-host + install-guest (PREFIX, DESTDIR)"
+	@echo "  install          install-host + install-qemu + install-guest"
+	@echo "                   (PREFIX, DESTDIR)"
 	@echo "  install-host     kvm-perfmon DKMS tree, udev rule, modules-load.d,"
-	@echo "                   qemu-system-x86_64-pvperfmon, host tools, libvirt"
+	@echo "                   host tools, libvirt"
+	@echo "  install-qemu     qemu-system-x86_64-pvperfmon (the cached build)"
 	@echo "  install-guest    perfmon2 DKMS tree, libperfmon2, pfmon"
-	@echo "  deb              the Debian packages into build/deb/"
+	@echo "  deb              the Debian packages into build/deb/ (this host)"
+	@echo "  deb-trixie       the same, built in a trixie chroot: build/deb-trixie/"
+	@echo "  qemu-deb         qemu-system-x86-pvperfmon for trixie: build/qemu-deb/"
 	@echo "  clean            remove build outputs (not the QEMU cache)"
 
 clean:

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the patched QEMU (x86_64-softmmu only, Debian's feature set: see
-# DEBIAN_OPTS) that provides -device pv-perfmon:
+# qemu-deb/debian/configure-options) that provides -device pv-perfmon:
 # Debian trixie's QEMU 10.0 source package (Debian's patches applied) + the
 # series in qemu-patches/ + the project's uapi headers, built on this host
 # against its own libraries (on bookworm, as bookworm-backports builds the
-# same source).
+# same source). This is the rig's build, a binary in a cache; the Debian
+# package of the same emulator, qemu-system-x86-pvperfmon, is the source
+# package qemu-pvperfmon (qemu-deb/, `make qemu-deb`).
 #
 #   scripts/qemu-build.sh               build if needed; progress, then the
 #                                       path of qemu-system-x86_64 on the
@@ -38,47 +40,19 @@ UAPI=(perfmon2.h pv_perfmon.h kvm_perfmon.h)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/kvm-perfmon/qemu
 KEEP_BUILDS=3
 
-# The x86_64 system emulator with Debian's own feature set, so that libvirt
-# sees the same domain capabilities as with Debian's qemu-system-x86: the
-# options are those debian/rules passes for its system build, i.e. the
-# "# --enable-..." comments of debian/control that debian/extract-config-opts
-# picks for linux-amd64, plus the auto features Debian gets from its
-# build dependencies on amd64 (seccomp, NUMA). Differences, on purpose:
-#   - x86_64-softmmu only; no docs (sphinx); no GTK/VTE/SDL front-ends
-#     (Debian ships them as modules in qemu-system-gui; a libvirt host
-#     uses VNC, SPICE or egl-headless); audio without SDL
-#   - no --enable-modules: everything is built in, so this binary never
-#     loads Debian's modules (which are stamped for Debian's own build)
-#   - no rbd/glusterfs (qemu-block-extra's heavy block drivers) and no Xen
-#   - no blkio: bookworm has no libblkio (trixie has; bookworm-backports'
-#     qemu builds without it too)
-# Firmware, keymaps and ROMs come from Debian's packages at run time
-# (--firmwarepath as Debian's; qemu-system-data, seabios, ipxe-qemu).
-# The build prints where Debian's current list differs from this one.
-# shellcheck disable=SC2054 # the commas are one option's value
-DEBIAN_OPTS=(--enable-capstone --enable-linux-aio --disable-sndio
-	--audio-drv-list=pipewire,pa,alsa,jack,oss --enable-attr --enable-bpf
-	--enable-brlapi --enable-virtfs --enable-cap-ng --enable-curl
-	--enable-fdt=system --enable-fuse --enable-gnutls --enable-libiscsi
-	--enable-curses --enable-virglrenderer --enable-opengl --enable-libnfs
-	--enable-numa --enable-smartcard --enable-pixman --enable-vnc-sasl
-	--enable-seccomp --enable-slirp --enable-spice --enable-rdma
-	--enable-linux-io-uring --enable-libusb --enable-usb-redir
-	--enable-libssh --enable-zstd --enable-vde --enable-nettle
-	--enable-libudev --enable-vnc --enable-vnc-jpeg --enable-png
-	--enable-libpmem --enable-kvm --enable-vhost-net)
-# Debian's options that are left out on purpose (see above)
-# shellcheck disable=SC2054
-DEBIAN_OPTS_OMITTED=(--enable-docs --enable-gtk --enable-vte --enable-sdl
-	--audio-drv-list=pipewire,pa,alsa,jack,oss,sdl --enable-rbd
-	--enable-glusterfs --enable-blkio)
-
-CONFIGURE=(--target-list=x86_64-softmmu --disable-user --disable-linux-user
-	--disable-xen --disable-docs --disable-install-blobs --enable-tcg
-	--prefix=/usr --sysconfdir=/etc --localstatedir=/var
-	--libexecdir=/usr/lib/qemu
-	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
-	--disable-download "${DEBIAN_OPTS[@]}")
+# configure's options: qemu-deb/debian/configure-options, which the
+# qemu-pvperfmon package's debian/rules reads too (Debian's feature set,
+# x86_64-softmmu only, and why each of Debian's options left out is,
+# configure-options-omitted); one option per line, '#' comments
+opts_of() {
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$TOP/qemu-deb/debian/$1"
+}
+mapfile -t CONFIGURE < <(opts_of configure-options)
+mapfile -t OMITTED < <(opts_of configure-options-omitted)
+[ "${#CONFIGURE[@]}" -gt 0 ] || {
+	echo "qemu-build: qemu-deb/debian/configure-options names no option" >&2
+	exit 1
+}
 
 # The build tools (dpkg-dev for dpkg-source, xz-utils for the tarballs,
 # python3-venv for configure's venv; meson comes from qemu-source.sh),
@@ -233,11 +207,11 @@ for h in "${UAPI[@]}"; do
 done
 
 # 3. configure and build; first, where Debian's option list (debian/control
-# as debian/rules reads it) has moved away from DEBIAN_OPTS
+# as debian/rules reads it) has moved away from configure-options
 if [ -f debian/extract-config-opts ]; then
 	sh debian/extract-config-opts linux-amd64 debian/control | tr ' ' '\n' |
 		while read -r o; do
-			case " ${DEBIAN_OPTS[*]} ${DEBIAN_OPTS_OMITTED[*]} --enable-fdt " in
+			case " ${CONFIGURE[*]} ${OMITTED[*]} " in
 			*" $o "*) ;;
 			*) say "note: Debian's build also passes $o (not here)" ;;
 			esac

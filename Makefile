@@ -7,8 +7,8 @@
 #   make test    deps, then build and run every test; fails on any failure
 #                or compiler warning in project code (this is what CI runs)
 #   make install PREFIX=/usr/local DESTDIR=   host and guest, see below
-#   make deb     the Debian packages (debian/), into build/deb/
-#   make qemu-deb   qemu-system-x86-pvperfmon (qemu-deb/), into build/qemu-deb/
+#   make deb     the Debian packages for trixie (debian/ and qemu-deb/),
+#                into build/deb/
 #   make help    every target
 #   make clean
 
@@ -35,7 +35,7 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 	test-run guest \
 	qemu qemu-series bench host-tools \
 	bench-l1-smp2 test-host-smp2 test-stress \
-	run install install-host install-qemu install-guest deb deb-trixie \
+	run install install-host install-qemu install-guest deb \
 	qemu-deb help clean
 
 # Everything: the engine as userspace C, the unit and fuzz programs, the
@@ -240,14 +240,15 @@ test-operator:
 	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
 		$(TOP)/tests/operator/rig-operator.sh $(B)/logs/operator
 
-# the rig's L1 as a real Debian KVM host (issue 12): the project's Debian
-# packages installed with apt into a debootstrap-made bookworm image
-# (systemd, AppArmor, libvirt-daemon-system; cached by content outside the
-# tree), booted under TCG; a real libvirtd starts a domain with pv-perfmon
-# whose debootstrap-made guest (perfmon2-dkms, pfmon) counts and samples,
-# destroys it while it samples (module stats at zero after), and starts a
-# domain without the device (tests/libvirt/rig-libvirt.sh; the .debs of
-# make deb, built in this stage)
+# the rig's L1 as a real Debian KVM host: the project's trixie packages
+# installed with apt into a debootstrap-made trixie image (6.12, systemd,
+# AppArmor, libvirt 11.3; cached by content outside the tree), booted
+# under TCG; a real libvirtd starts a domain with pv-perfmon whose
+# debootstrap-made trixie guest (perfmon2-dkms, pfmon) counts and samples,
+# is managed-saved and started, migrated live to a second libvirtd (first
+# refused), destroyed while it samples (module stats at zero after), and
+# a domain without the device starts (tests/libvirt/rig-libvirt.sh; the
+# .debs of make deb)
 # both at once (mkimage.sh locks each level's cache on its own)
 test-images:
 	$(TOP)/tests/libvirt/mkimage.sh l2 >/dev/null & l2=$$!; \
@@ -305,8 +306,7 @@ run:
 # /etc/kvm-perfmon/ for event maps and filters. Guest:
 # perfmon2.ko's DKMS tree, libperfmon2 and pfmon. QEMU (install-qemu): the
 # patched QEMU as $(PREFIX)/bin/qemu-system-x86_64-pvperfmon (beside
-# Debian's, never replacing it; $$QEMU_PV, else scripts/qemu-build.sh's
-# cached build). The Debian packages (debian/rules) split install-host and
+# Debian's, never replacing it; scripts/qemu-build.sh's bundle). The Debian packages (debian/rules) split install-host and
 # install-guest into packages.
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -324,11 +324,17 @@ DKMS_VER = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(1)/dkms.conf)
 install: install-host install-qemu install-guest
 
 # the patched QEMU, for installs without packages (the Debian package of it
-# is qemu-system-x86-pvperfmon, from its own source package: make qemu-deb)
+# is qemu-system-x86-pvperfmon, from its own source package: make qemu-deb):
+# scripts/qemu-build.sh's bundle, which brings trixie's libraries, in
+# $(PREFIX)/lib/kvm-perfmon/qemu, its launcher linked from $(PREFIX)/bin
 install-qemu:
-	qemu=$${QEMU_PV:-$$($(TOP)/scripts/qemu-build.sh --print-path)} && \
-		install -D -m 755 "$$qemu" \
-		$(DESTDIR)$(PREFIX)/bin/qemu-system-x86_64-pvperfmon
+	qemu=$$($(TOP)/scripts/qemu-build.sh --print-path) && \
+		install -d $(DESTDIR)$(PREFIX)/lib/kvm-perfmon/qemu && \
+		cp -a "$${qemu%/bin/*}/bin" "$${qemu%/bin/*}/sysroot" \
+			$(DESTDIR)$(PREFIX)/lib/kvm-perfmon/qemu/ && \
+		install -d $(DESTDIR)$(PREFIX)/bin && \
+		ln -sf ../lib/kvm-perfmon/qemu/bin/qemu-system-x86_64-pvperfmon \
+			$(DESTDIR)$(PREFIX)/bin/qemu-system-x86_64-pvperfmon
 
 install-host:
 	$(SUBMAKE) -C $(TOP)/host-tools install PREFIX=$(PREFIX) \
@@ -360,12 +366,9 @@ install-guest:
 # The Debian packages, built by dpkg-buildpackage in a copy of the tree
 # (scripts/deb-build.sh); the .debs land in build/deb/
 deb:
-	$(TOP)/scripts/deb-build.sh $(B)/deb
-
-# the same packages built for trixie in a clean trixie chroot (sbuild-style,
-# scripts/deb-chroot.sh); into build/deb-trixie/
-deb-trixie:
-	$(TOP)/scripts/deb-build.sh --suite trixie $(B)/deb-trixie
+	$(TOP)/scripts/deb-build.sh --suite trixie $(B)/deb
+	dsc=$$($(TOP)/scripts/qemu-deb-source.sh $(B)/qemu-deb/source) && \
+		$(TOP)/scripts/deb-chroot.sh trixie "$$dsc" $(B)/deb
 
 # qemu-system-x86-pvperfmon for trixie: the qemu-pvperfmon source package
 # (Debian's qemu source with qemu-patches/ and qemu-deb/debian/) made by
@@ -398,8 +401,8 @@ help:
 	@echo "                   host tools, libvirt"
 	@echo "  install-qemu     qemu-system-x86_64-pvperfmon (the cached build)"
 	@echo "  install-guest    perfmon2 DKMS tree, libperfmon2, pfmon"
-	@echo "  deb              the Debian packages into build/deb/ (this host)"
-	@echo "  deb-trixie       the same, built in a trixie chroot: build/deb-trixie/"
+	@echo "  deb              the Debian packages for trixie (both source"
+	@echo "                   packages, built in a trixie chroot): build/deb/"
 	@echo "  qemu-deb         qemu-system-x86-pvperfmon for trixie: build/qemu-deb/"
 	@echo "  clean            remove build outputs (not the QEMU cache)"
 

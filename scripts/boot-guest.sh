@@ -13,9 +13,9 @@
 #                    limit for /payload/run is S - 30
 #   --firmware DIR   a directory with bios-256k.bin, linuxboot_dma.bin and
 #                    kvmvapic.bin; repeatable. Default: Debian's (packages
-#                    seabios and qemu-system-data): the QEMU that
-#                    scripts/qemu-build.sh builds from Debian's source has
-#                    none of its own (the +dfsg source drops the blobs)
+#                    seabios and qemu-system-data): the patched QEMU,
+#                    built from Debian's source, has none of its own (the
+#                    +ds source drops the blobs)
 #   --accel ACCEL    -accel (default kvm), e.g. kvm,dirty-ring-size=4096
 #   --cpu MODEL      -cpu (default host)
 #   --smp N          vCPUs (default 2)

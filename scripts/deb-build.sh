@@ -2,27 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build kvm-perfmon's Debian packages (debian/) from this tree:
-#   scripts/deb-build.sh [OUTDIR]               on this host (default
-#                                               build/deb; `make deb`)
 #   scripts/deb-build.sh --suite SUITE OUTDIR   in a clean chroot of the
 #                                               Debian suite SUITE, e.g.
-#                                               trixie (`make deb-trixie`)
+#                                               trixie (`make deb`)
+#   scripts/deb-build.sh [OUTDIR]               on this host (default
+#                                               build/deb)
 # Both copy the tree's files (git's tracked and untracked, not ignored) to
 # OUTDIR/src/kvm-perfmon-VERSION and leave the .debs (with -dbgsym),
 # .buildinfo and .changes in OUTDIR; the paths of the .debs are printed
-# last.
+# last. qemu-system-x86-pvperfmon is the qemu-pvperfmon source package's
+# (`make qemu-deb`).
 #
-# On this host: installs the packaging tools and Build-Depends when
-# missing (root) and runs dpkg-buildpackage -us -uc -b with the build
-# profile pkg.kvm-perfmon.host-qemu, which also packages the patched QEMU
-# of scripts/qemu-build.sh's cache (building it once if needed; or
-# $QEMU_PV) as qemu-system-x86-pvperfmon, for the rig's bookworm libvirt
-# stage.
 # In a suite's chroot: makes the tree a native source package (file times
 # set to the changelog's, so the same tree gives the same .dsc) and builds
 # it with scripts/deb-chroot.sh (no network, an unprivileged user, cached
-# by the source package's content). qemu-system-x86-pvperfmon is then the
-# qemu-pvperfmon source package's (`make qemu-deb`).
+# by the source package's content).
+# On this host: installs the packaging tools and Build-Depends when
+# missing (root) and runs dpkg-buildpackage -us -uc -b.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -72,12 +68,9 @@ fi
 # the tools and Build-Depends (the virtual dh-sequence-dkms is dh-dkms)
 "$TOP/scripts/deps.sh" dpkg-dev debhelper dh-dkms fakeroot libdw-dev \
 	libjson-c-dev libmicrohttpd-dev libpfm4-dev python3 >&2
-# QEMU_PV names a binary already built (the cache's path), which spares
-# waiting for the build lock while another tree builds its QEMU
-qemu=${QEMU_PV:-$("$TOP/scripts/qemu-build.sh" --print-path)}
 
-say "dpkg-buildpackage -us -uc -b -Ppkg.kvm-perfmon.host-qemu in $src (QEMU_PV=$qemu)"
-(cd "$src" && QEMU_PV=$qemu dpkg-buildpackage -us -uc -b -Ppkg.kvm-perfmon.host-qemu) \
+say "dpkg-buildpackage -us -uc -b in $src"
+(cd "$src" && dpkg-buildpackage -us -uc -b) \
 	>"$out/build.log" 2>&1 || {
 	tail -n 40 "$out/build.log" >&2
 	say "failed, see $out/build.log"

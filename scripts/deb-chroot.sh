@@ -14,6 +14,10 @@
 #                                            .buildinfo and .changes in
 #                                            OUTDIR; prints the .debs'
 #                                            paths last
+#   scripts/deb-chroot.sh --root SUITE DSC   only the chroot with DSC's
+#                                            Build-Depends (the libraries
+#                                            its binaries were built
+#                                            against); prints its root
 #
 # Cached by content in ${XDG_CACHE_HOME:-~/.cache}/kvm-perfmon/deb-chroot/:
 #   debs/KEY/      the build's results and build.log; KEY hashes SUITE, the
@@ -53,12 +57,21 @@ die() {
 	exit 1
 }
 
-[ $# -eq 3 ] || die "usage: deb-chroot.sh SUITE DSC OUTDIR"
+root_only=
+if [ "${1:-}" = --root ]; then
+	root_only=1
+	shift
+	[ $# -eq 2 ] || die "usage: deb-chroot.sh --root SUITE DSC"
+else
+	[ $# -eq 3 ] || die "usage: deb-chroot.sh SUITE DSC OUTDIR"
+fi
 suite=$1
 dsc=$(realpath "$2")
 [ -f "$dsc" ] || die "$2: no such file"
-mkdir -p "$3"
-out=$(cd "$3" && pwd)
+if [ -z "$root_only" ]; then
+	mkdir -p "$3"
+	out=$(cd "$3" && pwd)
+fi
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap, chroot, unshare)"
 command -v debootstrap >/dev/null || die "debootstrap missing (tests/rig/deps.sh)"
 command -v unshare >/dev/null || die "unshare missing (util-linux)"
@@ -90,7 +103,7 @@ deliver() {
 debkey=$(echo "$suite $MIRROR $(sha256sum <"$dsc" | cut -d' ' -f1)" |
 	sha256sum | cut -c1-16)
 result=$base/debs/$debkey
-if [ -f "$result/done" ]; then
+if [ -z "$root_only" ] && [ -f "$result/done" ]; then
 	say "up to date: $(basename "$dsc" .dsc) for $suite (key $debkey)"
 	touch "$result"
 	deliver "$result"
@@ -173,6 +186,11 @@ if ! [ -f "$cdir/done" ]; then
 	for d in "$base/chroot/$suite-$source"-*; do
 		[ "$d" = "$cdir" ] || rm -rf "$d"
 	done
+fi
+
+if [ -n "$root_only" ]; then
+	echo "$root"
+	exit 0
 fi
 
 # --- the build ----------------------------------------------------------

@@ -71,6 +71,25 @@ HDR
 	done
 }
 
+# configure's options of qemu-deb/debian/FILE, one a line
+opts_of() {
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$OVERLAY/$1"
+}
+# drift_notes DEBIAN_DIR: the options Debian's build passes (its
+# debian/control, as its debian/rules reads it) that configure-options
+# neither passes nor leaves out on purpose (configure-options-omitted)
+drift_notes() {
+	local known o
+	[ -f "$1/extract-config-opts" ] || return 0
+	known=" $(opts_of configure-options | tr '\n' ' ') $(opts_of configure-options-omitted | tr '\n' ' ') "
+	for o in $(sh "$1/extract-config-opts" linux-amd64 "$1/control"); do
+		case "$known" in
+		*" $o "*) ;;
+		*) say "note: Debian's build also passes $o (not configure-options)" ;;
+		esac
+	done
+}
+
 mkdir -p "$QEMU_CACHE"
 exec 9>"$QEMU_CACHE/lock"
 flock 9
@@ -103,6 +122,7 @@ if ! [ -f "$sdir/done" ]; then
 		{ cat "$sdir/unpack.log" >&2; die "dpkg-source -x $debdsc failed"; }
 	deb=$w/debian.qemu
 	mv "$w/src/debian" "$deb"
+	drift_notes "$deb"
 	debver=$(sed -n 's/^Version: //p' "$debdsc")
 	upver=${debver#*:}
 	upver=${upver%-*}

@@ -3,7 +3,7 @@
 #
 # Debian trixie's QEMU 10.0 source package, which qemu-patches/ applies to,
 # and the tools to unpack and configure it on this host: sourced by
-# scripts/qemu-build.sh and scripts/qemu-series.sh.
+# scripts/qemu-deb-source.sh and scripts/qemu-series.sh.
 #
 # The machine's own apt configuration is never touched: trixie's source
 # index (and bookworm-backports' binary index, for meson) are read with a

@@ -165,17 +165,16 @@ test:
 	$(STAGE) --summary; echo "make test: all stages passed"
 
 # The Debian kernels the rig stages boot (scripts/kver.sh; unset, the
-# machine's: bookworm's 6.1). trixie's 6.12 is the host most operators
-# run: vm (L1 and L2) and operator (L1) boot it. The host stage's L1
-# boots unstable's 7.x, the newest KVM, which exports least to other
-# modules. migrate, bench, libvirt (its own bookworm images) and run stay
-# on 6.1, whose L2s, with operator's, keep the guest module loaded there.
-# Set in the environment, RIG_L1_KERNEL and RIG_L2_KERNEL win (empty: the
-# machine's).
+# machine's: bookworm's 6.1). trixie's 6.12 is the host operators run
+# today: every stage's L1 boots it (libvirt's, its own trixie image's),
+# but the host stage's, which boots unstable's 7.x, the newest KVM, which
+# exports least to other modules. vm's L2 boots 6.12 too; the L2s of
+# migrate, bench, operator and run stay on 6.1, so that the guest module
+# is loaded on both. Set in the environment, RIG_L1_KERNEL and
+# RIG_L2_KERNEL win (empty: the machine's).
 test-host: export RIG_L1_KERNEL ?= unstable
-test-vm: export RIG_L1_KERNEL ?= trixie
+test-vm test-operator test-migrate test-bench test-run: export RIG_L1_KERNEL ?= trixie
 test-vm: export RIG_L2_KERNEL ?= trixie
-test-operator: export RIG_L1_KERNEL ?= trixie
 
 test-deps: deps
 test-build: engine unit guest bench host-tools

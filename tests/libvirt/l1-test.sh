@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The libvirt stage's test inside L1, a Debian bookworm KVM host booted
+# The libvirt stage's test inside L1, a Debian trixie KVM host booted
 # with systemd, the project's packages installed with apt
 # (tests/libvirt/rig-libvirt.sh). Run by kvm-perfmon-libvirt-test.service
 # once the host is up; speaks the rig's protocol on the serial console as
@@ -36,6 +36,8 @@ L2_WAIT_S=300
 INTERVAL_S=2
 LOGS=/var/log/libvirt/qemu
 
+# section TITLE: a heading, with L1's uptime (where the stage's time goes)
+section() { echo "== [$(cut -d' ' -f1 /proc/uptime)s] $*"; }
 # rig_check (protocol.sh) prints and counts the checks
 # check_cmd NAME COMMAND...: PASS if COMMAND exits 0 (its output shown)
 check_cmd() {
@@ -126,7 +128,7 @@ counts_go_on() {
 # module holds nothing while the domain is saved
 save_restore() {
 	local n0
-	echo "== virsh managedsave $1 while its guest samples, then virsh start"
+	section "virsh managedsave $1 while its guest samples, then virsh start"
 	n0=$(intervals "$1" | wc -l)
 	check_cmd "virsh managedsave $1" virsh managedsave "$1"
 	check_cmd "$1: saved (virsh dominfo: Managed save: yes)" \
@@ -208,7 +210,7 @@ migrate() {
 # Once enabled there, the live migration moves the guest, its counts go on.
 migrations() {
 	local n0 rc out=/run/kvm-perfmon-test/migrate.out
-	echo "== virsh migrate --live $1 to another libvirtd while its guest samples"
+	section "virsh migrate --live $1 to another libvirtd while its guest samples"
 	dst_start /run/kvm-perfmon-test/qemu.conf.installed
 	n0=$(intervals "$1" | wc -l)
 	migrate "$1" "$out"
@@ -221,7 +223,7 @@ migrations() {
 	rig_check $? "$1: still running on the source after the refusal"
 	counts_go_on "$1" "$n0" "the refused migration"
 
-	echo "== the destination's operator runs kvm-perfmon-libvirt-config enable"
+	section "the destination's operator runs kvm-perfmon-libvirt-config enable"
 	check_cmd "kvm-perfmon-libvirt-config enable (the destination's qemu.conf)" \
 		in_dst kvm-perfmon-libvirt-config enable
 	cp "$DST/etc/qemu.conf" /run/kvm-perfmon-test/dst-qemu.conf
@@ -272,7 +274,7 @@ conf_diff() {
 operator_enable() {
 	local md5 pid0 pid1 e missing aa mode
 
-	echo "== the operator's command: kvm-perfmon-libvirt-config enable --restart"
+	section "the operator's command: kvm-perfmon-libvirt-config enable --restart"
 	mkdir -p /run/kvm-perfmon-test
 	# the md5 dpkg recorded for the conffile, in whichever package has it
 	md5=$(dpkg-query -W -f '${Conffiles}\n' |
@@ -322,7 +324,7 @@ operator_enable() {
 
 # disable gives qemu.conf back as the package installed it
 operator_disable() {
-	echo "== kvm-perfmon-libvirt-config disable"
+	section "kvm-perfmon-libvirt-config disable"
 	check_cmd "kvm-perfmon-libvirt-config disable" kvm-perfmon-libvirt-config disable
 	cmp /run/kvm-perfmon-test/qemu.conf.installed "$QEMU_CONF"
 	rig_check $? "qemu.conf byte for byte as installed again"
@@ -333,7 +335,7 @@ operator_disable() {
 checks() {
 	local kver ko st out n
 
-	echo "== the host: what Debian boots"
+	section "the host: what Debian boots"
 	kver=$(uname -r)
 	echo "L1 kernel $kver; $(grep -m1 PRETTY_NAME /etc/os-release)"
 	[ "$(readlink /proc/1/exe)" = /usr/lib/systemd/systemd ] ||
@@ -348,7 +350,7 @@ checks() {
 	echo "systemctl is-system-running: $(systemctl is-system-running)"
 	systemctl --failed --no-legend | sed 's/^/    failed unit: /'
 
-	echo "== the project's packages (installed with apt on L0, in this image)"
+	section "the project's packages (installed with apt on L0, in this image)"
 	# shellcheck disable=SC2086 # a list of names
 	dpkg-query -W -f '    ${Package} ${Version} ${db:Status-Abbrev}\n' $HOST_PKGS
 	for p in $HOST_PKGS; do
@@ -356,7 +358,7 @@ checks() {
 		rig_check $? "package $p installed"
 	done
 	check_cmd "dkms status (kvm-perfmon built for $kver)" \
-		sh -c "dkms status | grep -E 'kvm-perfmon.*$kver.*installed'"
+		sh -c "dkms status -k '$kver' | grep -F kvm-perfmon | grep -q installed"
 	ko=$(modinfo -n kvm-perfmon 2>&1)
 	case "$ko" in
 	/lib/modules/"$kver"/updates/dkms/*) rig_check 0 "kvm-perfmon.ko from DKMS: $ko" ;;
@@ -376,7 +378,7 @@ checks() {
 
 	operator_enable
 
-	echo "== a domain with pv-perfmon: count, sample, destroy while sampling"
+	section "a domain with pv-perfmon: count, sample, destroy while sampling"
 	define_domain pv pv
 	show_console pv
 	check_cmd "virsh start pv" virsh start pv
@@ -422,7 +424,7 @@ checks() {
 		sh -c "kvm-perfmon-stat | tee /dev/stderr | grep -q 'no VM is bound'"
 	check_cmd "virsh undefine pv" virsh undefine pv
 
-	echo "== a domain without the device runs as before"
+	section "a domain without the device runs as before"
 	define_domain plain plain
 	show_console plain
 	check_cmd "virsh start plain" virsh start plain
@@ -443,7 +445,7 @@ checks() {
 
 	operator_disable
 
-	echo "== the host's log"
+	section "the host's log"
 	out=$(dmesg | grep -a 'apparmor="DENIED"')
 	[ -z "$out" ]
 	rig_check $? "no AppArmor denial" "$(printf '%s\n' "$out" | head -n 3)"

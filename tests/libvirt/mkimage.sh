@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The Debian bookworm root filesystems of the libvirt stage, made with
-# debootstrap from Debian's registry as this machine's apt is configured,
-# and cached by content outside the repository: the key is this script
-# (its package lists and setup), the mirror and the extra packages given.
+# The Debian trixie root filesystems of the libvirt stage (a stock KVM
+# host of today's Debian: kernel 6.12, libvirt 11.3, and its guest), made
+# with debootstrap from Debian's registry (KERNELS_MIRROR, as for the
+# kernels stage; the machine's apt configuration is not read), and cached
+# by content outside the repository: the key is this script (its package
+# lists and setup), the mirror and the extra packages given.
 # They hold Debian's packages only, never the project's: those are
 # installed per run into a copy (rig-libvirt.sh).
 #
@@ -34,7 +36,8 @@ extra=("$@")
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap, chroot)"
 command -v debootstrap >/dev/null || die "debootstrap missing (tests/rig/deps.sh)"
 
-SUITE=bookworm
+SUITE=trixie
+MIRROR=${KERNELS_MIRROR:-http://deb.debian.org/debian}
 # Why each package is here (on top of debootstrap's minbase):
 #   linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev
 #                       the level's own kernel, and what DKMS needs to build
@@ -51,20 +54,20 @@ SUITE=bookworm
 #   augeas-tools        kvm-perfmon-libvirt's dependency (augtool edits
 #                       qemu.conf with libvirt's lens), in the image so
 #                       that the project's .debs add nothing (as below)
-#   libjson-c5 libmicrohttpd12 libyaml-0-2   kvm-perfmon-tools' libraries
+#   libjson-c5 libmicrohttpd12t64 libyaml-0-2   kvm-perfmon-tools' libraries
 #                       (the exporter's web config is YAML; the other
 #                       packages' come with Debian's QEMU and libvirt):
 #                       so that the project's .debs add nothing to the
 #                       image, which then stays the same when they change
-#   libiscsi7 libjack-jackd2-0 libnfs13 libpulse0 libvirglrenderer1
-#   libpipewire-0.3-0 libdw1
+#   libiscsi7 libjack-jackd2-0 libnfs14 libpulse0 libvirglrenderer1
+#   libpipewire-0.3-0t64 libspice-server1 libdw1t64
 #                       the patched QEMU's libraries that Debian's
 #                       qemu-system-x86 does not pull in (it has them in
-#                       modules of its own, or, 7.2, does not use them:
-#                       pipewire audio, libdw); without them a run would
+#                       modules of its own: pipewire audio, libdw);
+#                       without them a run would
 #                       make a second L1 image (rig-libvirt.sh)
 # L2, the guest: booted with a small init script (l2-init.sh), no systemd.
-#   libpfm4 libdw1 libelf1   pfmon's libraries (as libjson-c5 for L1)
+#   libpfm4 libdw1t64 libelf1t64   pfmon's libraries (as libjson-c5 for L1)
 COMMON=(linux-image-amd64 linux-headers-amd64 dkms gcc make libc6-dev
 	initramfs-tools kmod udev)
 case "$level" in
@@ -72,28 +75,22 @@ l1)
 	PKGS=("${COMMON[@]}" systemd systemd-sysv dbus apparmor
 		libvirt-daemon-system libvirt-clients qemu-system-x86
 		qemu-system-data procps iproute2 augeas-tools libjson-c5
-		libmicrohttpd12 libyaml-0-2
-		libiscsi7 libjack-jackd2-0 libnfs13 libpulse0 libvirglrenderer1
-		libpipewire-0.3-0 libdw1)
+		libmicrohttpd12t64 libyaml-0-2
+		libiscsi7 libjack-jackd2-0 libnfs14 libpulse0 libvirglrenderer1
+		libpipewire-0.3-0t64 libspice-server1 libdw1t64)
 	SIZE=6G
 	;;
 l2)
-	PKGS=("${COMMON[@]}" libpfm4 libdw1 libelf1)
+	PKGS=("${COMMON[@]}" libpfm4 libdw1t64 libelf1t64)
 	SIZE=2G
 	;;
 *) die "level must be l1 or l2" ;;
 esac
 PKGS+=("${extra[@]}")
 
-# Debian's registry as apt is configured here: the main component of
-# the suite itself (debootstrap takes one).
-mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT)' \
-	'Created-By: Packages' | awk -v s="$SUITE" '$2 == s && $3 == "main" { print $1; exit }')
-[ -n "$mirror" ] || die "no apt source for $SUITE main in /etc/apt/sources.list*"
-
 key=$({
 	cat "${BASH_SOURCE[0]}"
-	echo "$level $SUITE $mirror"
+	echo "$level $SUITE $MIRROR"
 	printf '%s\n' "${PKGS[@]}" | sort -u
 } | sha256sum | cut -c1-16)
 cache=${XDG_CACHE_HOME:-${HOME:?mkimage.sh: set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/debian-$level
@@ -119,7 +116,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "mkimage.sh: debootstrap $SUITE for $level from $mirror (cold: minutes)" >&2
+echo "mkimage.sh: debootstrap $SUITE for $level from $MIRROR (cold: minutes)" >&2
 t0=$SECONDS
 # Debian's .debs as downloaded (checked against the suite's signed
 # Release), kept for the next cold build; one directory a level, as both
@@ -130,8 +127,9 @@ mkdir -p "$debcache"
 # it before a kernel is there); apt installs the rest in it: debootstrap's
 # own configuration of a long --include list fails (polkitd, for
 # libvirt-daemon-system, on bookworm), apt's ordering does not.
-debootstrap --variant=minbase --cache-dir="$debcache" --include=initramfs-tools \
-	"$SUITE" "$root" "$mirror" \
+debootstrap --variant=minbase --cache-dir="$debcache" \
+	--keyring=/usr/share/keyrings/debian-archive-keyring.gpg --include=initramfs-tools \
+	"$SUITE" "$root" "$MIRROR" \
 	>"$work/debootstrap.log" 2>&1 ||
 	{ tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
 echo "mkimage.sh: debootstrap took $((SECONDS - t0))s" >&2

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The libvirt stage (issue 12): the rig's L1 as a real Debian bookworm KVM
+# The libvirt stage: the rig's L1 as a real Debian trixie KVM
 # host. Installs the project's Debian packages, as a user would (apt, in a
 # chroot on L0), into a throw-away copy of a debootstrap-made L1 image
 # (systemd, AppArmor, libvirt-daemon-system; tests/libvirt/mkimage.sh,

@@ -153,38 +153,33 @@ cell_failed() {
 	fails=$((fails + 1))
 }
 
-build_secs=0
-while read -r suite kernel module expect rest; do
-	case "$suite" in "" | "#"*) continue ;; esac
-	if [ $# -gt 0 ]; then
-		case " $* " in *" $suite "*) ;; *) continue ;; esac
-	fi
-	[ -z "$only_module" ] || [ "$module" = "$only_module" ] || continue
+# one line of the matrix; the caller holds the cell's lock
+check_cell() {
 	cell="$suite $module"
 	headers="(no chroot)"
-	[ -z "$rest" ] || { cell_failed "$cell" "matrix line has extra fields: $rest" /dev/null; continue; }
+	[ -z "$rest" ] || { cell_failed "$cell" "matrix line has extra fields: $rest" /dev/null; return 0; }
 	case "$module" in host | guest) ;; *)
 		cell_failed "$cell" "module must be host or guest" /dev/null
-		continue ;;
+		return 0 ;;
 	esac
-	dir=$(suite_root "$suite") || { cell_failed "$cell" "no chroot" /dev/null; continue; }
+	dir=$(suite_root "$suite") || { cell_failed "$cell" "no chroot" /dev/null; return 0; }
 	headers=$(cat "$dir/headers")
 	upstream=$(echo "$headers" | sed -n 's/^linux-headers-\([0-9][0-9.]*[0-9]\).*/\1/p')
 	case "$upstream" in "$kernel".*) ;; *)
 		cell_failed "$cell" "$headers is not the matrix's $kernel" /dev/null
-		continue ;;
+		return 0 ;;
 	esac
 	log=$B/$suite-$module.log
 	tree=$B/$suite-$module
 	if ! make_tree "$module" "$tree"; then
 		cell_failed "$cell" "no DKMS tree" /dev/null
-		continue
+		return 0
 	fi
 	key=$(cell_key "$tree" "$dir" "$expect")
 	if [ "$expect" = clean ] && cell_from_cache "$key" "$tree" "$log" "$module"; then
 		echo "kernels: ok $cell ($headers), built so before (kept result $key)"
 		summary+=("$(printf '%-9s %-6s %-44s ok (kept)' "$suite" "$module" "$headers")")
-		continue
+		return 0
 	fi
 	t1=$SECONDS
 	build_cell "$dir" "$module" "$tree" "$log"
@@ -197,7 +192,7 @@ while read -r suite kernel module expect rest; do
 	clean)
 		if [ "$rc" -ne 0 ] || [ -n "$warnings" ]; then
 			cell_failed "$cell" "exit $rc, $(grep -cE "$WARN_RE" "$log") warning lines" "$log"
-			continue
+			return 0
 		fi
 		echo "kernels: ok $cell ($headers) in ${secs}s"
 		cell_to_cache "$key" "$tree" "$log" "$module" ||
@@ -234,6 +229,21 @@ while read -r suite kernel module expect rest; do
 		cell_failed "$cell" "expect must be clean or restricted:SYMS, not $expect" /dev/null
 		;;
 	esac
+}
+
+build_secs=0
+while read -r suite kernel module expect rest; do
+	case "$suite" in "" | "#"*) continue ;; esac
+	if [ $# -gt 0 ]; then
+		case " $* " in *" $suite "*) ;; *) continue ;; esac
+	fi
+	[ -z "$only_module" ] || [ "$module" = "$only_module" ] || continue
+	# one builder per cell at a time: stages beside each other build
+	# the same cells, and a tree is removed and made anew by each
+	exec {cell_lock}>"$B/$suite-$module.lock"
+	flock "$cell_lock"
+	check_cell
+	exec {cell_lock}>&-
 done <"$MATRIX"
 
 echo "== kernels: the matrix (${SECONDS}s in all, ${build_secs}s of it building)"

@@ -10,7 +10,9 @@
 # Prints the module's path last. For the machine's kernel it is the
 # tree's own build (kvm/, guest/kernel/); for RIG_L1_KERNEL's or
 # RIG_L2_KERNEL's suite, the kernels stage's build of that cell in the
-# suite's chroot (tests/kernels/run.sh --module, in build/kernels/).
+# suite's chroot (tests/kernels/run.sh --module, in build/kernels/),
+# copied to build/kernels/modules/SUM/ so that no other stage's build
+# of the cell changes it under its user.
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -42,5 +44,18 @@ fi
 build=${KERNELS_BUILD:-$top/build/kernels}
 KERNELS_BUILD=$build "$top/tests/kernels/run.sh" --module "$1" "$suite" >&2 ||
 	die "$ko does not build for $suite's kernel (log: $build/$suite-$1.log)"
+# the cell's tree is made anew by every stage that builds it: the
+# caller gets a copy of its own, named by content, taken under the
+# cell's lock (tests/kernels/run.sh)
+exec {cell_lock}>"$build/$suite-$1.lock"
+flock "$cell_lock"
 [ -f "$build/$suite-$1/$tree/$ko" ] || die "no $build/$suite-$1/$tree/$ko"
-echo "$build/$suite-$1/$tree/$ko"
+sum=$(sha256sum "$build/$suite-$1/$tree/$ko" | cut -c1-16)
+kept=$build/modules/$sum
+if [ ! -f "$kept/$ko" ]; then
+	mkdir -p "$kept.$$"
+	cp "$build/$suite-$1/$tree/$ko" "$kept.$$/"
+	mv -T "$kept.$$" "$kept" 2>/dev/null || rm -rf "$kept.$$"
+fi
+exec {cell_lock}>&-
+echo "$kept/$ko"

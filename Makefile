@@ -127,14 +127,16 @@ checkpatch:
 #   warm seven module builds on one core, one after the other;
 # - two lanes of rig runs, one L1 each: vm then libvirt in the rig's
 #   first slot (libvirt builds its packages and copies its images while
-#   vm's rig runs, then waits for the slot), migrate, operator and run
-#   one after the other in its second (RIG_SLOT=2, tests/rig/boot-l1.sh);
-# - bench alone, last: its figures are timed.
+#   vm's rig runs, then waits for the slot), migrate, operator, run and
+#   bench one after the other in its second (RIG_SLOT=2,
+#   tests/rig/boot-l1.sh). bench's figures are exit counts and ratios of
+#   one run's own slices, not times: the other lane's L1 on the other
+#   core does not move them.
 TEST_STAGES := deps build unit kbuild checkpatch fuzz host kernels images \
-	qemu migrate operator run libvirt vm bench
-TEST_ALONGSIDE := fuzz kernels images migrate operator run libvirt
-TEST_RIG_SLOT2 := migrate operator run
-TEST_ALONE := bench
+	qemu migrate operator run bench libvirt vm
+TEST_ALONGSIDE := fuzz kernels images migrate operator run bench libvirt
+TEST_RIG_SLOT2 := migrate operator run bench
+TEST_ALONE :=
 
 test:
 	@$(STAGE) --reset; bg=; failed=; \

@@ -109,8 +109,8 @@ fi
 # One rig at a time on this machine: L0's TCG takes a whole core, and two
 # rigs sharing two cores turn every timing-sensitive check into noise.
 # RIG_SLOT=2: a second rig beside the first, for make test's second lane
-# of rig stages (migrate, operator) beside its first (vm, libvirt), a
-# core each (bench, whose figures are timed, runs alone).
+# of rig stages (migrate, operator, run, bench) beside its first (vm,
+# libvirt), a core each.
 case "${RIG_SLOT:-1}" in
 1) lock=${XDG_RUNTIME_DIR:-/tmp}/kvm-perfmon-rig.lock ;;
 2) lock=${XDG_RUNTIME_DIR:-/tmp}/kvm-perfmon-rig-2.lock ;;

@@ -22,7 +22,8 @@
 # /usr), or a modpost WARNING: warnings are errors in this project even where
 # a sub-Makefile forgot -Werror.
 # A stage that boots the nested rig passes even when a hung L2 made the
-# rig boot again (tests/rig/boot-l1.sh, at most twice), but says how many
+# rig boot again (tests/rig/boot-l1.sh, as often as tests/stages allows
+# the stage), but says how many
 # times: in its last line and in the summary, so that an intermittent hang
 # of our own code never passes unseen.
 set -uo pipefail

@@ -139,8 +139,8 @@ function verdict() {
 AWK
 }
 
-# L0 boots the whole rig again when a running L2 hung (boot-l1.sh; at
-# most twice): a retried run passes only if its last boot passes, and
+# L0 boots the whole rig again when a running L2 hung (boot-l1.sh; as
+# often as RIG_L2_HANG_RETRIES allows): a retried run passes only if its last boot passes, and
 # says so in these lines, so that an intermittent hang of our own code
 # never passes unseen. One line per retry, as it starts:
 #   rig: retry N of MAX: WHY

@@ -1,0 +1,86 @@
+#!/bin/sh
+# shellcheck shell=sh
+# The host tests, in the rig's L1 (busybox sh; boot-l1.sh runs it as
+# /payload/run): load kvm-perfmon.ko, run every test program of tests.list,
+# check that the module holds nothing any more, unload it.
+# Each program prints "PASS: name" / "FAIL: name (why)" lines and
+# "N passed, N failed"; this script adds its own checks and prints the
+# combined "N passed, N failed" last. Exit status 0 only if all passed.
+cd "$(dirname "$0")" || exit 1
+# the programs' environment as make chose it (tests/host/Makefile: RUN_ENV)
+if [ -f ./env ]; then
+	. ./env
+fi
+pass=0
+fail=0
+# a program's own limit; the rig's limit for the whole run is larger
+PROG_TIMEOUT=${PROG_TIMEOUT:-300}
+
+check() {
+	name=$1
+	shift
+	if "$@"; then
+		echo "PASS: $name"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: $name"
+		fail=$((fail + 1))
+	fi
+}
+
+uptime_s() {
+	read -r up _ </proc/uptime
+	echo "$up"
+}
+
+check insmod_kvm_perfmon insmod ./kvm-perfmon.ko
+# off unless the host admin turns it on; the programs that count it do
+check host_page_faults_off_by_default \
+	grep -qx N /sys/module/kvm_perfmon/parameters/allow_host_page_faults
+if [ ! -c /dev/kvm-perfmon ]; then
+	echo "FAIL: dev_kvm_perfmon (no /dev/kvm-perfmon)"
+	fail=$((fail + 1))
+	echo "host: $pass passed, $fail failed"
+	exit 1
+fi
+./kvmpfm-stats
+
+while read -r t; do
+	[ -n "$t" ] || continue
+	echo "=== $t"
+	t0=$(uptime_s)
+	# live to the console (a hung or crashed L1 still shows how far it
+	# got), and to a file for the summary line
+	{
+		timeout "$PROG_TIMEOUT" "./$t" </dev/null 2>&1
+		echo $? >"/tmp/$t.rc"
+	} | tee "/tmp/$t.out"
+	rc=$(cat "/tmp/$t.rc")
+	t1=$(uptime_s)
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "/tmp/$t.out" | tail -n 1)
+	if [ -n "$line" ]; then
+		p=${line%% passed*}
+		f=${line#*passed, }
+		f=${f%% failed*}
+		pass=$((pass + p))
+		fail=$((fail + f))
+	fi
+	if [ "$rc" != 0 ] && { [ -z "$line" ] || [ "$f" = 0 ]; }; then
+		echo "FAIL: $t (exit status $rc)"
+		fail=$((fail + 1))
+	fi
+	echo "=== $t: rc=$rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s"
+done <tests.list
+
+./kvmpfm-stats
+if ./kvmpfm-stats --zero; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+fi
+check rmmod_kvm_perfmon rmmod kvm_perfmon
+echo "kvm-perfmon kernel log lines:"
+dmesg | grep -i -e kvm.perfmon -e kvmpfm | sed 's/^/  /'
+
+echo "host: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

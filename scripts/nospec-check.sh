@@ -3,7 +3,7 @@
 #
 # A guest-chosen index must be clamped under speculation before it selects
 # a load (Spectre v1; ARCHITECTURE.md, "Security model"). This fails on
-# the two shapes the engine had (issue 9, item 5):
+# the two shapes of that bug:
 #   - an array subscript that reads a command-block field itself
 #     (hdr->, arg->, req->, req[i].) without pfm_index_nospec(),
 #     pfm_pmc_slot() or pfm_pmd_slot() around it: cmd_table[hdr->cmd],

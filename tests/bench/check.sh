@@ -83,7 +83,7 @@
 #                             samplers five times as long):
 #                             pv-perfmon's samples are written by the host
 #                             into guest memory, perf's each take a guest
-#                             timer interrupt and its exits (issue 14).
+#                             timer interrupt and its exits.
 #                             pv-perfmon's period is vCPU run time, and
 #                             each sample's path in the host adds time
 #                             the workload sees but the period does not

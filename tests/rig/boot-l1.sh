@@ -271,11 +271,9 @@ L2_SILENCE_LIMIT=120
 # files): L1 itself stuck, with no L2 on its console, is stopped too, and
 # booted again only if l1_where finds L0's lost interrupt (L1's CPU with
 # interrupts on and a vector pending in its local APIC, none in service,
-# in every sample: L0's TCG did not deliver it. Seen halted, 2026-11-24
-# in the migrate stage, where a key pressed through L0's monitor woke L1
-# and the run went on; and running, 2026-11-27, with the vCPU thread of
-# an L2 in KVM_RUN on a 6.12 L1). Stuck any other way, the run fails,
-# with the stack L1 printed for the NMI.
+# in every sample: L0's TCG did not deliver it; tests/rig/README.md
+# tells where it was seen). Stuck any other way, the run fails, with the
+# stack L1 printed for the NMI.
 L1_SILENCE_LIMIT=40
 L2_HANG_RETRIES=${RIG_L2_HANG_RETRIES:-0}
 case "$L2_HANG_RETRIES" in

@@ -228,7 +228,7 @@ qemu-deb:
 		$(TOP)/scripts/deb-chroot.sh trixie "$$dsc" $(B)/qemu-deb
 
 help:
-	@echo "kvm-perfmon: make TARGET (README.md has the details)"
+	@echo "kvm-perfmon: make TARGET (README.md; make test: doc/TESTING.md)"
 	@echo "  all (default)    build everything: engine, unit, fuzz, kmod, guest,"
 	@echo "                   bench, host-tools"
 	@echo "  deps             install the Debian packages the project needs"

@@ -111,8 +111,8 @@ static const struct {
 } cause_hints[] = {
 	{ "MEDIATED", "a VM with KVM's mediated vPMU holds the host's PMU: "
 		      "guest PMU events are refused while it runs "
-		      "(kvm_intel/kvm_amd enable_mediated_pmu; README, "
-		      "\"Mediated vPMU\")" },
+		      "(kvm_intel/kvm_amd enable_mediated_pmu; "
+		      "doc/ADMIN.md, \"Mediated vPMU\")" },
 };
 
 static void print_cause(const char *cause, uint64_t n, void *arg)

@@ -248,7 +248,7 @@ bool kvmpfm_attr_is_hw(const struct perf_event_attr *attr)
  * the host only opens (perf lets those through). The other way round,
  * our live PMU events make KVM's perf_create_mediated_pmu() fail with
  * EBUSY, and the VM's KVM_CREATE_VCPU with it: KVM's choice, which the
- * module cannot soften (README, "Mediated vPMU").
+ * module cannot soften (doc/ADMIN.md, "Mediated vPMU").
  */
 int kvmpfm_event_open_error(const struct perf_event_attr *attr,
 			    struct task_struct *task, int err)

@@ -89,7 +89,8 @@ void kvmpfm_account(atomic64_t *counter, long delta)
 }
 
 /*
- * Host-wide ceilings of the per-VM limits (README, "Limits and ceilings"):
+ * Host-wide ceilings of the per-VM limits (doc/ADMIN.md, "Per-VM limits
+ * and their ceilings"):
  * whoever can open /dev/kvm chooses their VM's limits at BIND_VM, the
  * host admin bounds them here. A VM asking for more than a ceiling is
  * refused with E2BIG. Root may change a ceiling at any time

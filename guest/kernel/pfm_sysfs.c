@@ -159,7 +159,7 @@ static ssize_t rsvd_msk_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 /*
  * perfmon2: a counter's hardware width if it extended it to 64 bits, else
- * 64; here every PMD is 64-bit, whatever backs it (README)
+ * 64; here every PMD is 64-bit, whatever backs it (doc/PERFMON2-ABI.md)
  */
 static ssize_t width_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)

@@ -22,7 +22,7 @@
  *             no double count). The host compares the ticks around each
  *             move: act_duration no further ahead than the guest's clock
  *             (the downtime is not active time; a pause without a move,
- *             as a refused one, is: README, "Live migration").
+ *             as a refused one, is: doc/ADMIN.md, "Live migration").
  *   sampling  samples VCPU_RUN_NS every 1 ms of vCPU time into a one-page
  *             buffer; when full (a PFM_MSG_OVFL) it checks every entry
  *             (its thread, its PMD, its reset value, host timestamps in

@@ -358,7 +358,7 @@ static inline const char *pvpfm_vpmd_name(unsigned int num)
  * PMU belongs to KVM's mediated vPMU (kvm_intel or kvm_amd's
  * enable_mediated_pmu) while any VM that has one runs on the host, and
  * perf counts no guest for anyone else meanwhile. The host's operator
- * chooses between the two (README, "Mediated vPMU"). Cleared on input.
+ * chooses between the two (doc/ADMIN.md, "Mediated vPMU"). Cleared on input.
  */
 #define PVPFM_REG_RETFL_HOST_MEDIATED	(1U << 28)
 

@@ -171,7 +171,7 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 	if (!d)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	num = d->num;
-	/* NO_EMUL64 is refused: every PMD is 64-bit, see the README */
+	/* NO_EMUL64 is refused: every PMD is 64-bit, see doc/PERFMON2-ABI.md */
 	if (req->reg_flags)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	set = pfm_set_find(ctx, req->reg_set);

@@ -20,6 +20,8 @@
 #                                  "<!-- stages:begin -->" and
 #                                  "<!-- stages:end -->" lines) is the
 #                                  table's
+#   scripts/stages.sh update-doc FILE
+#                                  writes the table between those lines
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -122,11 +124,24 @@ check_doc() {
 	local file=$1 have
 	have=$(sed -n "/^$BEGIN_MARK\$/,/^$END_MARK\$/p" "$file" | sed '1d;$d')
 	if [ "$have" != "$(print_table)" ]; then
-		echo "stages.sh: $file's stage table is not tests/stages' (scripts/stages.sh table):"
+		echo "stages.sh: $file's stage table is not tests/stages' (scripts/stages.sh update-doc $file):"
 		diff <(printf '%s\n' "$have") <(print_table)
 		return 1
 	fi
 	echo "stages.sh: $file's stage table is tests/stages'"
+}
+
+update_doc() {
+	local file=$1 table
+	if ! grep -qx "$BEGIN_MARK" "$file" || ! grep -qx "$END_MARK" "$file"; then
+		die "$file has no '$BEGIN_MARK' and '$END_MARK' lines"
+	fi
+	table=$(print_table)
+	awk -v begin="$BEGIN_MARK" -v end="$END_MARK" -v table="$table" '
+		$0 == begin { print; print table; skip = 1; next }
+		$0 == end { skip = 0 }
+		!skip
+	' "$file" >"$file.new" && mv "$file.new" "$file"
 }
 
 case "${1:-}" in
@@ -143,5 +158,6 @@ field)
 help) print_help ;;
 table) print_table ;;
 check-doc) check_doc "${2:?usage: stages.sh check-doc FILE}" ;;
-*) die "usage: stages.sh all | run STAGE | names | field STAGE FIELD | help | table | check-doc FILE" ;;
+update-doc) update_doc "${2:?usage: stages.sh update-doc FILE}" ;;
+*) die "usage: stages.sh all | run STAGE | names | field STAGE FIELD | help | table | check-doc FILE | update-doc FILE" ;;
 esac

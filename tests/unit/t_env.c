@@ -177,6 +177,13 @@ void t_load_sys(struct t_env *t, u32 ctx)
 	assert_int_equal(cb_load(&t->cb, ctx, t->vcpu, 0, 0, 0), 0);
 }
 
+void t_go(struct t_env *t, u32 ctx)
+{
+	t->vcpu = 0;
+	t_load_self(t, ctx);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
+}
+
 u64 t_set(struct t_env *t, u32 ctx, u16 id, u32 flags, u64 timeout)
 {
 	pfarg_setdesc_t d;
@@ -194,6 +201,14 @@ void t_info(struct t_env *t, u32 ctx, u16 id, pfarg_setinfo_t *info)
 	memset(info, 0, sizeof(*info));
 	info->set_id = id;
 	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, info, 1), 0);
+}
+
+u64 t_runs(struct t_env *t, u32 ctx, u16 id)
+{
+	pfarg_setinfo_t info;
+
+	t_info(t, ctx, id, &info);
+	return info.set_runs;
 }
 
 u32 t_drain_msgs(struct t_env *t, u32 ctx, pfarg_msg_t *out, u32 max)

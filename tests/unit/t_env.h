@@ -91,9 +91,13 @@ void t_pmd_period(struct t_env *t, u32 ctx, u16 set, u16 num, u64 period,
 u64 t_read(struct t_env *t, u32 ctx, u16 set, u16 num);
 void t_load_self(struct t_env *t, u32 ctx);	/* the thread on t->vcpu */
 void t_load_sys(struct t_env *t, u32 ctx);	/* system-wide on t->vcpu */
+/* load @ctx for the thread on vCPU 0 (t->vcpu becomes 0) and start it */
+void t_go(struct t_env *t, u32 ctx);
 /* create set @id with @flags and @timeout; returns the effective timeout */
 u64 t_set(struct t_env *t, u32 ctx, u16 id, u32 flags, u64 timeout);
 void t_info(struct t_env *t, u32 ctx, u16 id, pfarg_setinfo_t *info);
+/* set_runs of set @id, as getinfo reports it */
+u64 t_runs(struct t_env *t, u32 ctx, u16 id);
 /* messages waiting on @ctx (reads them all; up to @max into @out) */
 u32 t_drain_msgs(struct t_env *t, u32 ctx, pfarg_msg_t *out, u32 max);
 

@@ -167,8 +167,7 @@ static void test_unload_keeps_value(void **state)
 	u32 ctx = t_ctx(t, 0);
 
 	count_a(t, ctx, 0);
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 77);
 	assert_int_equal(cb_unload(&t->cb, ctx), 0);
 	assert_int_equal(t->sim->nr_open, 0);
@@ -189,8 +188,7 @@ static void test_counts_own_vcpu_only(void **state)
 	u32 ctx = t_ctx(t, 0);
 
 	count_a(t, ctx, 0);
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	t_go(t, ctx);
 	sim_events(t->sim, 1, KEY_A, 1000);
 	sim_events(t->sim, 0, KEY_B, 1000);
 	sim_events(t->sim, 0, KEY_A, 12);
@@ -204,8 +202,7 @@ static void test_write_pmd_live(void **state)
 	u32 ctx = t_ctx(t, 0);
 
 	count_a(t, ctx, 0);
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 40);
 	t_pmd(t, ctx, 0, 0, 5);
 	assert_int_equal(t_read(t, ctx, 0, 0), 5);
@@ -225,8 +222,7 @@ static void test_destroy_loaded_cleans_up(void **state)
 
 	count_a(t, ctx, 0);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 5000);
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	t_go(t, ctx);
 	assert_true(t->sim->nr_open > 0);
 	assert_int_equal(cb_destroy(&t->cb, ctx), 0);
 	assert_int_equal(t->sim->nr_open, 0);
@@ -447,7 +443,6 @@ static void test_load_and_start_set(void **state)
 {
 	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
-	pfarg_setinfo_t info;
 
 	t_set(t, ctx, 2, 0, 0);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
@@ -459,18 +454,15 @@ static void test_load_and_start_set(void **state)
 	sim_events(t->sim, 0, KEY_B, 20);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0);
 	assert_int_equal(t_read(t, ctx, 2, 0), 20);
-	t_info(t, ctx, 0, &info);
-	assert_int_equal(info.set_runs, 0);
-	t_info(t, ctx, 2, &info);
-	assert_int_equal(info.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 0), 0);
+	assert_int_equal(t_runs(t, ctx, 2), 1);
 
 	assert_int_equal(cb_start_set(&t->cb, ctx, 0), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
 	sim_events(t->sim, 0, KEY_B, 20);
 	assert_int_equal(t_read(t, ctx, 0, 0), 10);
 	assert_int_equal(t_read(t, ctx, 2, 0), 20);
-	t_info(t, ctx, 0, &info);
-	assert_int_equal(info.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 0), 1);
 	/* no such set: refused, the active set stays */
 	assert_int_equal(cb_start_set(&t->cb, ctx, 7), -EINVAL);
 	sim_events(t->sim, 0, KEY_A, 1);

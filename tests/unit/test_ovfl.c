@@ -32,13 +32,6 @@ static u64 last_reset(struct t_env *t, u32 ctx, u16 num)
 	return d.reg_last_reset_val;
 }
 
-static void go(struct t_env *t, u32 ctx)
-{
-	t->vcpu = 0;
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
-}
-
 static void test_notify_msg_and_mask(void **state)
 {
 	struct t_env *t = T_ENV(state);
@@ -49,7 +42,7 @@ static void test_notify_msg_and_mask(void **state)
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	pmd_prog(t, ctx, 0, -100, -100, -200, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	t_go(t, ctx);
 	t->sim->where[0].ip = 0x401234;
 
 	sim_events(t->sim, 0, KEY_A, 99);
@@ -107,7 +100,7 @@ static void test_short_reset(void **state)
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	pmd_prog(t, ctx, 0, -100, -50, -70, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	assert_int_equal(last_reset(t, ctx, 0), (u64)-100);
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-50);
@@ -139,7 +132,7 @@ static void test_simultaneous_one_msg(void **state)
 	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_A));
 	pmd_prog(t, ctx, 0, -100, -100, -100, PFM_REGFL_OVFL_NOTIFY);
 	pmd_prog(t, ctx, 3, -100, -100, -100, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t->sim->overflow_calls, 1);
 	assert_int_equal(t->sim->notifies, 1);
@@ -168,7 +161,7 @@ static void test_reset_pmds(void **state)
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	pmd_prog(t, ctx, 1, 0, 7, 9, 0);
 	pmd_prog(t, ctx, 2, 0, 11, 13, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 
 	sim_events(t->sim, 0, KEY_B, 50);
 	sim_events(t->sim, 0, KEY_C, 50);
@@ -207,7 +200,7 @@ static void test_unimplemented_pmds_skipped(void **state)
 
 	pmd_prog(t, ctx, 1, 0, 7, 9, 0);
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	go(t, ctx);
+	t_go(t, ctx);
 	c = pfm_ctx_find(t->e, ctx);
 	assert_non_null(c);
 	bits[0] = 1ULL << 1 | 1ULL << 40;
@@ -237,7 +230,7 @@ static void test_throttled_overflows_reported(void **state)
 
 	pmd_prog(t, ctx, 1, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_B, 5);
 	/* the backend's next delivery: a wrap, and 5 periods it skipped */
 	pfm_engine_overflow(t->e, 0, hw, &where);
@@ -253,7 +246,7 @@ static void test_restart_not_masked(void **state)
 	u32 ctx = t_ctx(t, 0);
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	go(t, ctx);
+	t_go(t, ctx);
 	assert_int_equal(cb_restart(&t->cb, ctx), -EBUSY);
 	sim_events(t->sim, 0, KEY_A, 4);
 	assert_int_equal(t_read(t, ctx, 0, 0), 4);
@@ -281,7 +274,7 @@ static void random_periods(u32 seed, u64 mask, u64 p, u64 *periods,
 	d.reg_random_mask = mask;
 	d.reg_random_seed = seed;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	/* the first period is the programmed one */
 	for (i = 0; i < n; i++) {
 		ovfl = t_stats(t).overflows;
@@ -348,7 +341,7 @@ static void test_random_long_reset(void **state)
 	d.reg_random_mask = 0x3ff;
 	d.reg_random_seed = 99;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	for (i = 0; i < 16; i++) {
 		assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
@@ -371,7 +364,7 @@ static void test_msgq_fifo_depth(void **state)
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	t_go(t, ctx);
 	for (i = 0; i < PFM_MSGQ_DEPTH + 8; i++) {
 		t->sim->where[0].ip = 0x1000 + i;
 		sim_events(t->sim, 0, KEY_A, 10);
@@ -422,7 +415,7 @@ static void test_no_msg_flag(void **state)
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	pmd_prog(t, ctx, 0, -10, -10, -20, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t_stats(t).overflows, 1);
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
@@ -455,7 +448,7 @@ static void test_end_msg(void **state)
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(cb_unload_flags(&t->cb, ctx, PVPFM_UNLOAD_TASK_EXIT),
 			 0);
@@ -550,7 +543,7 @@ static void test_stray_overflow(void **state)
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_raise_overflow(t->sim, 1, bv);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-10);
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
@@ -626,7 +619,7 @@ static void test_block_state(void **state)
 	/* a context without NOTIFY_BLOCK is masked, never blocked */
 	t_pmc(t, other, 0, 0, T_EVTSEL(EV_A));
 	pmd_prog(t, other, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, other);
+	t_go(t, other);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(ctx_state(t, other, &flags), 0);
 	assert_int_equal(flags, PVPFM_CTX_MASKED);
@@ -674,7 +667,7 @@ static void test_msg_no_kernel_ip(void **state)
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	t_go(t, ctx);
 	w->ip = 0xffffffff81001234ULL;
 	w->kernel = true;
 	sim_events(t->sim, 0, KEY_A, 10);

@@ -18,22 +18,6 @@ static void desc_init(pfarg_setdesc_t *d, u16 id, u32 flags, u64 timeout)
 	d->set_timeout = timeout;
 }
 
-static void go(struct t_env *t, u32 ctx)
-{
-	t->vcpu = 0;
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
-}
-
-static struct t_env *env_gran(u64 gran)
-{
-	struct t_opts o;
-
-	t_opts_default(&o);
-	o.timer_granularity_ns = gran;
-	return t_env_new(&o);
-}
-
 static void test_sets_create_getinfo(void **state)
 {
 	struct t_env *t = T_ENV(state);
@@ -220,12 +204,17 @@ static void test_max_sets(void **state)
 /* the effective timeout is rounded up to the timer granularity */
 static void test_timeout_rounding(void **state)
 {
-	struct t_env *t = env_gran(1 * MS);
-	u32 ctx = t_ctx(t, 0);
+	struct t_opts o;
+	struct t_env *t;
 	pfarg_setdesc_t d[3];
 	pfarg_setinfo_t si;
+	u32 ctx;
 
 	(void)state;
+	t_opts_default(&o);
+	o.timer_granularity_ns = 1 * MS;
+	t = t_env_new(&o);
+	ctx = t_ctx(t, 0);
 	desc_init(&d[0], 1, PFM_SETFL_TIME_SWITCH, 1500 * US);
 	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 2 * MS);
 	desc_init(&d[2], 3, PFM_SETFL_TIME_SWITCH, 1);
@@ -240,13 +229,11 @@ static void test_timeout_rounding(void **state)
 
 	/* and the switch happens after the effective timeout */
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1500 * US);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 2 * MS - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	sim_run(t->sim, 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 	t_env_free(t);
 }
 
@@ -256,21 +243,20 @@ static void test_timeout_rounding(void **state)
  */
 static void test_time_switch_round_robin(void **state)
 {
-	struct t_env *t = env_gran(1 * US);
+	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	const u64 runs[3] = { 4, 3, 3 };
 	const u64 act[3] = { 3500 * US, 3 * MS, 3 * MS };
 	u16 s;
 
-	(void)state;
 	t_set(t, ctx, 2, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	for (s = 0; s < 3; s++)
 		t_pmc(t, ctx, s, 0, T_EVTSEL(EV_A));
 	sim_set_rate(t->sim, KEY_A, 1000);	/* 1 per ns */
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 9500 * US);
 	/* 0:[0,1) 1:[1,2) 2:[2,3) 0:[3,4) ... 0:[9,9.5) */
 	for (s = 0; s < 3; s++) {
@@ -283,20 +269,18 @@ static void test_time_switch_round_robin(void **state)
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_timeout, 500 * US);
 	assert_int_equal(t_stats(t).set_switches, 9);
-	t_env_free(t);
 }
 
 /* timeouts run only while the context counts: stop keeps the leftover */
 static void test_time_switch_leftover_stop(void **state)
 {
-	struct t_env *t = env_gran(1 * US);
+	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 
-	(void)state;
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 400 * US);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_timeout, 600 * US);
@@ -306,29 +290,25 @@ static void test_time_switch_leftover_stop(void **state)
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_timeout, 600 * US);
 	assert_int_equal(si.set_act_duration, 400 * US);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_run(t->sim, 600 * US - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	sim_run(t->sim, 1);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_runs, 1);
 	assert_int_equal(si.set_timeout, 1 * MS);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_act_duration, 1 * MS);
-	t_env_free(t);
 }
 
 /* a switched-out thread's context does not age */
 static void test_time_switch_thread_out(void **state)
 {
-	struct t_env *t = env_gran(1 * US);
+	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 
-	(void)state;
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
@@ -341,8 +321,7 @@ static void test_time_switch_thread_out(void **state)
 	sim_run(t->sim, 700 * US);
 	assert_int_equal(cb_switch(&t->cb, ctx, 0, 0, 0), 0);
 	sim_run(t->sim, 10 * MS);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_act_duration, 700 * US);
 	assert_int_equal(si.set_timeout, 300 * US);
@@ -350,9 +329,7 @@ static void test_time_switch_thread_out(void **state)
 	t->vcpu = 0;
 	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	sim_run(t->sim, 300 * US);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
-	t_env_free(t);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 }
 
 /*
@@ -362,7 +339,7 @@ static void test_time_switch_thread_out(void **state)
  */
 static void test_scaled_estimates(void **state)
 {
-	struct t_env *t = env_gran(1 * US);
+	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si[2];
 	const u64 rate_a = 2500, rate_b = 700;	/* per us */
@@ -370,14 +347,13 @@ static void test_scaled_estimates(void **state)
 	double est_a, est_b, true_a, true_b;
 	u64 cnt_a, cnt_b;
 
-	(void)state;
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 3 * MS);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 1, 0, T_EVTSEL(EV_B));
 	sim_set_rate(t->sim, KEY_A, rate_a);
 	sim_set_rate(t->sim, KEY_B, rate_b);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, total);
 	assert_int_equal(cb_stop(&t->cb, ctx), 0);
 
@@ -403,7 +379,6 @@ static void test_scaled_estimates(void **state)
 	/* the raw counts alone are far off: scaling mattered */
 	assert_true((double)cnt_a < true_a * 0.5);
 	assert_true((double)cnt_b < true_b * 0.8);
-	t_env_free(t);
 }
 
 /*
@@ -430,23 +405,20 @@ static void test_ovfl_switch_cascade(void **state)
 	d.reg_ovfl_switch_cnt = 1;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	t_pmc(t, ctx, 1, 1, T_EVTSEL(EV_B));
-	go(t, ctx);
+	t_go(t, ctx);
 
 	sim_events(t->sim, 0, KEY_B, 50);
 	sim_events(t->sim, 0, KEY_A, n - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(t_read(t, ctx, 1, 1), 0);
 	sim_events(t->sim, 0, KEY_A, 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_ovfl_pmds[0], 1);
 	sim_events(t->sim, 0, KEY_B, 70);
 	sim_events(t->sim, 0, KEY_A, 5 * n);	/* set 0 is not active */
 	assert_int_equal(t_read(t, ctx, 1, 1), 70);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 0), 1);
 	/* no notification was asked for */
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 }
@@ -457,7 +429,6 @@ static void test_ovfl_switch_count(void **state)
 	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 	const u64 n = 100;
-	pfarg_setinfo_t si;
 	pfarg_pmd_t d;
 
 	t_set(t, ctx, 0, PFM_SETFL_OVFL_SWITCH, 0);
@@ -472,25 +443,20 @@ static void test_ovfl_switch_count(void **state)
 	d.reg_set = 1;
 	d.reg_ovfl_switch_cnt = 1;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 
 	sim_events(t->sim, 0, KEY_A, 3 * n - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	sim_events(t->sim, 0, KEY_A, 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 	/* set 1 switches back after one overflow: round-robin to set 0 */
 	sim_events(t->sim, 0, KEY_A, n);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_runs, 2);
+	assert_int_equal(t_runs(t, ctx, 0), 2);
 	/* and set 0 needs three overflows again */
 	sim_events(t->sim, 0, KEY_A, 3 * n - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 	sim_events(t->sim, 0, KEY_A, 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 2);
+	assert_int_equal(t_runs(t, ctx, 1), 2);
 }
 
 /* without PFM_SETFL_OVFL_SWITCH the switch count does nothing */
@@ -508,10 +474,9 @@ static void test_ovfl_switch_needs_flag(void **state)
 	d.reg_short_reset = -10;
 	d.reg_ovfl_switch_cnt = 1;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 35);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-5);
 	/* the overflows are recorded all the same */
 	t_info(t, ctx, 0, &si);
@@ -521,18 +486,17 @@ static void test_ovfl_switch_needs_flag(void **state)
 /* the same when the host cannot open the next set's counter on a switch */
 static void test_time_switch_open_fails_not_silent(void **state)
 {
-	struct t_env *t = env_gran(1 * US);
+	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	u64 v;
 
-	(void)state;
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 1, 0, T_EVTSEL(EV_B));
 	sim_set_rate(t->sim, KEY_B, 1000);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 500 * US);
 	/* the first open from now is set 1's counter, at the switch */
 	t->sim->fail_open_in = 1;
@@ -544,7 +508,6 @@ static void test_time_switch_open_fails_not_silent(void **state)
 	assert_true(v == 500 * US ||
 		    si.set_reserved3[PVPFM_SETINFO_HOST_RUNNING] <
 		    si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED]);
-	t_env_free(t);
 }
 
 /*
@@ -553,18 +516,17 @@ static void test_time_switch_open_fails_not_silent(void **state)
  */
 static void test_switch_time_accounted(void **state)
 {
-	struct t_env *t = env_gran(1 * US);
+	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	u64 sum = 0, start;
 	u16 id;
 
-	(void)state;
 	for (id = 0; id < 3; id++) {
 		t_set(t, ctx, id, PFM_SETFL_TIME_SWITCH, 1 * MS);
 		t_pmc(t, ctx, 0, id, T_EVTSEL(EV_A));
 	}
-	go(t, ctx);
+	t_go(t, ctx);
 	start = t->sim->now;
 	t->sim->open_cost_ns = 300 * US;
 	sim_run(t->sim, 20 * MS);
@@ -575,18 +537,16 @@ static void test_switch_time_accounted(void **state)
 		sum += si.set_act_duration;
 	}
 	assert_int_equal(sum, t->sim->now - start);
-	t_env_free(t);
 }
 
 /* masked (notified, waiting for restart) is not active time */
 static void test_masked_time_not_counted(void **state)
 {
-	struct t_env *t = env_gran(1 * US);
+	struct t_env *t = T_ENV(state);
 	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	pfarg_pmd_t d;
 
-	(void)state;
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
@@ -594,20 +554,17 @@ static void test_masked_time_not_counted(void **state)
 	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
 	d.reg_value = d.reg_short_reset = d.reg_long_reset = -10;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 300 * US);
 	sim_events(t->sim, 0, KEY_A, 10);	/* masked from now */
 	sim_run(t->sim, 5 * MS);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_act_duration, 300 * US);
 	assert_int_equal(si.set_timeout, 700 * US);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	sim_run(t->sim, 700 * US);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
-	t_env_free(t);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 }
 
 /*
@@ -638,7 +595,7 @@ static void test_host_contention(void **state)
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	sim_set_contention(t->sim, 0, 0, 50);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 1 * MS);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED], 2 * MS);
@@ -662,17 +619,17 @@ int main(void)
 		T_TEST(test_create_modifies),
 		cmocka_unit_test(test_max_sets),
 		cmocka_unit_test(test_timeout_rounding),
-		cmocka_unit_test(test_time_switch_round_robin),
-		cmocka_unit_test(test_time_switch_leftover_stop),
-		cmocka_unit_test(test_time_switch_thread_out),
-		cmocka_unit_test(test_scaled_estimates),
+		T_TEST(test_time_switch_round_robin),
+		T_TEST(test_time_switch_leftover_stop),
+		T_TEST(test_time_switch_thread_out),
+		T_TEST(test_scaled_estimates),
 		T_TEST(test_ovfl_switch_cascade),
 		T_TEST(test_ovfl_switch_count),
 		T_TEST(test_ovfl_switch_needs_flag),
 		T_TEST(test_host_contention),
-		cmocka_unit_test(test_time_switch_open_fails_not_silent),
-		cmocka_unit_test(test_masked_time_not_counted),
-		cmocka_unit_test(test_switch_time_accounted),
+		T_TEST(test_time_switch_open_fails_not_silent),
+		T_TEST(test_masked_time_not_counted),
+		T_TEST(test_switch_time_accounted),
 		T_TEST(test_create_sets_bad_entry_marked),
 	};
 

@@ -100,13 +100,6 @@ static void pmd_smpl(struct t_env *t, u32 ctx, u16 num, u64 period,
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 }
 
-static void go(struct t_env *t, u32 ctx)
-{
-	t->vcpu = 0;
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
-}
-
 /* one entry, byte for byte, as perfmon_dfl_smpl.h lays it out */
 static void expect_entry(struct t_env *t, u64 off, u16 pmd, u64 lval, u64 ip,
 			 u64 tstamp, u16 cpu, u16 set, const u64 *vals,
@@ -146,7 +139,7 @@ static void test_smpl_header_and_entries(void **state)
 	t_pmd(t, ctx, 0, 1, 0);
 	t_pmd(t, ctx, 0, 3, 100);
 	t_pmd(t, ctx, 0, PVPFM_VPMD_VM_EXITS, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	t->sim->where[0].ip = 0x400abc;
 	sim_run(t->sim, 5000);
 
@@ -191,7 +184,7 @@ static void test_smpl_bare_entry(void **state)
 
 	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
 	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 30);
 	check_hdr(t, 3, HDR_SIZE + 3 * ENT_SIZE, 0, 4096);
 	expect_entry(t, HDR_SIZE + 2 * ENT_SIZE, 2, (u64)-10, 0, 0, 0, 0,
@@ -212,7 +205,7 @@ static void test_smpl_throttled_lost(void **state)
 
 	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
 	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	t->sim->where[0].lost = 7;
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(h->hdr_reserved[0], 7);
@@ -257,7 +250,7 @@ static void test_smpl_simultaneous(void **state)
 	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_C));
 	pmd_smpl(t, ctx, 0, 100, 100, PFM_REGFL_OVFL_NOTIFY, s0, 1);
 	pmd_smpl(t, ctx, 2, 100, 100, PFM_REGFL_OVFL_NOTIFY, s2, 2);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_B, 4);
 	sim_events(t->sim, 0, KEY_C, 6);
 	sim_events(t->sim, 0, KEY_A, 100);
@@ -326,7 +319,7 @@ static void smpl_simultaneous_at_full(bool fits)
 	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_C));
 	pmd_smpl(t, ctx, 0, 100, 100, 0, s0, 1);
 	pmd_smpl(t, ctx, 2, 100, 100, 0, s2, 6);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t->sim->overflow_calls, 1);
 	/* PMD0's entry, then PMD2's right after it (if it fit) */
@@ -373,7 +366,7 @@ static void test_smpl_full_restart(void **state)
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	pmd_smpl(t, ctx, 0, 100, 500, PFM_REGFL_OVFL_NOTIFY, s, 1);
-	go(t, ctx);
+	t_go(t, ctx);
 	for (k = 1; k <= size / ENT_SIZE; k++) {
 		sim_events(t->sim, 0, KEY_A, 100);
 		cur = HDR_SIZE + k * esz;
@@ -451,7 +444,7 @@ static void test_smpl_scattered_pages(void **state)
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	pmd_smpl(t, ctx, 0, 10, 10, PFM_REGFL_OVFL_NOTIFY, s, 1);
-	go(t, ctx);
+	t_go(t, ctx);
 	/* enough entries to cross the first page boundary */
 	for (i = 0; i < 100; i++) {
 		sim_events(t->sim, 0, KEY_B, 1);
@@ -564,7 +557,7 @@ static void test_smpl_guest_write_fails(void **state)
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	pmd_smpl(t, ctx, 0, 10, 10, 0, NULL, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	t->sim->fail_guest_writes = true;
 	sim_events(t->sim, 0, KEY_A, 10);
 	t->sim->fail_guest_writes = false;
@@ -587,7 +580,7 @@ static u32 kip_ctx(struct t_env *t, u32 flags, u64 ip, bool kernel)
 
 	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
 	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	t->sim->where[0].ip = ip;
 	t->sim->where[0].kernel = kernel;
 	sim_events(t->sim, 0, KEY_A, 10);

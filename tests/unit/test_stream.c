@@ -94,11 +94,9 @@ static void test_stream_counting_resumes(void **state)
 
 	/* 700 us of the 1 ms timeout were left: the switch comes then */
 	sim_run(b->sim, 699 * US);
-	t_info(b, ctx, 1, &info);
-	assert_int_equal(info.set_runs, 0);
+	assert_int_equal(t_runs(b, ctx, 1), 0);
 	sim_run(b->sim, 2 * US);
-	t_info(b, ctx, 1, &info);
-	assert_int_equal(info.set_runs, 1);
+	assert_int_equal(t_runs(b, ctx, 1), 1);
 	sim_events(b->sim, 0, KEY_B, 3);
 	assert_int_equal(t_read(b, ctx, 1, 1), 10);
 	assert_int_equal(t_read(b, ctx, 0, 0), 115);

@@ -349,6 +349,20 @@ int t_read_pmd(int fd, uint16_t num, uint16_t set, uint64_t *val)
 	return 0;
 }
 
+int t_read_run_exits(int fd, uint64_t *run_ns, uint64_t *exits)
+{
+	pfarg_pmd_t pd[2];
+
+	memset(pd, 0, sizeof(pd));
+	pd[0].reg_num = PVPFM_VPMD_VCPU_RUN_NS;
+	pd[1].reg_num = PVPFM_VPMD_VM_EXITS;
+	if (pfm_read_pmds(fd, pd, 2))
+		return -1;
+	*run_ns = pd[0].reg_value;
+	*exits = pd[1].reg_value;
+	return 0;
+}
+
 pid_t t_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);

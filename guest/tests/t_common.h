@@ -90,6 +90,8 @@ int t_load(int fd, uint32_t pid_or_cpu, uint16_t set);
 int t_write_pmds(int fd, const uint16_t *nums, int n, uint16_t set);
 /* read PMD @num of @set, 0 or -1 */
 int t_read_pmd(int fd, uint16_t num, uint16_t set, uint64_t *val);
+/* one pfm_read_pmds of set 0's VCPU_RUN_NS and VM_EXITS: 0 or -1 */
+int t_read_run_exits(int fd, uint64_t *run_ns, uint64_t *exits);
 pid_t t_gettid(void);
 
 /*

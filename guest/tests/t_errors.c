@@ -126,20 +126,15 @@ static void bad_registers(int fd)
 
 static void unknown_sets(int fd)
 {
-	pfarg_pmd_t pd;
-	pfarg_setinfo_t si;
+	pfarg_pmd_t pd = { .reg_num = PVPFM_VPMD_VCPU_RUN_NS, .reg_set = 42 };
+	pfarg_setinfo_t si = { .set_id = 42 };
 	pfarg_setdesc_t sd;
 	pfarg_start_t st;
 	int ret;
 
-	memset(&pd, 0, sizeof(pd));
-	pd.reg_num = PVPFM_VPMD_VCPU_RUN_NS;
-	pd.reg_set = 42;
 	ret = pfm_write_pmds(fd, &pd, 1);
 	expect_marked("PMD in unknown set", ret, pd.reg_flags, "flagged EINVAL");
 
-	memset(&si, 0, sizeof(si));
-	si.set_id = 42;
 	ret = pfm_getinfo_evtsets(fd, &si, 1);
 	expect_marked("getinfo of unknown set", ret, si.set_flags, "flagged");
 

@@ -379,13 +379,8 @@ int main(int argc, char **argv)
 	pfarg_msg_t m;
 	int ctl;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: livemig CONTROL\n");
-		return 2;
-	}
-	ctl = t_control_open(argv[1]);
-	if (!t_check(ctl >= 0, "livemig: open the control port", "%s: %s",
-		     argv[1], strerror(errno)))
+	ctl = t_control_arg(argc, argv, "livemig");
+	if (ctl < 0)
 		return t_done();
 	if (!t_check(spawn_blocked(&b), "livemig: the child's buffer fills: "
 		     "PFM_MSG_OVFL, it blocks", "%s", strerror(errno)))

@@ -426,6 +426,21 @@ int t_control_open(const char *path)
 	return tcsetattr(fd, TCSANOW, &t) ? -1 : fd;
 }
 
+int t_control_arg(int argc, char **argv, const char *prog)
+{
+	char name[64];
+	int ctl;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s CONTROL\n", prog);
+		exit(2);
+	}
+	ctl = t_control_open(argv[1]);
+	snprintf(name, sizeof(name), "%s: open the control port", prog);
+	t_check(ctl >= 0, name, "%s: %s", argv[1], strerror(errno));
+	return ctl;
+}
+
 bool t_control_wait(int ctl, const char *want, int timeout_s,
 		    const char *name)
 {

@@ -111,6 +111,12 @@ pid_t t_gettid(void);
 int t_control_open(const char *path);
 bool t_control_wait(int ctl, const char *want, int timeout_s,
 		    const char *name);
+/*
+ * The control port of @prog, a program run as "@prog CONTROL": opened
+ * (check "@prog: open the control port"), or -1; exits 2 on another
+ * command line.
+ */
+int t_control_arg(int argc, char **argv, const char *prog);
 
 /*
  * Debian's kernel.unprivileged_userns_clone, for tests whose unprivileged

@@ -111,4 +111,22 @@ struct pfm_engine_stats t_stats(struct t_env *t);
 #define T_TEST(f)	cmocka_unit_test_setup_teardown(f, t_setup, t_teardown)
 #define T_ENV(state)	((struct t_env *)*(state))
 
+/*
+ * A test (listed with T_TEST) whose body runs with @t, the default
+ * environment, and @ctx, a context of @flags created in it:
+ *	T_CTX_TEST(test_name, 0)
+ *	{
+ *		... t, ctx ...
+ *	}
+ */
+#define T_CTX_TEST(name, flags)						\
+	static void name##_body(struct t_env *t, u32 ctx);		\
+	static void name(void **state)					\
+	{								\
+		struct t_env *t = T_ENV(state);				\
+									\
+		name##_body(t, t_ctx(t, flags));			\
+	}								\
+	static void name##_body(struct t_env *t, u32 ctx)
+
 #endif /* _T_ENV_H */

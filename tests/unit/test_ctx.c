@@ -67,10 +67,8 @@ static void test_create_unknown_format(void **state)
 	assert_int_equal(t_stats(t).contexts, 0);
 }
 
-static void test_destroy_then_ebadf(void **state)
+T_CTX_TEST(test_destroy_then_ebadf, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t pmd;
 
 	assert_int_equal(cb_destroy(&t->cb, ctx), 0);
@@ -81,22 +79,16 @@ static void test_destroy_then_ebadf(void **state)
 	assert_int_equal(cb_read_pmds(&t->cb, ctx, &pmd, 1), -EBADF);
 }
 
-static void test_unknown_ctx_ebadf(void **state)
+T_CTX_TEST(test_unknown_ctx_ebadf, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	assert_int_equal(cb_stop(&t->cb, 0), -EBADF);
 	assert_int_equal(cb_stop(&t->cb, ctx + 100), -EBADF);
 	assert_int_equal(cb_load(&t->cb, 0xffffffff, t->tid[0], 0,
 				 PVPFM_LOAD_SELF, t->tgid[0]), -EBADF);
 }
 
-static void test_calls_on_unloaded_einval(void **state)
+T_CTX_TEST(test_calls_on_unloaded_einval, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	assert_int_equal(cb_start(&t->cb, ctx), -EINVAL);
 	assert_int_equal(cb_start_set(&t->cb, ctx, 0), -EINVAL);
 	assert_int_equal(cb_stop(&t->cb, ctx), -EINVAL);
@@ -108,11 +100,8 @@ static void test_calls_on_unloaded_einval(void **state)
 	assert_int_equal(t_stats(t).loaded, 0);
 }
 
-static void test_load_twice_ebusy(void **state)
+T_CTX_TEST(test_load_twice_ebusy, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	t_load_self(t, ctx);
 	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
 				 t->tgid[0]), -EBUSY);
@@ -120,11 +109,8 @@ static void test_load_twice_ebusy(void **state)
 	assert_int_equal(t_stats(t).loaded, 1);
 }
 
-static void test_load_bad_args(void **state)
+T_CTX_TEST(test_load_bad_args, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	/* no such set */
 	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 3, PVPFM_LOAD_SELF,
 				 t->tgid[0]), -EINVAL);
@@ -136,11 +122,8 @@ static void test_load_bad_args(void **state)
 }
 
 /* reg_value is where counting starts; stop freezes; start resumes */
-static void test_count_start_stop(void **state)
+T_CTX_TEST(test_count_start_stop, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	count_a(t, ctx, 100);
 	t_load_self(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 30);	/* loaded, not started */
@@ -161,11 +144,8 @@ static void test_count_start_stop(void **state)
 }
 
 /* the value survives unload; nothing counts after it */
-static void test_unload_keeps_value(void **state)
+T_CTX_TEST(test_unload_keeps_value, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	count_a(t, ctx, 0);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 77);
@@ -182,11 +162,8 @@ static void test_unload_keeps_value(void **state)
 }
 
 /* per-thread: only the vCPU the thread is on counts */
-static void test_counts_own_vcpu_only(void **state)
+T_CTX_TEST(test_counts_own_vcpu_only, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	count_a(t, ctx, 0);
 	t_go(t, ctx);
 	sim_events(t->sim, 1, KEY_A, 1000);
@@ -196,11 +173,8 @@ static void test_counts_own_vcpu_only(void **state)
 }
 
 /* writing a PMD of a counting context restarts it from the new value */
-static void test_write_pmd_live(void **state)
+T_CTX_TEST(test_write_pmd_live, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	count_a(t, ctx, 0);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 40);
@@ -215,11 +189,8 @@ static void test_write_pmd_live(void **state)
 	assert_int_equal(t_read(t, ctx, 0, 0), 22);
 }
 
-static void test_destroy_loaded_cleans_up(void **state)
+T_CTX_TEST(test_destroy_loaded_cleans_up, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	count_a(t, ctx, 0);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 5000);
 	t_go(t, ctx);
@@ -248,11 +219,8 @@ static void test_one_context_per_thread(void **state)
 }
 
 /* system-wide: loaded on the calling CPU (load_pid = that CPU) */
-static void test_syswide_on_calling_vcpu(void **state)
+T_CTX_TEST(test_syswide_on_calling_vcpu, PFM_FL_SYSTEM_WIDE)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_SYSTEM_WIDE);
-
 	count_a(t, ctx, 0);
 	t->vcpu = 0;
 	assert_int_equal(cb_load(&t->cb, ctx, 1, 0, 0, 0), -EINVAL);
@@ -305,11 +273,8 @@ static void test_thread_syswide_exclusive(void **state)
 }
 
 /* a per-thread context counts only while its thread is switched in */
-static void test_switch_in_out(void **state)
+T_CTX_TEST(test_switch_in_out, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	count_a(t, ctx, 0);
 	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
 	assert_int_equal(cb_start(&t->cb, ctx), 0);
@@ -341,10 +306,8 @@ static void test_switch_in_out(void **state)
 }
 
 /* a thread that moved vCPUs without a switch-out is taken from the old one */
-static void test_switch_moves_vcpu(void **state)
+T_CTX_TEST(test_switch_moves_vcpu, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	struct sim_counter *sc;
 
 	count_a(t, ctx, 0);
@@ -415,10 +378,8 @@ static void test_switch_errors(void **state)
  * that reads 0 because the host took the hardware away is a bug"): either
  * it counts or getinfo shows running < enabled.
  */
-static void test_switch_in_open_fails_not_silent(void **state)
+T_CTX_TEST(test_switch_in_open_fails_not_silent, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	u64 v;
 
@@ -439,11 +400,8 @@ static void test_switch_in_open_fails_not_silent(void **state)
 }
 
 /* load_set picks the first active set; start_set switches to one */
-static void test_load_and_start_set(void **state)
+T_CTX_TEST(test_load_and_start_set, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	t_set(t, ctx, 2, 0, 0);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 2, 0, T_EVTSEL(EV_B));

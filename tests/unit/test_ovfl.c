@@ -22,6 +22,13 @@ static void pmd_prog(struct t_env *t, u32 ctx, u16 num, u64 value,
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 }
 
+/* PMD0 of @ctx counts EV_A and notifies every @n events */
+static void notify_every(struct t_env *t, u32 ctx, u64 n)
+{
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmd_period(t, ctx, 0, 0, n, PFM_REGFL_OVFL_NOTIFY);
+}
+
 static u64 last_reset(struct t_env *t, u32 ctx, u16 num)
 {
 	pfarg_pmd_t d;
@@ -32,10 +39,8 @@ static u64 last_reset(struct t_env *t, u32 ctx, u16 num)
 	return d.reg_last_reset_val;
 }
 
-static void test_notify_msg_and_mask(void **state)
+T_CTX_TEST(test_notify_msg_and_mask, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 	u64 v0;
 
@@ -92,10 +97,8 @@ static void test_notify_msg_and_mask(void **state)
 }
 
 /* no notification: short reset at once, counting goes on */
-static void test_short_reset(void **state)
+T_CTX_TEST(test_short_reset, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
@@ -122,10 +125,8 @@ static void test_short_reset(void **state)
 }
 
 /* several PMDs overflowing at once: one message naming all of them */
-static void test_simultaneous_one_msg(void **state)
+T_CTX_TEST(test_simultaneous_one_msg, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
@@ -143,10 +144,8 @@ static void test_simultaneous_one_msg(void **state)
 }
 
 /* reg_reset_pmds: the PMDs reset on this PMD's overflow */
-static void test_reset_pmds(void **state)
+T_CTX_TEST(test_reset_pmds, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t d;
 	pfarg_msg_t m;
 
@@ -190,10 +189,8 @@ static void test_reset_pmds(void **state)
  * the personality lacks (PFM_NO_SLOT) in a reset, overflow or read is
  * skipped, whatever let it in, and the others are handled as ever.
  */
-static void test_unimplemented_pmds_skipped(void **state)
+T_CTX_TEST(test_unimplemented_pmds_skipped, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	struct pfm_context *c;
 	u64 bits[PFM_PMD_BV] = { 0 };
 	struct pfm_where where = { 0 };
@@ -220,10 +217,8 @@ static void test_unimplemented_pmds_skipped(void **state)
  * counts or notifies, without a buffer's header to read them in, finds
  * them in its set's getinfo.
  */
-static void test_throttled_overflows_reported(void **state)
+T_CTX_TEST(test_throttled_overflows_reported, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	u64 hw[PFM_PMD_BV] = { 1ULL << 1 };
 	struct pfm_where where = { .lost = 5 };
 	pfarg_setinfo_t info;
@@ -240,11 +235,8 @@ static void test_throttled_overflows_reported(void **state)
 }
 
 /* perfmon2: restart with nothing notified (no sampling buffer): EBUSY */
-static void test_restart_not_masked(void **state)
+T_CTX_TEST(test_restart_not_masked, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_go(t, ctx);
 	assert_int_equal(cb_restart(&t->cb, ctx), -EBUSY);
@@ -323,10 +315,8 @@ static void test_random_within_mask(void **state)
 }
 
 /* the long reset after a notification is randomized too */
-static void test_random_long_reset(void **state)
+T_CTX_TEST(test_random_long_reset, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	u64 seen[16], lval;
 	pfarg_pmd_t d;
 	pfarg_msg_t m;
@@ -355,15 +345,12 @@ static void test_random_long_reset(void **state)
 }
 
 /* the queue: FIFO, PFM_MSGQ_DEPTH deep; when full new ones are dropped */
-static void test_msgq_fifo_depth(void **state)
+T_CTX_TEST(test_msgq_fifo_depth, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m[64];
 	u32 i, n;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	notify_every(t, ctx, 10);
 	t_go(t, ctx);
 	for (i = 0; i < PFM_MSGQ_DEPTH + 8; i++) {
 		t->sim->where[0].ip = 0x1000 + i;
@@ -405,10 +392,8 @@ static int ctx_state(struct t_env *t, u32 ctx, u32 *flags)
  * PFM_FL_OVFL_NO_MSG: no message, but the guest is interrupted once per
  * notification (perfmon2 still sent SIGIO); masked until restart.
  */
-static void test_no_msg_flag(void **state)
+T_CTX_TEST(test_no_msg_flag, PFM_FL_OVFL_NO_MSG)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_OVFL_NO_MSG);
 	pfarg_msg_t m;
 	u32 flags;
 
@@ -440,14 +425,11 @@ static void test_no_msg_flag(void **state)
 }
 
 /* the monitored thread exited: PFM_MSG_END, after what was queued */
-static void test_end_msg(void **state)
+T_CTX_TEST(test_end_msg, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	notify_every(t, ctx, 10);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(cb_unload_flags(&t->cb, ctx, PVPFM_UNLOAD_TASK_EXIT),
@@ -466,10 +448,8 @@ static void test_end_msg(void **state)
 	assert_int_equal(t->sim->nr_open, 0);
 }
 
-static void test_plain_unload_no_end(void **state)
+T_CTX_TEST(test_plain_unload_no_end, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
 	t_load_self(t, ctx);
@@ -486,10 +466,8 @@ static void test_plain_unload_no_end(void **state)
 }
 
 /* system-wide: the thread and CPU of the overflow, the active set */
-static void test_msg_syswide_fields(void **state)
+T_CTX_TEST(test_msg_syswide_fields, PFM_FL_SYSTEM_WIDE)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_SYSTEM_WIDE);
 	pfarg_msg_t m;
 
 	t_set(t, ctx, 3, 0, 0);
@@ -523,10 +501,8 @@ static void test_msg_syswide_fields(void **state)
 }
 
 /* a read of an empty queue; a read with a malformed argument */
-static void test_read_msg_empty(void **state)
+T_CTX_TEST(test_read_msg_empty, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
@@ -534,15 +510,12 @@ static void test_read_msg_empty(void **state)
 }
 
 /* interrupts for a vCPU where nothing is loaded change nothing */
-static void test_stray_overflow(void **state)
+T_CTX_TEST(test_stray_overflow, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	u64 bv[PFM_PMD_BV] = { 0xf, 0, 0, 0, 0x3f };
 	pfarg_msg_t m;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	notify_every(t, ctx, 10);
 	t_go(t, ctx);
 	sim_raise_overflow(t->sim, 1, bv);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-10);
@@ -564,11 +537,8 @@ static void go_other(struct t_env *t, u32 ctx)
 }
 
 /* perfmon2: "cannot load a blocking context on self" */
-static void test_block_self_refused(void **state)
+T_CTX_TEST(test_block_self_refused, PFM_FL_NOTIFY_BLOCK)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK);
-
 	t->vcpu = 0;
 	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
 				 t->tgid[0]), -EINVAL);
@@ -579,16 +549,13 @@ static void test_block_self_refused(void **state)
 }
 
 /* NOTIFY_BLOCK: blocked from the notification to restart, unload */
-static void test_block_state(void **state)
+T_CTX_TEST(test_block_state, PFM_FL_NOTIFY_BLOCK)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK);
 	u32 other = t_ctx(t, 0);
 	pfarg_msg_t m;
 	u32 flags;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	notify_every(t, ctx, 10);
 	/* unloaded, never notified: nothing */
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, 0);
@@ -617,8 +584,7 @@ static void test_block_state(void **state)
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, 0);
 	/* a context without NOTIFY_BLOCK is masked, never blocked */
-	t_pmc(t, other, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, other, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	notify_every(t, other, 10);
 	t_go(t, other);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(ctx_state(t, other, &flags), 0);
@@ -630,15 +596,12 @@ static void test_block_state(void **state)
 }
 
 /* NOTIFY_BLOCK with OVFL_NO_MSG: no message, but the guest is interrupted */
-static void test_block_no_msg(void **state)
+T_CTX_TEST(test_block_no_msg, PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG);
 	pfarg_msg_t m;
 	u32 flags;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	notify_every(t, ctx, 10);
 	go_other(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t->sim->notifies, 1);
@@ -658,15 +621,12 @@ static void test_block_no_msg(void **state)
  * PVPFM_FL_NO_KERNEL_IP (issue 9, finding 7): the overflow message of a
  * kernel-mode sample shows IP 0; of a user-mode one, its IP.
  */
-static void test_msg_no_kernel_ip(void **state)
+T_CTX_TEST(test_msg_no_kernel_ip, PVPFM_FL_NO_KERNEL_IP)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PVPFM_FL_NO_KERNEL_IP);
 	struct pfm_where *w = &t->sim->where[0];
 	pfarg_msg_t m;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	notify_every(t, ctx, 10);
 	t_go(t, ctx);
 	w->ip = 0xffffffff81001234ULL;
 	w->kernel = true;

@@ -22,10 +22,8 @@ static struct t_env *env_width(u8 width)
  * EINVAL; the entries before it are applied (perfmon2 processes vectors
  * in order), the ones after it are not.
  */
-static void test_pmcs_bad_entry_marked(void **state)
+T_CTX_TEST(test_pmcs_bad_entry_marked, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v[3];
 
 	cb_pmc_init(&v[0], 0, 0, T_EVTSEL(EV_A));
@@ -51,10 +49,8 @@ static void test_pmcs_bad_entry_marked(void **state)
 }
 
 /* a successful call: err_index 0, no RETFL bits */
-static void test_pmcs_success_clean(void **state)
+T_CTX_TEST(test_pmcs_success_clean, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v[4];
 	u32 i;
 
@@ -160,10 +156,8 @@ static void test_pmc_unimplemented(void **state)
 }
 
 /* an event the host cannot count: NOTAVAIL on the entry, EINVAL the call */
-static void test_pmc_event_refused(void **state)
+T_CTX_TEST(test_pmc_event_refused, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v[3];
 
 	cb_pmc_init(&v[0], 0, 0, T_EVTSEL(EV_A));
@@ -187,10 +181,8 @@ static void test_pmc_event_refused(void **state)
  * marked PVPFM_REG_RETFL_EMULATED on its entry (the guest sees it is not
  * the real event); the mark is cleared when the entry is written again.
  */
-static void test_pmc_event_emulated(void **state)
+T_CTX_TEST(test_pmc_event_emulated, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v[2];
 
 	sim_alias(t->sim, KEY_B);
@@ -214,10 +206,8 @@ static void test_pmc_event_emulated(void **state)
 	assert_int_equal(t->sim->bad_opens, 0);
 }
 
-static void test_pmc_unknown_set(void **state)
+T_CTX_TEST(test_pmc_unknown_set, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v;
 
 	cb_pmc_init(&v, 0, 0, T_EVTSEL(EV_A));
@@ -231,11 +221,8 @@ static void test_pmc_unknown_set(void **state)
 }
 
 /* EN (bit 22) clear: the counter is not enabled */
-static void test_pmc_en_clear(void **state)
+T_CTX_TEST(test_pmc_en_clear, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A) & ~T_EN);
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_A));
 	t_go(t, ctx);
@@ -290,10 +277,8 @@ static void test_pmd_unimplemented(void **state)
 }
 
 /* reg_smpl_pmds / reg_reset_pmds may only name implemented PMDs */
-static void test_pmd_bitmasks_checked(void **state)
+T_CTX_TEST(test_pmd_bitmasks_checked, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t v;
 
 	cb_pmd_init(&v, 0, 0, 0);
@@ -311,11 +296,8 @@ static void test_pmd_bitmasks_checked(void **state)
 }
 
 /* virtual PMDs need no PMC: writing them enables them */
-static void test_virtual_pmd_counts(void **state)
+T_CTX_TEST(test_virtual_pmd_counts, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	t_pmd(t, ctx, 0, PVPFM_VPMD_VM_EXITS, 1000);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS), 42);
@@ -335,10 +317,8 @@ static void test_virtual_pmd_counts(void **state)
 	assert_int_equal(t_read(t, ctx, 0, PVPFM_VPMD_VCPU_RUN_NS), 12345);
 }
 
-static void test_virtual_pmd_refused(void **state)
+T_CTX_TEST(test_virtual_pmd_refused, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t v[2];
 
 	sim_refuse(t->sim, SIM_EV_VIRTUAL(PVPFM_VPMD_STEAL_NS));
@@ -439,10 +419,8 @@ static void test_vector_over_limit(void **state)
 }
 
 /* 64-bit PMDs over 32-bit counters: a carry is not an overflow */
-static void test_pmd_64bit_carry(void **state)
+T_CTX_TEST(test_pmd_64bit_carry, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t d;
 	pfarg_msg_t m;
 

@@ -18,10 +18,8 @@ static void desc_init(pfarg_setdesc_t *d, u16 id, u32 flags, u64 timeout)
 	d->set_timeout = timeout;
 }
 
-static void test_sets_create_getinfo(void **state)
+T_CTX_TEST(test_sets_create_getinfo, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d[2];
 	pfarg_setinfo_t si[3];
 
@@ -50,10 +48,8 @@ static void test_sets_create_getinfo(void **state)
 }
 
 /* getinfo on an unknown set: EINVAL, the entry's set_flags marked */
-static void test_getinfo_unknown_set(void **state)
+T_CTX_TEST(test_getinfo_unknown_set, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si[2];
 
 	memset(si, 0, sizeof(si));
@@ -66,10 +62,8 @@ static void test_getinfo_unknown_set(void **state)
 }
 
 /* sets are created and deleted only while the context is unloaded */
-static void test_sets_busy_while_loaded(void **state)
+T_CTX_TEST(test_sets_busy_while_loaded, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d;
 	pfarg_setinfo_t si;
 
@@ -95,10 +89,8 @@ static void test_sets_busy_while_loaded(void **state)
 	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), 0);
 }
 
-static void test_delete_sets(void **state)
+T_CTX_TEST(test_delete_sets, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d[2];
 	pfarg_setinfo_t si;
 	pfarg_pmc_t pmc;
@@ -143,10 +135,8 @@ static void test_delete_sets(void **state)
 }
 
 /* create on an existing set modifies it */
-static void test_create_modifies(void **state)
+T_CTX_TEST(test_create_modifies, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d;
 	pfarg_setinfo_t si;
 
@@ -241,10 +231,8 @@ static void test_timeout_rounding(void **state)
  * Round-robin in id order (created out of order), after the last comes
  * set 0; every set counts only while active; runs and active time.
  */
-static void test_time_switch_round_robin(void **state)
+T_CTX_TEST(test_time_switch_round_robin, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	const u64 runs[3] = { 4, 3, 3 };
 	const u64 act[3] = { 3500 * US, 3 * MS, 3 * MS };
@@ -272,10 +260,8 @@ static void test_time_switch_round_robin(void **state)
 }
 
 /* timeouts run only while the context counts: stop keeps the leftover */
-static void test_time_switch_leftover_stop(void **state)
+T_CTX_TEST(test_time_switch_leftover_stop, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
@@ -303,10 +289,8 @@ static void test_time_switch_leftover_stop(void **state)
 }
 
 /* a switched-out thread's context does not age */
-static void test_time_switch_thread_out(void **state)
+T_CTX_TEST(test_time_switch_thread_out, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
@@ -337,10 +321,8 @@ static void test_time_switch_thread_out(void **state)
  * counting one constant-rate event; count * total_time / act_duration
  * recovers each event's true count over the whole run within 0.5 %.
  */
-static void test_scaled_estimates(void **state)
+T_CTX_TEST(test_scaled_estimates, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si[2];
 	const u64 rate_a = 2500, rate_b = 700;	/* per us */
 	const u64 total = 101300 * US;
@@ -385,10 +367,8 @@ static void test_scaled_estimates(void **state)
  * Cascading: set 0 counts EV_A from -n with switch count 1; set 1 is
  * activated once EV_A occurred n times, and only then counts EV_B.
  */
-static void test_ovfl_switch_cascade(void **state)
+T_CTX_TEST(test_ovfl_switch_cascade, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	const u64 n = 1000;
 	pfarg_setinfo_t si;
 	pfarg_pmd_t d;
@@ -424,10 +404,8 @@ static void test_ovfl_switch_cascade(void **state)
 }
 
 /* switch count 3: the set switches on the third overflow */
-static void test_ovfl_switch_count(void **state)
+T_CTX_TEST(test_ovfl_switch_count, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	const u64 n = 100;
 	pfarg_pmd_t d;
 
@@ -460,10 +438,8 @@ static void test_ovfl_switch_count(void **state)
 }
 
 /* without PFM_SETFL_OVFL_SWITCH the switch count does nothing */
-static void test_ovfl_switch_needs_flag(void **state)
+T_CTX_TEST(test_ovfl_switch_needs_flag, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	pfarg_pmd_t d;
 
@@ -484,10 +460,8 @@ static void test_ovfl_switch_needs_flag(void **state)
 }
 
 /* the same when the host cannot open the next set's counter on a switch */
-static void test_time_switch_open_fails_not_silent(void **state)
+T_CTX_TEST(test_time_switch_open_fails_not_silent, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	u64 v;
 
@@ -514,10 +488,8 @@ static void test_time_switch_open_fails_not_silent(void **state)
  * Set switches take time (the backend opens counters) while the guest runs
  * on: the active time of all sets still adds up to the context's.
  */
-static void test_switch_time_accounted(void **state)
+T_CTX_TEST(test_switch_time_accounted, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	u64 sum = 0, start;
 	u16 id;
@@ -540,10 +512,8 @@ static void test_switch_time_accounted(void **state)
 }
 
 /* masked (notified, waiting for restart) is not active time */
-static void test_masked_time_not_counted(void **state)
+T_CTX_TEST(test_masked_time_not_counted, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	pfarg_pmd_t d;
 
@@ -571,10 +541,8 @@ static void test_masked_time_not_counted(void **state)
  * perfmon2 (__pfm_create_evtsets) marks the failing entry's set_flags with
  * PFM_REG_RETFL_EINVAL, like the register calls mark theirs.
  */
-static void test_create_sets_bad_entry_marked(void **state)
+T_CTX_TEST(test_create_sets_bad_entry_marked, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d[2];
 
 	desc_init(&d[0], 1, 0, 0);
@@ -586,10 +554,8 @@ static void test_create_sets_bad_entry_marked(void **state)
 }
 
 /* host contention is visible: running < enabled in getinfo */
-static void test_host_contention(void **state)
+T_CTX_TEST(test_host_contention, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));

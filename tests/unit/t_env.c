@@ -75,6 +75,15 @@ struct t_env *t_env_new(const struct t_opts *o)
 	return t;
 }
 
+struct t_env *t_env_limits(const struct pfm_limits *lim)
+{
+	struct t_opts o;
+
+	t_opts_default(&o);
+	o.limits = *lim;
+	return t_env_new(&o);
+}
+
 void t_env_free(struct t_env *t)
 {
 	struct sim *s = t->sim;
@@ -231,4 +240,10 @@ struct pfm_engine_stats t_stats(struct t_env *t)
 
 	pfm_engine_stats(t->e, &st);
 	return st;
+}
+
+void t_assert_stopped_at(struct t_env *t, u32 index, u32 flags, u32 retfl)
+{
+	assert_int_equal(t->cb.hdr.err_index, index);
+	assert_int_equal(flags & PFM_REG_RETFL_MASK, retfl);
 }

@@ -70,6 +70,8 @@ struct t_env {
 /* defaults: amd64 fam10h, 32-bit counters, 2 vCPUs, 1 us timer granularity */
 void t_opts_default(struct t_opts *o);
 struct t_env *t_env_new(const struct t_opts *o);
+/* a default environment but for its limits, @lim */
+struct t_env *t_env_limits(const struct pfm_limits *lim);
 /* destroys the engine and fails the test on any leak or violation */
 void t_env_free(struct t_env *t);
 
@@ -102,6 +104,12 @@ u64 t_runs(struct t_env *t, u32 ctx, u16 id);
 u32 t_drain_msgs(struct t_env *t, u32 ctx, pfarg_msg_t *out, u32 max);
 
 struct pfm_engine_stats t_stats(struct t_env *t);
+
+/*
+ * The last vector call stopped at entry @index (the header's err_index),
+ * and that entry's RETFL bits (of its @flags) are @retfl
+ */
+void t_assert_stopped_at(struct t_env *t, u32 index, u32 flags, u32 retfl);
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))

@@ -13,6 +13,23 @@ static void count_a(struct t_env *t, u32 ctx, u64 v)
 	t_pmd(t, ctx, 0, 0, v);
 }
 
+/* ... from 0, loaded on the thread of vCPU 0 and started */
+static void counting_a(struct t_env *t, u32 ctx)
+{
+	count_a(t, ctx, 0);
+	t_go(t, ctx);
+}
+
+/*
+ * @ctx loaded for guest thread @tid of @tgid, which no vCPU runs until a
+ * switch brings it in, and started
+ */
+static void load_thread(struct t_env *t, u32 ctx, u32 tid, u32 tgid)
+{
+	assert_int_equal(cb_load(&t->cb, ctx, tid, 0, 0, tgid), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
+}
+
 static void test_create_distinct_ids(void **state)
 {
 	struct t_env *t = T_ENV(state);
@@ -146,8 +163,7 @@ T_CTX_TEST(test_count_start_stop, 0)
 /* the value survives unload; nothing counts after it */
 T_CTX_TEST(test_unload_keeps_value, 0)
 {
-	count_a(t, ctx, 0);
-	t_go(t, ctx);
+	counting_a(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 77);
 	assert_int_equal(cb_unload(&t->cb, ctx), 0);
 	assert_int_equal(t->sim->nr_open, 0);
@@ -155,8 +171,7 @@ T_CTX_TEST(test_unload_keeps_value, 0)
 	sim_events(t->sim, 0, KEY_A, 5);
 	assert_int_equal(t_read(t, ctx, 0, 0), 77);
 	/* load again: counting continues from the kept value */
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 3);
 	assert_int_equal(t_read(t, ctx, 0, 0), 80);
 }
@@ -164,8 +179,7 @@ T_CTX_TEST(test_unload_keeps_value, 0)
 /* per-thread: only the vCPU the thread is on counts */
 T_CTX_TEST(test_counts_own_vcpu_only, 0)
 {
-	count_a(t, ctx, 0);
-	t_go(t, ctx);
+	counting_a(t, ctx);
 	sim_events(t->sim, 1, KEY_A, 1000);
 	sim_events(t->sim, 0, KEY_B, 1000);
 	sim_events(t->sim, 0, KEY_A, 12);
@@ -175,8 +189,7 @@ T_CTX_TEST(test_counts_own_vcpu_only, 0)
 /* writing a PMD of a counting context restarts it from the new value */
 T_CTX_TEST(test_write_pmd_live, 0)
 {
-	count_a(t, ctx, 0);
-	t_go(t, ctx);
+	counting_a(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 40);
 	t_pmd(t, ctx, 0, 0, 5);
 	assert_int_equal(t_read(t, ctx, 0, 0), 5);
@@ -226,8 +239,7 @@ T_CTX_TEST(test_syswide_on_calling_vcpu, PFM_FL_SYSTEM_WIDE)
 	assert_int_equal(cb_load(&t->cb, ctx, 1, 0, 0, 0), -EINVAL);
 	assert_int_equal(t_stats(t).loaded, 0);
 	t->vcpu = 1;
-	assert_int_equal(cb_load(&t->cb, ctx, 1, 0, 0, 0), 0);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	load_thread(t, ctx, 1, 0);
 	sim_events(t->sim, 0, KEY_A, 1000);
 	sim_events(t->sim, 1, KEY_A, 33);
 	/* any vCPU may issue the other calls */
@@ -276,8 +288,7 @@ static void test_thread_syswide_exclusive(void **state)
 T_CTX_TEST(test_switch_in_out, 0)
 {
 	count_a(t, ctx, 0);
-	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	load_thread(t, ctx, 500, 50);
 	sim_events(t->sim, 0, KEY_A, 100);	/* thread 500 not running */
 	assert_int_equal(t_read(t, ctx, 0, 0), 0);
 	assert_int_equal(t->sim->nr_open, 0);
@@ -311,8 +322,7 @@ T_CTX_TEST(test_switch_moves_vcpu, 0)
 	struct sim_counter *sc;
 
 	count_a(t, ctx, 0);
-	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	load_thread(t, ctx, 500, 50);
 	t->vcpu = 0;
 	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	sim_events(t->sim, 0, KEY_A, 6);
@@ -330,8 +340,7 @@ T_CTX_TEST(test_switch_moves_vcpu, 0)
 		u32 other = t_ctx(t, 0);
 
 		count_a(t, other, 0);
-		assert_int_equal(cb_load(&t->cb, other, 600, 0, 0, 60), 0);
-		assert_int_equal(cb_start(&t->cb, other), 0);
+		load_thread(t, other, 600, 60);
 		t->vcpu = 0;
 		assert_int_equal(cb_switch(&t->cb, 0, other, 600, 60), 0);
 		sim_events(t->sim, 0, KEY_A, 2);
@@ -384,8 +393,7 @@ T_CTX_TEST(test_switch_in_open_fails_not_silent, 0)
 	u64 v;
 
 	count_a(t, ctx, 0);
-	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	load_thread(t, ctx, 500, 50);
 	t->vcpu = 0;
 	t->sim->fail_open_in = 1;
 	(void)cb_switch(&t->cb, 0, ctx, 500, 50);

@@ -57,16 +57,6 @@ static void expect_refused_one(int which, u64 v)
 	expect_refused(&lim);
 }
 
-/* an environment (t_env, fails on leaks when freed) with limits @lim */
-static struct t_env *env_with(const struct pfm_limits *lim)
-{
-	struct t_opts o;
-
-	t_opts_default(&o);
-	o.limits = *lim;
-	return t_env_new(&o);
-}
-
 /* the guest is told @lim (PMU_INFO) */
 static void expect_info_limits(struct t_env *t, const struct pfm_limits *lim)
 {
@@ -123,7 +113,7 @@ static void test_limits_at_max(void **state)
 	lim.max_sets = PFM_LIMIT_MAX_SETS;
 	lim.max_vector = PFM_LIMIT_MAX_VECTOR;
 	lim.max_smpl_buf = PFM_LIMIT_MAX_SMPL_BUF;
-	t = env_with(&lim);
+	t = t_env_limits(&lim);
 	expect_info_limits(t, &lim);
 	/* the vector maximum is the command block's capacity in PMC entries */
 	assert_true(PFM_LIMIT_MAX_VECTOR * sizeof(pfarg_pmc_t) <=
@@ -165,7 +155,7 @@ static void test_smpl_buf_2p44(void **state)
 
 	memset(&lim, 0, sizeof(lim));
 	lim.max_smpl_buf = PFM_LIMIT_MAX_SMPL_BUF;
-	t = env_with(&lim);
+	t = t_env_limits(&lim);
 	live = t->sim->live_allocs;
 	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		assert_int_equal(t_create_smpl(t, 0, sizes[i]), -ENOMEM);
@@ -183,7 +173,7 @@ static void test_limits_zero_default(void **state)
 
 	(void)state;
 	memset(&lim, 0, sizeof(lim));
-	t = env_with(&lim);
+	t = t_env_limits(&lim);
 	lim.max_contexts = PFM_DFL_MAX_CONTEXTS;
 	lim.max_sets = PFM_DFL_MAX_SETS;
 	lim.max_vector = PFM_DFL_MAX_VECTOR;

@@ -7,14 +7,21 @@
  */
 #include "t_env.h"
 
-/* an environment whose counters are @width bits wide */
-static struct t_env *env_width(u8 width)
+/*
+ * An environment whose counters are @width bits wide and in it *@ctx, a
+ * context whose PMC0 counts EV_A
+ */
+static struct t_env *width_ctx(u8 width, u32 *ctx)
 {
 	struct t_opts o;
+	struct t_env *t;
 
 	t_opts_default(&o);
 	o.counter_width = width;
-	return t_env_new(&o);
+	t = t_env_new(&o);
+	*ctx = t_ctx(t, 0);
+	t_pmc(t, *ctx, 0, 0, T_EVTSEL(EV_A));
+	return t;
 }
 
 /*
@@ -30,9 +37,7 @@ T_CTX_TEST(test_pmcs_bad_entry_marked, 0)
 	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B) | (1ULL << 21));
 	cb_pmc_init(&v[2], 2, 0, T_EVTSEL(EV_C));
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 3), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 1);
-	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-			 PFM_REG_RETFL_EINVAL);
+	t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
 	assert_int_equal(v[2].reg_flags & PFM_REG_RETFL_MASK, 0);
 	/* the other fields come back unchanged */
@@ -94,9 +99,7 @@ static void check_rsvd(enum pvpfm_personality pers,
 			continue;
 		}
 		assert_int_equal(ret, -EINVAL);
-		assert_int_equal(t->cb.hdr.err_index, 1);
-		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-				 PFM_REG_RETFL_EINVAL);
+		t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 	}
 	t_env_free(t);
 }
@@ -149,9 +152,7 @@ static void test_pmc_unimplemented(void **state)
 		cb_pmc_init(&v[0], 1, 0, T_EVTSEL(EV_A));
 		cb_pmc_init(&v[1], bad[i], 0, 1ULL << 20);
 		assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 2), -EINVAL);
-		assert_int_equal(t->cb.hdr.err_index, 1);
-		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-				 PFM_REG_RETFL_EINVAL);
+		t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 	}
 }
 
@@ -164,9 +165,7 @@ T_CTX_TEST(test_pmc_event_refused, 0)
 	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B));
 	cb_pmc_init(&v[2], 2, 0, T_EVTSEL(EV_REFUSED));
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 3), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 2);
-	assert_int_equal(v[2].reg_flags & PFM_REG_RETFL_MASK,
-			 PFM_REG_RETFL_NOTAVAIL);
+	t_assert_stopped_at(t, 2, v[2].reg_flags, PFM_REG_RETFL_NOTAVAIL);
 	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
 	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK, 0);
 	/* never counted as zero: nothing was opened for it */
@@ -213,8 +212,7 @@ T_CTX_TEST(test_pmc_unknown_set, 0)
 	cb_pmc_init(&v, 0, 0, T_EVTSEL(EV_A));
 	v.reg_set = 4;
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 0);
-	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
+	t_assert_stopped_at(t, 0, v.reg_flags, PFM_REG_RETFL_EINVAL);
 	t_set(t, ctx, 4, 0, 0);
 	v.reg_flags = 0;
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), 0);
@@ -252,17 +250,13 @@ static void test_pmd_unimplemented(void **state)
 		cb_pmd_init(&v[0], 0, 0, 1);
 		cb_pmd_init(&v[1], bad[i], 0, 1);
 		assert_int_equal(cb_write_pmds(&t->cb, ctx, v, 2), -EINVAL);
-		assert_int_equal(t->cb.hdr.err_index, 1);
-		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-				 PFM_REG_RETFL_EINVAL);
+		t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 		assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
 
 		cb_pmd_init(&v[0], 0, 0, 0);
 		cb_pmd_init(&v[1], bad[i], 0, 0);
 		assert_int_equal(cb_read_pmds(&t->cb, ctx, v, 2), -EINVAL);
-		assert_int_equal(t->cb.hdr.err_index, 1);
-		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-				 PFM_REG_RETFL_EINVAL);
+		t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 	}
 	/* a PMD on a set that does not exist */
 	cb_pmd_init(&v[0], 0, 0, 0);
@@ -325,9 +319,7 @@ T_CTX_TEST(test_virtual_pmd_refused, 0)
 	cb_pmd_init(&v[0], PVPFM_VPMD_VM_EXITS, 0, 0);
 	cb_pmd_init(&v[1], PVPFM_VPMD_STEAL_NS, 0, 0);
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, v, 2), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 1);
-	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-			 PFM_REG_RETFL_NOTAVAIL);
+	t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_NOTAVAIL);
 	t_go(t, ctx);
 	assert_null(sim_counter_find(t->sim, 0, PVPFM_VPMD_STEAL_NS));
 	assert_int_equal(t->sim->bad_opens, 0);
@@ -382,7 +374,7 @@ static void test_intel_fixed_counters(void **state)
 /* more entries than limits.max_vector: E2BIG and nothing applied */
 static void test_vector_over_limit(void **state)
 {
-	struct t_opts o;
+	const struct pfm_limits lim = { .max_vector = 4 };
 	struct t_env *t;
 	pfarg_pmc_t v[5];
 	pfarg_pmd_t d[5];
@@ -390,9 +382,7 @@ static void test_vector_over_limit(void **state)
 	u32 ctx, i;
 
 	(void)state;
-	t_opts_default(&o);
-	o.limits.max_vector = 4;
-	t = t_env_new(&o);
+	t = t_env_limits(&lim);
 	ctx = t_ctx(t, 0);
 	for (i = 0; i < 5; i++) {
 		cb_pmc_init(&v[i], i % 4, 0, T_EVTSEL(EV_A));
@@ -460,9 +450,7 @@ static void test_pmd_64bit_overflow_any_width(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(widths); i++) {
-		t = env_width(widths[i]);
-		ctx = t_ctx(t, 0);
-		t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+		t = width_ctx(widths[i], &ctx);
 		t_pmd_period(t, ctx, 0, 0, period, PFM_REGFL_OVFL_NOTIFY);
 		t_go(t, ctx);
 		sim_events(t->sim, 0, KEY_A, period - 1);
@@ -489,9 +477,7 @@ static void test_pmd_64bit_large_counts(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(widths); i++) {
-		t = env_width(widths[i]);
-		ctx = t_ctx(t, 0);
-		t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+		t = width_ctx(widths[i], &ctx);
 		t_pmd(t, ctx, 0, 0, 3);
 		t_go(t, ctx);
 		if (widths[i] == 8) {

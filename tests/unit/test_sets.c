@@ -10,6 +10,23 @@
 #define MS			1000000ULL
 #define US			1000ULL
 
+/* sets 0 and 1 of @ctx switch every 1 ms */
+static void two_time_sets(struct t_env *t, u32 ctx)
+{
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+}
+
+/* set @id of @ctx was active @act ns and has @left ns of its timeout left */
+static void expect_time(struct t_env *t, u32 ctx, u16 id, u64 act, u64 left)
+{
+	pfarg_setinfo_t si;
+
+	t_info(t, ctx, id, &si);
+	assert_int_equal(si.set_act_duration, act);
+	assert_int_equal(si.set_timeout, left);
+}
+
 static void desc_init(pfarg_setdesc_t *d, u16 id, u32 flags, u64 timeout)
 {
 	memset(d, 0, sizeof(*d));
@@ -56,8 +73,7 @@ T_CTX_TEST(test_getinfo_unknown_set, 0)
 	si[0].set_id = 0;
 	si[1].set_id = 3;
 	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, si, 2), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 1);
-	assert_true(si[1].set_flags & PFM_REG_RETFL_EINVAL);
+	t_assert_stopped_at(t, 1, si[1].set_flags, PFM_REG_RETFL_EINVAL);
 	assert_false(si[0].set_flags & PFM_REG_RETFL_MASK);
 }
 
@@ -99,9 +115,7 @@ T_CTX_TEST(test_delete_sets, 0)
 	t_set(t, ctx, 2, 0, 0);
 	desc_init(&d[0], 0, 0, 0);
 	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 1), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 0);
-	assert_int_equal(d[0].set_flags & PFM_REG_RETFL_MASK,
-			 PFM_REG_RETFL_EINVAL);
+	t_assert_stopped_at(t, 0, d[0].set_flags, PFM_REG_RETFL_EINVAL);
 	desc_init(&d[0], 7, 0, 0);
 	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 1), -EINVAL);
 	assert_int_equal(d[0].set_flags & PFM_REG_RETFL_MASK,
@@ -164,16 +178,14 @@ T_CTX_TEST(test_create_modifies, 0)
 /* no more than limits.max_sets sets; nothing allocated beyond */
 static void test_max_sets(void **state)
 {
-	struct t_opts o;
+	const struct pfm_limits lim = { .max_sets = 4 };
 	struct t_env *t;
 	pfarg_setdesc_t d;
 	pfarg_setinfo_t si;
 	u32 ctx, i;
 
 	(void)state;
-	t_opts_default(&o);
-	o.limits.max_sets = 4;
-	t = t_env_new(&o);
+	t = t_env_limits(&lim);
 	ctx = t_ctx(t, 0);
 	for (i = 1; i < 4; i++)
 		t_set(t, ctx, i * 10, 0, 0);
@@ -239,8 +251,7 @@ T_CTX_TEST(test_time_switch_round_robin, 0)
 	u16 s;
 
 	t_set(t, ctx, 2, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	two_time_sets(t, ctx);
 	for (s = 0; s < 3; s++)
 		t_pmc(t, ctx, s, 0, T_EVTSEL(EV_A));
 	sim_set_rate(t->sim, KEY_A, 1000);	/* 1 per ns */
@@ -264,18 +275,13 @@ T_CTX_TEST(test_time_switch_leftover_stop, 0)
 {
 	pfarg_setinfo_t si;
 
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	two_time_sets(t, ctx);
 	t_go(t, ctx);
 	sim_run(t->sim, 400 * US);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_timeout, 600 * US);
-	assert_int_equal(si.set_act_duration, 400 * US);
+	expect_time(t, ctx, 0, 400 * US, 600 * US);
 	assert_int_equal(cb_stop(&t->cb, ctx), 0);
 	sim_run(t->sim, 5 * MS);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_timeout, 600 * US);
-	assert_int_equal(si.set_act_duration, 400 * US);
+	expect_time(t, ctx, 0, 400 * US, 600 * US);
 	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_run(t->sim, 600 * US - 1);
@@ -293,8 +299,7 @@ T_CTX_TEST(test_time_switch_thread_out, 0)
 {
 	pfarg_setinfo_t si;
 
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	two_time_sets(t, ctx);
 	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
 	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_run(t->sim, 3 * MS);	/* never switched in yet */
@@ -306,9 +311,7 @@ T_CTX_TEST(test_time_switch_thread_out, 0)
 	assert_int_equal(cb_switch(&t->cb, ctx, 0, 0, 0), 0);
 	sim_run(t->sim, 10 * MS);
 	assert_int_equal(t_runs(t, ctx, 1), 0);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_act_duration, 700 * US);
-	assert_int_equal(si.set_timeout, 300 * US);
+	expect_time(t, ctx, 0, 700 * US, 300 * US);
 	/* in again, on the other vCPU: 300 us more */
 	t->vcpu = 0;
 	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
@@ -465,8 +468,7 @@ T_CTX_TEST(test_time_switch_open_fails_not_silent, 0)
 	pfarg_setinfo_t si;
 	u64 v;
 
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	two_time_sets(t, ctx);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 1, 0, T_EVTSEL(EV_B));
 	sim_set_rate(t->sim, KEY_B, 1000);
@@ -514,23 +516,14 @@ T_CTX_TEST(test_switch_time_accounted, 0)
 /* masked (notified, waiting for restart) is not active time */
 T_CTX_TEST(test_masked_time_not_counted, 0)
 {
-	pfarg_setinfo_t si;
-	pfarg_pmd_t d;
-
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	two_time_sets(t, ctx);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	memset(&d, 0, sizeof(d));
-	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
-	d.reg_value = d.reg_short_reset = d.reg_long_reset = -10;
-	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
+	t_pmd_period(t, ctx, 0, 0, 10, PFM_REGFL_OVFL_NOTIFY);
 	t_go(t, ctx);
 	sim_run(t->sim, 300 * US);
 	sim_events(t->sim, 0, KEY_A, 10);	/* masked from now */
 	sim_run(t->sim, 5 * MS);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_act_duration, 300 * US);
-	assert_int_equal(si.set_timeout, 700 * US);
+	expect_time(t, ctx, 0, 300 * US, 700 * US);
 	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	sim_run(t->sim, 700 * US);
@@ -548,9 +541,8 @@ T_CTX_TEST(test_create_sets_bad_entry_marked, 0)
 	desc_init(&d[0], 1, 0, 0);
 	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 0);
 	assert_int_equal(cb_create_sets(&t->cb, ctx, d, 2), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 1);
+	t_assert_stopped_at(t, 1, d[1].set_flags, PFM_REG_RETFL_EINVAL);
 	assert_false(d[0].set_flags & PFM_REG_RETFL_MASK);
-	assert_true(d[1].set_flags & PFM_REG_RETFL_EINVAL);
 }
 
 /* host contention is visible: running < enabled in getinfo */

@@ -29,6 +29,17 @@ static void notify_every(struct t_env *t, u32 ctx, u64 n)
 	t_pmd_period(t, ctx, 0, 0, n, PFM_REGFL_OVFL_NOTIFY);
 }
 
+/*
+ * PMD0 counts EV_A from -@n and notifies on overflow, reset to -@n (short)
+ * or -2 * @n (long); PMD1 counts EV_B
+ */
+static void notify_a_count_b(struct t_env *t, u32 ctx, u64 n)
+{
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	pmd_prog(t, ctx, 0, -n, -n, -2 * n, PFM_REGFL_OVFL_NOTIFY);
+}
+
 static u64 last_reset(struct t_env *t, u32 ctx, u16 num)
 {
 	pfarg_pmd_t d;
@@ -44,9 +55,7 @@ T_CTX_TEST(test_notify_msg_and_mask, 0)
 	pfarg_msg_t m;
 	u64 v0;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	pmd_prog(t, ctx, 0, -100, -100, -200, PFM_REGFL_OVFL_NOTIFY);
+	notify_a_count_b(t, ctx, 100);
 	t_go(t, ctx);
 	t->sim->where[0].ip = 0x401234;
 
@@ -397,9 +406,7 @@ T_CTX_TEST(test_no_msg_flag, PFM_FL_OVFL_NO_MSG)
 	pfarg_msg_t m;
 	u32 flags;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	pmd_prog(t, ctx, 0, -10, -10, -20, PFM_REGFL_OVFL_NOTIFY);
+	notify_a_count_b(t, ctx, 10);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t_stats(t).overflows, 1);

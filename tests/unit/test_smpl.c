@@ -100,6 +100,13 @@ static void pmd_smpl(struct t_env *t, u32 ctx, u16 num, u64 period,
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 }
 
+/* PMD @num counts EV_A and takes a sample, with no other PMD, every 10 */
+static void sample_a_every_10(struct t_env *t, u32 ctx, u16 num)
+{
+	t_pmc(t, ctx, 0, num, T_EVTSEL(EV_A));
+	pmd_smpl(t, ctx, num, 10, 10, 0, NULL, 0);
+}
+
 /* one entry, byte for byte, as perfmon_dfl_smpl.h lays it out */
 static void expect_entry(struct t_env *t, u64 off, u16 pmd, u64 lval, u64 ip,
 			 u64 tstamp, u16 cpu, u16 set, const u64 *vals,
@@ -182,8 +189,7 @@ static void test_smpl_bare_entry(void **state)
 	struct t_env *t = T_ENV(state);
 	u32 ctx = smpl_ctx(t, 0, 4096);
 
-	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
-	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
+	sample_a_every_10(t, ctx, 2);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 30);
 	check_hdr(t, 3, HDR_SIZE + 3 * ENT_SIZE, 0, 4096);
@@ -203,8 +209,7 @@ static void test_smpl_throttled_lost(void **state)
 	u32 ctx = smpl_ctx(t, 0, 4096);
 	const pfm_dfl_smpl_hdr_t *h = hdr_of(t);
 
-	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
-	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
+	sample_a_every_10(t, ctx, 2);
 	t_go(t, ctx);
 	t->sim->where[0].lost = 7;
 	sim_events(t->sim, 0, KEY_A, 10);
@@ -555,8 +560,7 @@ static void test_smpl_guest_write_fails(void **state)
 	struct t_env *t = T_ENV(state);
 	u32 ctx = smpl_ctx(t, 0, 4096);
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_smpl(t, ctx, 0, 10, 10, 0, NULL, 0);
+	sample_a_every_10(t, ctx, 0);
 	t_go(t, ctx);
 	t->sim->fail_guest_writes = true;
 	sim_events(t->sim, 0, KEY_A, 10);
@@ -578,8 +582,7 @@ static u32 kip_ctx(struct t_env *t, u32 flags, u64 ip, bool kernel)
 {
 	u32 ctx = smpl_ctx(t, flags, 4096);
 
-	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
-	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
+	sample_a_every_10(t, ctx, 2);
 	t_go(t, ctx);
 	t->sim->where[0].ip = ip;
 	t->sim->where[0].kernel = kernel;

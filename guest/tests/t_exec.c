@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Monitoring stops at an exec that changes credentials (issue 9, item 8),
+ * Monitoring stops at an exec that changes credentials,
  * as perf's does: a per-thread context loaded on a thread that execs a
  * setuid-root program is unloaded there (PFM_MSG_END), so nothing of the
  * new program is counted or sampled.

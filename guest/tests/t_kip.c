@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Guest kernel IPs (issue 9, finding 7): the sample entries and overflow
+ * Guest kernel IPs: the sample entries and overflow
  * messages of a context created by a user without CAP_PERFMON show no
  * guest kernel IP (zeroed by the host, which knows the guest's mode at
  * each sample) unless the guest admin sets controls/user_kernel_ip to 1;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PFM_FL_OVFL_NO_MSG the way libpfm-3.x programs use it (issue 10): no
+ * PFM_FL_OVFL_NO_MSG the way libpfm-3.x programs use it: no
  * message is queued, yet each notification raises SIGIO, as perfmon2's
  * pfm_notify_user() did, so a program whose SIGIO handler calls
  * pfm_restart keeps monitoring:

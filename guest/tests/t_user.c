@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Per-user context accounting (issue 9, item 9): the host's max_contexts
+ * Per-user context accounting: the host's max_contexts
  * is the whole VM's, so controls/max_ctx_per_user bounds the contexts one
  * uid has alive (EMFILE above it; default a quarter of max_contexts, at
  * least 1); CAP_SYS_ADMIN is exempt. A context is charged until it is

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The engine's own bounds on the per-VM limits (issue 9, item 1) and its
- * index clamp (item 5):
+ * The engine's own bounds on the per-VM limits and its clamp of the
+ * indexes a guest gives:
  *   - a limit above PFM_LIMIT_MAX_* is refused at pfm_engine_create
  *     (E2BIG) with nothing allocated; one at the maximum works;
- *   - the buffer size that wrapped the sampling buffer's u32 page count
+ *   - a buffer size that would wrap the sampling buffer's u32 page count
  *     (2^44 bytes and more: 0 pages, a "ready" buffer of nothing) cannot
  *     be configured, nor asked for under the largest limit;
  *   - a buffer at the largest limit has every one of its pages;
@@ -134,10 +134,10 @@ static void test_limits_at_max(void **state)
 }
 
 /*
- * The crash of issue 9: a buffer of 2^44 bytes had 0 pages, its page
- * table was a zero-sized allocation, an empty SMPL_REGISTER made it
- * ready and the first header flush read past it. No limit allows it now,
- * and under the largest limit the guest is refused (ENOMEM, over limit).
+ * A buffer of 2^44 bytes would count 0 pages in a u32: a zero-sized page
+ * table that an empty SMPL_REGISTER makes ready and the first header
+ * flush reads past. No limit allows such a size, and under the largest
+ * limit the guest is refused (ENOMEM, over limit).
  */
 static void test_smpl_buf_2p44(void **state)
 {

@@ -625,7 +625,7 @@ T_CTX_TEST(test_block_no_msg, PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG)
 }
 
 /*
- * PVPFM_FL_NO_KERNEL_IP (issue 9, finding 7): the overflow message of a
+ * PVPFM_FL_NO_KERNEL_IP: the overflow message of a
  * kernel-mode sample shows IP 0; of a user-mode one, its IP.
  */
 T_CTX_TEST(test_msg_no_kernel_ip, PVPFM_FL_NO_KERNEL_IP)

@@ -571,7 +571,7 @@ static void test_smpl_guest_write_fails(void **state)
 }
 
 /*
- * PVPFM_FL_NO_KERNEL_IP (issue 9, finding 7): an entry of a sample taken
+ * PVPFM_FL_NO_KERNEL_IP: an entry of a sample taken
  * in guest kernel mode shows IP 0, one taken in user mode its IP; without
  * the flag, a kernel-mode sample keeps its IP.
  */

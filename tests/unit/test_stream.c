@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The migration stream (issue 11): a VM's perfmon2 state saved from one
+ * The migration stream: a VM's perfmon2 state saved from one
  * engine and restored into another goes on as if nothing happened, bar
  * the time in between, which is not active time; a stream the
  * destination cannot honour, or a damaged one, is refused, leaving the

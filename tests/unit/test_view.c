@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the engine tells the host's operator (issue 15): calls by command,
+ * What the engine tells the host's operator: calls by command,
  * failed calls by errno, registers refused because the host cannot count
  * them (NOTAVAIL) apart from those the operator's filter refused, and the
  * walk over contexts and open counters (pfm_engine_view).

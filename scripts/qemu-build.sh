@@ -18,8 +18,8 @@
 # Cached by content outside the repository, under
 # ${XDG_CACHE_HOME:-~/.cache}/kvm-perfmon/: the source package
 # (qemu-deb/), its .debs and build chroot (deb-chroot/), and
-#   qemu-bundle/KEY/   the bundle; KEY hashes the package's .deb and
-#                      qemu-bundle.sh. The two newest are kept.
+#   qemu-bundle/KEY/   the bundle; KEY hashes the package's .deb,
+#                      qemu-bundle.sh and ldd-libs.sh. The two newest are kept.
 # Warm: each step only checks its key (under a second). Cold: a QEMU build,
 # 20 to 40 minutes on 2 cores, and the chroot's Build-Depends (see
 # debian/README.source). Needs root (chroot, debootstrap).
@@ -66,7 +66,7 @@ deb=$("$TOP/scripts/deb-chroot.sh" "$SUITE" "$dsc" "$work/debs" 2>&3 |
 
 key=$({
 	sha256sum <"$deb"
-	sha256sum <"$TOP/scripts/qemu-bundle.sh"
+	cat "$TOP/scripts/qemu-bundle.sh" "$TOP/scripts/ldd-libs.sh" | sha256sum
 } | sha256sum | cut -c1-16)
 out=$cache/qemu-bundle/$key
 if [ ! -x "$out/$LAUNCHER" ]; then

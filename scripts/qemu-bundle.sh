@@ -26,6 +26,8 @@ die() {
 	echo "qemu-bundle.sh: $*" >&2
 	exit 1
 }
+# shellcheck source=scripts/ldd-libs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ldd-libs.sh"
 [ $# -eq 3 ] || die "usage: qemu-bundle.sh DEB ROOT OUT"
 deb=$1 root=$2 out=$3
 NAME=qemu-system-x86_64-pvperfmon
@@ -38,16 +40,13 @@ dpkg-deb -x "$deb" "$work/x"
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/sysroot/lib"
 cp "$work/x/usr/bin/$NAME" "$out/sysroot/$NAME"
-# ldd's lines: "libx.so.N => /path (0x...)" and the loader "/lib64/ld-... (0x...)"
 libs=$(chroot "$root" ldd "/${work#"$root"/}/x/usr/bin/$NAME") ||
 	die "ldd in $root failed"
-if grep -q 'not found' <<<"$libs"; then
-	die "$root lacks libraries of $NAME: $(grep 'not found' <<<"$libs" | tr -s ' \t' ' ')"
-fi
+ldd_check "$libs" "$NAME in $root"
 while read -r lib; do
 	cp -L "$root$lib" "$out/sysroot/lib/"
-done < <(awk '$2 == "=>" && $3 ~ /^\// { print $3 }' <<<"$libs")
-loader=$(awk '$1 ~ /^\// { print $1; exit }' <<<"$libs")
+done < <(ldd_libraries "$libs")
+loader=$(ldd_loader "$libs")
 [ -n "$loader" ] || die "ldd names no loader for $NAME"
 cp -L "$root$loader" "$out/sysroot/ld.so"
 

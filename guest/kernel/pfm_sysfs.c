@@ -267,47 +267,38 @@ static const struct attribute_group dfl_format_group = {
 
 /* controls */
 
-static int group_store(int *control, const char *buf)
-{
-	int gid, ret;
+/*
+ * A read-write control of pfm_controls: shown with @_fmt; a write is
+ * parsed into a @_type by @_parse (0 or -errno), then stored
+ */
+#define PFM_CONTROL(_name, _fmt, _type, _parse)				\
+static ssize_t _name##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, _fmt "\n", READ_ONCE(pfm_controls._name));	\
+}									\
+static ssize_t _name##_store(struct kobject *kobj,			\
+			     struct kobj_attribute *attr,		\
+			     const char *buf, size_t count)		\
+{									\
+	_type val;							\
+	int ret = _parse(buf, &val);					\
+									\
+	if (ret)							\
+		return ret;						\
+	WRITE_ONCE(pfm_controls._name, val);				\
+	return count;							\
+}									\
+static struct kobj_attribute _name##_attr = __ATTR_RW(_name)
 
-	ret = kstrtoint(buf, 0, &gid);
+/* a group id, or -1 for any group */
+static int pfm_control_parse_group(const char *buf, int *gid)
+{
+	int ret = kstrtoint(buf, 0, gid);
+
 	if (ret)
 		return ret;
-	if (gid < -1)
-		return -EINVAL;
-	WRITE_ONCE(*control, gid);
-	return 0;
-}
-
-static ssize_t task_group_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(pfm_controls.task_group));
-}
-
-static ssize_t task_group_store(struct kobject *kobj,
-				struct kobj_attribute *attr, const char *buf,
-				size_t count)
-{
-	int ret = group_store(&pfm_controls.task_group, buf);
-
-	return ret ? ret : count;
-}
-
-static ssize_t sys_group_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(pfm_controls.sys_group));
-}
-
-static ssize_t sys_group_store(struct kobject *kobj,
-			       struct kobj_attribute *attr, const char *buf,
-			       size_t count)
-{
-	int ret = group_store(&pfm_controls.sys_group, buf);
-
-	return ret ? ret : count;
+	return *gid < -1 ? -EINVAL : 0;
 }
 
 /* a u32 control's new value, refused (-EINVAL) outside [@min, @max] */
@@ -320,49 +311,43 @@ static int pfm_control_parse_u32(const char *buf, u32 min, u32 max, u32 *val)
 	return *val < min || *val > max ? -EINVAL : 0;
 }
 
-static ssize_t arg_mem_max_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(pfm_controls.arg_mem_max));
-}
-
 /* at least one entry of every call, at most what a command block holds */
-static ssize_t arg_mem_max_store(struct kobject *kobj,
-				 struct kobj_attribute *attr, const char *buf,
-				 size_t count)
+static int pfm_control_parse_arg_mem_max(const char *buf, u32 *val)
 {
-	u32 val;
-	int ret = pfm_control_parse_u32(buf, PFM_ARG_MEM_MIN, PVPFM_CMD_ARGS_MAX, &val);
-
-	if (ret)
-		return ret;
-	WRITE_ONCE(pfm_controls.arg_mem_max, val);
-	return count;
-}
-
-static ssize_t smpl_buffer_mem_max_show(struct kobject *kobj,
-					struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%llu\n",
-			  READ_ONCE(pfm_controls.smpl_buffer_mem_max));
+	return pfm_control_parse_u32(buf, PFM_ARG_MEM_MIN, PVPFM_CMD_ARGS_MAX,
+				     val);
 }
 
 /* up to all of RAM; buffers already allocated are not touched */
-static ssize_t smpl_buffer_mem_max_store(struct kobject *kobj,
-					 struct kobj_attribute *attr,
-					 const char *buf, size_t count)
+static int pfm_control_parse_smpl_buffer_mem_max(const char *buf, u64 *val)
 {
-	u64 val;
-	int ret;
+	int ret = kstrtou64(buf, 0, val);
 
-	ret = kstrtou64(buf, 0, &val);
 	if (ret)
 		return ret;
-	if (val > (u64)totalram_pages() << PAGE_SHIFT)
-		return -EINVAL;
-	WRITE_ONCE(pfm_controls.smpl_buffer_mem_max, val);
-	return count;
+	return *val > (u64)totalram_pages() << PAGE_SHIFT ? -EINVAL : 0;
 }
+
+/* 0 (only root creates contexts) up to the host's max_contexts */
+static int pfm_control_parse_max_ctx_per_user(const char *buf, u32 *val)
+{
+	return pfm_control_parse_u32(buf, 0, pfm_dev_info.pmu.max_contexts,
+				     val);
+}
+
+/* 0 or 1; taken at pfm_create_context: existing contexts keep theirs */
+static int pfm_control_parse_user_kernel_ip(const char *buf, u32 *val)
+{
+	return pfm_control_parse_u32(buf, 0, 1, val);
+}
+
+PFM_CONTROL(task_group, "%d", int, pfm_control_parse_group);
+PFM_CONTROL(sys_group, "%d", int, pfm_control_parse_group);
+PFM_CONTROL(arg_mem_max, "%u", u32, pfm_control_parse_arg_mem_max);
+PFM_CONTROL(smpl_buffer_mem_max, "%llu", u64,
+	    pfm_control_parse_smpl_buffer_mem_max);
+PFM_CONTROL(max_ctx_per_user, "%u", u32, pfm_control_parse_max_ctx_per_user);
+PFM_CONTROL(user_kernel_ip, "%d", u32, pfm_control_parse_user_kernel_ip);
 
 static ssize_t smpl_buffer_mem_cur_show(struct kobject *kobj,
 					struct kobj_attribute *attr, char *buf)
@@ -370,59 +355,8 @@ static ssize_t smpl_buffer_mem_cur_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%lld\n", atomic64_read(&pfm_smpl_mem_cur));
 }
 
-static ssize_t max_ctx_per_user_show(struct kobject *kobj,
-				     struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n",
-			  READ_ONCE(pfm_controls.max_ctx_per_user));
-}
-
-/* 0 (only root creates contexts) up to the host's max_contexts */
-static ssize_t max_ctx_per_user_store(struct kobject *kobj,
-				      struct kobj_attribute *attr,
-				      const char *buf, size_t count)
-{
-	u32 val;
-	int ret = pfm_control_parse_u32(buf, 0, pfm_dev_info.pmu.max_contexts, &val);
-
-	if (ret)
-		return ret;
-	WRITE_ONCE(pfm_controls.max_ctx_per_user, val);
-	return count;
-}
-
-static ssize_t user_kernel_ip_show(struct kobject *kobj,
-				   struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(pfm_controls.user_kernel_ip));
-}
-
-/* 0 or 1; taken at pfm_create_context: existing contexts keep theirs */
-static ssize_t user_kernel_ip_store(struct kobject *kobj,
-				    struct kobj_attribute *attr,
-				    const char *buf, size_t count)
-{
-	u32 val;
-	int ret = pfm_control_parse_u32(buf, 0, 1, &val);
-
-	if (ret)
-		return ret;
-	WRITE_ONCE(pfm_controls.user_kernel_ip, val);
-	return count;
-}
-
-static struct kobj_attribute task_group_attr = __ATTR_RW(task_group);
-static struct kobj_attribute sys_group_attr = __ATTR_RW(sys_group);
-static struct kobj_attribute arg_mem_max_attr = __ATTR_RW(arg_mem_max);
-static struct kobj_attribute smpl_buffer_mem_max_attr =
-	__ATTR_RW(smpl_buffer_mem_max);
 static struct kobj_attribute smpl_buffer_mem_cur_attr =
 	__ATTR_RO(smpl_buffer_mem_cur);
-static struct kobj_attribute max_ctx_per_user_attr =
-	__ATTR_RW(max_ctx_per_user);
-
-static struct kobj_attribute user_kernel_ip_attr =
-	__ATTR_RW(user_kernel_ip);
 
 static struct attribute *controls_attrs[] = {
 	&task_group_attr.attr,

@@ -204,12 +204,6 @@ static int smpl_ctx(uint32_t flags, pfm_dfl_smpl_hdr_t **h)
 	return fd;
 }
 
-static bool wait_msg(int fd, pfarg_msg_t *m, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, ms) == 1 && read(fd, m, sizeof(*m)) == sizeof(*m);
-}
 
 /*
  * A full buffer's entries: whole (this thread, this PMD, its reset value;
@@ -333,7 +327,7 @@ static bool spawn_blocked(struct blocked *b)
 	    pfm_start(b->fd, NULL))
 		return false;
 	ptrace(PTRACE_CONT, b->pid, NULL, NULL);
-	return wait_msg(b->fd, &m, MSG_TIMEOUT_MS) && m.type == PFM_MSG_OVFL;
+	return t_wait_msg(b->fd, &m, MSG_TIMEOUT_MS) && m.type == PFM_MSG_OVFL;
 }
 
 static bool wait_for(int ctl, const char *want)
@@ -385,13 +379,8 @@ int main(int argc, char **argv)
 	pfarg_msg_t m;
 	int ctl;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: livemig CONTROL\n");
-		return 2;
-	}
-	ctl = t_control_open(argv[1]);
-	if (!t_check(ctl >= 0, "livemig: open the control port", "%s: %s",
-		     argv[1], strerror(errno)))
+	ctl = t_control_arg(argc, argv, "livemig");
+	if (ctl < 0)
 		return t_done();
 	if (!t_check(spawn_blocked(&b), "livemig: the child's buffer fills: "
 		     "PFM_MSG_OVFL, it blocks", "%s", strerror(errno)))
@@ -413,7 +402,7 @@ int main(int argc, char **argv)
 			"through the migration", "CPU ticks %llu -> %llu", c0, c1);
 		t_expect_ok("livemig: pfm_restart of the blocked child",
 			    pfm_restart(b.fd));
-		t_check(wait_msg(b.fd, &m, MSG_TIMEOUT_MS) &&
+		t_check(t_wait_msg(b.fd, &m, MSG_TIMEOUT_MS) &&
 			m.type == PFM_MSG_OVFL && b.h->hdr_overflows == 2,
 			"livemig: the child resumed and filled its buffer again",
 			"overflows %llu, CPU ticks %llu -> %llu",

@@ -221,13 +221,8 @@ int main(int argc, char **argv)
 	pthread_t counting;
 	int ctl, fd;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: operator CONTROL\n");
-		return 2;
-	}
-	ctl = t_control_open(argv[1]);
-	if (!t_check(ctl >= 0, "operator: open the control port", "%s: %s",
-		     argv[1], strerror(errno)))
+	ctl = t_control_arg(argc, argv, "operator");
+	if (ctl < 0)
 		return t_done();
 	sigaction(SIGALRM, &sa, NULL);
 	if (t_pin(0))

@@ -107,12 +107,7 @@ static int notify_here(void)
 	pfarg_pmd_t pd;
 	int fd;
 
-	memset(&pd, 0, sizeof(pd));
-	pd.reg_num = RUN_NS;
-	pd.reg_flags = PFM_REGFL_OVFL_NOTIFY;
-	pd.reg_value = -PERIOD_NS;
-	pd.reg_long_reset = -PERIOD_NS;
-	pd.reg_short_reset = -PERIOD_NS;
+	t_pmd_period(&pd, RUN_NS, PERIOD_NS, PFM_REGFL_OVFL_NOTIFY);
 	fd = t_create(0);
 	if (fd < 0)
 		return -1;

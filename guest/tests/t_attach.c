@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Attaching to a running thread, as perfmon2 v2.8x's task_attach_timeout
- * examples do with a pid from the command line (issue 10): the monitor
+ * examples do with a pid from the command line: the monitor
  * loads a context on a thread it may ptrace without being its tracer and
  * without stopping it, reads the counts while the thread runs, and learns
  * from PFM_MSG_END that it ended. The permission check stays: a thread

@@ -336,6 +336,47 @@ int t_write_pmds(int fd, const uint16_t *nums, int n, uint16_t set)
 	return pfm_write_pmds(fd, pd, n);
 }
 
+void t_pmd_period(pfarg_pmd_t *pd, uint16_t num, uint64_t period,
+		  uint32_t flags)
+{
+	memset(pd, 0, sizeof(*pd));
+	pd->reg_num = num;
+	pd->reg_flags = flags;
+	pd->reg_value = -period;
+	pd->reg_short_reset = -period;
+	pd->reg_long_reset = -period;
+}
+
+int t_smpl_create(uint32_t ctx_flags, uint64_t buf_size)
+{
+	pfm_dfl_smpl_arg_t arg;
+	pfarg_ctx_t ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	memset(&arg, 0, sizeof(arg));
+	ctx.ctx_flags = ctx_flags;
+	arg.buf_size = buf_size;
+	return pfm_create_context(&ctx, PFM_DFL_SMPL_NAME, &arg, sizeof(arg));
+}
+
+int t_poll_in(int fd, int timeout_ms, short *revents)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n = poll(&p, 1, timeout_ms);
+
+	*revents = p.revents;
+	return n;
+}
+
+bool t_wait_msg(int fd, pfarg_msg_t *m, int ms)
+{
+	short revents;
+
+	memset(m, 0, sizeof(*m));
+	return t_poll_in(fd, ms, &revents) == 1 &&
+	       read(fd, m, sizeof(*m)) == sizeof(*m);
+}
+
 int t_read_pmd(int fd, uint16_t num, uint16_t set, uint64_t *val)
 {
 	pfarg_pmd_t pd;
@@ -346,6 +387,20 @@ int t_read_pmd(int fd, uint16_t num, uint16_t set, uint64_t *val)
 	if (pfm_read_pmds(fd, &pd, 1))
 		return -1;
 	*val = pd.reg_value;
+	return 0;
+}
+
+int t_read_run_exits(int fd, uint64_t *run_ns, uint64_t *exits)
+{
+	pfarg_pmd_t pd[2];
+
+	memset(pd, 0, sizeof(pd));
+	pd[0].reg_num = PVPFM_VPMD_VCPU_RUN_NS;
+	pd[1].reg_num = PVPFM_VPMD_VM_EXITS;
+	if (pfm_read_pmds(fd, pd, 2))
+		return -1;
+	*run_ns = pd[0].reg_value;
+	*exits = pd[1].reg_value;
 	return 0;
 }
 
@@ -369,6 +424,21 @@ int t_control_open(const char *path)
 		return -1;
 	cfmakeraw(&t);
 	return tcsetattr(fd, TCSANOW, &t) ? -1 : fd;
+}
+
+int t_control_arg(int argc, char **argv, const char *prog)
+{
+	char name[64];
+	int ctl;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s CONTROL\n", prog);
+		exit(2);
+	}
+	ctl = t_control_open(argv[1]);
+	snprintf(name, sizeof(name), "%s: open the control port", prog);
+	t_check(ctl >= 0, name, "%s: %s", argv[1], strerror(errno));
+	return ctl;
 }
 
 bool t_control_wait(int ctl, const char *want, int timeout_s,

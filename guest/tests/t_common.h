@@ -88,8 +88,19 @@ int t_create(uint32_t ctx_flags);
 int t_load(int fd, uint32_t pid_or_cpu, uint16_t set);
 /* write PMDs @nums (value 0) in @set */
 int t_write_pmds(int fd, const uint16_t *nums, int n, uint16_t set);
+/* *@pd: PMD @num of set 0 from -@period, reset to -@period, @flags */
+void t_pmd_period(pfarg_pmd_t *pd, uint16_t num, uint64_t period,
+		  uint32_t flags);
+/* a context with the default sampling format, a buffer of @buf_size */
+int t_smpl_create(uint32_t ctx_flags, uint64_t buf_size);
+/* poll(@fd, POLLIN) for @timeout_ms: poll's return, *@revents */
+int t_poll_in(int fd, int timeout_ms, short *revents);
+/* a message of @fd within @ms: true if one was read into *@m */
+bool t_wait_msg(int fd, pfarg_msg_t *m, int ms);
 /* read PMD @num of @set, 0 or -1 */
 int t_read_pmd(int fd, uint16_t num, uint16_t set, uint64_t *val);
+/* one pfm_read_pmds of set 0's VCPU_RUN_NS and VM_EXITS: 0 or -1 */
+int t_read_run_exits(int fd, uint64_t *run_ns, uint64_t *exits);
 pid_t t_gettid(void);
 
 /*
@@ -100,6 +111,12 @@ pid_t t_gettid(void);
 int t_control_open(const char *path);
 bool t_control_wait(int ctl, const char *want, int timeout_s,
 		    const char *name);
+/*
+ * The control port of @prog, a program run as "@prog CONTROL": opened
+ * (check "@prog: open the control port"), or -1; exits 2 on another
+ * command line.
+ */
+int t_control_arg(int argc, char **argv, const char *prog);
 
 /*
  * Debian's kernel.unprivileged_userns_clone, for tests whose unprivileged

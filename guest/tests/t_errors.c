@@ -48,6 +48,22 @@ static const struct t_reg *first_pmc(void)
 	return NULL;
 }
 
+/*
+ * A vector call refused, its refused entry marked: "errors: @what: EINVAL"
+ * for the call's return @ret, "errors: @what: @marked" for that entry's
+ * @flags.
+ */
+static void expect_marked(const char *what, int ret, uint32_t flags,
+			  const char *marked)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "errors: %s: EINVAL", what);
+	t_expect_err(name, ret, EINVAL);
+	snprintf(name, sizeof(name), "errors: %s: %s", what, marked);
+	t_check(flags & PFM_REG_RETFL_EINVAL, name, "flags %#x", flags);
+}
+
 static void bad_registers(int fd)
 {
 	pfarg_pmc_t pc[2];
@@ -61,10 +77,8 @@ static void bad_registers(int fd)
 	pd[0].reg_value = 1234;
 	pd[1].reg_num = PFM_MAX_PMDS - 1;	/* past the virtual PMDs */
 	ret = pfm_write_pmds(fd, pd, 2);
-	t_expect_err("errors: unimplemented PMD: EINVAL", ret, EINVAL);
-	t_check(pd[1].reg_flags & PFM_REG_RETFL_EINVAL,
-		"errors: unimplemented PMD: its entry flagged EINVAL",
-		"flags %#x", pd[1].reg_flags);
+	expect_marked("unimplemented PMD", ret, pd[1].reg_flags,
+		      "its entry flagged EINVAL");
 	t_check(!PFM_REG_HAS_ERROR(pd[0].reg_flags),
 		"errors: the entry before it not flagged", "flags %#x",
 		pd[0].reg_flags);
@@ -112,28 +126,17 @@ static void bad_registers(int fd)
 
 static void unknown_sets(int fd)
 {
-	pfarg_pmd_t pd;
-	pfarg_setinfo_t si;
+	pfarg_pmd_t pd = { .reg_num = PVPFM_VPMD_VCPU_RUN_NS, .reg_set = 42 };
+	pfarg_setinfo_t si = { .set_id = 42 };
 	pfarg_setdesc_t sd;
 	pfarg_start_t st;
 	int ret;
 
-	memset(&pd, 0, sizeof(pd));
-	pd.reg_num = PVPFM_VPMD_VCPU_RUN_NS;
-	pd.reg_set = 42;
 	ret = pfm_write_pmds(fd, &pd, 1);
-	t_expect_err("errors: PMD in unknown set: EINVAL", ret, EINVAL);
-	t_check(pd.reg_flags & PFM_REG_RETFL_EINVAL,
-		"errors: PMD in unknown set: flagged EINVAL", "flags %#x",
-		pd.reg_flags);
+	expect_marked("PMD in unknown set", ret, pd.reg_flags, "flagged EINVAL");
 
-	memset(&si, 0, sizeof(si));
-	si.set_id = 42;
 	ret = pfm_getinfo_evtsets(fd, &si, 1);
-	t_expect_err("errors: getinfo of unknown set: EINVAL", ret, EINVAL);
-	t_check(si.set_flags & PFM_REG_RETFL_EINVAL,
-		"errors: getinfo of unknown set: flagged", "set_flags %#x",
-		si.set_flags);
+	expect_marked("getinfo of unknown set", ret, si.set_flags, "flagged");
 
 	memset(&sd, 0, sizeof(sd));
 	sd.set_id = 42;

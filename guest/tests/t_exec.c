@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Monitoring stops at an exec that changes credentials (issue 9, item 8),
+ * Monitoring stops at an exec that changes credentials,
  * as perf's does: a per-thread context loaded on a thread that execs a
  * setuid-root program is unloaded there (PFM_MSG_END), so nothing of the
  * new program is counted or sampled.
@@ -111,25 +111,39 @@ static void report(struct run *r, int wfd)
 }
 
 /*
+ * The monitor becomes uid 65534 and creates a context counting VM_EXITS:
+ * its descriptor, or -1 with r->setup 1 (the uid) or 2 (the context).
+ */
+static int nobody_ctx(struct run *r)
+{
+	uint16_t vm_exits = PVPFM_VPMD_VM_EXITS;
+	int fd;
+
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)) {
+		r->setup = 1;
+		return -1;
+	}
+	fd = t_create(0);
+	if (fd < 0 || t_write_pmds(fd, &vm_exits, 1, 0)) {
+		r->setup = 2;
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * In a child of the test: as uid 65534, monitor a child that execs @path
  * (argv[1] = @mode), report in @r through @wfd.
  */
 static void monitor(const char *path, const char *mode, int wfd)
 {
-	uint16_t vm_exits = PVPFM_VPMD_VM_EXITS;
 	struct run r = { 0 };
 	pid_t pid;
 	int fd;
 
-	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)) {
-		r.setup = 1;
+	fd = nobody_ctx(&r);
+	if (fd < 0)
 		goto out;
-	}
-	fd = t_create(0);
-	if (fd < 0 || t_write_pmds(fd, &vm_exits, 1, 0)) {
-		r.setup = 2;
-		goto out;
-	}
 	pid = fork();
 	if (pid == 0) {
 		/* load on self, start, exec: the context is on this thread */
@@ -213,7 +227,6 @@ static void held_child(const char *path, struct held *hd)
 /* as monitor(), attaching to a child held inside its exec of @path */
 static void monitor_held(const char *path, const char *mode, int wfd)
 {
-	uint16_t vm_exits = PVPFM_VPMD_VM_EXITS;
 	int ready[2], go[2], fd = -1;
 	struct held hd = { .mode = mode };
 	struct run r = { 0 };
@@ -234,15 +247,13 @@ static void monitor_held(const char *path, const char *mode, int wfd)
 	}
 	close(ready[1]);
 	close(go[0]);
-	if (pid < 0 || setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)) {
+	if (pid < 0) {
 		r.setup = 1;
 		goto out;
 	}
-	fd = t_create(0);
-	if (fd < 0 || t_write_pmds(fd, &vm_exits, 1, 0)) {
-		r.setup = 2;
+	fd = nobody_ctx(&r);
+	if (fd < 0)
 		goto out;
-	}
 	/* the child is inside execve(), before its new credentials */
 	if (read(ready[0], &c, 1) != 1) {
 		r.setup = 5;
@@ -284,6 +295,54 @@ static bool run_one(monitor_fn fn, const char *path, const char *mode,
 	close(fds[0]);
 	waitpid(pid, &st, 0);
 	return !r->setup;
+}
+
+/*
+ * The setuid copy run under @fn: the copy ran as euid 0 (@exit_codes:
+ * what its exit status means otherwise), the new program is not counted
+ * and PFM_MSG_END is queued. The checks' names start with @monitored
+ * (the monitor's set-up and the copy) and @exec (what came of the exec).
+ */
+struct setuid_case {
+	monitor_fn fn;
+	const char *monitored, *exec, *exit_codes;
+};
+
+static const struct setuid_case setuid_cases[] = {
+	{ monitor, "exec: setuid", "exec: setuid exec",
+	  "exit 3: not root, 4: load/start, 5: exec" },
+	{ monitor_held, "exec: attach held in a setuid exec",
+	  "exec: attach linked after a setuid exec",
+	  "exit 3: not root, 5: exec, 6-12: the held exec" },
+};
+
+#define SETUID_CASES_END \
+	(setuid_cases + sizeof(setuid_cases) / sizeof(setuid_cases[0]))
+
+/* false if the copy did not run as root: the cases after it mean nothing */
+static bool setuid_case(const struct setuid_case *c, const char *suid)
+{
+	char name[128];
+	struct run r;
+	bool ok;
+
+	ok = run_one(c->fn, suid, "spin-root", &r);
+	snprintf(name, sizeof(name), "%s: monitor as uid 65534", c->monitored);
+	if (!t_check(ok, name, "step %d: %s", r.setup, strerrorname_np(r.err)))
+		return true;
+	snprintf(name, sizeof(name), "%s: the copy ran as euid 0", c->monitored);
+	if (!t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status), name,
+		     "status %#x (%s)", r.status, c->exit_codes))
+		return false;
+	printf("%s: VM_EXITS %llu for %d exits\n", c->monitored,
+	       (unsigned long long)r.exits, SPIN_EXITS);
+	snprintf(name, sizeof(name), "%s: the new program is not counted",
+		 c->exec);
+	t_check(r.exits < SPIN_EXITS / 2, name, "VM_EXITS %llu for its %d exits",
+		(unsigned long long)r.exits, SPIN_EXITS);
+	snprintf(name, sizeof(name), "%s: PFM_MSG_END queued", c->exec);
+	t_check(r.end_msg, name, "no PFM_MSG_END message");
+	return true;
 }
 
 int main(int argc, char **argv)
@@ -328,42 +387,9 @@ int main(int argc, char **argv)
 			SPIN_EXITS);
 	}
 
-	ok = run_one(monitor, suid, "spin-root", &r);
-	if (t_check(ok, "exec: setuid: monitor as uid 65534", "step %d: %s",
-		    r.setup, strerrorname_np(r.err))) {
-		if (!t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
-			     "exec: setuid: the copy ran as euid 0",
-			     "status %#x (exit 3: not root, 4: load/start, 5: exec)",
-			     r.status))
-			goto out;
-		printf("exec: setuid copy: VM_EXITS %llu for %d exits\n",
-		       (unsigned long long)r.exits, SPIN_EXITS);
-		t_check(r.exits < SPIN_EXITS / 2,
-			"exec: setuid exec: the new program is not counted",
-			"VM_EXITS %llu for its %d exits",
-			(unsigned long long)r.exits, SPIN_EXITS);
-		t_check(r.end_msg, "exec: setuid exec: PFM_MSG_END queued",
-			"no PFM_MSG_END message");
-	}
-
-	ok = run_one(monitor_held, suid, "spin-root", &r);
-	if (t_check(ok, "exec: attach held in a setuid exec: monitor as uid 65534",
-		    "step %d: %s", r.setup, strerrorname_np(r.err))) {
-		if (!t_check(WIFEXITED(r.status) && !WEXITSTATUS(r.status),
-			     "exec: attach held in a setuid exec: the copy ran as euid 0",
-			     "status %#x (exit 3: not root, 5: exec, 6-12: the held exec)",
-			     r.status))
-			goto out;
-		printf("exec: attach held in a setuid exec: VM_EXITS %llu for %d exits\n",
-		       (unsigned long long)r.exits, SPIN_EXITS);
-		t_check(r.exits < SPIN_EXITS / 2,
-			"exec: attach linked after a setuid exec: the new program is not counted",
-			"VM_EXITS %llu for its %d exits",
-			(unsigned long long)r.exits, SPIN_EXITS);
-		t_check(r.end_msg,
-			"exec: attach linked after a setuid exec: PFM_MSG_END queued",
-			"no PFM_MSG_END message");
-	}
+	for (const struct setuid_case *c = setuid_cases; c < SETUID_CASES_END; c++)
+		if (!setuid_case(c, suid))
+			break;
 out:
 	unlink(plain);
 	unlink(suid);

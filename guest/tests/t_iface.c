@@ -120,8 +120,6 @@ static void sampling_buffer(void)
 	const size_t size = 3 * 4096 + 100;
 	long long cur0, cur1, cur2;
 	pfm_dfl_smpl_hdr_t *hdr;
-	pfm_dfl_smpl_arg_t arg;
-	pfarg_ctx_t ctx;
 	void *p;
 	int fd;
 
@@ -130,10 +128,7 @@ static void sampling_buffer(void)
 		return;
 	}
 	cur0 = t_sysfs_num("controls/smpl_buffer_mem_cur", -1);
-	memset(&ctx, 0, sizeof(ctx));
-	memset(&arg, 0, sizeof(arg));
-	arg.buf_size = size;
-	fd = pfm_create_context(&ctx, PFM_DFL_SMPL_NAME, &arg, sizeof(arg));
+	fd = t_smpl_create(0, size);
 	if (!t_expect_ok("iface: create with the default format", fd))
 		return;
 	cur1 = t_sysfs_num("controls/smpl_buffer_mem_cur", -1);
@@ -178,7 +173,7 @@ static void sampling_buffer(void)
 
 static void messages_empty(void)
 {
-	struct pollfd pfd;
+	short revents;
 	pfarg_msg_t msg;
 	int fd = t_create(0), flags;
 
@@ -190,10 +185,8 @@ static void messages_empty(void)
 		     (int)read(fd, &msg, sizeof(msg)), EAGAIN);
 	t_expect_err("iface: read with a short buffer: EINVAL",
 		     (int)read(fd, &msg, 8), EINVAL);
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	t_check(poll(&pfd, 1, 0) == 0, "iface: poll without a message",
-		"revents %#x", pfd.revents);
+	t_check(t_poll_in(fd, 0, &revents) == 0, "iface: poll without a message",
+		"revents %#x", revents);
 	close(fd);
 }
 
@@ -202,7 +195,7 @@ static void attach(void)
 {
 	const uint16_t pmds[] = { PVPFM_VPMD_VCPU_RUN_NS, PVPFM_VPMD_VM_EXITS };
 	uint64_t run = 0, exits = 0;
-	struct pollfd pfd;
+	short revents;
 	pfarg_msg_t msg;
 	int fd, status, n;
 	pid_t child;
@@ -237,11 +230,9 @@ static void attach(void)
 		"iface: the attached thread was counted",
 		"VCPU_RUN_NS %llu after a 50 ms busy loop, VM_EXITS %llu for its %d exits",
 		(unsigned long long)run, (unsigned long long)exits, CHILD_EXITS);
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	n = poll(&pfd, 1, 2000);
-	t_check(n == 1 && (pfd.revents & POLLIN), "iface: poll sees the end message",
-		"poll %d, revents %#x", n, pfd.revents);
+	n = t_poll_in(fd, 2000, &revents);
+	t_check(n == 1 && (revents & POLLIN), "iface: poll sees the end message",
+		"poll %d, revents %#x", n, revents);
 	memset(&msg, 0, sizeof(msg));
 	n = read(fd, &msg, sizeof(msg));
 	t_check(n == sizeof(msg) && msg.type == PFM_MSG_END,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Guest kernel IPs (issue 9, finding 7): the sample entries and overflow
+ * Guest kernel IPs: the sample entries and overflow
  * messages of a context created by a user without CAP_PERFMON show no
  * guest kernel IP (zeroed by the host, which knows the guest's mode at
  * each sample) unless the guest admin sets controls/user_kernel_ip to 1;
@@ -54,29 +54,20 @@ static void run_fail(struct kip_run *r, const char *step)
 static void kip_sample(struct kip_run *r)
 {
 	const pfm_dfl_smpl_entry_t *e;
-	pfm_dfl_smpl_arg_t arg;
 	volatile pfm_dfl_smpl_hdr_t *h;
 	static char buf[64 * 1024];
 	pfarg_pmd_t pd;
-	pfarg_ctx_t ctx;
 	pfarg_msg_t msg;
 	uint64_t i, t0;
 	int fd, zero;
 
-	memset(&ctx, 0, sizeof(ctx));
-	memset(&arg, 0, sizeof(arg));
-	arg.buf_size = BUF_SIZE;
-	fd = pfm_create_context(&ctx, PFM_DFL_SMPL_NAME, &arg, sizeof(arg));
+	fd = t_smpl_create(0, BUF_SIZE);
 	if (fd < 0)
 		return run_fail(r, "create");
 	h = mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (h == MAP_FAILED)
 		return run_fail(r, "mmap");
-	memset(&pd, 0, sizeof(pd));
-	pd.reg_num = RUN_NS;
-	pd.reg_value = -SMPL_PERIOD;
-	pd.reg_short_reset = -SMPL_PERIOD;
-	pd.reg_long_reset = -SMPL_PERIOD;
+	t_pmd_period(&pd, RUN_NS, SMPL_PERIOD, 0);
 	if (pfm_write_pmds(fd, &pd, 1))
 		return run_fail(r, "write_pmds");
 	if (t_load(fd, t_gettid(), 0))

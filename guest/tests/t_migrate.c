@@ -32,18 +32,9 @@ struct phase {
 
 static int sample(int fd, struct phase *p)
 {
-	pfarg_pmd_t pd[2];
-
-	memset(pd, 0, sizeof(pd));
-	pd[0].reg_num = PVPFM_VPMD_VCPU_RUN_NS;
-	pd[1].reg_num = PVPFM_VPMD_VM_EXITS;
 	p->t = t_now_ns();
 	p->cpu = t_thread_cpu_ns();
-	if (pfm_read_pmds(fd, pd, 2))
-		return -1;
-	p->run = pd[0].reg_value;
-	p->exits = pd[1].reg_value;
-	return 0;
+	return t_read_run_exits(fd, &p->run, &p->exits);
 }
 
 static void check_phase(const char *name, const struct phase *a,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PFM_FL_OVFL_NO_MSG the way libpfm-3.x programs use it (issue 10): no
+ * PFM_FL_OVFL_NO_MSG the way libpfm-3.x programs use it: no
  * message is queued, yet each notification raises SIGIO, as perfmon2's
  * pfm_notify_user() did, so a program whose SIGIO handler calls
  * pfm_restart keeps monitoring:
@@ -91,12 +91,7 @@ static int program(int fd, uint64_t period, uint32_t pmd_flags)
 {
 	pfarg_pmd_t pd;
 
-	memset(&pd, 0, sizeof(pd));
-	pd.reg_num = RUN_NS;
-	pd.reg_flags = pmd_flags;
-	pd.reg_value = -period;
-	pd.reg_short_reset = -period;
-	pd.reg_long_reset = -period;
+	t_pmd_period(&pd, RUN_NS, period, pmd_flags);
 	if (pfm_write_pmds(fd, &pd, 1) || t_load(fd, t_gettid(), 0))
 		return -1;
 	return pfm_start(fd, NULL);
@@ -111,16 +106,10 @@ static void no_message(int fd, const char *name)
 
 static void smpl(void)
 {
-	pfm_dfl_smpl_arg_t arg;
 	pfm_dfl_smpl_hdr_t *h;
-	pfarg_ctx_t ctx;
 	int fd;
 
-	memset(&ctx, 0, sizeof(ctx));
-	memset(&arg, 0, sizeof(arg));
-	ctx.ctx_flags = PFM_FL_OVFL_NO_MSG;
-	arg.buf_size = BUF_SIZE;
-	fd = pfm_create_context(&ctx, PFM_DFL_SMPL_NAME, &arg, sizeof(arg));
+	fd = t_smpl_create(PFM_FL_OVFL_NO_MSG, BUF_SIZE);
 	if (!t_expect_ok("nomsg: smpl: create, default format", fd))
 		return;
 	h = mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What libpfm-3.x programs do that perfmon2 v2.8x answered in its own way
- * (issue 10):
+ * What libpfm-3.x programs do that perfmon2 v2.8x answered in its own way:
  *
  * restart   a program monitoring a child calls pfm_restart after the child
  *           exited: EBUSY, which such programs read as "the task

@@ -3,7 +3,7 @@
  * A dynamically linked perfmon2 program bound to libpfm-3's shared
  * library (here libpfm.so.3, pfm3_syscalls.c: the twelve calls as
  * system calls from /sys/kernel/perfmon/syscall's base), run the way
- * doc/PERFMON2-ABI.md documents (issue 10):
+ * doc/PERFMON2-ABI.md documents:
  *
  * as is                 its calls fail with ENOSYS, never landing on
  *                       another system call

@@ -117,19 +117,6 @@ static void spin_ms(int ms)
 static int nr_pmds;	/* implemented PMDs: hdr_min_buf_space */
 static int cpu_self;	/* where the self-monitoring thread is pinned */
 
-/* a context with the default format and a buffer of @size bytes */
-static int smpl_create(uint32_t flags, size_t size)
-{
-	pfm_dfl_smpl_arg_t arg;
-	pfarg_ctx_t ctx;
-
-	memset(&ctx, 0, sizeof(ctx));
-	memset(&arg, 0, sizeof(arg));
-	ctx.ctx_flags = flags;
-	arg.buf_size = size;
-	return pfm_create_context(&ctx, PFM_DFL_SMPL_NAME, &arg, sizeof(arg));
-}
-
 static pfm_dfl_smpl_hdr_t *smpl_map(int fd, size_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -147,10 +134,7 @@ static int smpl_program(int fd, uint64_t period, uint64_t mask, uint32_t smpl)
 	pfarg_pmd_t pd[2];
 
 	memset(pd, 0, sizeof(pd));
-	pd[0].reg_num = RUN_NS;
-	pd[0].reg_value = -period;
-	pd[0].reg_short_reset = -period;
-	pd[0].reg_long_reset = -period;
+	t_pmd_period(&pd[0], RUN_NS, period, 0);
 	pd[0].reg_smpl_pmds[RUN_NS / 64] = (uint64_t)smpl << (RUN_NS % 64);
 	if (mask) {
 		pd[0].reg_flags = PFM_REGFL_RANDOM;
@@ -200,7 +184,7 @@ static void buffer(void)
 	void *w;
 	int fd;
 
-	fd = smpl_create(0, size);
+	fd = t_smpl_create(0, size);
 	if (!t_expect_ok("smpl: create with the default format", fd))
 		return;
 	h = smpl_map(fd, size);
@@ -236,7 +220,7 @@ static void buffer(void)
 static int self_ctx(uint32_t flags, size_t size, uint64_t mask, uint32_t smpl,
 		    pfm_dfl_smpl_hdr_t **hp, const char *what)
 {
-	int fd = smpl_create(flags, size);
+	int fd = t_smpl_create(flags, size);
 
 	*hp = NULL;
 	if (fd < 0) {
@@ -460,7 +444,7 @@ static void full(void)
 	const uint32_t smpl = SMPL_EXITS;
 	struct sigaction sa = { .sa_handler = on_sigio };
 	struct reader r = { 0 };
-	struct pollfd pfd;
+	short revents;
 	pfm_dfl_smpl_hdr_t *h;
 	pthread_t thr;
 	pfarg_msg_t m;
@@ -530,11 +514,9 @@ static void full(void)
 		"smpl: sampling resumes after pfm_restart and fills again",
 		"count %llu, overflows %llu", (unsigned long long)h->hdr_count,
 		(unsigned long long)h->hdr_overflows);
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	n = poll(&pfd, 1, 2000);
-	t_check(n == 1 && (pfd.revents & POLLIN), "smpl: poll() reports POLLIN",
-		"poll %d, revents %#x", n, pfd.revents);
+	n = t_poll_in(fd, 2000, &revents);
+	t_check(n == 1 && (revents & POLLIN), "smpl: poll() reports POLLIN",
+		"poll %d, revents %#x", n, revents);
 	memset(&m, 0, sizeof(m));
 	n = read(fd, &m, sizeof(m));
 	t_check(n == sizeof(m) && msg_ok(&m, t_gettid(), cpu_self, why, sizeof(why)),
@@ -557,7 +539,7 @@ out:
 static void no_msg(void)
 {
 	const size_t size = 4096;
-	struct pollfd pfd;
+	short revents;
 	pfm_dfl_smpl_hdr_t *h;
 	pfarg_msg_t m;
 	int fd, n;
@@ -572,11 +554,9 @@ static void no_msg(void)
 		(unsigned long long)h->hdr_count,
 		(unsigned long long)h->hdr_overflows);
 	check_masked(fd, h, "smpl: NO_MSG: full buffer masks monitoring");
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	n = poll(&pfd, 1, 200);
+	n = t_poll_in(fd, 200, &revents);
 	t_check(n == 0, "smpl: NO_MSG: poll() sees no message",
-		"poll %d, revents %#x", n, pfd.revents);
+		"poll %d, revents %#x", n, revents);
 	t_expect_err("smpl: NO_MSG: read() O_NONBLOCK: EAGAIN",
 		     (int)read(fd, &m, sizeof(m)), EAGAIN);
 	t_expect_ok("smpl: NO_MSG: pfm_restart", pfm_restart(fd));
@@ -760,14 +740,6 @@ static uint64_t cpu_over(pid_t pid, int ms)
 	return proc_cpu_ns(pid) - c0;
 }
 
-/* a message within @ms, by poll() and read() */
-static bool wait_msg(int fd, pfarg_msg_t *m, int ms)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	memset(m, 0, sizeof(*m));
-	return poll(&pfd, 1, ms) == 1 && read(fd, m, sizeof(*m)) == sizeof(*m);
-}
 
 struct blocked {
 	pid_t pid;
@@ -807,7 +779,7 @@ static bool spawn_blocked(struct blocked *b, int cpu, const char *name)
 		t_fail(name, "child not stopped: %#x", status);
 		return false;
 	}
-	b->fd = smpl_create(PFM_FL_NOTIFY_BLOCK, BLOCK_SIZE);
+	b->fd = t_smpl_create(PFM_FL_NOTIFY_BLOCK, BLOCK_SIZE);
 	if (b->fd < 0 || !(b->h = smpl_map(b->fd, BLOCK_SIZE)) ||
 	    smpl_program(b->fd, SMPL_PERIOD, 0, SMPL_EXITS) ||
 	    t_load(b->fd, b->pid, 0) || pfm_start(b->fd, NULL)) {
@@ -815,7 +787,7 @@ static bool spawn_blocked(struct blocked *b, int cpu, const char *name)
 		return false;
 	}
 	ptrace(PTRACE_CONT, b->pid, NULL, NULL);
-	if (!wait_msg(b->fd, &m, SPIN_TIMEOUT_S * 1000) ||
+	if (!t_wait_msg(b->fd, &m, SPIN_TIMEOUT_S * 1000) ||
 	    !msg_ok(&m, b->pid, -1, why, sizeof(why))) {
 		t_fail(name, "no PFM_MSG_OVFL for the child's full buffer: %s; count %llu",
 		       why, (unsigned long long)b->h->hdr_count);
@@ -892,7 +864,7 @@ static void block(int cpu_child)
 		check_blocked(&b, "block: the child is blocked (sleeping, no CPU time)");
 		t_expect_ok("block: pfm_restart", pfm_restart(b.fd));
 		check_runs(b.pid, "block: the child runs again after pfm_restart");
-		t_check(wait_msg(b.fd, &m, SPIN_TIMEOUT_S * 1000) &&
+		t_check(t_wait_msg(b.fd, &m, SPIN_TIMEOUT_S * 1000) &&
 			m.type == PFM_MSG_OVFL && b.h->hdr_overflows == 2,
 			"block: refilled: second PFM_MSG_OVFL", "type %u, overflows %llu",
 			m.type, (unsigned long long)b.h->hdr_overflows);
@@ -905,7 +877,7 @@ static void block(int cpu_child)
 			"block: SIGKILL ends the wait", "status %#x after %llu ms",
 			status, (unsigned long long)((t_now_ns() - t0) / NSEC_PER_MSEC));
 		b.pid = -1;
-		t_check(wait_msg(b.fd, &m, 2000) && m.type == PFM_MSG_END,
+		t_check(t_wait_msg(b.fd, &m, 2000) && m.type == PFM_MSG_END,
 			"block: PFM_MSG_END when the blocked child dies", "type %u",
 			m.type);
 	}

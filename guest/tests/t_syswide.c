@@ -4,7 +4,7 @@
  * monitor, they count whatever runs there, idle included: VCPU_RUN_NS
  * grows while this thread sleeps elsewhere in the guest and HALT_EXITS
  * counts the idle vCPU's halts. Then, as a perfmon2 program that does not
- * pin itself: loaded for another vCPU from here (issue 10), the context
+ * pin itself: loaded for another vCPU from here, the context
  * counts what runs there, not here. The rules: per-thread next to
  * system-wide (EBUSY), a second context for a vCPU (EBUSY), no such CPU
  * (EINVAL), who may create one (sys_group, CAP_SYS_ADMIN: EPERM). The

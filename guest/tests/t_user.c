@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Per-user context accounting (issue 9, item 9): the host's max_contexts
+ * Per-user context accounting: the host's max_contexts
  * is the whole VM's, so controls/max_ctx_per_user bounds the contexts one
  * uid has alive (EMFILE above it; default a quarter of max_contexts, at
  * least 1); CAP_SYS_ADMIN is exempt. A context is charged until it is
@@ -39,12 +39,30 @@ struct user_child {
 };
 
 /*
+ * Contexts into @fds until one is refused, MAX_TRY at most: how many were
+ * made; *@err gets the refusal's errno (left as it is if none was refused).
+ */
+static int create_until_refused(int *fds, int *err)
+{
+	int n;
+
+	for (n = 0; n < MAX_TRY; n++) {
+		fds[n] = t_create(0);
+		if (fds[n] < 0) {
+			*err = errno;
+			break;
+		}
+	}
+	return n;
+}
+
+/*
  * A child as @uid: create up to MAX_TRY contexts, close one, create one
  * again, report, and hold what it has until the parent lets it go.
  */
 static int user_start(struct user_child *c, uid_t uid)
 {
-	int res[2], hold[2], fds[MAX_TRY], i;
+	int res[2], hold[2], fds[MAX_TRY];
 	struct user_run r;
 	char ch;
 
@@ -60,14 +78,8 @@ static int user_start(struct user_child *c, uid_t uid)
 		memset(&r, 0, sizeof(r));
 		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
 			r.setup = errno;
-		for (i = 0; !r.setup && i < MAX_TRY; i++) {
-			fds[i] = t_create(0);
-			if (fds[i] < 0) {
-				r.err = errno;
-				break;
-			}
-			r.created++;
-		}
+		if (!r.setup)
+			r.created = create_until_refused(fds, &r.err);
 		if (!r.setup && r.created) {
 			close(fds[0]);
 			fds[0] = t_create(0);
@@ -157,7 +169,7 @@ struct ns_run {
 static void subordinate(void)
 {
 	char map[64], c = 0;
-	int go[2], res[2], fds[MAX_TRY], i, st;
+	int go[2], res[2], fds[MAX_TRY], st;
 	struct ns_run r = { .step = 9 };
 	char saved;
 	pid_t pid;
@@ -181,14 +193,8 @@ static void subordinate(void)
 		else if (write(res[1], &c, 1) != 1 || read(go[0], &c, 1) != 1 || c)
 			r.step = 3;
 		r.err = errno;
-		for (i = 0; !r.step && i < MAX_TRY; i++) {
-			fds[i] = t_create(0);
-			if (fds[i] < 0) {
-				r.err0 = errno;
-				break;
-			}
-			r.created++;
-		}
+		if (!r.step)
+			r.created = create_until_refused(fds, &r.err0);
 		if (!r.step && setresuid(1, 1, 1)) {
 			r.step = 4;
 			r.err = errno;

@@ -55,8 +55,8 @@
 #include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
 
-#define SYSFS		"/sys/kernel/perfmon/"
-#define NSEC_PER_SEC	1000000000ULL
+#include "t_common.h"
+
 #define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define VM_EXITS	PVPFM_VPMD_VM_EXITS
 #define HALT_EXITS	PVPFM_VPMD_HALT_EXITS
@@ -77,91 +77,37 @@ static void bench(const char *name, double val, const char *unit)
 	fflush(stdout);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
 static void busy_until(uint64_t end)
 {
 	volatile uint64_t x = 0;
 
-	while (now_ns() < end)
+	while (t_now_ns() < end)
 		for (int i = 0; i < 1000; i++)
 			x += i;
 }
 
-static long long sysfs_num(const char *rel, long long dflt)
+static int sysfs_write_num(const char *rel, long long val)
 {
-	char path[128], buf[64];
-	FILE *f;
+	char buf[24];
 
-	snprintf(path, sizeof(path), SYSFS "%s", rel);
-	f = fopen(path, "r");
-	if (!f)
-		return dflt;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return dflt;
-	}
-	fclose(f);
-	return strtoll(buf, NULL, 0);
+	snprintf(buf, sizeof(buf), "%lld", val);
+	return t_sysfs_write(rel, buf);
 }
 
-static int sysfs_write(const char *rel, long long val)
+/*
+ * A context with VCPU_RUN_NS, VM_EXITS and HALT_EXITS (the target of the
+ * write batch): @self, loaded on this thread and started (it counts), else
+ * unloaded (PMDs to read and write: no host counter). -1 on failure.
+ */
+static int pmds_ctx(bool self)
 {
-	char path[128];
-	FILE *f;
-	int ret;
+	static const uint16_t pmds[3] = { RUN_NS, VM_EXITS, HALT_EXITS };
+	int fd = t_create(0);
 
-	snprintf(path, sizeof(path), SYSFS "%s", rel);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%lld", val) < 0;
-	ret |= fclose(f) != 0;
-	return ret ? -1 : 0;
-}
-
-static pid_t gettid_(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		return -1;
-	return sched_getcpu() == cpu ? 0 : -1;
-}
-
-/* a self-monitoring context counting VCPU_RUN_NS and VM_EXITS, started */
-static int self_ctx(void)
-{
-	pfarg_pmd_t pd[3];
-	pfarg_load_t load;
-	pfarg_ctx_t ctx;
-	int fd;
-
-	memset(&ctx, 0, sizeof(ctx));
-	fd = pfm_create_context(&ctx, NULL, NULL, 0);
 	if (fd < 0)
 		return -1;
-	memset(pd, 0, sizeof(pd));
-	pd[0].reg_num = RUN_NS;
-	pd[1].reg_num = VM_EXITS;
-	pd[2].reg_num = HALT_EXITS;	/* the target of the write batch */
-	memset(&load, 0, sizeof(load));
-	load.load_pid = gettid_();
-	if (pfm_write_pmds(fd, pd, 3) || pfm_load_context(fd, &load) ||
-	    pfm_start(fd, NULL)) {
+	if (t_write_pmds(fd, pmds, 3, 0) ||
+	    (self && (t_load(fd, t_gettid(), 0) || pfm_start(fd, NULL)))) {
 		close(fd);
 		return -1;
 	}
@@ -175,17 +121,8 @@ struct snap {
 /* one pfm_read_pmds call: its own exit falls inside the interval it ends */
 static int snap(int fd, struct snap *s)
 {
-	pfarg_pmd_t pd[2];
-
-	memset(pd, 0, sizeof(pd));
-	pd[0].reg_num = RUN_NS;
-	pd[1].reg_num = VM_EXITS;
-	s->wall = now_ns();
-	if (pfm_read_pmds(fd, pd, 2))
-		return -1;
-	s->run_ns = pd[0].reg_value;
-	s->exits = pd[1].reg_value;
-	return 0;
+	s->wall = t_now_ns();
+	return t_read_run_exits(fd, &s->run_ns, &s->exits);
 }
 
 struct delta {
@@ -237,26 +174,20 @@ static int one_call(int fd, int other, enum op op, pfarg_pmd_t *vec, int nvec,
 	*extra = 0;
 	switch (op) {
 	case OP_READ1:
-		memset(&pd, 0, sizeof(pd));
-		pd.reg_num = VM_EXITS;
-		ret = pfm_read_pmds(fd, &pd, 1);
-		*exits = pd.reg_value;
-		return ret;
+		return t_read_pmd(fd, VM_EXITS, 0, exits);
 	case OP_READV:
-		for (int i = 0; i < nvec; i++) {
-			vec[i].reg_num = (i & 1) ? VM_EXITS : RUN_NS;
-			vec[i].reg_flags = 0;
-		}
-		ret = pfm_read_pmds(fd, vec, nvec);
-		*exits = vec[1].reg_value;
-		return ret;
 	case OP_READV_UNLOADED:
 		for (int i = 0; i < nvec; i++) {
 			vec[i].reg_num = (i & 1) ? VM_EXITS : RUN_NS;
 			vec[i].reg_flags = 0;
 		}
-		ret = pfm_read_pmds(other, vec, nvec);
-		break;
+		if (op == OP_READV_UNLOADED) {
+			ret = pfm_read_pmds(other, vec, nvec);
+			break;
+		}
+		ret = pfm_read_pmds(fd, vec, nvec);
+		*exits = vec[1].reg_value;
+		return ret;
 	case OP_WRITE1_UNLOADED:
 		memset(&pd, 0, sizeof(pd));
 		pd.reg_num = HALT_EXITS;
@@ -272,11 +203,7 @@ static int one_call(int fd, int other, enum op op, pfarg_pmd_t *vec, int nvec,
 	if (ret)
 		return ret;
 	*extra = 1;
-	memset(&pd, 0, sizeof(pd));
-	pd.reg_num = VM_EXITS;
-	ret = pfm_read_pmds(fd, &pd, 1);
-	*exits = pd.reg_value;
-	return ret;
+	return t_read_pmd(fd, VM_EXITS, 0, exits);
 }
 
 /*
@@ -378,32 +305,10 @@ err:
 	return -1;
 }
 
-/* an unloaded context with PMDs to read and write: no host counter */
-static int unloaded_ctx(void)
-{
-	pfarg_pmd_t pd[3];
-	pfarg_ctx_t ctx;
-	int fd;
-
-	memset(&ctx, 0, sizeof(ctx));
-	fd = pfm_create_context(&ctx, NULL, NULL, 0);
-	if (fd < 0)
-		return -1;
-	memset(pd, 0, sizeof(pd));
-	pd[0].reg_num = RUN_NS;
-	pd[1].reg_num = VM_EXITS;
-	pd[2].reg_num = HALT_EXITS;
-	if (pfm_write_pmds(fd, pd, 3)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static int nvec_max(long long *raised)
 {
-	long long max_vec = sysfs_num("device/max_vector", 0);
-	long long arg_mem = sysfs_num("controls/arg_mem_max", 0);
+	long long max_vec = t_sysfs_num("device/max_vector", 0);
+	long long arg_mem = t_sysfs_num("controls/arg_mem_max", 0);
 	int nvec;
 
 	/* the largest vector: the host's max_vector, arg_mem_max permitting */
@@ -411,9 +316,9 @@ static int nvec_max(long long *raised)
 	if (max_vec > MAX_VEC)
 		max_vec = MAX_VEC;
 	if ((long long)(max_vec * sizeof(pfarg_pmd_t)) > arg_mem &&
-	    !sysfs_write("controls/arg_mem_max", 16352))
+	    !sysfs_write_num("controls/arg_mem_max", 16352))
 		*raised = arg_mem;
-	arg_mem = sysfs_num("controls/arg_mem_max", 0);
+	arg_mem = t_sysfs_num("controls/arg_mem_max", 0);
 	nvec = (int)max_vec;
 	if ((long long)(nvec * sizeof(pfarg_pmd_t)) > arg_mem)
 		nvec = (int)(arg_mem / sizeof(pfarg_pmd_t));
@@ -429,8 +334,8 @@ static void bench_calls(int n)
 	int fd, other, nvec = nvec_max(&raised);
 
 	bench("calls.vector_entries", nvec, "entries");
-	fd = self_ctx();
-	other = unloaded_ctx();
+	fd = pmds_ctx(true);
+	other = pmds_ctx(false);
 	if (fd < 0 || other < 0) {
 		fail("calls: contexts");
 		goto out;
@@ -457,7 +362,7 @@ out:
 	if (other >= 0)
 		close(other);
 	if (raised >= 0)
-		sysfs_write("controls/arg_mem_max", raised);
+		sysfs_write_num("controls/arg_mem_max", raised);
 }
 
 /*
@@ -471,7 +376,7 @@ static void bench_calls_loaded_vector(int n)
 	long long raised;
 	int fd, nvec = nvec_max(&raised);
 
-	fd = self_ctx();
+	fd = pmds_ctx(true);
 	if (fd < 0) {
 		fail("calls: self-monitoring context");
 		goto out;
@@ -485,7 +390,7 @@ static void bench_calls_loaded_vector(int n)
 	close(fd);
 out:
 	if (raised >= 0)
-		sysfs_write("controls/arg_mem_max", raised);
+		sysfs_write_num("controls/arg_mem_max", raised);
 }
 
 /* ---- context switches ---- */
@@ -519,8 +424,8 @@ static void *ponger(void *p)
 	struct pong *pg = p;
 	char c;
 
-	pg->tid = gettid_();
-	if (pin(pg->cpu))
+	pg->tid = t_gettid();
+	if (t_pin(pg->cpu))
 		pg->tid = -1;
 	pg->ready = 1;
 	while (read(pg->in, &c, 1) == 1 && write(pg->out, &c, 1) == 1)
@@ -544,7 +449,7 @@ static int ping_pong(int cpu, int rounds, int monitored, long long *sw,
 	pthread_t th;
 	char c = 0;
 
-	if (pin(cpu) || pipe(ab) || pipe(ba))
+	if (t_pin(cpu) || pipe(ab) || pipe(ba))
 		return -1;
 	memset(&pg, 0, sizeof(pg));
 	pg.in = ab[0];
@@ -557,7 +462,7 @@ static int ping_pong(int cpu, int rounds, int monitored, long long *sw,
 	if (pg.tid < 0)
 		goto out_thread;
 	if (monitored) {
-		fd = self_ctx();
+		fd = pmds_ctx(true);
 		if (fd < 0)
 			goto out_thread;
 	}
@@ -567,14 +472,14 @@ static int ping_pong(int cpu, int rounds, int monitored, long long *sw,
 			goto out_thread;
 	if (fd >= 0 && snap(fd, &a))
 		goto out_thread;
-	c0 = ctxsw(gettid_());
+	c0 = ctxsw(t_gettid());
 	d0 = ctxsw(pg.tid);
-	s0 = sysfs_num("device/switches", -1);
+	s0 = t_sysfs_num("device/switches", -1);
 	for (int i = 0; i < rounds; i++)
 		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
 			goto out_thread;
-	s1 = sysfs_num("device/switches", -1);
-	c1 = ctxsw(gettid_());
+	s1 = t_sysfs_num("device/switches", -1);
+	c1 = ctxsw(t_gettid());
 	d1 = ctxsw(pg.tid);
 	if (fd >= 0 && snap(fd, &b))
 		goto out_thread;
@@ -730,7 +635,7 @@ static void bench_sampling(int timeout_s)
 	double rate, per, irq_rate;
 	void *p;
 
-	if (!(sysfs_num("device/features", 0) & PVPFM_F_SAMPLING)) {
+	if (!(t_sysfs_num("device/features", 0) & PVPFM_F_SAMPLING)) {
 		printf("BENCH-SKIP sampling: the host does not sample\n");
 		return;
 	}
@@ -757,7 +662,7 @@ static void bench_sampling(int timeout_s)
 	pd[0].reg_smpl_pmds[VM_EXITS / 64] = 1ULL << (VM_EXITS % 64);
 	pd[1].reg_num = VM_EXITS;
 	memset(&load, 0, sizeof(load));
-	load.load_pid = gettid_();
+	load.load_pid = t_gettid();
 	if (pfm_write_pmds(fd, pd, 2) || pfm_load_context(fd, &load) ||
 	    pfm_start(fd, NULL)) {
 		fail("sampling: set up");
@@ -774,8 +679,8 @@ static void bench_sampling(int timeout_s)
 	ovfl0 = hdr->hdr_overflows;
 	end = a.wall + (uint64_t)timeout_s * NSEC_PER_SEC;
 	/* reading the header is a load from guest memory: no exit */
-	while (hdr->hdr_count - count0 < SMPL_WANT && now_ns() < end)
-		busy_until(now_ns() + 100000);
+	while (hdr->hdr_count - count0 < SMPL_WANT && t_now_ns() < end)
+		busy_until(t_now_ns() + 100000);
 	if (snap(fd, &b))
 		goto err;
 	count1 = hdr->hdr_count;
@@ -788,7 +693,7 @@ static void bench_sampling(int timeout_s)
 	pfm_stop(fd);
 	pfm_unload_context(fd);
 	{
-		int cfd = self_ctx();
+		int cfd = pmds_ctx(true);
 
 		if (cfd < 0)
 			goto err;
@@ -886,7 +791,7 @@ static void bench_perf_cpu_clock(int timeout_s)
 	int pfd, fd;
 	void *p;
 
-	fd = self_ctx();
+	fd = pmds_ctx(true);
 	if (fd < 0) {
 		fail("perf cpu-clock: counting context");
 		return;
@@ -915,8 +820,8 @@ static void bench_perf_cpu_clock(int timeout_s)
 		goto err;
 	ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0);
 	end = a.wall + (uint64_t)timeout_s * NSEC_PER_SEC;
-	while (perf_samples(pg, data_size) < SMPL_WANT && now_ns() < end)
-		busy_until(now_ns() + 100000);
+	while (perf_samples(pg, data_size) < SMPL_WANT && t_now_ns() < end)
+		busy_until(t_now_ns() + 100000);
 	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
 	if (snap(fd, &b))
 		goto err;
@@ -953,13 +858,13 @@ int main(int argc, char **argv)
 	if (n <= 0)
 		n = 20000;
 	/* one vCPU for everything: no migrations, no SWITCH on the way */
-	if (pin(cpus > 1 ? 1 : 0)) {
+	if (t_pin(cpus > 1 ? 1 : 0)) {
 		fail("pin");
 		return 1;
 	}
 	printf("BENCH-INFO b_exits: N=%d, vCPU %d of %d, personality %lld, max_vector %lld\n",
-	       n, sched_getcpu(), cpus, sysfs_num("device/personality", -1),
-	       sysfs_num("device/max_vector", -1));
+	       n, sched_getcpu(), cpus, t_sysfs_num("device/personality", -1),
+	       t_sysfs_num("device/max_vector", -1));
 	fflush(stdout);
 	bench_calls(n);
 	bench_sampling(60);

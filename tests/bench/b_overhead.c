@@ -91,7 +91,8 @@
 #include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
 
-#define NSEC_PER_SEC	1000000000ULL
+#include "t_common.h"
+
 #define SWITCH_NS	10000000ULL	/* set switch timeout: 10 ms */
 #define SLICE_NS	20000000ULL	/* the tool on or off: 20 ms of wall */
 #define BUF_SIZE	(64 * 1024)	/* pv sampling buffer, perf ring data */
@@ -154,14 +155,6 @@ static void bench(const char *key, const char *what, double val,
 {
 	printf("BENCH overhead.%s%s%s %.3f %s\n", key, *what ? "." : "", what,
 	       val, unit);
-}
-
-static uint64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 /* the guest's steal time (ns; /proc/stat's 8th column, in USER_HZ) */
@@ -275,7 +268,7 @@ static int pv_smpl_start(struct pv_smpl *s, unsigned int rate)
 	pd.reg_short_reset = -period;
 	pd.reg_long_reset = -period;
 	memset(&load, 0, sizeof(load));
-	load.load_pid = (uint32_t)syscall(SYS_gettid);
+	load.load_pid = t_gettid();
 	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
 	if (pfm_write_pmds(s->fd, &pd, 1) || pfm_load_context(s->fd, &load) ||
 	    pfm_start(s->fd, NULL)) {
@@ -402,13 +395,9 @@ static const uint16_t count_pmds[4] = {
 static int count_start(int mux)
 {
 	pfarg_setdesc_t sd[2];
-	pfarg_load_t load;
 	pfarg_pmd_t pd[4];
-	pfarg_ctx_t ctx;
-	int fd;
+	int fd = t_create(0);
 
-	memset(&ctx, 0, sizeof(ctx));
-	fd = pfm_create_context(&ctx, NULL, NULL, 0);
 	if (fd < 0)
 		return -1;
 	memset(sd, 0, sizeof(sd));
@@ -422,10 +411,8 @@ static int count_start(int mux)
 		pd[i].reg_num = count_pmds[i];
 		pd[i].reg_set = mux && i >= 2;
 	}
-	memset(&load, 0, sizeof(load));
-	load.load_pid = (uint32_t)syscall(SYS_gettid);
 	if ((mux && pfm_create_evtsets(fd, sd, 2)) || pfm_write_pmds(fd, pd, 4) ||
-	    pfm_load_context(fd, &load) || pfm_start(fd, NULL)) {
+	    t_load(fd, t_gettid(), 0) || pfm_start(fd, NULL)) {
 		close(fd);
 		return -1;
 	}
@@ -531,9 +518,9 @@ static void timed_run(const struct config *c, double secs, struct run *r)
 	/* every tool starts on: the first slice of each pair is on */
 	on = 1;
 	st0 = steal_ns();
-	w0 = clock_ns(CLOCK_MONOTONIC);
+	w0 = t_now_ns();
 	end = w0 + (uint64_t)(secs * 1e9);
-	for (int slice = 0; clock_ns(CLOCK_MONOTONIC) < end; slice++) {
+	for (int slice = 0; t_now_ns() < end; slice++) {
 		int want = (slice / 2) % 2 ? slice % 2 : !(slice % 2);
 
 		if (want != on) {
@@ -541,8 +528,8 @@ static void timed_run(const struct config *c, double secs, struct run *r)
 			on = want;
 		}
 		work = 0;
-		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		slice_end = clock_ns(CLOCK_MONOTONIC) + SLICE_NS;
+		c0 = t_thread_cpu_ns();
+		slice_end = t_now_ns() + SLICE_NS;
 		do {
 			sink += work_piece(base);
 			work++;
@@ -551,13 +538,13 @@ static void timed_run(const struct config *c, double secs, struct run *r)
 				pv_poll(&pv);
 			else if (on && c->kind == PERF_SMPL)
 				perf_poll(&pf);
-		} while (clock_ns(CLOCK_MONOTONIC) < slice_end);
-		c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		} while (t_now_ns() < slice_end);
+		c1 = t_thread_cpu_ns();
 		r->work[on] += (double)work;
 		r->cpu_ns[on] += (double)(c1 - c0);
 		r->slices++;
 	}
-	r->wall_ns = (double)(clock_ns(CLOCK_MONOTONIC) - w0);
+	r->wall_ns = (double)(t_now_ns() - w0);
 	st1 = steal_ns();
 	r->steal_ns = st1 - st0;
 	switch (c->kind) {
@@ -825,15 +812,6 @@ static void report(int rounds)
 	fflush(stdout);
 }
 
-static int pin0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 8;
@@ -847,7 +825,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < sizeof(piece_buf); i++)
 		piece_buf[i] = (unsigned char)(i * 131);
-	if (pin0())
+	if (t_pin(0))
 		fail("pin to CPU 0");
 	printf("BENCH-INFO b_overhead: %d rounds of %d configurations, %.1f s each, vCPU %d of %ld, set switch %llu ms\n",
 	       rounds, NCONF, secs, sched_getcpu(), sysconf(_SC_NPROCESSORS_ONLN),

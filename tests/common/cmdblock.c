@@ -15,16 +15,18 @@ uint32_t cb_fill(void *block, const struct cb_cmd *cmd, uint32_t tid,
 
 	if (cmd->arg_size > PVPFM_CMD_ARGS_MAX)
 		return 0;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = PVPFM_ABI_VERSION;
-	hdr->cmd = cmd->cmd;
-	hdr->ctx_id = cmd->ctx_id;
-	hdr->count = cmd->count;
-	hdr->status = CB_STATUS_UNSET;
-	hdr->arg_size = cmd->arg_size;
-	hdr->err_index = CB_ERR_INDEX_UNSET;
-	hdr->tid = tid;
-	hdr->tgid = tgid;
+	/* the outputs hold what no executor writes, to see that one did */
+	*hdr = (struct pvpfm_cmd_hdr){
+		.version = PVPFM_ABI_VERSION,
+		.cmd = cmd->cmd,
+		.ctx_id = cmd->ctx_id,
+		.count = cmd->count,
+		.arg_size = cmd->arg_size,
+		.tid = tid,
+		.tgid = tgid,
+		.status = CB_STATUS_UNSET,
+		.err_index = CB_ERR_INDEX_UNSET,
+	};
 	if (cmd->arg_size)
 		memcpy(hdr + 1, cmd->arg, cmd->arg_size);
 	return sizeof(*hdr) + cmd->arg_size;
@@ -83,23 +85,12 @@ int cb_create_smpl(struct cb_caller *c, uint32_t flags, uint64_t buf_size,
 	return create(c, &a, ctx_id);
 }
 
-int cb_write_pmcs(struct cb_caller *c, uint32_t ctx, pfarg_pmc_t *v,
-		  uint32_t n)
-{
-	return cb_cmd(c, PVPFM_CMD_WRITE_PMCS, ctx, n, v, n * sizeof(*v));
+#define CB_VECTOR_DEFINE(name, cmd, type)				\
+int name(struct cb_caller *c, uint32_t ctx, type *v, uint32_t n)	\
+{									\
+	return cb_cmd(c, cmd, ctx, n, v, n * sizeof(*v));		\
 }
-
-int cb_write_pmds(struct cb_caller *c, uint32_t ctx, pfarg_pmd_t *v,
-		  uint32_t n)
-{
-	return cb_cmd(c, PVPFM_CMD_WRITE_PMDS, ctx, n, v, n * sizeof(*v));
-}
-
-int cb_read_pmds(struct cb_caller *c, uint32_t ctx, pfarg_pmd_t *v,
-		 uint32_t n)
-{
-	return cb_cmd(c, PVPFM_CMD_READ_PMDS, ctx, n, v, n * sizeof(*v));
-}
+CB_VECTOR_CALLS(CB_VECTOR_DEFINE)
 
 int cb_load(struct cb_caller *c, uint32_t ctx, uint32_t pid, uint16_t set,
 	    uint32_t flags, uint32_t tgid)
@@ -136,24 +127,6 @@ int cb_stop(struct cb_caller *c, uint32_t ctx)
 int cb_restart(struct cb_caller *c, uint32_t ctx)
 {
 	return cb_cmd(c, PVPFM_CMD_RESTART, ctx, 0, NULL, 0);
-}
-
-int cb_create_sets(struct cb_caller *c, uint32_t ctx, pfarg_setdesc_t *v,
-		   uint32_t n)
-{
-	return cb_cmd(c, PVPFM_CMD_CREATE_EVTSETS, ctx, n, v, n * sizeof(*v));
-}
-
-int cb_getinfo_sets(struct cb_caller *c, uint32_t ctx, pfarg_setinfo_t *v,
-		    uint32_t n)
-{
-	return cb_cmd(c, PVPFM_CMD_GETINFO_EVTSETS, ctx, n, v, n * sizeof(*v));
-}
-
-int cb_delete_sets(struct cb_caller *c, uint32_t ctx, pfarg_setdesc_t *v,
-		   uint32_t n)
-{
-	return cb_cmd(c, PVPFM_CMD_DELETE_EVTSETS, ctx, n, v, n * sizeof(*v));
 }
 
 int cb_unload(struct cb_caller *c, uint32_t ctx)

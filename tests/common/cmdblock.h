@@ -64,18 +64,29 @@ int cb_unfill(const void *block, struct cb_caller *c,
 int cb_cmd(struct cb_caller *c, uint16_t cmd, uint32_t ctx_id, uint32_t count,
 	   void *arg, uint32_t arg_size);
 
-/* the calls; each returns as cb_cmd() */
+/*
+ * The calls; each returns as cb_cmd(). Those whose argument is a vector of
+ * @n entries @v are declared from this list, as
+ *	int cb_write_pmcs(struct cb_caller *c, uint32_t ctx, pfarg_pmc_t *v,
+ *			  uint32_t n);
+ * each with its command and entry type
+ */
+#define CB_VECTOR_CALLS(X)						\
+	X(cb_write_pmcs, PVPFM_CMD_WRITE_PMCS, pfarg_pmc_t)		\
+	X(cb_write_pmds, PVPFM_CMD_WRITE_PMDS, pfarg_pmd_t)		\
+	X(cb_read_pmds, PVPFM_CMD_READ_PMDS, pfarg_pmd_t)		\
+	X(cb_create_sets, PVPFM_CMD_CREATE_EVTSETS, pfarg_setdesc_t)	\
+	X(cb_getinfo_sets, PVPFM_CMD_GETINFO_EVTSETS, pfarg_setinfo_t)	\
+	X(cb_delete_sets, PVPFM_CMD_DELETE_EVTSETS, pfarg_setdesc_t)
+#define CB_VECTOR_DECLARE(name, cmd, type) \
+	int name(struct cb_caller *c, uint32_t ctx, type *v, uint32_t n);
+CB_VECTOR_CALLS(CB_VECTOR_DECLARE)
+
 /* *@ctx_id (if not NULL): the new context, 0 on failure */
 int cb_create(struct cb_caller *c, uint32_t flags, uint32_t *ctx_id);
 /* ... with the default sampling format and a buffer of @buf_size bytes */
 int cb_create_smpl(struct cb_caller *c, uint32_t flags, uint64_t buf_size,
 		   uint32_t *ctx_id);
-int cb_write_pmcs(struct cb_caller *c, uint32_t ctx, pfarg_pmc_t *v,
-		  uint32_t n);
-int cb_write_pmds(struct cb_caller *c, uint32_t ctx, pfarg_pmd_t *v,
-		  uint32_t n);
-int cb_read_pmds(struct cb_caller *c, uint32_t ctx, pfarg_pmd_t *v,
-		 uint32_t n);
 /* @flags PVPFM_LOAD_*; thread @pid of @tgid, or system-wide: vCPU @pid */
 int cb_load(struct cb_caller *c, uint32_t ctx, uint32_t pid, uint16_t set,
 	    uint32_t flags, uint32_t tgid);
@@ -83,12 +94,6 @@ int cb_start(struct cb_caller *c, uint32_t ctx);	/* no argument */
 int cb_start_set(struct cb_caller *c, uint32_t ctx, uint16_t set);
 int cb_stop(struct cb_caller *c, uint32_t ctx);
 int cb_restart(struct cb_caller *c, uint32_t ctx);
-int cb_create_sets(struct cb_caller *c, uint32_t ctx, pfarg_setdesc_t *v,
-		   uint32_t n);
-int cb_getinfo_sets(struct cb_caller *c, uint32_t ctx, pfarg_setinfo_t *v,
-		    uint32_t n);
-int cb_delete_sets(struct cb_caller *c, uint32_t ctx, pfarg_setdesc_t *v,
-		   uint32_t n);
 int cb_unload(struct cb_caller *c, uint32_t ctx);	/* no argument */
 int cb_unload_flags(struct cb_caller *c, uint32_t ctx, uint32_t flags);
 int cb_destroy(struct cb_caller *c, uint32_t ctx);

@@ -528,7 +528,7 @@ static struct sim *sim_like(const struct sim_cfg *sc, u8 w)
 }
 
 /*
- * Whatever state the input reached migrates (issue 11): the stream saved
+ * Whatever state the input reached migrates: the stream saved
  * from it restores into a fresh engine on a like host. With
  * FUZZ_SAVE_STREAM=DIR the stream is written there too: the seed corpus
  * of fuzz_stream.

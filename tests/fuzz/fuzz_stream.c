@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer harness: arbitrary bytes as a migration stream into
- * pfm_engine_restore() (issue 11), the stream being a file an attacker may
+ * pfm_engine_restore(), the stream being a file an attacker may
  * forge. Seeds: streams fuzz_cmd saved from the states its corpus reaches
  * (make corpus).
  *

@@ -52,6 +52,14 @@ static void create(unsigned int flags)
 	b(flags);
 }
 
+/* a new seed: its VM (as vm()) and a first context of @ctx_flags */
+static void new_seed(unsigned int pers, unsigned int width, unsigned int vcpus,
+		     unsigned int ctx_flags)
+{
+	vm(pers, width, vcpus);
+	create(ctx_flags);
+}
+
 /* one PMC: pmc_nums index, set, value kind */
 static void pmc(unsigned int ctx, unsigned int idx, unsigned int set,
 		unsigned int kind)
@@ -98,6 +106,20 @@ static void start(unsigned int vcpu, unsigned int ctx)
 	b(0);
 }
 
+/* context 0 loaded for the thread of vCPU 0 and started */
+static void go(void)
+{
+	load(0, 0, 0);
+	start(0, 0);
+}
+
+/* context 0 unloaded (vCPU 0), no flags */
+static void unload(void)
+{
+	cmd(0, PVPFM_CMD_UNLOAD_CONTEXT, 0);
+	b(0);
+}
+
 static void events(unsigned int vcpu, unsigned int ev, unsigned int n)
 {
 	b(FZ_OP_EVENTS);
@@ -105,6 +127,37 @@ static void events(unsigned int vcpu, unsigned int ev, unsigned int n)
 	b(ev);
 	w16(n);
 	b(0);
+}
+
+/* CREATE_EVTSETS (context 0, vCPU 0) of sets 0 and 1, both @flags */
+static void two_sets(unsigned int flags, unsigned int timeout0,
+		     unsigned int timeout1)
+{
+	cmd(0, PVPFM_CMD_CREATE_EVTSETS, 0);
+	b(2);
+	b(0);
+	b(flags);
+	w16(timeout0);
+	b(1);
+	b(flags);
+	w16(timeout1);
+}
+
+/* GETINFO_EVTSETS (context 0, vCPU 0) of sets 0 and 1 */
+static void getinfo_two_sets(void)
+{
+	cmd(0, PVPFM_CMD_GETINFO_EVTSETS, 0);
+	b(2);
+	b(0);
+	b(1);
+}
+
+/* from now, @per_us events of @ev a microsecond */
+static void rate(unsigned int ev, unsigned int per_us)
+{
+	b(FZ_OP_RATE);
+	b(ev);
+	b(per_us);
 }
 
 static void read_msg(unsigned int ctx)
@@ -131,31 +184,26 @@ int main(int argc, char **argv)
 	int i;
 
 	/* counting: create, program, load, start, events, read, teardown */
-	vm(1, 1, 2);
-	create(0);
+	new_seed(1, 1, 2, 0);
 	pmc(0, 0, 0, FZ_PMC_EV(0));
 	pmd(0, 0, 0, 0, 1000, 0, 0, 0, 0);
-	load(0, 0, 0);
-	start(0, 0);
+	go();
 	events(0, FZ_EV_A, 5000);
 	cmd(0, PVPFM_CMD_READ_PMDS, 0);
 	b(1);
 	b(0);
 	b(0);
 	simple(0, PVPFM_CMD_STOP, 0);
-	cmd(0, PVPFM_CMD_UNLOAD_CONTEXT, 0);
-	b(0);
+	unload();
 	simple(0, PVPFM_CMD_DESTROY_CONTEXT, 0);
 	save(dir, "count");
 
 	/* notification, masking, restart, messages, thread exit */
-	vm(1, 0, 1);
-	create(0);
+	new_seed(1, 0, 1, 0);
 	pmc(0, 0, 0, FZ_PMC_EV(0));
 	pmc(0, 1, 0, FZ_PMC_EV(1));
 	pmd(0, 0, 0, PFM_REGFL_OVFL_NOTIFY, 100, 0, 0x2, 0, 0);
-	load(0, 0, 0);
-	start(0, 0);
+	go();
 	for (i = 0; i < 3; i++) {
 		events(0, FZ_EV_B, 10);
 		events(0, FZ_EV_A, 100);
@@ -169,8 +217,7 @@ int main(int argc, char **argv)
 	save(dir, "notify");
 
 	/* default-format sampling until the buffer is full, then restart */
-	vm(1, 1, 1);
-	create(8);
+	new_seed(1, 1, 1, 8);
 	b(0);			/* one page */
 	cmd(0, PVPFM_CMD_SMPL_REGISTER, 0);
 	b(0);
@@ -180,8 +227,7 @@ int main(int argc, char **argv)
 	pmc(0, 1, 0, FZ_PMC_EV(1));
 	pmd(0, 0, 0, PFM_REGFL_OVFL_NOTIFY, 50, 0x2 | 0x20, 0, 0, 0);
 	pmd(0, 7, 0, 0, 1, 0, 0, 0, 0);	/* PMD 256, virtual */
-	load(0, 0, 0);
-	start(0, 0);
+	go();
 	events(0, FZ_EV_B, 7);
 	events(0, FZ_EV_A, 50 * 100);
 	read_msg(0);
@@ -190,65 +236,35 @@ int main(int argc, char **argv)
 	save(dir, "sample");
 
 	/* two time-switched sets, rates, getinfo */
-	vm(1, 1, 2);
-	create(0);
-	cmd(0, PVPFM_CMD_CREATE_EVTSETS, 0);
-	b(2);
-	b(0);
-	b(PFM_SETFL_TIME_SWITCH);
-	w16(100);
-	b(1);
-	b(PFM_SETFL_TIME_SWITCH);
-	w16(300);
+	new_seed(1, 1, 2, 0);
+	two_sets(PFM_SETFL_TIME_SWITCH, 100, 300);
 	pmc(0, 0, 0, FZ_PMC_EV(0));
 	pmc(0, 0, 1, FZ_PMC_EV(1));
-	load(0, 0, 0);
-	start(0, 0);
-	b(FZ_OP_RATE);
-	b(FZ_EV_A);
-	b(200);
-	b(FZ_OP_RATE);
-	b(FZ_EV_B);
-	b(30);
+	go();
+	rate(FZ_EV_A, 200);
+	rate(FZ_EV_B, 30);
 	b(FZ_OP_RUN);
 	w16(40000);
-	cmd(0, PVPFM_CMD_GETINFO_EVTSETS, 0);
-	b(2);
-	b(0);
-	b(1);
+	getinfo_two_sets();
 	simple(0, PVPFM_CMD_STOP, 0);
-	cmd(0, PVPFM_CMD_UNLOAD_CONTEXT, 0);
-	b(0);
+	unload();
 	save(dir, "timesets");
 
 	/* cascading: overflow switching with random periods */
-	vm(0, 0, 1);
-	create(0);
-	cmd(0, PVPFM_CMD_CREATE_EVTSETS, 0);
-	b(2);
-	b(0);
-	b(PFM_SETFL_OVFL_SWITCH);
-	w16(0);
-	b(1);
-	b(PFM_SETFL_OVFL_SWITCH);
-	w16(0);
+	new_seed(0, 0, 1, 0);
+	two_sets(PFM_SETFL_OVFL_SWITCH, 0, 0);
 	pmc(0, 0, 0, FZ_PMC_EV(0));
 	pmc(0, 1, 1, FZ_PMC_EV(1));
 	pmd(0, 0, 0, PFM_REGFL_RANDOM, 200, 0, 0, 1, 0xff);
 	pmd(0, 1, 1, 0, 300, 0, 0, 2, 0);
-	load(0, 0, 0);
-	start(0, 0);
+	go();
 	events(0, FZ_EV_A, 1000);
 	events(0, FZ_EV_B, 1000);
-	cmd(0, PVPFM_CMD_GETINFO_EVTSETS, 0);
-	b(2);
-	b(0);
-	b(1);
+	getinfo_two_sets();
 	save(dir, "cascade");
 
 	/* system-wide on vCPU 1, then a thread context switching around */
-	vm(2, 3, 3);
-	create(2);
+	new_seed(2, 3, 3, 2);
 	create(0);
 	pmd(0, 8, 0, PFM_REGFL_OVFL_NOTIFY, 10, 0, 0, 0, 0);	/* VM_EXITS */
 	load(1, 0, 1);
@@ -279,8 +295,7 @@ int main(int argc, char **argv)
 	save(dir, "syswide_switch");
 
 	/* raw blocks: bad version, unknown command, size mismatches */
-	vm(1, 1, 1);
-	create(0);
+	new_seed(1, 1, 1, 0);
 	b(FZ_OP_RAW);
 	b(0);
 	b(1 | 4);

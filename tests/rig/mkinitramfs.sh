@@ -33,6 +33,8 @@ die() {
 	echo "mkinitramfs.sh: $*" >&2
 	exit 1
 }
+# shellcheck source=scripts/ldd-libs.sh
+. "$here/../../scripts/ldd-libs.sh"
 
 usage() {
 	sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
@@ -207,14 +209,10 @@ build_payload() {
 		[ "$magic" = '177ELF' ] || continue
 		# ldd fails on static binaries ("not a dynamic executable"): skip.
 		line=$(ldd "$f" 2>/dev/null) || continue
-		if grep -q 'not found' <<<"$line"; then
-			die "ldd: $f: unresolved libraries: $(grep 'not found' <<<"$line" | tr -s ' \t' ' ')"
-		fi
-		# Lines: "libx.so => /path (0x...)", "/lib64/ld-linux... (0x...)",
-		# "linux-vdso.so.1 (0x...)" (in the kernel, nothing to copy).
+		ldd_check "$line" "$f"
 		while read -r lib; do
 			copy_lib "$lib" "$root"
-		done < <(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$line")
+		done < <(ldd_libraries "$line"; ldd_loader "$line")
 	done < <(find "$root/payload" -path '*/sysroot' -prune -o -type f -print0)
 }
 

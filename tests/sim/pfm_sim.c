@@ -370,13 +370,6 @@ static u64 rate_events_at(const struct sim_rate *r, u64 t)
 	return r->base_n + (u64)((u128)(t - r->base_ns) * r->per_us / 1000);
 }
 
-u64 sim_events_at(const struct sim *s, u32 key, u64 t)
-{
-	const struct sim_rate *r = rate_find(s, key);
-
-	return r ? rate_events_at(r, t) : 0;
-}
-
 void sim_set_rate(struct sim *s, u32 key, u64 per_us)
 {
 	struct sim_rate *r = rate_find(s, key);

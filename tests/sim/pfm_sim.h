@@ -161,8 +161,6 @@ int sim_engine_create(struct sim *s, struct pfm_engine_cfg *cfg,
 
 /* events of @key occur @per_us times per microsecond on every vCPU */
 void sim_set_rate(struct sim *s, u32 key, u64 per_us);
-/* events of @key that occurred on a vCPU from time 0 to @t (rate table) */
-u64 sim_events_at(const struct sim *s, u32 key, u64 t);
 
 /* @n events of @key occur on @vcpu now (the clock does not move) */
 void sim_events(struct sim *s, u32 vcpu, u32 key, u64 n);

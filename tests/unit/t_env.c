@@ -75,6 +75,15 @@ struct t_env *t_env_new(const struct t_opts *o)
 	return t;
 }
 
+struct t_env *t_env_limits(const struct pfm_limits *lim)
+{
+	struct t_opts o;
+
+	t_opts_default(&o);
+	o.limits = *lim;
+	return t_env_new(&o);
+}
+
 void t_env_free(struct t_env *t)
 {
 	struct sim *s = t->sim;
@@ -177,6 +186,13 @@ void t_load_sys(struct t_env *t, u32 ctx)
 	assert_int_equal(cb_load(&t->cb, ctx, t->vcpu, 0, 0, 0), 0);
 }
 
+void t_go(struct t_env *t, u32 ctx)
+{
+	t->vcpu = 0;
+	t_load_self(t, ctx);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
+}
+
 u64 t_set(struct t_env *t, u32 ctx, u16 id, u32 flags, u64 timeout)
 {
 	pfarg_setdesc_t d;
@@ -194,6 +210,14 @@ void t_info(struct t_env *t, u32 ctx, u16 id, pfarg_setinfo_t *info)
 	memset(info, 0, sizeof(*info));
 	info->set_id = id;
 	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, info, 1), 0);
+}
+
+u64 t_runs(struct t_env *t, u32 ctx, u16 id)
+{
+	pfarg_setinfo_t info;
+
+	t_info(t, ctx, id, &info);
+	return info.set_runs;
 }
 
 u32 t_drain_msgs(struct t_env *t, u32 ctx, pfarg_msg_t *out, u32 max)
@@ -216,4 +240,10 @@ struct pfm_engine_stats t_stats(struct t_env *t)
 
 	pfm_engine_stats(t->e, &st);
 	return st;
+}
+
+void t_assert_stopped_at(struct t_env *t, u32 index, u32 flags, u32 retfl)
+{
+	assert_int_equal(t->cb.hdr.err_index, index);
+	assert_int_equal(flags & PFM_REG_RETFL_MASK, retfl);
 }

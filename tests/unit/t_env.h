@@ -70,6 +70,8 @@ struct t_env {
 /* defaults: amd64 fam10h, 32-bit counters, 2 vCPUs, 1 us timer granularity */
 void t_opts_default(struct t_opts *o);
 struct t_env *t_env_new(const struct t_opts *o);
+/* a default environment but for its limits, @lim */
+struct t_env *t_env_limits(const struct pfm_limits *lim);
 /* destroys the engine and fails the test on any leak or violation */
 void t_env_free(struct t_env *t);
 
@@ -91,13 +93,23 @@ void t_pmd_period(struct t_env *t, u32 ctx, u16 set, u16 num, u64 period,
 u64 t_read(struct t_env *t, u32 ctx, u16 set, u16 num);
 void t_load_self(struct t_env *t, u32 ctx);	/* the thread on t->vcpu */
 void t_load_sys(struct t_env *t, u32 ctx);	/* system-wide on t->vcpu */
+/* load @ctx for the thread on vCPU 0 (t->vcpu becomes 0) and start it */
+void t_go(struct t_env *t, u32 ctx);
 /* create set @id with @flags and @timeout; returns the effective timeout */
 u64 t_set(struct t_env *t, u32 ctx, u16 id, u32 flags, u64 timeout);
 void t_info(struct t_env *t, u32 ctx, u16 id, pfarg_setinfo_t *info);
+/* set_runs of set @id, as getinfo reports it */
+u64 t_runs(struct t_env *t, u32 ctx, u16 id);
 /* messages waiting on @ctx (reads them all; up to @max into @out) */
 u32 t_drain_msgs(struct t_env *t, u32 ctx, pfarg_msg_t *out, u32 max);
 
 struct pfm_engine_stats t_stats(struct t_env *t);
+
+/*
+ * The last vector call stopped at entry @index (the header's err_index),
+ * and that entry's RETFL bits (of its @flags) are @retfl
+ */
+void t_assert_stopped_at(struct t_env *t, u32 index, u32 flags, u32 retfl);
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -106,5 +118,23 @@ struct pfm_engine_stats t_stats(struct t_env *t);
 /* a cmocka test with the default fixture */
 #define T_TEST(f)	cmocka_unit_test_setup_teardown(f, t_setup, t_teardown)
 #define T_ENV(state)	((struct t_env *)*(state))
+
+/*
+ * A test (listed with T_TEST) whose body runs with @t, the default
+ * environment, and @ctx, a context of @flags created in it:
+ *	T_CTX_TEST(test_name, 0)
+ *	{
+ *		... t, ctx ...
+ *	}
+ */
+#define T_CTX_TEST(name, flags)						\
+	static void name##_body(struct t_env *t, u32 ctx);		\
+	static void name(void **state)					\
+	{								\
+		struct t_env *t = T_ENV(state);				\
+									\
+		name##_body(t, t_ctx(t, flags));			\
+	}								\
+	static void name##_body(struct t_env *t, u32 ctx)
 
 #endif /* _T_ENV_H */

@@ -13,6 +13,23 @@ static void count_a(struct t_env *t, u32 ctx, u64 v)
 	t_pmd(t, ctx, 0, 0, v);
 }
 
+/* ... from 0, loaded on the thread of vCPU 0 and started */
+static void counting_a(struct t_env *t, u32 ctx)
+{
+	count_a(t, ctx, 0);
+	t_go(t, ctx);
+}
+
+/*
+ * @ctx loaded for guest thread @tid of @tgid, which no vCPU runs until a
+ * switch brings it in, and started
+ */
+static void load_thread(struct t_env *t, u32 ctx, u32 tid, u32 tgid)
+{
+	assert_int_equal(cb_load(&t->cb, ctx, tid, 0, 0, tgid), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
+}
+
 static void test_create_distinct_ids(void **state)
 {
 	struct t_env *t = T_ENV(state);
@@ -67,10 +84,8 @@ static void test_create_unknown_format(void **state)
 	assert_int_equal(t_stats(t).contexts, 0);
 }
 
-static void test_destroy_then_ebadf(void **state)
+T_CTX_TEST(test_destroy_then_ebadf, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t pmd;
 
 	assert_int_equal(cb_destroy(&t->cb, ctx), 0);
@@ -81,22 +96,16 @@ static void test_destroy_then_ebadf(void **state)
 	assert_int_equal(cb_read_pmds(&t->cb, ctx, &pmd, 1), -EBADF);
 }
 
-static void test_unknown_ctx_ebadf(void **state)
+T_CTX_TEST(test_unknown_ctx_ebadf, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	assert_int_equal(cb_stop(&t->cb, 0), -EBADF);
 	assert_int_equal(cb_stop(&t->cb, ctx + 100), -EBADF);
 	assert_int_equal(cb_load(&t->cb, 0xffffffff, t->tid[0], 0,
 				 PVPFM_LOAD_SELF, t->tgid[0]), -EBADF);
 }
 
-static void test_calls_on_unloaded_einval(void **state)
+T_CTX_TEST(test_calls_on_unloaded_einval, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	assert_int_equal(cb_start(&t->cb, ctx), -EINVAL);
 	assert_int_equal(cb_start_set(&t->cb, ctx, 0), -EINVAL);
 	assert_int_equal(cb_stop(&t->cb, ctx), -EINVAL);
@@ -108,11 +117,8 @@ static void test_calls_on_unloaded_einval(void **state)
 	assert_int_equal(t_stats(t).loaded, 0);
 }
 
-static void test_load_twice_ebusy(void **state)
+T_CTX_TEST(test_load_twice_ebusy, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	t_load_self(t, ctx);
 	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
 				 t->tgid[0]), -EBUSY);
@@ -120,11 +126,8 @@ static void test_load_twice_ebusy(void **state)
 	assert_int_equal(t_stats(t).loaded, 1);
 }
 
-static void test_load_bad_args(void **state)
+T_CTX_TEST(test_load_bad_args, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	/* no such set */
 	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 3, PVPFM_LOAD_SELF,
 				 t->tgid[0]), -EINVAL);
@@ -136,11 +139,8 @@ static void test_load_bad_args(void **state)
 }
 
 /* reg_value is where counting starts; stop freezes; start resumes */
-static void test_count_start_stop(void **state)
+T_CTX_TEST(test_count_start_stop, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	count_a(t, ctx, 100);
 	t_load_self(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 30);	/* loaded, not started */
@@ -161,14 +161,9 @@ static void test_count_start_stop(void **state)
 }
 
 /* the value survives unload; nothing counts after it */
-static void test_unload_keeps_value(void **state)
+T_CTX_TEST(test_unload_keeps_value, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
-	count_a(t, ctx, 0);
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	counting_a(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 77);
 	assert_int_equal(cb_unload(&t->cb, ctx), 0);
 	assert_int_equal(t->sim->nr_open, 0);
@@ -176,21 +171,15 @@ static void test_unload_keeps_value(void **state)
 	sim_events(t->sim, 0, KEY_A, 5);
 	assert_int_equal(t_read(t, ctx, 0, 0), 77);
 	/* load again: counting continues from the kept value */
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 3);
 	assert_int_equal(t_read(t, ctx, 0, 0), 80);
 }
 
 /* per-thread: only the vCPU the thread is on counts */
-static void test_counts_own_vcpu_only(void **state)
+T_CTX_TEST(test_counts_own_vcpu_only, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
-	count_a(t, ctx, 0);
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	counting_a(t, ctx);
 	sim_events(t->sim, 1, KEY_A, 1000);
 	sim_events(t->sim, 0, KEY_B, 1000);
 	sim_events(t->sim, 0, KEY_A, 12);
@@ -198,14 +187,9 @@ static void test_counts_own_vcpu_only(void **state)
 }
 
 /* writing a PMD of a counting context restarts it from the new value */
-static void test_write_pmd_live(void **state)
+T_CTX_TEST(test_write_pmd_live, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
-	count_a(t, ctx, 0);
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	counting_a(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 40);
 	t_pmd(t, ctx, 0, 0, 5);
 	assert_int_equal(t_read(t, ctx, 0, 0), 5);
@@ -218,15 +202,11 @@ static void test_write_pmd_live(void **state)
 	assert_int_equal(t_read(t, ctx, 0, 0), 22);
 }
 
-static void test_destroy_loaded_cleans_up(void **state)
+T_CTX_TEST(test_destroy_loaded_cleans_up, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	count_a(t, ctx, 0);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 5000);
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	t_go(t, ctx);
 	assert_true(t->sim->nr_open > 0);
 	assert_int_equal(cb_destroy(&t->cb, ctx), 0);
 	assert_int_equal(t->sim->nr_open, 0);
@@ -252,18 +232,14 @@ static void test_one_context_per_thread(void **state)
 }
 
 /* system-wide: loaded on the calling CPU (load_pid = that CPU) */
-static void test_syswide_on_calling_vcpu(void **state)
+T_CTX_TEST(test_syswide_on_calling_vcpu, PFM_FL_SYSTEM_WIDE)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_SYSTEM_WIDE);
-
 	count_a(t, ctx, 0);
 	t->vcpu = 0;
 	assert_int_equal(cb_load(&t->cb, ctx, 1, 0, 0, 0), -EINVAL);
 	assert_int_equal(t_stats(t).loaded, 0);
 	t->vcpu = 1;
-	assert_int_equal(cb_load(&t->cb, ctx, 1, 0, 0, 0), 0);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	load_thread(t, ctx, 1, 0);
 	sim_events(t->sim, 0, KEY_A, 1000);
 	sim_events(t->sim, 1, KEY_A, 33);
 	/* any vCPU may issue the other calls */
@@ -309,14 +285,10 @@ static void test_thread_syswide_exclusive(void **state)
 }
 
 /* a per-thread context counts only while its thread is switched in */
-static void test_switch_in_out(void **state)
+T_CTX_TEST(test_switch_in_out, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	count_a(t, ctx, 0);
-	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	load_thread(t, ctx, 500, 50);
 	sim_events(t->sim, 0, KEY_A, 100);	/* thread 500 not running */
 	assert_int_equal(t_read(t, ctx, 0, 0), 0);
 	assert_int_equal(t->sim->nr_open, 0);
@@ -345,15 +317,12 @@ static void test_switch_in_out(void **state)
 }
 
 /* a thread that moved vCPUs without a switch-out is taken from the old one */
-static void test_switch_moves_vcpu(void **state)
+T_CTX_TEST(test_switch_moves_vcpu, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	struct sim_counter *sc;
 
 	count_a(t, ctx, 0);
-	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	load_thread(t, ctx, 500, 50);
 	t->vcpu = 0;
 	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	sim_events(t->sim, 0, KEY_A, 6);
@@ -371,8 +340,7 @@ static void test_switch_moves_vcpu(void **state)
 		u32 other = t_ctx(t, 0);
 
 		count_a(t, other, 0);
-		assert_int_equal(cb_load(&t->cb, other, 600, 0, 0, 60), 0);
-		assert_int_equal(cb_start(&t->cb, other), 0);
+		load_thread(t, other, 600, 60);
 		t->vcpu = 0;
 		assert_int_equal(cb_switch(&t->cb, 0, other, 600, 60), 0);
 		sim_events(t->sim, 0, KEY_A, 2);
@@ -419,16 +387,13 @@ static void test_switch_errors(void **state)
  * that reads 0 because the host took the hardware away is a bug"): either
  * it counts or getinfo shows running < enabled.
  */
-static void test_switch_in_open_fails_not_silent(void **state)
+T_CTX_TEST(test_switch_in_open_fails_not_silent, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	u64 v;
 
 	count_a(t, ctx, 0);
-	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	load_thread(t, ctx, 500, 50);
 	t->vcpu = 0;
 	t->sim->fail_open_in = 1;
 	(void)cb_switch(&t->cb, 0, ctx, 500, 50);
@@ -443,12 +408,8 @@ static void test_switch_in_open_fails_not_silent(void **state)
 }
 
 /* load_set picks the first active set; start_set switches to one */
-static void test_load_and_start_set(void **state)
+T_CTX_TEST(test_load_and_start_set, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-	pfarg_setinfo_t info;
-
 	t_set(t, ctx, 2, 0, 0);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 2, 0, T_EVTSEL(EV_B));
@@ -459,18 +420,15 @@ static void test_load_and_start_set(void **state)
 	sim_events(t->sim, 0, KEY_B, 20);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0);
 	assert_int_equal(t_read(t, ctx, 2, 0), 20);
-	t_info(t, ctx, 0, &info);
-	assert_int_equal(info.set_runs, 0);
-	t_info(t, ctx, 2, &info);
-	assert_int_equal(info.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 0), 0);
+	assert_int_equal(t_runs(t, ctx, 2), 1);
 
 	assert_int_equal(cb_start_set(&t->cb, ctx, 0), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
 	sim_events(t->sim, 0, KEY_B, 20);
 	assert_int_equal(t_read(t, ctx, 0, 0), 10);
 	assert_int_equal(t_read(t, ctx, 2, 0), 20);
-	t_info(t, ctx, 0, &info);
-	assert_int_equal(info.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 0), 1);
 	/* no such set: refused, the active set stays */
 	assert_int_equal(cb_start_set(&t->cb, ctx, 7), -EINVAL);
 	sim_events(t->sim, 0, KEY_A, 1);

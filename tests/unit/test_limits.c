@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The engine's own bounds on the per-VM limits (issue 9, item 1) and its
- * index clamp (item 5):
+ * The engine's own bounds on the per-VM limits and its clamp of the
+ * indexes a guest gives:
  *   - a limit above PFM_LIMIT_MAX_* is refused at pfm_engine_create
  *     (E2BIG) with nothing allocated; one at the maximum works;
- *   - the buffer size that wrapped the sampling buffer's u32 page count
+ *   - a buffer size that would wrap the sampling buffer's u32 page count
  *     (2^44 bytes and more: 0 pages, a "ready" buffer of nothing) cannot
  *     be configured, nor asked for under the largest limit;
  *   - a buffer at the largest limit has every one of its pages;
@@ -55,16 +55,6 @@ static void expect_refused_one(int which, u64 v)
 	else
 		lim.max_smpl_buf = v;
 	expect_refused(&lim);
-}
-
-/* an environment (t_env, fails on leaks when freed) with limits @lim */
-static struct t_env *env_with(const struct pfm_limits *lim)
-{
-	struct t_opts o;
-
-	t_opts_default(&o);
-	o.limits = *lim;
-	return t_env_new(&o);
 }
 
 /* the guest is told @lim (PMU_INFO) */
@@ -123,7 +113,7 @@ static void test_limits_at_max(void **state)
 	lim.max_sets = PFM_LIMIT_MAX_SETS;
 	lim.max_vector = PFM_LIMIT_MAX_VECTOR;
 	lim.max_smpl_buf = PFM_LIMIT_MAX_SMPL_BUF;
-	t = env_with(&lim);
+	t = t_env_limits(&lim);
 	expect_info_limits(t, &lim);
 	/* the vector maximum is the command block's capacity in PMC entries */
 	assert_true(PFM_LIMIT_MAX_VECTOR * sizeof(pfarg_pmc_t) <=
@@ -144,10 +134,10 @@ static void test_limits_at_max(void **state)
 }
 
 /*
- * The crash of issue 9: a buffer of 2^44 bytes had 0 pages, its page
- * table was a zero-sized allocation, an empty SMPL_REGISTER made it
- * ready and the first header flush read past it. No limit allows it now,
- * and under the largest limit the guest is refused (ENOMEM, over limit).
+ * A buffer of 2^44 bytes would count 0 pages in a u32: a zero-sized page
+ * table that an empty SMPL_REGISTER makes ready and the first header
+ * flush reads past. No limit allows such a size, and under the largest
+ * limit the guest is refused (ENOMEM, over limit).
  */
 static void test_smpl_buf_2p44(void **state)
 {
@@ -165,7 +155,7 @@ static void test_smpl_buf_2p44(void **state)
 
 	memset(&lim, 0, sizeof(lim));
 	lim.max_smpl_buf = PFM_LIMIT_MAX_SMPL_BUF;
-	t = env_with(&lim);
+	t = t_env_limits(&lim);
 	live = t->sim->live_allocs;
 	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		assert_int_equal(t_create_smpl(t, 0, sizes[i]), -ENOMEM);
@@ -183,7 +173,7 @@ static void test_limits_zero_default(void **state)
 
 	(void)state;
 	memset(&lim, 0, sizeof(lim));
-	t = env_with(&lim);
+	t = t_env_limits(&lim);
 	lim.max_contexts = PFM_DFL_MAX_CONTEXTS;
 	lim.max_sets = PFM_DFL_MAX_SETS;
 	lim.max_vector = PFM_DFL_MAX_VECTOR;

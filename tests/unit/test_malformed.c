@@ -109,10 +109,8 @@ static void test_unknown_cmd(void **state)
 }
 
 /* vector commands: arg_size must be count * entry size */
-static void test_vector_size_mismatch(void **state)
+T_CTX_TEST(test_vector_size_mismatch, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t pmc[2];
 	pfarg_pmd_t pmd[2];
 	struct snap s;
@@ -149,10 +147,8 @@ static void test_vector_size_mismatch(void **state)
 }
 
 /* fixed-size and argument-less commands */
-static void test_fixed_size_mismatch(void **state)
+T_CTX_TEST(test_fixed_size_mismatch, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	u8 arg[256];
 	struct snap s;
 
@@ -199,10 +195,8 @@ static void test_fixed_size_mismatch(void **state)
 }
 
 /* a vector longer than limits.max_vector: E2BIG */
-static void test_count_over_limit(void **state)
+T_CTX_TEST(test_count_over_limit, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	const u32 n = PFM_DFL_MAX_VECTOR + 1;
 	static pfarg_pmd_t pmd[PFM_DFL_MAX_VECTOR + 1];
 	static struct pvpfm_reg_desc rd[PFM_DFL_MAX_VECTOR + 1];
@@ -386,10 +380,8 @@ static void test_alloc_failures(void **state)
 }
 
 /* a counter the host cannot open: the load is all or nothing */
-static void test_counter_open_fails(void **state)
+T_CTX_TEST(test_counter_open_fails, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	int ret;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));

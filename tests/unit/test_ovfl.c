@@ -22,6 +22,24 @@ static void pmd_prog(struct t_env *t, u32 ctx, u16 num, u64 value,
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 }
 
+/* PMD0 of @ctx counts EV_A and notifies every @n events */
+static void notify_every(struct t_env *t, u32 ctx, u64 n)
+{
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmd_period(t, ctx, 0, 0, n, PFM_REGFL_OVFL_NOTIFY);
+}
+
+/*
+ * PMD0 counts EV_A from -@n and notifies on overflow, reset to -@n (short)
+ * or -2 * @n (long); PMD1 counts EV_B
+ */
+static void notify_a_count_b(struct t_env *t, u32 ctx, u64 n)
+{
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	pmd_prog(t, ctx, 0, -n, -n, -2 * n, PFM_REGFL_OVFL_NOTIFY);
+}
+
 static u64 last_reset(struct t_env *t, u32 ctx, u16 num)
 {
 	pfarg_pmd_t d;
@@ -32,24 +50,13 @@ static u64 last_reset(struct t_env *t, u32 ctx, u16 num)
 	return d.reg_last_reset_val;
 }
 
-static void go(struct t_env *t, u32 ctx)
+T_CTX_TEST(test_notify_msg_and_mask, 0)
 {
-	t->vcpu = 0;
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
-}
-
-static void test_notify_msg_and_mask(void **state)
-{
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 	u64 v0;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	pmd_prog(t, ctx, 0, -100, -100, -200, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	notify_a_count_b(t, ctx, 100);
+	t_go(t, ctx);
 	t->sim->where[0].ip = 0x401234;
 
 	sim_events(t->sim, 0, KEY_A, 99);
@@ -99,15 +106,13 @@ static void test_notify_msg_and_mask(void **state)
 }
 
 /* no notification: short reset at once, counting goes on */
-static void test_short_reset(void **state)
+T_CTX_TEST(test_short_reset, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	pmd_prog(t, ctx, 0, -100, -50, -70, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	assert_int_equal(last_reset(t, ctx, 0), (u64)-100);
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-50);
@@ -129,17 +134,15 @@ static void test_short_reset(void **state)
 }
 
 /* several PMDs overflowing at once: one message naming all of them */
-static void test_simultaneous_one_msg(void **state)
+T_CTX_TEST(test_simultaneous_one_msg, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_A));
 	pmd_prog(t, ctx, 0, -100, -100, -100, PFM_REGFL_OVFL_NOTIFY);
 	pmd_prog(t, ctx, 3, -100, -100, -100, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t->sim->overflow_calls, 1);
 	assert_int_equal(t->sim->notifies, 1);
@@ -150,10 +153,8 @@ static void test_simultaneous_one_msg(void **state)
 }
 
 /* reg_reset_pmds: the PMDs reset on this PMD's overflow */
-static void test_reset_pmds(void **state)
+T_CTX_TEST(test_reset_pmds, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t d;
 	pfarg_msg_t m;
 
@@ -168,7 +169,7 @@ static void test_reset_pmds(void **state)
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	pmd_prog(t, ctx, 1, 0, 7, 9, 0);
 	pmd_prog(t, ctx, 2, 0, 11, 13, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 
 	sim_events(t->sim, 0, KEY_B, 50);
 	sim_events(t->sim, 0, KEY_C, 50);
@@ -197,17 +198,15 @@ static void test_reset_pmds(void **state)
  * the personality lacks (PFM_NO_SLOT) in a reset, overflow or read is
  * skipped, whatever let it in, and the others are handled as ever.
  */
-static void test_unimplemented_pmds_skipped(void **state)
+T_CTX_TEST(test_unimplemented_pmds_skipped, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	struct pfm_context *c;
 	u64 bits[PFM_PMD_BV] = { 0 };
 	struct pfm_where where = { 0 };
 
 	pmd_prog(t, ctx, 1, 0, 7, 9, 0);
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	go(t, ctx);
+	t_go(t, ctx);
 	c = pfm_ctx_find(t->e, ctx);
 	assert_non_null(c);
 	bits[0] = 1ULL << 1 | 1ULL << 40;
@@ -227,17 +226,15 @@ static void test_unimplemented_pmds_skipped(void **state)
  * counts or notifies, without a buffer's header to read them in, finds
  * them in its set's getinfo.
  */
-static void test_throttled_overflows_reported(void **state)
+T_CTX_TEST(test_throttled_overflows_reported, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	u64 hw[PFM_PMD_BV] = { 1ULL << 1 };
 	struct pfm_where where = { .lost = 5 };
 	pfarg_setinfo_t info;
 
 	pmd_prog(t, ctx, 1, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_B, 5);
 	/* the backend's next delivery: a wrap, and 5 periods it skipped */
 	pfm_engine_overflow(t->e, 0, hw, &where);
@@ -247,13 +244,10 @@ static void test_throttled_overflows_reported(void **state)
 }
 
 /* perfmon2: restart with nothing notified (no sampling buffer): EBUSY */
-static void test_restart_not_masked(void **state)
+T_CTX_TEST(test_restart_not_masked, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	go(t, ctx);
+	t_go(t, ctx);
 	assert_int_equal(cb_restart(&t->cb, ctx), -EBUSY);
 	sim_events(t->sim, 0, KEY_A, 4);
 	assert_int_equal(t_read(t, ctx, 0, 0), 4);
@@ -281,7 +275,7 @@ static void random_periods(u32 seed, u64 mask, u64 p, u64 *periods,
 	d.reg_random_mask = mask;
 	d.reg_random_seed = seed;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	/* the first period is the programmed one */
 	for (i = 0; i < n; i++) {
 		ovfl = t_stats(t).overflows;
@@ -330,10 +324,8 @@ static void test_random_within_mask(void **state)
 }
 
 /* the long reset after a notification is randomized too */
-static void test_random_long_reset(void **state)
+T_CTX_TEST(test_random_long_reset, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	u64 seen[16], lval;
 	pfarg_pmd_t d;
 	pfarg_msg_t m;
@@ -348,7 +340,7 @@ static void test_random_long_reset(void **state)
 	d.reg_random_mask = 0x3ff;
 	d.reg_random_seed = 99;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	for (i = 0; i < 16; i++) {
 		assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
@@ -362,16 +354,13 @@ static void test_random_long_reset(void **state)
 }
 
 /* the queue: FIFO, PFM_MSGQ_DEPTH deep; when full new ones are dropped */
-static void test_msgq_fifo_depth(void **state)
+T_CTX_TEST(test_msgq_fifo_depth, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m[64];
 	u32 i, n;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	notify_every(t, ctx, 10);
+	t_go(t, ctx);
 	for (i = 0; i < PFM_MSGQ_DEPTH + 8; i++) {
 		t->sim->where[0].ip = 0x1000 + i;
 		sim_events(t->sim, 0, KEY_A, 10);
@@ -412,17 +401,13 @@ static int ctx_state(struct t_env *t, u32 ctx, u32 *flags)
  * PFM_FL_OVFL_NO_MSG: no message, but the guest is interrupted once per
  * notification (perfmon2 still sent SIGIO); masked until restart.
  */
-static void test_no_msg_flag(void **state)
+T_CTX_TEST(test_no_msg_flag, PFM_FL_OVFL_NO_MSG)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_OVFL_NO_MSG);
 	pfarg_msg_t m;
 	u32 flags;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	pmd_prog(t, ctx, 0, -10, -10, -20, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	notify_a_count_b(t, ctx, 10);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t_stats(t).overflows, 1);
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
@@ -447,15 +432,12 @@ static void test_no_msg_flag(void **state)
 }
 
 /* the monitored thread exited: PFM_MSG_END, after what was queued */
-static void test_end_msg(void **state)
+T_CTX_TEST(test_end_msg, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	notify_every(t, ctx, 10);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(cb_unload_flags(&t->cb, ctx, PVPFM_UNLOAD_TASK_EXIT),
 			 0);
@@ -473,10 +455,8 @@ static void test_end_msg(void **state)
 	assert_int_equal(t->sim->nr_open, 0);
 }
 
-static void test_plain_unload_no_end(void **state)
+T_CTX_TEST(test_plain_unload_no_end, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
 	t_load_self(t, ctx);
@@ -493,10 +473,8 @@ static void test_plain_unload_no_end(void **state)
 }
 
 /* system-wide: the thread and CPU of the overflow, the active set */
-static void test_msg_syswide_fields(void **state)
+T_CTX_TEST(test_msg_syswide_fields, PFM_FL_SYSTEM_WIDE)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_SYSTEM_WIDE);
 	pfarg_msg_t m;
 
 	t_set(t, ctx, 3, 0, 0);
@@ -530,10 +508,8 @@ static void test_msg_syswide_fields(void **state)
 }
 
 /* a read of an empty queue; a read with a malformed argument */
-static void test_read_msg_empty(void **state)
+T_CTX_TEST(test_read_msg_empty, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_msg_t m;
 
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
@@ -541,16 +517,13 @@ static void test_read_msg_empty(void **state)
 }
 
 /* interrupts for a vCPU where nothing is loaded change nothing */
-static void test_stray_overflow(void **state)
+T_CTX_TEST(test_stray_overflow, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	u64 bv[PFM_PMD_BV] = { 0xf, 0, 0, 0, 0x3f };
 	pfarg_msg_t m;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	notify_every(t, ctx, 10);
+	t_go(t, ctx);
 	sim_raise_overflow(t->sim, 1, bv);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-10);
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
@@ -571,11 +544,8 @@ static void go_other(struct t_env *t, u32 ctx)
 }
 
 /* perfmon2: "cannot load a blocking context on self" */
-static void test_block_self_refused(void **state)
+T_CTX_TEST(test_block_self_refused, PFM_FL_NOTIFY_BLOCK)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK);
-
 	t->vcpu = 0;
 	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
 				 t->tgid[0]), -EINVAL);
@@ -586,16 +556,13 @@ static void test_block_self_refused(void **state)
 }
 
 /* NOTIFY_BLOCK: blocked from the notification to restart, unload */
-static void test_block_state(void **state)
+T_CTX_TEST(test_block_state, PFM_FL_NOTIFY_BLOCK)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK);
 	u32 other = t_ctx(t, 0);
 	pfarg_msg_t m;
 	u32 flags;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	notify_every(t, ctx, 10);
 	/* unloaded, never notified: nothing */
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, 0);
@@ -624,9 +591,8 @@ static void test_block_state(void **state)
 	assert_int_equal(ctx_state(t, ctx, &flags), 0);
 	assert_int_equal(flags, 0);
 	/* a context without NOTIFY_BLOCK is masked, never blocked */
-	t_pmc(t, other, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, other, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, other);
+	notify_every(t, other, 10);
+	t_go(t, other);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(ctx_state(t, other, &flags), 0);
 	assert_int_equal(flags, PVPFM_CTX_MASKED);
@@ -637,15 +603,12 @@ static void test_block_state(void **state)
 }
 
 /* NOTIFY_BLOCK with OVFL_NO_MSG: no message, but the guest is interrupted */
-static void test_block_no_msg(void **state)
+T_CTX_TEST(test_block_no_msg, PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG);
 	pfarg_msg_t m;
 	u32 flags;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
+	notify_every(t, ctx, 10);
 	go_other(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(t->sim->notifies, 1);
@@ -662,19 +625,16 @@ static void test_block_no_msg(void **state)
 }
 
 /*
- * PVPFM_FL_NO_KERNEL_IP (issue 9, finding 7): the overflow message of a
+ * PVPFM_FL_NO_KERNEL_IP: the overflow message of a
  * kernel-mode sample shows IP 0; of a user-mode one, its IP.
  */
-static void test_msg_no_kernel_ip(void **state)
+T_CTX_TEST(test_msg_no_kernel_ip, PVPFM_FL_NO_KERNEL_IP)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PVPFM_FL_NO_KERNEL_IP);
 	struct pfm_where *w = &t->sim->where[0];
 	pfarg_msg_t m;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_prog(t, ctx, 0, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
-	go(t, ctx);
+	notify_every(t, ctx, 10);
+	t_go(t, ctx);
 	w->ip = 0xffffffff81001234ULL;
 	w->kernel = true;
 	sim_events(t->sim, 0, KEY_A, 10);

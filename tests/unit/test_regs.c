@@ -7,26 +7,21 @@
  */
 #include "t_env.h"
 
-static void pmc_init(pfarg_pmc_t *p, u16 num, u64 value)
+/*
+ * An environment whose counters are @width bits wide and in it *@ctx, a
+ * context whose PMC0 counts EV_A
+ */
+static struct t_env *width_ctx(u8 width, u32 *ctx)
 {
-	memset(p, 0, sizeof(*p));
-	p->reg_num = num;
-	p->reg_value = value;
-}
+	struct t_opts o;
+	struct t_env *t;
 
-static void pmd_init(pfarg_pmd_t *p, u16 num, u64 value)
-{
-	memset(p, 0, sizeof(*p));
-	p->reg_num = num;
-	p->reg_value = value;
-}
-
-/* load @ctx for the thread on vCPU 0 and start it */
-static void go(struct t_env *t, u32 ctx)
-{
-	t->vcpu = 0;
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	t_opts_default(&o);
+	o.counter_width = width;
+	t = t_env_new(&o);
+	*ctx = t_ctx(t, 0);
+	t_pmc(t, *ctx, 0, 0, T_EVTSEL(EV_A));
+	return t;
 }
 
 /*
@@ -34,26 +29,22 @@ static void go(struct t_env *t, u32 ctx)
  * EINVAL; the entries before it are applied (perfmon2 processes vectors
  * in order), the ones after it are not.
  */
-static void test_pmcs_bad_entry_marked(void **state)
+T_CTX_TEST(test_pmcs_bad_entry_marked, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v[3];
 
-	pmc_init(&v[0], 0, T_EVTSEL(EV_A));
-	pmc_init(&v[1], 1, T_EVTSEL(EV_B) | (1ULL << 21));
-	pmc_init(&v[2], 2, T_EVTSEL(EV_C));
+	cb_pmc_init(&v[0], 0, 0, T_EVTSEL(EV_A));
+	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B) | (1ULL << 21));
+	cb_pmc_init(&v[2], 2, 0, T_EVTSEL(EV_C));
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 3), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 1);
-	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-			 PFM_REG_RETFL_EINVAL);
+	t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
 	assert_int_equal(v[2].reg_flags & PFM_REG_RETFL_MASK, 0);
 	/* the other fields come back unchanged */
 	assert_int_equal(v[1].reg_num, 1);
 	assert_int_equal(v[1].reg_value, T_EVTSEL(EV_B) | (1ULL << 21));
 
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 5);
 	sim_events(t->sim, 0, KEY_B, 6);
 	sim_events(t->sim, 0, KEY_C, 7);
@@ -63,15 +54,13 @@ static void test_pmcs_bad_entry_marked(void **state)
 }
 
 /* a successful call: err_index 0, no RETFL bits */
-static void test_pmcs_success_clean(void **state)
+T_CTX_TEST(test_pmcs_success_clean, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v[4];
 	u32 i;
 
 	for (i = 0; i < 4; i++)
-		pmc_init(&v[i], i, T_EVTSEL(EV_A + i));
+		cb_pmc_init(&v[i], i, 0, T_EVTSEL(EV_A + i));
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 4), 0);
 	assert_int_equal(t->cb.hdr.err_index, 0);
 	for (i = 0; i < 4; i++)
@@ -101,8 +90,8 @@ static void check_rsvd(enum pvpfm_personality pers,
 	ctx = t_ctx(t, 0);
 	for (i = 0; i < n; i++) {
 		/* the case in second position: err_index must say 1 */
-		pmc_init(&v[0], 0, T_EVTSEL(EV_A));
-		pmc_init(&v[1], 3, c[i].value);
+		cb_pmc_init(&v[0], 0, 0, T_EVTSEL(EV_A));
+		cb_pmc_init(&v[1], 3, 0, c[i].value);
 		ret = cb_write_pmcs(&t->cb, ctx, v, 2);
 		if (c[i].ok) {
 			assert_int_equal(ret, 0);
@@ -110,9 +99,7 @@ static void check_rsvd(enum pvpfm_personality pers,
 			continue;
 		}
 		assert_int_equal(ret, -EINVAL);
-		assert_int_equal(t->cb.hdr.err_index, 1);
-		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-				 PFM_REG_RETFL_EINVAL);
+		t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 	}
 	t_env_free(t);
 }
@@ -162,33 +149,27 @@ static void test_pmc_unimplemented(void **state)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		pmc_init(&v[0], 1, T_EVTSEL(EV_A));
-		pmc_init(&v[1], bad[i], 1ULL << 20);
+		cb_pmc_init(&v[0], 1, 0, T_EVTSEL(EV_A));
+		cb_pmc_init(&v[1], bad[i], 0, 1ULL << 20);
 		assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 2), -EINVAL);
-		assert_int_equal(t->cb.hdr.err_index, 1);
-		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-				 PFM_REG_RETFL_EINVAL);
+		t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 	}
 }
 
 /* an event the host cannot count: NOTAVAIL on the entry, EINVAL the call */
-static void test_pmc_event_refused(void **state)
+T_CTX_TEST(test_pmc_event_refused, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v[3];
 
-	pmc_init(&v[0], 0, T_EVTSEL(EV_A));
-	pmc_init(&v[1], 1, T_EVTSEL(EV_B));
-	pmc_init(&v[2], 2, T_EVTSEL(EV_REFUSED));
+	cb_pmc_init(&v[0], 0, 0, T_EVTSEL(EV_A));
+	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B));
+	cb_pmc_init(&v[2], 2, 0, T_EVTSEL(EV_REFUSED));
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 3), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 2);
-	assert_int_equal(v[2].reg_flags & PFM_REG_RETFL_MASK,
-			 PFM_REG_RETFL_NOTAVAIL);
+	t_assert_stopped_at(t, 2, v[2].reg_flags, PFM_REG_RETFL_NOTAVAIL);
 	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
 	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK, 0);
 	/* never counted as zero: nothing was opened for it */
-	go(t, ctx);
+	t_go(t, ctx);
 	assert_null(sim_counter_find(t->sim, 0, 2));
 	assert_non_null(sim_counter_find(t->sim, 0, 0));
 	assert_int_equal(t->sim->bad_opens, 0);
@@ -199,15 +180,13 @@ static void test_pmc_event_refused(void **state)
  * marked PVPFM_REG_RETFL_EMULATED on its entry (the guest sees it is not
  * the real event); the mark is cleared when the entry is written again.
  */
-static void test_pmc_event_emulated(void **state)
+T_CTX_TEST(test_pmc_event_emulated, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v[2];
 
 	sim_alias(t->sim, KEY_B);
-	pmc_init(&v[0], 0, T_EVTSEL(EV_A));
-	pmc_init(&v[1], 1, T_EVTSEL(EV_B));
+	cb_pmc_init(&v[0], 0, 0, T_EVTSEL(EV_A));
+	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B));
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 2), 0);
 	assert_int_equal(v[0].reg_flags, 0);
 	assert_int_equal(v[1].reg_flags, PVPFM_REG_RETFL_EMULATED);
@@ -215,42 +194,36 @@ static void test_pmc_event_emulated(void **state)
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 2), 0);
 	assert_int_equal(v[1].reg_flags, PVPFM_REG_RETFL_EMULATED);
 	/* an unaliased event in the same PMC: the mark goes */
-	pmc_init(&v[1], 1, T_EVTSEL(EV_C));
+	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_C));
 	v[1].reg_flags = PVPFM_REG_RETFL_EMULATED;
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v[1], 1), 0);
 	assert_int_equal(v[1].reg_flags, 0);
-	pmc_init(&v[1], 1, T_EVTSEL(EV_B));
+	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B));
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v[1], 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	assert_non_null(sim_counter_find(t->sim, 0, 1));
 	assert_int_equal(t->sim->bad_opens, 0);
 }
 
-static void test_pmc_unknown_set(void **state)
+T_CTX_TEST(test_pmc_unknown_set, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t v;
 
-	pmc_init(&v, 0, T_EVTSEL(EV_A));
+	cb_pmc_init(&v, 0, 0, T_EVTSEL(EV_A));
 	v.reg_set = 4;
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 0);
-	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
+	t_assert_stopped_at(t, 0, v.reg_flags, PFM_REG_RETFL_EINVAL);
 	t_set(t, ctx, 4, 0, 0);
 	v.reg_flags = 0;
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), 0);
 }
 
 /* EN (bit 22) clear: the counter is not enabled */
-static void test_pmc_en_clear(void **state)
+T_CTX_TEST(test_pmc_en_clear, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A) & ~T_EN);
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_A));
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 25);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0);
 	assert_int_equal(t_read(t, ctx, 0, 1), 25);
@@ -274,23 +247,19 @@ static void test_pmd_unimplemented(void **state)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		pmd_init(&v[0], 0, 1);
-		pmd_init(&v[1], bad[i], 1);
+		cb_pmd_init(&v[0], 0, 0, 1);
+		cb_pmd_init(&v[1], bad[i], 0, 1);
 		assert_int_equal(cb_write_pmds(&t->cb, ctx, v, 2), -EINVAL);
-		assert_int_equal(t->cb.hdr.err_index, 1);
-		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-				 PFM_REG_RETFL_EINVAL);
+		t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 		assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK, 0);
 
-		pmd_init(&v[0], 0, 0);
-		pmd_init(&v[1], bad[i], 0);
+		cb_pmd_init(&v[0], 0, 0, 0);
+		cb_pmd_init(&v[1], bad[i], 0, 0);
 		assert_int_equal(cb_read_pmds(&t->cb, ctx, v, 2), -EINVAL);
-		assert_int_equal(t->cb.hdr.err_index, 1);
-		assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-				 PFM_REG_RETFL_EINVAL);
+		t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
 	}
 	/* a PMD on a set that does not exist */
-	pmd_init(&v[0], 0, 0);
+	cb_pmd_init(&v[0], 0, 0, 0);
 	v[0].reg_set = 9;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, v, 1), -EINVAL);
 	assert_int_equal(v[0].reg_flags & PFM_REG_RETFL_MASK,
@@ -302,34 +271,29 @@ static void test_pmd_unimplemented(void **state)
 }
 
 /* reg_smpl_pmds / reg_reset_pmds may only name implemented PMDs */
-static void test_pmd_bitmasks_checked(void **state)
+T_CTX_TEST(test_pmd_bitmasks_checked, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t v;
 
-	pmd_init(&v, 0, 0);
+	cb_pmd_init(&v, 0, 0, 0);
 	v.reg_smpl_pmds[0] = 1ULL << 5;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &v, 1), -EINVAL);
 	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
-	pmd_init(&v, 0, 0);
+	cb_pmd_init(&v, 0, 0, 0);
 	v.reg_reset_pmds[2] = 1;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &v, 1), -EINVAL);
 	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
-	pmd_init(&v, 0, 0);
+	cb_pmd_init(&v, 0, 0, 0);
 	v.reg_smpl_pmds[0] = 0xe;
 	v.reg_reset_pmds[4] = 1ULL << (PVPFM_VPMD_VM_EXITS - 256);
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &v, 1), 0);
 }
 
 /* virtual PMDs need no PMC: writing them enables them */
-static void test_virtual_pmd_counts(void **state)
+T_CTX_TEST(test_virtual_pmd_counts, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
-
 	t_pmd(t, ctx, 0, PVPFM_VPMD_VM_EXITS, 1000);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS), 42);
 	sim_events(t->sim, 0, SIM_EV_VIRTUAL(PVPFM_VPMD_HALT_EXITS), 9);
 	sim_events(t->sim, 1, SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS), 100);
@@ -347,20 +311,16 @@ static void test_virtual_pmd_counts(void **state)
 	assert_int_equal(t_read(t, ctx, 0, PVPFM_VPMD_VCPU_RUN_NS), 12345);
 }
 
-static void test_virtual_pmd_refused(void **state)
+T_CTX_TEST(test_virtual_pmd_refused, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t v[2];
 
 	sim_refuse(t->sim, SIM_EV_VIRTUAL(PVPFM_VPMD_STEAL_NS));
-	pmd_init(&v[0], PVPFM_VPMD_VM_EXITS, 0);
-	pmd_init(&v[1], PVPFM_VPMD_STEAL_NS, 0);
+	cb_pmd_init(&v[0], PVPFM_VPMD_VM_EXITS, 0, 0);
+	cb_pmd_init(&v[1], PVPFM_VPMD_STEAL_NS, 0, 0);
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, v, 2), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 1);
-	assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK,
-			 PFM_REG_RETFL_NOTAVAIL);
-	go(t, ctx);
+	t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_NOTAVAIL);
+	t_go(t, ctx);
 	assert_null(sim_counter_find(t->sim, 0, PVPFM_VPMD_STEAL_NS));
 	assert_int_equal(t->sim->bad_opens, 0);
 }
@@ -393,7 +353,7 @@ static void test_intel_fixed_counters(void **state)
 	assert_int_equal(t_read(t, ctx, 0, 17), 11);
 	assert_int_equal(t_read(t, ctx, 0, 0), 12);
 	/* a field of a counter that does not exist is reserved */
-	pmc_init(&v, 16, 0x3888);
+	cb_pmc_init(&v, 16, 0, 0x3888);
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), -EINVAL);
 	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
 	t_env_free(t);
@@ -402,11 +362,11 @@ static void test_intel_fixed_counters(void **state)
 	t = t_env_new(&o);
 	sim_refuse(t->sim, SIM_EV_KIND_ANY(PFM_EVK_FIXED));
 	ctx = t_ctx(t, 0);
-	pmc_init(&v, 16, 0x88b);
+	cb_pmc_init(&v, 16, 0, 0x88b);
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), -EINVAL);
 	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_NOTAVAIL);
 	/* all fields off: nothing to back, accepted */
-	pmc_init(&v, 16, 0x888);
+	cb_pmc_init(&v, 16, 0, 0x888);
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), 0);
 	t_env_free(t);
 }
@@ -414,7 +374,7 @@ static void test_intel_fixed_counters(void **state)
 /* more entries than limits.max_vector: E2BIG and nothing applied */
 static void test_vector_over_limit(void **state)
 {
-	struct t_opts o;
+	const struct pfm_limits lim = { .max_vector = 4 };
 	struct t_env *t;
 	pfarg_pmc_t v[5];
 	pfarg_pmd_t d[5];
@@ -422,13 +382,11 @@ static void test_vector_over_limit(void **state)
 	u32 ctx, i;
 
 	(void)state;
-	t_opts_default(&o);
-	o.limits.max_vector = 4;
-	t = t_env_new(&o);
+	t = t_env_limits(&lim);
 	ctx = t_ctx(t, 0);
 	for (i = 0; i < 5; i++) {
-		pmc_init(&v[i], i % 4, T_EVTSEL(EV_A));
-		pmd_init(&d[i], i % 4, 1000);
+		cb_pmc_init(&v[i], i % 4, 0, T_EVTSEL(EV_A));
+		cb_pmd_init(&d[i], i % 4, 0, 1000);
 		memset(&si[i], 0, sizeof(si[i]));
 	}
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 5), -E2BIG);
@@ -451,18 +409,16 @@ static void test_vector_over_limit(void **state)
 }
 
 /* 64-bit PMDs over 32-bit counters: a carry is not an overflow */
-static void test_pmd_64bit_carry(void **state)
+T_CTX_TEST(test_pmd_64bit_carry, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t d;
 	pfarg_msg_t m;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_init(&d, 0, 0xfffffff0ULL);
+	cb_pmd_init(&d, 0, 0, 0xfffffff0ULL);
 	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 0x20);
 	assert_int_equal(t_read(t, ctx, 0, 0), 0x100000010ULL);
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
@@ -487,7 +443,6 @@ static void test_pmd_64bit_overflow_any_width(void **state)
 {
 	const u8 widths[] = { 16, 32, 47, 48, 64 };
 	const u64 period = (1ULL << 32) + 100;
-	struct t_opts o;
 	struct t_env *t;
 	pfarg_msg_t m;
 	unsigned int i;
@@ -495,13 +450,9 @@ static void test_pmd_64bit_overflow_any_width(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(widths); i++) {
-		t_opts_default(&o);
-		o.counter_width = widths[i];
-		t = t_env_new(&o);
-		ctx = t_ctx(t, 0);
-		t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+		t = width_ctx(widths[i], &ctx);
 		t_pmd_period(t, ctx, 0, 0, period, PFM_REGFL_OVFL_NOTIFY);
-		go(t, ctx);
+		t_go(t, ctx);
 		sim_events(t->sim, 0, KEY_A, period - 1);
 		assert_int_equal(t_read(t, ctx, 0, 0), ~0ULL);
 		assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
@@ -520,20 +471,15 @@ static void test_pmd_64bit_large_counts(void **state)
 {
 	const u8 widths[] = { 8, 32, 48, 64 };
 	const u64 n = 5 * (1ULL << 32) + 7;
-	struct t_opts o;
 	struct t_env *t;
 	unsigned int i;
 	u32 ctx;
 
 	(void)state;
 	for (i = 0; i < sizeof(widths); i++) {
-		t_opts_default(&o);
-		o.counter_width = widths[i];
-		t = t_env_new(&o);
-		ctx = t_ctx(t, 0);
-		t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+		t = width_ctx(widths[i], &ctx);
 		t_pmd(t, ctx, 0, 0, 3);
-		go(t, ctx);
+		t_go(t, ctx);
 		if (widths[i] == 8) {
 			/* every 256 events is an interrupt: keep it small */
 			sim_events(t->sim, 0, KEY_A, 100000);

@@ -10,6 +10,23 @@
 #define MS			1000000ULL
 #define US			1000ULL
 
+/* sets 0 and 1 of @ctx switch every 1 ms */
+static void two_time_sets(struct t_env *t, u32 ctx)
+{
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+}
+
+/* set @id of @ctx was active @act ns and has @left ns of its timeout left */
+static void expect_time(struct t_env *t, u32 ctx, u16 id, u64 act, u64 left)
+{
+	pfarg_setinfo_t si;
+
+	t_info(t, ctx, id, &si);
+	assert_int_equal(si.set_act_duration, act);
+	assert_int_equal(si.set_timeout, left);
+}
+
 static void desc_init(pfarg_setdesc_t *d, u16 id, u32 flags, u64 timeout)
 {
 	memset(d, 0, sizeof(*d));
@@ -18,26 +35,8 @@ static void desc_init(pfarg_setdesc_t *d, u16 id, u32 flags, u64 timeout)
 	d->set_timeout = timeout;
 }
 
-static void go(struct t_env *t, u32 ctx)
+T_CTX_TEST(test_sets_create_getinfo, 0)
 {
-	t->vcpu = 0;
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
-}
-
-static struct t_env *env_gran(u64 gran)
-{
-	struct t_opts o;
-
-	t_opts_default(&o);
-	o.timer_granularity_ns = gran;
-	return t_env_new(&o);
-}
-
-static void test_sets_create_getinfo(void **state)
-{
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d[2];
 	pfarg_setinfo_t si[3];
 
@@ -66,26 +65,21 @@ static void test_sets_create_getinfo(void **state)
 }
 
 /* getinfo on an unknown set: EINVAL, the entry's set_flags marked */
-static void test_getinfo_unknown_set(void **state)
+T_CTX_TEST(test_getinfo_unknown_set, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si[2];
 
 	memset(si, 0, sizeof(si));
 	si[0].set_id = 0;
 	si[1].set_id = 3;
 	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, si, 2), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 1);
-	assert_true(si[1].set_flags & PFM_REG_RETFL_EINVAL);
+	t_assert_stopped_at(t, 1, si[1].set_flags, PFM_REG_RETFL_EINVAL);
 	assert_false(si[0].set_flags & PFM_REG_RETFL_MASK);
 }
 
 /* sets are created and deleted only while the context is unloaded */
-static void test_sets_busy_while_loaded(void **state)
+T_CTX_TEST(test_sets_busy_while_loaded, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d;
 	pfarg_setinfo_t si;
 
@@ -111,10 +105,8 @@ static void test_sets_busy_while_loaded(void **state)
 	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), 0);
 }
 
-static void test_delete_sets(void **state)
+T_CTX_TEST(test_delete_sets, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d[2];
 	pfarg_setinfo_t si;
 	pfarg_pmc_t pmc;
@@ -123,9 +115,7 @@ static void test_delete_sets(void **state)
 	t_set(t, ctx, 2, 0, 0);
 	desc_init(&d[0], 0, 0, 0);
 	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 1), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 0);
-	assert_int_equal(d[0].set_flags & PFM_REG_RETFL_MASK,
-			 PFM_REG_RETFL_EINVAL);
+	t_assert_stopped_at(t, 0, d[0].set_flags, PFM_REG_RETFL_EINVAL);
 	desc_init(&d[0], 7, 0, 0);
 	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 1), -EINVAL);
 	assert_int_equal(d[0].set_flags & PFM_REG_RETFL_MASK,
@@ -159,10 +149,8 @@ static void test_delete_sets(void **state)
 }
 
 /* create on an existing set modifies it */
-static void test_create_modifies(void **state)
+T_CTX_TEST(test_create_modifies, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d;
 	pfarg_setinfo_t si;
 
@@ -190,16 +178,14 @@ static void test_create_modifies(void **state)
 /* no more than limits.max_sets sets; nothing allocated beyond */
 static void test_max_sets(void **state)
 {
-	struct t_opts o;
+	const struct pfm_limits lim = { .max_sets = 4 };
 	struct t_env *t;
 	pfarg_setdesc_t d;
 	pfarg_setinfo_t si;
 	u32 ctx, i;
 
 	(void)state;
-	t_opts_default(&o);
-	o.limits.max_sets = 4;
-	t = t_env_new(&o);
+	t = t_env_limits(&lim);
 	ctx = t_ctx(t, 0);
 	for (i = 1; i < 4; i++)
 		t_set(t, ctx, i * 10, 0, 0);
@@ -220,12 +206,17 @@ static void test_max_sets(void **state)
 /* the effective timeout is rounded up to the timer granularity */
 static void test_timeout_rounding(void **state)
 {
-	struct t_env *t = env_gran(1 * MS);
-	u32 ctx = t_ctx(t, 0);
+	struct t_opts o;
+	struct t_env *t;
 	pfarg_setdesc_t d[3];
 	pfarg_setinfo_t si;
+	u32 ctx;
 
 	(void)state;
+	t_opts_default(&o);
+	o.timer_granularity_ns = 1 * MS;
+	t = t_env_new(&o);
+	ctx = t_ctx(t, 0);
 	desc_init(&d[0], 1, PFM_SETFL_TIME_SWITCH, 1500 * US);
 	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 2 * MS);
 	desc_init(&d[2], 3, PFM_SETFL_TIME_SWITCH, 1);
@@ -240,13 +231,11 @@ static void test_timeout_rounding(void **state)
 
 	/* and the switch happens after the effective timeout */
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1500 * US);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 2 * MS - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	sim_run(t->sim, 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 	t_env_free(t);
 }
 
@@ -254,23 +243,19 @@ static void test_timeout_rounding(void **state)
  * Round-robin in id order (created out of order), after the last comes
  * set 0; every set counts only while active; runs and active time.
  */
-static void test_time_switch_round_robin(void **state)
+T_CTX_TEST(test_time_switch_round_robin, 0)
 {
-	struct t_env *t = env_gran(1 * US);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	const u64 runs[3] = { 4, 3, 3 };
 	const u64 act[3] = { 3500 * US, 3 * MS, 3 * MS };
 	u16 s;
 
-	(void)state;
 	t_set(t, ctx, 2, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	two_time_sets(t, ctx);
 	for (s = 0; s < 3; s++)
 		t_pmc(t, ctx, s, 0, T_EVTSEL(EV_A));
 	sim_set_rate(t->sim, KEY_A, 1000);	/* 1 per ns */
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 9500 * US);
 	/* 0:[0,1) 1:[1,2) 2:[2,3) 0:[3,4) ... 0:[9,9.5) */
 	for (s = 0; s < 3; s++) {
@@ -283,54 +268,38 @@ static void test_time_switch_round_robin(void **state)
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_timeout, 500 * US);
 	assert_int_equal(t_stats(t).set_switches, 9);
-	t_env_free(t);
 }
 
 /* timeouts run only while the context counts: stop keeps the leftover */
-static void test_time_switch_leftover_stop(void **state)
+T_CTX_TEST(test_time_switch_leftover_stop, 0)
 {
-	struct t_env *t = env_gran(1 * US);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 
-	(void)state;
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	go(t, ctx);
+	two_time_sets(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 400 * US);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_timeout, 600 * US);
-	assert_int_equal(si.set_act_duration, 400 * US);
+	expect_time(t, ctx, 0, 400 * US, 600 * US);
 	assert_int_equal(cb_stop(&t->cb, ctx), 0);
 	sim_run(t->sim, 5 * MS);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_timeout, 600 * US);
-	assert_int_equal(si.set_act_duration, 400 * US);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	expect_time(t, ctx, 0, 400 * US, 600 * US);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_run(t->sim, 600 * US - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	sim_run(t->sim, 1);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_runs, 1);
 	assert_int_equal(si.set_timeout, 1 * MS);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_act_duration, 1 * MS);
-	t_env_free(t);
 }
 
 /* a switched-out thread's context does not age */
-static void test_time_switch_thread_out(void **state)
+T_CTX_TEST(test_time_switch_thread_out, 0)
 {
-	struct t_env *t = env_gran(1 * US);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 
-	(void)state;
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	two_time_sets(t, ctx);
 	assert_int_equal(cb_load(&t->cb, ctx, 500, 0, 0, 50), 0);
 	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_run(t->sim, 3 * MS);	/* never switched in yet */
@@ -341,18 +310,13 @@ static void test_time_switch_thread_out(void **state)
 	sim_run(t->sim, 700 * US);
 	assert_int_equal(cb_switch(&t->cb, ctx, 0, 0, 0), 0);
 	sim_run(t->sim, 10 * MS);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_act_duration, 700 * US);
-	assert_int_equal(si.set_timeout, 300 * US);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
+	expect_time(t, ctx, 0, 700 * US, 300 * US);
 	/* in again, on the other vCPU: 300 us more */
 	t->vcpu = 0;
 	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	sim_run(t->sim, 300 * US);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
-	t_env_free(t);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 }
 
 /*
@@ -360,24 +324,21 @@ static void test_time_switch_thread_out(void **state)
  * counting one constant-rate event; count * total_time / act_duration
  * recovers each event's true count over the whole run within 0.5 %.
  */
-static void test_scaled_estimates(void **state)
+T_CTX_TEST(test_scaled_estimates, 0)
 {
-	struct t_env *t = env_gran(1 * US);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si[2];
 	const u64 rate_a = 2500, rate_b = 700;	/* per us */
 	const u64 total = 101300 * US;
 	double est_a, est_b, true_a, true_b;
 	u64 cnt_a, cnt_b;
 
-	(void)state;
 	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
 	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 3 * MS);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 1, 0, T_EVTSEL(EV_B));
 	sim_set_rate(t->sim, KEY_A, rate_a);
 	sim_set_rate(t->sim, KEY_B, rate_b);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, total);
 	assert_int_equal(cb_stop(&t->cb, ctx), 0);
 
@@ -403,17 +364,14 @@ static void test_scaled_estimates(void **state)
 	/* the raw counts alone are far off: scaling mattered */
 	assert_true((double)cnt_a < true_a * 0.5);
 	assert_true((double)cnt_b < true_b * 0.8);
-	t_env_free(t);
 }
 
 /*
  * Cascading: set 0 counts EV_A from -n with switch count 1; set 1 is
  * activated once EV_A occurred n times, and only then counts EV_B.
  */
-static void test_ovfl_switch_cascade(void **state)
+T_CTX_TEST(test_ovfl_switch_cascade, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	const u64 n = 1000;
 	pfarg_setinfo_t si;
 	pfarg_pmd_t d;
@@ -430,34 +388,28 @@ static void test_ovfl_switch_cascade(void **state)
 	d.reg_ovfl_switch_cnt = 1;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	t_pmc(t, ctx, 1, 1, T_EVTSEL(EV_B));
-	go(t, ctx);
+	t_go(t, ctx);
 
 	sim_events(t->sim, 0, KEY_B, 50);
 	sim_events(t->sim, 0, KEY_A, n - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(t_read(t, ctx, 1, 1), 0);
 	sim_events(t->sim, 0, KEY_A, 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_ovfl_pmds[0], 1);
 	sim_events(t->sim, 0, KEY_B, 70);
 	sim_events(t->sim, 0, KEY_A, 5 * n);	/* set 0 is not active */
 	assert_int_equal(t_read(t, ctx, 1, 1), 70);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 0), 1);
 	/* no notification was asked for */
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 }
 
 /* switch count 3: the set switches on the third overflow */
-static void test_ovfl_switch_count(void **state)
+T_CTX_TEST(test_ovfl_switch_count, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	const u64 n = 100;
-	pfarg_setinfo_t si;
 	pfarg_pmd_t d;
 
 	t_set(t, ctx, 0, PFM_SETFL_OVFL_SWITCH, 0);
@@ -472,32 +424,25 @@ static void test_ovfl_switch_count(void **state)
 	d.reg_set = 1;
 	d.reg_ovfl_switch_cnt = 1;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 
 	sim_events(t->sim, 0, KEY_A, 3 * n - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	sim_events(t->sim, 0, KEY_A, 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 	/* set 1 switches back after one overflow: round-robin to set 0 */
 	sim_events(t->sim, 0, KEY_A, n);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_runs, 2);
+	assert_int_equal(t_runs(t, ctx, 0), 2);
 	/* and set 0 needs three overflows again */
 	sim_events(t->sim, 0, KEY_A, 3 * n - 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 	sim_events(t->sim, 0, KEY_A, 1);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 2);
+	assert_int_equal(t_runs(t, ctx, 1), 2);
 }
 
 /* without PFM_SETFL_OVFL_SWITCH the switch count does nothing */
-static void test_ovfl_switch_needs_flag(void **state)
+T_CTX_TEST(test_ovfl_switch_needs_flag, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	pfarg_pmd_t d;
 
@@ -508,10 +453,9 @@ static void test_ovfl_switch_needs_flag(void **state)
 	d.reg_short_reset = -10;
 	d.reg_ovfl_switch_cnt = 1;
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 35);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-5);
 	/* the overflows are recorded all the same */
 	t_info(t, ctx, 0, &si);
@@ -519,20 +463,16 @@ static void test_ovfl_switch_needs_flag(void **state)
 }
 
 /* the same when the host cannot open the next set's counter on a switch */
-static void test_time_switch_open_fails_not_silent(void **state)
+T_CTX_TEST(test_time_switch_open_fails_not_silent, 0)
 {
-	struct t_env *t = env_gran(1 * US);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	u64 v;
 
-	(void)state;
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	two_time_sets(t, ctx);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 1, 0, T_EVTSEL(EV_B));
 	sim_set_rate(t->sim, KEY_B, 1000);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 500 * US);
 	/* the first open from now is set 1's counter, at the switch */
 	t->sim->fail_open_in = 1;
@@ -544,27 +484,23 @@ static void test_time_switch_open_fails_not_silent(void **state)
 	assert_true(v == 500 * US ||
 		    si.set_reserved3[PVPFM_SETINFO_HOST_RUNNING] <
 		    si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED]);
-	t_env_free(t);
 }
 
 /*
  * Set switches take time (the backend opens counters) while the guest runs
  * on: the active time of all sets still adds up to the context's.
  */
-static void test_switch_time_accounted(void **state)
+T_CTX_TEST(test_switch_time_accounted, 0)
 {
-	struct t_env *t = env_gran(1 * US);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 	u64 sum = 0, start;
 	u16 id;
 
-	(void)state;
 	for (id = 0; id < 3; id++) {
 		t_set(t, ctx, id, PFM_SETFL_TIME_SWITCH, 1 * MS);
 		t_pmc(t, ctx, 0, id, T_EVTSEL(EV_A));
 	}
-	go(t, ctx);
+	t_go(t, ctx);
 	start = t->sim->now;
 	t->sim->open_cost_ns = 300 * US;
 	sim_run(t->sim, 20 * MS);
@@ -575,70 +511,49 @@ static void test_switch_time_accounted(void **state)
 		sum += si.set_act_duration;
 	}
 	assert_int_equal(sum, t->sim->now - start);
-	t_env_free(t);
 }
 
 /* masked (notified, waiting for restart) is not active time */
-static void test_masked_time_not_counted(void **state)
+T_CTX_TEST(test_masked_time_not_counted, 0)
 {
-	struct t_env *t = env_gran(1 * US);
-	u32 ctx = t_ctx(t, 0);
-	pfarg_setinfo_t si;
-	pfarg_pmd_t d;
-
-	(void)state;
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1 * MS);
-	t_set(t, ctx, 1, PFM_SETFL_TIME_SWITCH, 1 * MS);
+	two_time_sets(t, ctx);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	memset(&d, 0, sizeof(d));
-	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
-	d.reg_value = d.reg_short_reset = d.reg_long_reset = -10;
-	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	go(t, ctx);
+	t_pmd_period(t, ctx, 0, 0, 10, PFM_REGFL_OVFL_NOTIFY);
+	t_go(t, ctx);
 	sim_run(t->sim, 300 * US);
 	sim_events(t->sim, 0, KEY_A, 10);	/* masked from now */
 	sim_run(t->sim, 5 * MS);
-	t_info(t, ctx, 0, &si);
-	assert_int_equal(si.set_act_duration, 300 * US);
-	assert_int_equal(si.set_timeout, 700 * US);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 0);
+	expect_time(t, ctx, 0, 300 * US, 700 * US);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
 	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	sim_run(t->sim, 700 * US);
-	t_info(t, ctx, 1, &si);
-	assert_int_equal(si.set_runs, 1);
-	t_env_free(t);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
 }
 
 /*
  * perfmon2 (__pfm_create_evtsets) marks the failing entry's set_flags with
  * PFM_REG_RETFL_EINVAL, like the register calls mark theirs.
  */
-static void test_create_sets_bad_entry_marked(void **state)
+T_CTX_TEST(test_create_sets_bad_entry_marked, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setdesc_t d[2];
 
 	desc_init(&d[0], 1, 0, 0);
 	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 0);
 	assert_int_equal(cb_create_sets(&t->cb, ctx, d, 2), -EINVAL);
-	assert_int_equal(t->cb.hdr.err_index, 1);
+	t_assert_stopped_at(t, 1, d[1].set_flags, PFM_REG_RETFL_EINVAL);
 	assert_false(d[0].set_flags & PFM_REG_RETFL_MASK);
-	assert_true(d[1].set_flags & PFM_REG_RETFL_EINVAL);
 }
 
 /* host contention is visible: running < enabled in getinfo */
-static void test_host_contention(void **state)
+T_CTX_TEST(test_host_contention, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_setinfo_t si;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	sim_set_contention(t->sim, 0, 0, 50);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_run(t->sim, 1 * MS);
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED], 2 * MS);
@@ -662,17 +577,17 @@ int main(void)
 		T_TEST(test_create_modifies),
 		cmocka_unit_test(test_max_sets),
 		cmocka_unit_test(test_timeout_rounding),
-		cmocka_unit_test(test_time_switch_round_robin),
-		cmocka_unit_test(test_time_switch_leftover_stop),
-		cmocka_unit_test(test_time_switch_thread_out),
-		cmocka_unit_test(test_scaled_estimates),
+		T_TEST(test_time_switch_round_robin),
+		T_TEST(test_time_switch_leftover_stop),
+		T_TEST(test_time_switch_thread_out),
+		T_TEST(test_scaled_estimates),
 		T_TEST(test_ovfl_switch_cascade),
 		T_TEST(test_ovfl_switch_count),
 		T_TEST(test_ovfl_switch_needs_flag),
 		T_TEST(test_host_contention),
-		cmocka_unit_test(test_time_switch_open_fails_not_silent),
-		cmocka_unit_test(test_masked_time_not_counted),
-		cmocka_unit_test(test_switch_time_accounted),
+		T_TEST(test_time_switch_open_fails_not_silent),
+		T_TEST(test_masked_time_not_counted),
+		T_TEST(test_switch_time_accounted),
 		T_TEST(test_create_sets_bad_entry_marked),
 	};
 

@@ -100,11 +100,11 @@ static void pmd_smpl(struct t_env *t, u32 ctx, u16 num, u64 period,
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 }
 
-static void go(struct t_env *t, u32 ctx)
+/* PMD @num counts EV_A and takes a sample, with no other PMD, every 10 */
+static void sample_a_every_10(struct t_env *t, u32 ctx, u16 num)
 {
-	t->vcpu = 0;
-	t_load_self(t, ctx);
-	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	t_pmc(t, ctx, 0, num, T_EVTSEL(EV_A));
+	pmd_smpl(t, ctx, num, 10, 10, 0, NULL, 0);
 }
 
 /* one entry, byte for byte, as perfmon_dfl_smpl.h lays it out */
@@ -146,7 +146,7 @@ static void test_smpl_header_and_entries(void **state)
 	t_pmd(t, ctx, 0, 1, 0);
 	t_pmd(t, ctx, 0, 3, 100);
 	t_pmd(t, ctx, 0, PVPFM_VPMD_VM_EXITS, 0);
-	go(t, ctx);
+	t_go(t, ctx);
 	t->sim->where[0].ip = 0x400abc;
 	sim_run(t->sim, 5000);
 
@@ -189,9 +189,8 @@ static void test_smpl_bare_entry(void **state)
 	struct t_env *t = T_ENV(state);
 	u32 ctx = smpl_ctx(t, 0, 4096);
 
-	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
-	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
-	go(t, ctx);
+	sample_a_every_10(t, ctx, 2);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 30);
 	check_hdr(t, 3, HDR_SIZE + 3 * ENT_SIZE, 0, 4096);
 	expect_entry(t, HDR_SIZE + 2 * ENT_SIZE, 2, (u64)-10, 0, 0, 0, 0,
@@ -210,9 +209,8 @@ static void test_smpl_throttled_lost(void **state)
 	u32 ctx = smpl_ctx(t, 0, 4096);
 	const pfm_dfl_smpl_hdr_t *h = hdr_of(t);
 
-	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
-	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
-	go(t, ctx);
+	sample_a_every_10(t, ctx, 2);
+	t_go(t, ctx);
 	t->sim->where[0].lost = 7;
 	sim_events(t->sim, 0, KEY_A, 10);
 	assert_int_equal(h->hdr_reserved[0], 7);
@@ -257,7 +255,7 @@ static void test_smpl_simultaneous(void **state)
 	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_C));
 	pmd_smpl(t, ctx, 0, 100, 100, PFM_REGFL_OVFL_NOTIFY, s0, 1);
 	pmd_smpl(t, ctx, 2, 100, 100, PFM_REGFL_OVFL_NOTIFY, s2, 2);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_B, 4);
 	sim_events(t->sim, 0, KEY_C, 6);
 	sim_events(t->sim, 0, KEY_A, 100);
@@ -326,7 +324,7 @@ static void smpl_simultaneous_at_full(bool fits)
 	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_C));
 	pmd_smpl(t, ctx, 0, 100, 100, 0, s0, 1);
 	pmd_smpl(t, ctx, 2, 100, 100, 0, s2, 6);
-	go(t, ctx);
+	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t->sim->overflow_calls, 1);
 	/* PMD0's entry, then PMD2's right after it (if it fit) */
@@ -373,7 +371,7 @@ static void test_smpl_full_restart(void **state)
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	pmd_smpl(t, ctx, 0, 100, 500, PFM_REGFL_OVFL_NOTIFY, s, 1);
-	go(t, ctx);
+	t_go(t, ctx);
 	for (k = 1; k <= size / ENT_SIZE; k++) {
 		sim_events(t->sim, 0, KEY_A, 100);
 		cur = HDR_SIZE + k * esz;
@@ -451,7 +449,7 @@ static void test_smpl_scattered_pages(void **state)
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	pmd_smpl(t, ctx, 0, 10, 10, PFM_REGFL_OVFL_NOTIFY, s, 1);
-	go(t, ctx);
+	t_go(t, ctx);
 	/* enough entries to cross the first page boundary */
 	for (i = 0; i < 100; i++) {
 		sim_events(t->sim, 0, KEY_B, 1);
@@ -562,9 +560,8 @@ static void test_smpl_guest_write_fails(void **state)
 	struct t_env *t = T_ENV(state);
 	u32 ctx = smpl_ctx(t, 0, 4096);
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	pmd_smpl(t, ctx, 0, 10, 10, 0, NULL, 0);
-	go(t, ctx);
+	sample_a_every_10(t, ctx, 0);
+	t_go(t, ctx);
 	t->sim->fail_guest_writes = true;
 	sim_events(t->sim, 0, KEY_A, 10);
 	t->sim->fail_guest_writes = false;
@@ -574,7 +571,7 @@ static void test_smpl_guest_write_fails(void **state)
 }
 
 /*
- * PVPFM_FL_NO_KERNEL_IP (issue 9, finding 7): an entry of a sample taken
+ * PVPFM_FL_NO_KERNEL_IP: an entry of a sample taken
  * in guest kernel mode shows IP 0, one taken in user mode its IP; without
  * the flag, a kernel-mode sample keeps its IP.
  */
@@ -585,9 +582,8 @@ static u32 kip_ctx(struct t_env *t, u32 flags, u64 ip, bool kernel)
 {
 	u32 ctx = smpl_ctx(t, flags, 4096);
 
-	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
-	pmd_smpl(t, ctx, 2, 10, 10, 0, NULL, 0);
-	go(t, ctx);
+	sample_a_every_10(t, ctx, 2);
+	t_go(t, ctx);
 	t->sim->where[0].ip = ip;
 	t->sim->where[0].kernel = kernel;
 	sim_events(t->sim, 0, KEY_A, 10);

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the engine tells the host's operator (issue 15): calls by command,
+ * What the engine tells the host's operator: calls by command,
  * failed calls by errno, registers refused because the host cannot count
  * them (NOTAVAIL) apart from those the operator's filter refused, and the
  * walk over contexts and open counters (pfm_engine_view).
  */
 #include "t_env.h"
 
-static void test_calls_and_refusals(void **state)
+T_CTX_TEST(test_calls_and_refusals, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t pmc;
 	struct pfm_engine_stats st;
 
@@ -31,10 +29,8 @@ static void test_calls_and_refusals(void **state)
 	assert_int_equal(st.filtered, 0);
 }
 
-static void test_notavail_apart_from_filtered(void **state)
+T_CTX_TEST(test_notavail_apart_from_filtered, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t pmc;
 	struct pfm_engine_stats st;
 
@@ -55,10 +51,8 @@ static void test_notavail_apart_from_filtered(void **state)
 }
 
 /* a virtual PMD refused by the filter is counted as filtered too */
-static void test_virtual_pmd_filtered(void **state)
+T_CTX_TEST(test_virtual_pmd_filtered, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmd_t pmd;
 
 	sim_forbid(t->sim, SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS));
@@ -76,10 +70,8 @@ static void test_virtual_pmd_filtered(void **state)
  * operator sees it counted apart from NOTAVAIL, and virtual PMDs (no PMU)
  * still count.
  */
-static void test_host_mediated_refused(void **state)
+T_CTX_TEST(test_host_mediated_refused, 0)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, 0);
 	pfarg_pmc_t pmc;
 	pfarg_pmd_t pmd;
 	struct pfm_engine_stats st;
@@ -109,11 +101,8 @@ static void test_host_mediated_refused(void **state)
  * counter does not open and the load fails with EOPNOTSUPP, which the
  * host's tools show as the mediated vPMU's (no other cause gives it).
  */
-static void test_host_mediated_at_load(void **state)
+T_CTX_TEST(test_host_mediated_at_load, PFM_FL_SYSTEM_WIDE)
 {
-	struct t_env *t = T_ENV(state);
-	u32 ctx = t_ctx(t, PFM_FL_SYSTEM_WIDE);
-
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmd(t, ctx, 0, 0, 0);
 	t->sim->pmu_mediated = true;

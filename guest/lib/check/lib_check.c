@@ -74,6 +74,10 @@ static void expect_errno(const char *name, int ret, int want)
 	check(name, ret == -1 && errno == want, why);
 }
 
+/* @call, @what on a descriptor that is no context, fails with EBADF */
+#define EXPECT_EBADF(what, call) \
+	expect_errno(what " on a non-context: EBADF", (call), EBADF)
+
 int main(void)
 {
 	pfarg_pmc_t pmc;
@@ -106,27 +110,17 @@ int main(void)
 	if (fd < 0) {
 		check("open /dev/null", 0, strerror(errno));
 	} else {
-		expect_errno("write_pmcs on a non-context: EBADF",
-			     pfm_write_pmcs(fd, &pmc, 1), EBADF);
-		expect_errno("write_pmds on a non-context: EBADF",
-			     pfm_write_pmds(fd, &pmd, 1), EBADF);
-		expect_errno("read_pmds on a non-context: EBADF",
-			     pfm_read_pmds(fd, &pmd, 1), EBADF);
-		expect_errno("load on a non-context: EBADF",
-			     pfm_load_context(fd, &load), EBADF);
-		expect_errno("start on a non-context: EBADF",
-			     pfm_start(fd, NULL), EBADF);
-		expect_errno("stop on a non-context: EBADF", pfm_stop(fd), EBADF);
-		expect_errno("restart on a non-context: EBADF",
-			     pfm_restart(fd), EBADF);
-		expect_errno("create_evtsets on a non-context: EBADF",
-			     pfm_create_evtsets(fd, &sd, 1), EBADF);
-		expect_errno("getinfo_evtsets on a non-context: EBADF",
-			     pfm_getinfo_evtsets(fd, &si, 1), EBADF);
-		expect_errno("delete_evtsets on a non-context: EBADF",
-			     pfm_delete_evtsets(fd, &sd, 1), EBADF);
-		expect_errno("unload on a non-context: EBADF",
-			     pfm_unload_context(fd), EBADF);
+		EXPECT_EBADF("write_pmcs", pfm_write_pmcs(fd, &pmc, 1));
+		EXPECT_EBADF("write_pmds", pfm_write_pmds(fd, &pmd, 1));
+		EXPECT_EBADF("read_pmds", pfm_read_pmds(fd, &pmd, 1));
+		EXPECT_EBADF("load", pfm_load_context(fd, &load));
+		EXPECT_EBADF("start", pfm_start(fd, NULL));
+		EXPECT_EBADF("stop", pfm_stop(fd));
+		EXPECT_EBADF("restart", pfm_restart(fd));
+		EXPECT_EBADF("create_evtsets", pfm_create_evtsets(fd, &sd, 1));
+		EXPECT_EBADF("getinfo_evtsets", pfm_getinfo_evtsets(fd, &si, 1));
+		EXPECT_EBADF("delete_evtsets", pfm_delete_evtsets(fd, &sd, 1));
+		EXPECT_EBADF("unload", pfm_unload_context(fd));
 		close(fd);
 	}
 	printf("%d passed, %d failed\n", passed, failed);

@@ -79,7 +79,6 @@ void events_init(void);
 void event_parse(const char *spec, unsigned int dfl_plm, int setid,
 		 struct event *e);
 void list_events(int fd);
-const char *events_pmu_name(void);
 const char *events_libpfm_version(void);
 
 /* pfmon_syms.c */

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/cli.h"
 #include "include/uapi/kvm_perfmon.h"
 
 struct snap {
@@ -31,10 +32,7 @@ struct snap_set {
 	unsigned int nr;
 };
 
-/*
- * Exit codes shared by the tools: documented in their --help and in
- * host-tools/README.md.
- */
+/* Exit codes shared by the tools: snap_exit_status[] says what each means */
 enum {
 	SNAP_EXIT_OK = 0,
 	SNAP_EXIT_USAGE = 1,		/* bad argument */
@@ -43,6 +41,9 @@ enum {
 	SNAP_EXIT_NO_VM = 4,		/* --vm matched nothing */
 	SNAP_EXIT_ERROR = 5,		/* anything else */
 };
+
+/* their meanings, for the tools' --help and man pages */
+extern const struct cli_exit snap_exit_status[];
 
 /* opens the device; -1 with errno and a message in @err[@len] */
 int snap_open(char *err, size_t len);

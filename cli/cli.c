@@ -27,6 +27,11 @@ static bool is_row(const struct cli_option *o)
 	return o->name || o->flags;
 }
 
+static const char *help_of(const struct cli_option *o)
+{
+	return o->help ? o->help : o->help_fn();
+}
+
 static bool has_short(const struct cli_option *o)
 {
 	return o->key > 0 && o->key < CLI_LONG_ONLY && isalnum(o->key);
@@ -206,7 +211,7 @@ static void help_options(const struct cli_program *p, FILE *f)
 			fprintf(f, "\n%s:\n", o->help);
 		} else if (o->flags & CLI_F_NOTE) {
 			fputc('\n', f);
-			put_text(f, o->help, 0, 2);
+			put_text(f, help_of(o), 0, 2);
 		} else if (!(o->flags & CLI_F_ALIAS)) {
 			len = option_spec(o, spec, sizeof(spec), false);
 			fprintf(f, "  %s", spec);
@@ -215,7 +220,7 @@ static void help_options(const struct cli_program *p, FILE *f)
 				fputc('\n', f);
 				len = 0;
 			}
-			put_text(f, o->help, len, HELP_COLUMN);
+			put_text(f, help_of(o), len, HELP_COLUMN);
 		}
 	}
 }
@@ -360,11 +365,11 @@ static void man_options(const struct cli_program *p, FILE *f)
 			fputs(".SS ", f);
 			roff_line(f, o->help, strlen(o->help));
 		} else if (o->flags & CLI_F_NOTE) {
-			roff_text(f, o->help, false);
+			roff_text(f, help_of(o), false);
 		} else if (!(o->flags & CLI_F_ALIAS)) {
 			option_spec(o, spec, sizeof(spec), true);
 			fprintf(f, ".TP\n%s\n", spec);
-			roff_text(f, o->help, true);
+			roff_text(f, help_of(o), true);
 		}
 	}
 }
@@ -373,7 +378,7 @@ static void man_sections(const struct cli_section *s, FILE *f)
 {
 	for (; s && s->title; s++) {
 		fprintf(f, ".SH %s\n", s->title);
-		roff_text(f, s->text, false);
+		roff_text(f, s->text ? s->text : s->text_fn(), false);
 	}
 }
 

@@ -23,6 +23,7 @@ struct cli_option {
 	const char *arg;	/* the argument's name; NULL: none */
 	const char *help;	/* what it does */
 	unsigned int flags;	/* CLI_F_* */
+	const char *(*help_fn)(void);	/* help made from data, if no help */
 };
 
 #define CLI_F_ALIAS	0x1	/* another name of the row above */
@@ -33,13 +34,15 @@ struct cli_option {
 /* keys of options with no short form start here */
 #define CLI_LONG_ONLY	256
 
-#define CLI_OPT(name, key, arg, help)	{ name, key, arg, help, 0 }
-#define CLI_ALIAS(name, key, arg)	{ name, key, arg, NULL, CLI_F_ALIAS }
-#define CLI_HEADING(text)		{ NULL, 0, NULL, text, CLI_F_HEADING }
-#define CLI_NOTE(text)			{ NULL, 0, NULL, text, CLI_F_NOTE }
+#define CLI_OPT(name, key, arg, help)	{ name, key, arg, help, 0, NULL }
+#define CLI_ALIAS(name, key, arg) \
+	{ name, key, arg, NULL, CLI_F_ALIAS, NULL }
+#define CLI_HEADING(text)	{ NULL, 0, NULL, text, CLI_F_HEADING, NULL }
+#define CLI_NOTE(text)		{ NULL, 0, NULL, text, CLI_F_NOTE, NULL }
+#define CLI_NOTE_FN(fn)		{ NULL, 0, NULL, NULL, CLI_F_NOTE, fn }
 #define CLI_HELP_OPT \
-	{ "help", 'h', NULL, "print this help and exit", CLI_F_HELP }
-#define CLI_END				{ NULL, 0, NULL, NULL, 0 }
+	{ "help", 'h', NULL, "print this help and exit", CLI_F_HELP, NULL }
+#define CLI_END			{ NULL, 0, NULL, NULL, 0, NULL }
 
 struct cli_exit {
 	int code;
@@ -50,6 +53,7 @@ struct cli_exit {
 struct cli_section {
 	const char *title;	/* NULL ends the list */
 	const char *text;
+	const char *(*text_fn)(void);	/* text made from data, if no text */
 };
 
 struct cli_program {

@@ -85,7 +85,7 @@ static const struct cli_option options[] = {
 };
 
 static const struct cli_section files[] = {
-	{ "FILES",
+	{ .title = "FILES", .text =
 	  "= /dev/kvm-perfmon\n"
 	  "the module's device node, read with the operator's ioctls\n"
 	  "\n"
@@ -93,7 +93,7 @@ static const struct cli_section files[] = {
 	  "its unit: as the system user kvm-perfmon-exporter (group kvm),\n"
 	  "CAP_PERFMON its only capability; its options in ARGS of\n"
 	  "/etc/default/kvm-perfmon-exporter" },
-	{ NULL, NULL }
+	{ .title = NULL }
 };
 
 static const struct cli_program cli = {

@@ -28,10 +28,10 @@ static const struct cli_option options[] = {
 };
 
 static const struct cli_section files[] = {
-	{ "FILES", "= /dev/kvm-perfmon\n"
+	{ .title = "FILES", .text = "= /dev/kvm-perfmon\n"
 	  "the module's device node, read with the operator's ioctls\n"
 	  "(root:kvm 0660 with the package's udev rule)" },
-	{ NULL, NULL }
+	{ .title = NULL }
 };
 
 static const struct cli_program cli = {

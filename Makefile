@@ -26,6 +26,7 @@ FUZZ_DIR := $(TOP)/tests/fuzz
 
 ENGINE_OBJS := $(patsubst $(TOP)/kvm/engine/%.c,$(B)/engine/%.o,$(ENGINE_SRCS))
 ENGINE_LIB := $(B)/engine/libpfm_engine.a
+LIBVIRT_CONFIG_MAN := $(B)/libvirt/kvm-perfmon-libvirt-config.8
 
 # test-STAGE (a pattern rule, below) is not listed: make skips the
 # pattern rules for a phony target
@@ -71,10 +72,16 @@ guest:
 	$(SUBMAKE) -C $(TOP)/guest/tests
 	$(SUBMAKE) -C $(TOP)/guest/tools
 
-# kvm-perfmon-stat and kvm-perfmon-exporter (host-tools/README.md), and
-# the exporter's unit as systemd-analyze reads it
-host-tools:
+# kvm-perfmon-stat and kvm-perfmon-exporter (host-tools/README.md) with
+# their man pages, the exporter's unit as systemd-analyze reads it, and
+# kvm-perfmon-libvirt-config's man page
+host-tools: $(LIBVIRT_CONFIG_MAN)
 	$(SUBMAKE) -C $(TOP)/host-tools all check-unit
+
+# the script prints its own manual as a man page
+$(LIBVIRT_CONFIG_MAN): $(TOP)/libvirt/kvm-perfmon-libvirt-config
+	@mkdir -p $(@D)
+	$< --man >$@.tmp && mv $@.tmp $@
 
 # tests/bench's b_exits (runs in the rig's L2: test-bench)
 bench: guest
@@ -152,7 +159,8 @@ run:
 # exporter's unit, the libvirt pieces (AppArmor drop-in,
 # kvm-perfmon-libvirt-config: the operator runs its enable) and
 # /etc/kvm-perfmon/ for event maps and filters. Guest:
-# perfmon2.ko's DKMS tree, libperfmon2 and pfmon. QEMU (install-qemu): the
+# perfmon2.ko's DKMS tree, libperfmon2 and pfmon. Each program's man page
+# goes in $(MANDIR) beside it (section 1 pfmon, 8 the host's). QEMU (install-qemu): the
 # patched QEMU as $(PREFIX)/bin/qemu-system-x86_64-pvperfmon (beside
 # Debian's, never replacing it; scripts/qemu-build.sh's bundle). The Debian packages (debian/rules) split install-host and
 # install-guest into packages.
@@ -165,6 +173,7 @@ UDEVRULESDIR ?= $(SYSCONFDIR)/udev/rules.d
 MODULESLOADDIR ?= $(SYSCONFDIR)/modules-load.d
 APPARMORDIR ?= $(SYSCONFDIR)/apparmor.d
 DOCDIR ?= $(PREFIX)/share/doc/kvm-perfmon
+MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= /lib/systemd/system
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 DKMS_VER = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(1)/dkms.conf)
@@ -184,9 +193,10 @@ install-qemu:
 		ln -sf ../lib/kvm-perfmon/qemu/bin/qemu-system-x86_64-pvperfmon \
 			$(DESTDIR)$(PREFIX)/bin/qemu-system-x86_64-pvperfmon
 
-install-host:
+install-host: $(LIBVIRT_CONFIG_MAN)
 	$(SUBMAKE) -C $(TOP)/host-tools install PREFIX=$(PREFIX) \
-		DESTDIR=$(DESTDIR) UNITDIR=$(UNITDIR) SYSUSERSDIR=$(SYSUSERSDIR)
+		DESTDIR=$(DESTDIR) UNITDIR=$(UNITDIR) SYSUSERSDIR=$(SYSUSERSDIR) \
+		MANDIR=$(MANDIR)
 	$(TOP)/scripts/dkms-tree.sh \
 		$(DESTDIR)$(DKMSDIR)/kvm-perfmon-$(call DKMS_VER,$(TOP)/kvm) >/dev/null
 	install -D -m 644 $(TOP)/kvm/99-kvm-perfmon.rules \
@@ -197,6 +207,8 @@ install-host:
 		$(DESTDIR)$(APPARMORDIR)/abstractions/libvirt-qemu.d/kvm-perfmon
 	install -D -m 755 $(TOP)/libvirt/kvm-perfmon-libvirt-config \
 		$(DESTDIR)$(PREFIX)/sbin/kvm-perfmon-libvirt-config
+	install -D -m 644 $(LIBVIRT_CONFIG_MAN) \
+		$(DESTDIR)$(MANDIR)/man8/kvm-perfmon-libvirt-config.8
 	install -d $(DESTDIR)$(SYSCONFDIR)/kvm-perfmon
 	install -D -m 644 $(TOP)/libvirt/pv-perfmon-domain.xml \
 		$(DESTDIR)$(DOCDIR)/examples/pv-perfmon-domain.xml
@@ -209,7 +221,7 @@ install-guest:
 	$(SUBMAKE) -C $(TOP)/guest/lib install PREFIX=$(PREFIX) \
 		DESTDIR=$(DESTDIR) LIBDIR=$(LIBDIR)
 	$(SUBMAKE) -C $(TOP)/guest/tools install PREFIX=$(PREFIX) \
-		DESTDIR=$(DESTDIR)
+		DESTDIR=$(DESTDIR) MANDIR=$(MANDIR)
 
 # The Debian packages, built by dpkg-buildpackage in a copy of the tree
 # (scripts/deb-build.sh); the .debs land in build/deb/

@@ -416,8 +416,3 @@ double snap_running_ratio(const struct snap *s)
 	}
 	return en ? (double)run / en : 1.0;
 }
-
-uint64_t snap_samples(const struct snap *s)
-{
-	return s->vm.stats.samples;
-}

@@ -89,7 +89,5 @@ typedef void snap_cause_fn(const char *cause, uint64_t n, void *arg);
 void snap_for_each_cause(const struct snap *s, snap_cause_fn *fn, void *arg);
 /* host running/enabled time over the VM's events; 1 when none ran */
 double snap_running_ratio(const struct snap *s);
-/* samples written by the VM so far */
-uint64_t snap_samples(const struct snap *s);
 
 #endif /* HOST_TOOLS_SNAPSHOT_H */

@@ -26,7 +26,6 @@ FUZZ_DIR := $(TOP)/tests/fuzz
 
 ENGINE_OBJS := $(patsubst $(TOP)/kvm/engine/%.c,$(B)/engine/%.o,$(ENGINE_SRCS))
 ENGINE_LIB := $(B)/engine/libpfm_engine.a
-LIBVIRT_CONFIG_MAN := $(B)/libvirt/kvm-perfmon-libvirt-config.8
 
 # test-STAGE (a pattern rule, below) is not listed: make skips the
 # pattern rules for a phony target
@@ -72,16 +71,11 @@ guest:
 	$(SUBMAKE) -C $(TOP)/guest/tests
 	$(SUBMAKE) -C $(TOP)/guest/tools
 
-# kvm-perfmon-stat and kvm-perfmon-exporter (host-tools/README.md) with
-# their man pages, the exporter's unit as systemd-analyze reads it, and
-# kvm-perfmon-libvirt-config's man page
-host-tools: $(LIBVIRT_CONFIG_MAN)
+# kvm-perfmon-stat and kvm-perfmon-exporter (host-tools/README.md), the
+# host's man pages (kvm-perfmon-libvirt-config's too), and the exporter's
+# unit as systemd-analyze reads it
+host-tools:
 	$(SUBMAKE) -C $(TOP)/host-tools all check-unit
-
-# the script prints its own manual as a man page
-$(LIBVIRT_CONFIG_MAN): $(TOP)/libvirt/kvm-perfmon-libvirt-config
-	@mkdir -p $(@D)
-	$< --man >$@.tmp && mv $@.tmp $@
 
 # tests/bench's b_exits (runs in the rig's L2: test-bench)
 bench: guest
@@ -193,7 +187,7 @@ install-qemu:
 		ln -sf ../lib/kvm-perfmon/qemu/bin/qemu-system-x86_64-pvperfmon \
 			$(DESTDIR)$(PREFIX)/bin/qemu-system-x86_64-pvperfmon
 
-install-host: $(LIBVIRT_CONFIG_MAN)
+install-host:
 	$(SUBMAKE) -C $(TOP)/host-tools install PREFIX=$(PREFIX) \
 		DESTDIR=$(DESTDIR) UNITDIR=$(UNITDIR) SYSUSERSDIR=$(SYSUSERSDIR) \
 		MANDIR=$(MANDIR)
@@ -207,8 +201,6 @@ install-host: $(LIBVIRT_CONFIG_MAN)
 		$(DESTDIR)$(APPARMORDIR)/abstractions/libvirt-qemu.d/kvm-perfmon
 	install -D -m 755 $(TOP)/libvirt/kvm-perfmon-libvirt-config \
 		$(DESTDIR)$(PREFIX)/sbin/kvm-perfmon-libvirt-config
-	install -D -m 644 $(LIBVIRT_CONFIG_MAN) \
-		$(DESTDIR)$(MANDIR)/man8/kvm-perfmon-libvirt-config.8
 	install -d $(DESTDIR)$(SYSCONFDIR)/kvm-perfmon
 	install -D -m 644 $(TOP)/libvirt/pv-perfmon-domain.xml \
 		$(DESTDIR)$(DOCDIR)/examples/pv-perfmon-domain.xml

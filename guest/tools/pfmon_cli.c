@@ -251,6 +251,10 @@ static const struct cli_section before_exit[] = {
 	  "\n"
 	  "-I MS (a command counted per thread): the deltas of every interval, then\n"
 	  "of the last part when the command ends; no totals, as perf stat -I." },
+	{ .title = NULL }
+};
+
+static const struct cli_section after_exit[] = {
 	{ .title = "ERRORS", .text =
 	  "Errors name the cause: unknown event or unit mask, an event the\n"
 	  "personality cannot express, an event the host cannot back\n"
@@ -258,10 +262,6 @@ static const struct cli_section before_exit[] = {
 	  "its PMU (PVPFM_REG_RETFL_HOST_MEDIATED), more hardware events than\n"
 	  "counters in one set (use another -e), no perfmon2.ko, missing permission\n"
 	  "(controls/task_group, sys_group), ptrace rights for --attach-task." },
-	{ .title = NULL }
-};
-
-static const struct cli_section after_exit[] = {
 	{ .title = "FILES", .text =
 	  "= /sys/kernel/perfmon\n"
 	  "perfmon2.ko's interface: version, pmu_desc (the personality's model and\n"

@@ -424,6 +424,8 @@ void cli_print_man(const struct cli_program *p, FILE *f)
 		roff_text(f, e->what, true);
 	}
 	man_sections(p->after_exit, f);
+	fputs(".SH FILES\n", f);
+	roff_text(f, p->files, false);
 	fputs(".SH SEE ALSO\n", f);
 	roff_line(f, p->see_also, strlen(p->see_also));
 }

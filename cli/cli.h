@@ -49,7 +49,7 @@ struct cli_exit {
 	const char *what;	/* NULL ends the list */
 };
 
-/* a titled part of the man page: FILES, ENVIRONMENT, ... */
+/* a titled part of the man page: ERRORS, ENVIRONMENT, ... */
 struct cli_section {
 	const char *title;	/* NULL ends the list */
 	const char *text;
@@ -67,7 +67,8 @@ struct cli_program {
 	const struct cli_section *before_exit;	/* man only, after OPTIONS */
 	const char *exit_intro;		/* a paragraph before the codes */
 	const struct cli_exit *exits;
-	const struct cli_section *after_exit;	/* man only: FILES, ... */
+	const struct cli_section *after_exit;	/* man only: ERRORS, ... */
+	const char *files;		/* FILES: "= PATH" items */
 	const char *see_also;		/* "pfmon(1), perf-stat(1)" */
 };
 

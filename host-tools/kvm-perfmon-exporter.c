@@ -84,23 +84,10 @@ static const struct cli_option options[] = {
 	CLI_END
 };
 
-static const struct cli_section files[] = {
-	{ .title = "FILES", .text =
-	  "= /dev/kvm-perfmon\n"
-	  "the module's device node, read with the operator's ioctls\n"
-	  "\n"
-	  "= /lib/systemd/system/kvm-perfmon-exporter.service\n"
-	  "its unit: as the system user kvm-perfmon-exporter (group kvm),\n"
-	  "CAP_PERFMON its only capability; its options in ARGS of\n"
-	  "/etc/default/kvm-perfmon-exporter" },
-	{ .title = NULL }
-};
-
 static const struct cli_program cli = {
 	.name = "kvm-perfmon-exporter",
-	.man_section = 8,
+	SNAP_CLI_COMMON,
 	.summary = "kvm-perfmon's view of every VM for Prometheus",
-	.synopsis = "[OPTION]...",
 	.description =
 "Serve what each VM on this host does with kvm-perfmon's counters to\n"
 "Prometheus, in its text format on http(s)://ADDR:PORT/metrics.\n"
@@ -119,8 +106,12 @@ STR(CONNECTION_TIMEOUT_S) " s idle. Series per\n"
 "Needs CAP_PERFMON (or root) and read access to /dev/kvm-perfmon (group\n"
 "kvm): the view covers every user's VMs.",
 	.options = options,
-	.exits = snap_exit_status,
-	.after_exit = files,
+	.files = SNAP_CLI_FILE_DEVICE "\n"
+		 "\n"
+		 "= /lib/systemd/system/kvm-perfmon-exporter.service\n"
+		 "its unit: as the system user kvm-perfmon-exporter (group kvm),\n"
+		 "CAP_PERFMON its only capability; its options in ARGS of\n"
+		 "/etc/default/kvm-perfmon-exporter",
 	.see_also = "kvm-perfmon-stat(8), prometheus(1), promtool(1), "
 		    "htpasswd(1)",
 };

@@ -27,18 +27,10 @@ static const struct cli_option options[] = {
 	CLI_END
 };
 
-static const struct cli_section files[] = {
-	{ .title = "FILES", .text = "= /dev/kvm-perfmon\n"
-	  "the module's device node, read with the operator's ioctls\n"
-	  "(root:kvm 0660 with the package's udev rule)" },
-	{ .title = NULL }
-};
-
 static const struct cli_program cli = {
 	.name = "kvm-perfmon-stat",
-	.man_section = 8,
+	SNAP_CLI_COMMON,
 	.summary = "what each VM on this host does with kvm-perfmon's counters",
-	.synopsis = "[OPTION]...",
 	.description =
 "Show what each VM on this host does with kvm-perfmon's counters, as\n"
 "virsh domstats and kvm_stat show KVM's.\n"
@@ -53,8 +45,7 @@ static const struct cli_program cli = {
 "\n"
 "Needs root or CAP_PERFMON: the view covers every user's VMs.",
 	.options = options,
-	.exits = snap_exit_status,
-	.after_exit = files,
+	.files = SNAP_CLI_FILE_DEVICE,
 	.see_also = "kvm-perfmon-exporter(8), kvm-perfmon-libvirt-config(8), "
 		    "pfmon(1), virsh(1)",
 };

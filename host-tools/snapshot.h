@@ -45,6 +45,17 @@ enum {
 /* their meanings, for the tools' --help and man pages */
 extern const struct cli_exit snap_exit_status[];
 
+/* what the tools' descriptions (struct cli_program) share */
+#define SNAP_CLI_COMMON							\
+	.man_section = 8,						\
+	.synopsis = "[OPTION]...",					\
+	.exits = snap_exit_status
+/* the first of their FILES */
+#define SNAP_CLI_FILE_DEVICE						\
+	"= /dev/kvm-perfmon\n"						\
+	"the module's device node, read with the operator's ioctls\n"	\
+	"(root:kvm 0660 with the package's udev rule)"
+
 /* opens the device; -1 with errno and a message in @err[@len] */
 int snap_open(char *err, size_t len);
 /* the exit code for snap_open's failure with @err (its errno) */

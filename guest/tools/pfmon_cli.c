@@ -51,82 +51,43 @@ static const char *vpmds_section(void)
 
 static const struct cli_option options[] = {
 	CLI_HEADING("Events"),
-	CLI_OPT("events", 'e', "EV[,EV...]",
-		"an event set; each -e adds the next set (several\n"
-		"sets are time-switched and their counts scaled); default: one set\n"
-		"vcpu_run_ns,vm_exits"),
-	CLI_OPT("set", OPT_SET, "EV[,EV...]",
-		"the same as -e (pfmon 1.x's name for a further set)"),
-	CLI_OPT("user-level", 'u', NULL,
-		"hardware events count at user level by default"),
-	CLI_OPT("kernel-level", 'k', NULL,
-		"hardware events count at kernel level by default\n"
-		"(neither, or both: user and kernel)"),
-	CLI_OPT("switch-timeout", OPT_SWITCH_TIMEOUT, "NS",
-		"time each set is active before the next (default\n"
-		"" STR(PFMON_DFL_SWITCH_TIMEOUT_NS) " ns)"),
-	CLI_OPT("list", 'l', NULL,
-		"list the events, each probed on the host"),
+	CLI_OPT("events", 'e', "EV[,EV...]", "an event set; each -e adds the next set (several sets are time-switched and their counts scaled); default: one set vcpu_run_ns,vm_exits"),
+	CLI_OPT("set", OPT_SET, "EV[,EV...]", "the same as -e (pfmon 1.x's name for a further set)"),
+	CLI_OPT("user-level", 'u', NULL, "hardware events count at user level by default"),
+	CLI_OPT("kernel-level", 'k', NULL, "hardware events count at kernel level by default (neither, or both: user and kernel)"),
+	CLI_OPT("switch-timeout", OPT_SWITCH_TIMEOUT, "NS", "time each set is active before the next (default " STR(PFMON_DFL_SWITCH_TIMEOUT_NS) " ns)"),
+	CLI_OPT("list", 'l', NULL, "list the events, each probed on the host"),
 	CLI_ALIAS("show-events", 'l', NULL),
-	CLI_OPT("verbose", 'v', NULL,
-		"print each event's registers (PMC value) on stderr"),
+	CLI_OPT("verbose", 'v', NULL, "print each event's registers (PMC value) on stderr"),
 	CLI_NOTE_FN(events_note),
 	CLI_HEADING("Sampling"),
-	CLI_OPT("smpl-period", OPT_SMPL_PERIOD, "N",
-		"sample the command every N occurrences of the\n"
-		"first event of the first set; print a profile of its IPs resolved with\n"
-		"libdwfl (the command, its libraries, the vDSO) and /proc/kallsyms (kernel)"),
-	CLI_OPT("smpl-per-function", OPT_SMPL_PER_FUNCTION, NULL,
-		"the profile by function (default)"),
-	CLI_OPT("smpl-per-address", OPT_SMPL_PER_ADDRESS, NULL,
-		"the profile by address"),
-	CLI_OPT("smpl-per-line", OPT_SMPL_PER_LINE, NULL,
-		"the profile by source line (DWARF line tables)"),
-	CLI_OPT("smpl-outfile", OPT_SMPL_OUTFILE, "FILE",
-		"also write the raw samples and the command's map\n"
-		"to FILE"),
-	CLI_OPT("report", OPT_REPORT, "FILE",
-		"print the profile of a --smpl-outfile FILE (in the\n"
-		"same guest: its files and kernel symbols)"),
+	CLI_OPT("smpl-period", OPT_SMPL_PERIOD, "N", "sample the command every N occurrences of the first event of the first set; print a profile of its IPs resolved with libdwfl (the command, its libraries, the vDSO) and /proc/kallsyms (kernel)"),
+	CLI_OPT("smpl-per-function", OPT_SMPL_PER_FUNCTION, NULL, "the profile by function (default)"),
+	CLI_OPT("smpl-per-address", OPT_SMPL_PER_ADDRESS, NULL, "the profile by address"),
+	CLI_OPT("smpl-per-line", OPT_SMPL_PER_LINE, NULL, "the profile by source line (DWARF line tables)"),
+	CLI_OPT("smpl-outfile", OPT_SMPL_OUTFILE, "FILE", "also write the raw samples and the command's map to FILE"),
+	CLI_OPT("report", OPT_REPORT, "FILE", "print the profile of a --smpl-outfile FILE (in the same guest: its files and kernel symbols)"),
 	CLI_HEADING("What is monitored (default: COMMAND, its first thread only)"),
-	CLI_OPT("system-wide", OPT_SYSTEM_WIDE, NULL,
-		"every CPU (or --cpu-list), until COMMAND ends or\n"
-		"SIGINT"),
-	CLI_OPT("cpu-list", OPT_CPU_LIST, "L",
-		"CPUs for --system-wide: N,N-M,..."),
-	CLI_OPT("attach-task", OPT_ATTACH_TASK, "PID",
-		"an existing task (ptrace rights), until it exits"),
-	CLI_OPT("follow-fork", OPT_FOLLOW_FORK, NULL,
-		"also the processes fork() creates (a context each)"),
-	CLI_OPT("follow-vfork", OPT_FOLLOW_VFORK, NULL,
-		"also the processes vfork() creates"),
-	CLI_OPT("follow-pthread", OPT_FOLLOW_PTHREAD, NULL,
-		"also the threads (clone()) created"),
-	CLI_OPT("follow-exec", OPT_FOLLOW_EXEC, NULL,
-		"(always so: a context follows its task's exec)"),
-	CLI_OPT("follow-all", OPT_FOLLOW_ALL, NULL,
-		"all of the above"),
-	CLI_OPT("aggregate-results", OPT_AGGREGATE, NULL,
-		"with --follow-*: one sum, not one result per task"),
+	CLI_OPT("system-wide", OPT_SYSTEM_WIDE, NULL, "every CPU (or --cpu-list), until COMMAND ends or SIGINT"),
+	CLI_OPT("cpu-list", OPT_CPU_LIST, "L", "CPUs for --system-wide: N,N-M,..."),
+	CLI_OPT("attach-task", OPT_ATTACH_TASK, "PID", "an existing task (ptrace rights), until it exits"),
+	CLI_OPT("follow-fork", OPT_FOLLOW_FORK, NULL, "also the processes fork() creates (a context each)"),
+	CLI_OPT("follow-vfork", OPT_FOLLOW_VFORK, NULL, "also the processes vfork() creates"),
+	CLI_OPT("follow-pthread", OPT_FOLLOW_PTHREAD, NULL, "also the threads (clone()) created"),
+	CLI_OPT("follow-exec", OPT_FOLLOW_EXEC, NULL, "(always so: a context follows its task's exec)"),
+	CLI_OPT("follow-all", OPT_FOLLOW_ALL, NULL, "all of the above"),
+	CLI_OPT("aggregate-results", OPT_AGGREGATE, NULL, "with --follow-*: one sum, not one result per task"),
 	CLI_HEADING("Output (results; messages go to stderr)"),
-	CLI_OPT("outfile", 'o', "FILE",
-		"results to FILE instead of stdout"),
-	CLI_OPT("field-separator", 'x', "SEP",
-		"CSV: a header line, then one line per event\n"
-		"(time, target, set, event, count, raw, set_runs, set_active_ns, set_pct,\n"
-		"host_enabled_ns, host_running_ns, host_pct, emulated)"),
-	CLI_OPT("json", OPT_JSON, NULL,
-		"one JSON object per line and event, same fields"),
-	CLI_OPT("interval-print", 'I', "MS",
-		"print the counts of every MS ms (>= " STR(PFMON_MIN_INTERVAL_MS) ") of a\n"
-		"counted COMMAND, then those of the last part"),
+	CLI_OPT("outfile", 'o', "FILE", "results to FILE instead of stdout"),
+	CLI_OPT("field-separator", 'x', "SEP", "CSV: a header line, then one line per event (time, target, set, event, count, raw, set_runs, set_active_ns, set_pct, host_enabled_ns, host_running_ns, host_pct, emulated)"),
+	CLI_OPT("json", OPT_JSON, NULL, "one JSON object per line and event, same fields"),
+	CLI_OPT("interval-print", 'I', "MS", "print the counts of every MS ms (>= " STR(PFMON_MIN_INTERVAL_MS) ") of a counted COMMAND, then those of the last part"),
 	CLI_NOTE(
 		"Per event: the count scaled to the whole run, its raw value, the set's\n"
 		"share of the run and the share of the enabled time the host ran the set's\n"
 		"counters; pfmon warns on stderr when the host starved them."),
 	CLI_HEADING("Other"),
-	CLI_OPT("version", 'V', NULL,
-		"pfmon's, libpfm4's and perfmon2's versions"),
+	CLI_OPT("version", 'V', NULL, "pfmon's, libpfm4's and perfmon2's versions"),
 	CLI_HELP_OPT,
 	CLI_END
 };
@@ -262,13 +223,6 @@ static const struct cli_section after_exit[] = {
 	  "its PMU (PVPFM_REG_RETFL_HOST_MEDIATED), more hardware events than\n"
 	  "counters in one set (use another -e), no perfmon2.ko, missing permission\n"
 	  "(controls/task_group, sys_group), ptrace rights for --attach-task." },
-	{ .title = "FILES", .text =
-	  "= /sys/kernel/perfmon\n"
-	  "perfmon2.ko's interface: version, pmu_desc (the personality's model and\n"
-	  "registers), controls, the device's features\n"
-	  "\n"
-	  "= /proc/PID/maps, /proc/kallsyms\n"
-	  "the command's memory map and the guest kernel's symbols, for the profile" },
 	{ .title = NULL }
 };
 
@@ -304,5 +258,12 @@ const struct cli_program pfmon_cli = {
 		"command's as env(1) and timeout(1) keep theirs:",
 	.exits = exits,
 	.after_exit = after_exit,
+	.files =
+		"= /sys/kernel/perfmon\n"
+		"perfmon2.ko's interface: version, pmu_desc (the personality's model and\n"
+		"registers), controls, the device's features\n"
+		"\n"
+		"= /proc/PID/maps, /proc/kallsyms\n"
+		"the command's memory map and the guest kernel's symbols, for the profile",
 	.see_also = "perf-stat(1), perf-record(1), kvm-perfmon-stat(8)",
 };

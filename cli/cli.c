@@ -48,8 +48,10 @@ static void table_error(const struct cli_program *p, const char *what,
 
 int cli_getopt(const struct cli_program *p, int argc, char **argv)
 {
-	static struct option longopts[MAX_OPTIONS + 1];
-	static char shortopts[3 * MAX_OPTIONS + 2];
+	/* the table's options, --man, the end */
+	static struct option longopts[MAX_OPTIONS + 2];
+	/* "+", a letter and ":" per option, the end */
+	static char shortopts[1 + 2 * MAX_OPTIONS + 1];
 	static const struct cli_program *built;
 	const struct cli_option *o;
 	unsigned int n = 0;
@@ -166,44 +168,44 @@ static void put_text(FILE *f, const char *text, int col, int indent)
 	}
 }
 
-/* "-e, --events, --set=EV" into @buf: the option and its aliases */
-static int option_spec(const struct cli_option *o, char *buf, size_t size,
-		       bool man)
+/* @s with each - as roff's minus (@man) or as it is */
+static int put_dashes(FILE *f, const char *s, bool man)
 {
-	const char *dash = man ? "\\-" : "-";
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '-' && man ? fprintf(f, "\\-") : fprintf(f, "%c", *s);
+	return n;
+}
+
+/*
+ * "-e, --events, --set=EV": the option and its aliases, bold and italic
+ * for roff (@man); the columns it took
+ */
+static int put_spec(FILE *f, const struct cli_option *o, bool man)
+{
+	const char *bold = man ? "\\fB" : "", *roman = man ? "\\fR" : "";
 	const struct cli_option *a;
-	int len = 0;
+	int n = 0;
 
 	if (has_short(o))
-		len += snprintf(buf + len, size - len,
-				man ? "\\fB%s%c\\fR, " : "%s%c, ", dash, o->key);
+		n += fprintf(f, "%s%s%c%s, ", bold, man ? "\\-" : "-", o->key,
+			     roman);
 	else if (!man)
-		len += snprintf(buf + len, size - len, "    ");
+		n += fprintf(f, "    ");
 	for (a = o; a == o || (a->name && a->flags & CLI_F_ALIAS); a++) {
-		const char *c;
-
-		len += snprintf(buf + len, size - len, "%s%s%s%s",
-				a == o ? "" : ", ", man ? "\\fB" : "",
-				dash, dash);
-		for (c = a->name; *c && len < (int)size - 3; c++) {
-			if (man && *c == '-')
-				buf[len++] = '\\';
-			buf[len++] = *c;
-		}
-		buf[len] = '\0';
-		if (man)
-			len += snprintf(buf + len, size - len, "\\fR");
+		n += fprintf(f, "%s%s", a == o ? "" : ", ", bold);
+		n += put_dashes(f, "--", man) + put_dashes(f, a->name, man);
+		n += fprintf(f, "%s", roman);
 	}
 	if (o->arg)
-		len += snprintf(buf + len, size - len, man ? "=\\fI%s\\fR" :
-				"=%s", o->arg);
-	return len;
+		n += fprintf(f, man ? "=\\fI%s\\fR" : "=%s", o->arg);
+	return n;
 }
 
 static void help_options(const struct cli_program *p, FILE *f)
 {
 	const struct cli_option *o;
-	char spec[256];
 	int len;
 
 	for (o = p->options; is_row(o); o++) {
@@ -213,9 +215,7 @@ static void help_options(const struct cli_program *p, FILE *f)
 			fputc('\n', f);
 			put_text(f, help_of(o), 0, 2);
 		} else if (!(o->flags & CLI_F_ALIAS)) {
-			len = option_spec(o, spec, sizeof(spec), false);
-			fprintf(f, "  %s", spec);
-			len += 2;
+			len = fprintf(f, "  ") + put_spec(f, o, false);
 			if (len >= HELP_COLUMN - 1) {
 				fputc('\n', f);
 				len = 0;
@@ -240,12 +240,10 @@ void cli_print_help(const struct cli_program *p, FILE *f)
 	} while (nl);
 	fputc('\n', f);
 	put_text(f, p->description, 0, 0);
-	if (p->options[0].flags & CLI_F_HEADING)
-		help_options(p, f);
-	else {
+	/* a table of one part has no heading of its own */
+	if (!(p->options[0].flags & CLI_F_HEADING))
 		fprintf(f, "\nOptions:\n");
-		help_options(p, f);
-	}
+	help_options(p, f);
 	fprintf(f, "\nExit status:\n");
 	if (p->exit_intro)
 		put_text(f, p->exit_intro, 0, 2);
@@ -357,7 +355,6 @@ static void upper(FILE *f, const char *s)
 static void man_options(const struct cli_program *p, FILE *f)
 {
 	const struct cli_option *o;
-	char spec[512];
 
 	fputs(".SH OPTIONS\n", f);
 	for (o = p->options; is_row(o); o++) {
@@ -367,8 +364,9 @@ static void man_options(const struct cli_program *p, FILE *f)
 		} else if (o->flags & CLI_F_NOTE) {
 			roff_text(f, help_of(o), false);
 		} else if (!(o->flags & CLI_F_ALIAS)) {
-			option_spec(o, spec, sizeof(spec), true);
-			fprintf(f, ".TP\n%s\n", spec);
+			fputs(".TP\n", f);
+			put_spec(f, o, true);
+			fputc('\n', f);
 			roff_text(f, help_of(o), true);
 		}
 	}

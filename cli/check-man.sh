@@ -29,7 +29,11 @@ while [ $# -ge 2 ]; do
 	prog=$1 page=$2
 	shift 2
 	name=${page##*/}
-	warn=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+	if [ -s "$page" ]; then
+		warn=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+	else
+		warn="no page"
+	fi
 	[ -z "$warn" ]
 	judge $? "$name: groff -man -ww, no warning" "$warn"
 

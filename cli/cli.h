@@ -4,11 +4,12 @@
  * text and the man page its sections, as perf's option tables do: what a
  * program takes is written once, beside what it says about it.
  *
- * Text (description, help, notes, sections) is plain: lines separated by
- * \n, paragraphs by a blank line. A paragraph whose lines start with two
- * spaces is shown as it is (an example, a file's contents); one that
- * starts with "- " is a bullet. --help prints the text as written; the man
- * page lets groff fill it.
+ * Text (description, help, notes, sections) is plain: paragraphs apart by
+ * a blank line, filled to the terminal's width by --help and by groff in
+ * the man page. A paragraph whose lines start with two spaces is shown as
+ * it is (an example, a file's contents); one that starts with "- " is a
+ * bullet; one that starts with "= TAG" an item, its text on the lines
+ * after (the man page only: FILES, a list of names).
  */
 #ifndef CLI_H
 #define CLI_H

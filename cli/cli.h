@@ -5,8 +5,8 @@
  * program takes is written once, beside what it says about it.
  *
  * Text (description, help, notes, sections) is plain: paragraphs apart by
- * a blank line, filled to the terminal's width by --help and by groff in
- * the man page. A paragraph whose lines start with two spaces is shown as
+ * a blank line, filled to 79 columns by --help and by groff in the man
+ * page. A paragraph whose lines start with two spaces is shown as
  * it is (an example, a file's contents); one that starts with "- " is a
  * bullet; one that starts with "= TAG" an item, its text on the lines
  * after (the man page only: FILES, a list of names).

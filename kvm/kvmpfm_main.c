@@ -90,13 +90,12 @@ void kvmpfm_account(atomic64_t *counter, long delta)
 
 /*
  * Host-wide ceilings of the per-VM limits (doc/ADMIN.md, "Per-VM limits
- * and their ceilings"):
- * whoever can open /dev/kvm chooses their VM's limits at BIND_VM, the
- * host admin bounds them here. A VM asking for more than a ceiling is
- * refused with E2BIG. Root may change a ceiling at any time
- * (/sys/module/kvm_perfmon/parameters/); VMs bound later see the change.
- * A ceiling is 1 .. the engine's own limit (PFM_LIMIT_MAX_*); the
- * defaults, and what they bound, are KVMPFM_DFL_CEIL_* (kvmpfm.h).
+ * and their ceilings"): whoever can open /dev/kvm chooses their VM's
+ * limits at BIND_VM, the host admin bounds them here. A VM asking for
+ * more than a ceiling is refused with E2BIG. Root may change a ceiling
+ * at any time (/sys/module/kvm_perfmon/parameters/); VMs bound later see
+ * the change. A ceiling is 1 .. the engine's own limit (PFM_LIMIT_MAX_*);
+ * the defaults, and what they bound, are KVMPFM_DFL_CEIL_* (kvmpfm.h).
  */
 struct kvmpfm_ceiling {
 	u64 val;

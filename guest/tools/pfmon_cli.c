@@ -129,9 +129,9 @@ static const struct cli_section before_exit[] = {
 	  "counted as zero. When the host could back it but a VM with KVM's\n"
 	  "mediated vPMU holds the host's PMU (PVPFM_REG_RETFL_HOST_MEDIATED beside\n"
 	  "NOTAVAIL; a load that opens the counters fails with EOPNOTSUPP for the\n"
-	  "same cause), pfmon says so: that is the host's operator's choice (the\n"
-	  "project's README, \"Mediated vPMU\"); pfmon -l marks such events \"not\n"
-	  "available now\"." },
+	  "same cause), pfmon says so: that is the host's operator's choice\n"
+	  "(kvm-perfmon's doc/ADMIN.md, \"Mediated vPMU\"); pfmon -l marks such\n"
+	  "events \"not available now\"." },
 	{ .title = "VIRTUAL PMDS", .text_fn = vpmds_section },
 	{ .title = "WHAT IS MONITORED", .text =
 	  "By default COMMAND is monitored per thread: the child loads the context on\n"

@@ -71,8 +71,9 @@ guest:
 	$(SUBMAKE) -C $(TOP)/guest/tests
 	$(SUBMAKE) -C $(TOP)/guest/tools
 
-# kvm-perfmon-stat and kvm-perfmon-exporter (host-tools/README.md), and
-# the exporter's unit as systemd-analyze reads it
+# kvm-perfmon-stat and kvm-perfmon-exporter (host-tools/README.md), the
+# host's man pages (kvm-perfmon-libvirt-config's too), and the exporter's
+# unit as systemd-analyze reads it
 host-tools:
 	$(SUBMAKE) -C $(TOP)/host-tools all check-unit
 
@@ -152,7 +153,8 @@ run:
 # exporter's unit, the libvirt pieces (AppArmor drop-in,
 # kvm-perfmon-libvirt-config: the operator runs its enable) and
 # /etc/kvm-perfmon/ for event maps and filters. Guest:
-# perfmon2.ko's DKMS tree, libperfmon2 and pfmon. QEMU (install-qemu): the
+# perfmon2.ko's DKMS tree, libperfmon2 and pfmon. Each program's man page
+# goes in $(MANDIR) beside it (section 1 pfmon, 8 the host's). QEMU (install-qemu): the
 # patched QEMU as $(PREFIX)/bin/qemu-system-x86_64-pvperfmon (beside
 # Debian's, never replacing it; scripts/qemu-build.sh's bundle). The Debian packages (debian/rules) split install-host and
 # install-guest into packages.
@@ -165,6 +167,7 @@ UDEVRULESDIR ?= $(SYSCONFDIR)/udev/rules.d
 MODULESLOADDIR ?= $(SYSCONFDIR)/modules-load.d
 APPARMORDIR ?= $(SYSCONFDIR)/apparmor.d
 DOCDIR ?= $(PREFIX)/share/doc/kvm-perfmon
+MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= /lib/systemd/system
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 DKMS_VER = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(1)/dkms.conf)
@@ -186,7 +189,8 @@ install-qemu:
 
 install-host:
 	$(SUBMAKE) -C $(TOP)/host-tools install PREFIX=$(PREFIX) \
-		DESTDIR=$(DESTDIR) UNITDIR=$(UNITDIR) SYSUSERSDIR=$(SYSUSERSDIR)
+		DESTDIR=$(DESTDIR) UNITDIR=$(UNITDIR) SYSUSERSDIR=$(SYSUSERSDIR) \
+		MANDIR=$(MANDIR)
 	$(TOP)/scripts/dkms-tree.sh \
 		$(DESTDIR)$(DKMSDIR)/kvm-perfmon-$(call DKMS_VER,$(TOP)/kvm) >/dev/null
 	install -D -m 644 $(TOP)/kvm/99-kvm-perfmon.rules \
@@ -209,7 +213,7 @@ install-guest:
 	$(SUBMAKE) -C $(TOP)/guest/lib install PREFIX=$(PREFIX) \
 		DESTDIR=$(DESTDIR) LIBDIR=$(LIBDIR)
 	$(SUBMAKE) -C $(TOP)/guest/tools install PREFIX=$(PREFIX) \
-		DESTDIR=$(DESTDIR)
+		DESTDIR=$(DESTDIR) MANDIR=$(MANDIR)
 
 # The Debian packages, built by dpkg-buildpackage in a copy of the tree
 # (scripts/deb-build.sh); the .debs land in build/deb/

@@ -5,12 +5,11 @@
  * libmicrohttpd: on loopback unless told otherwise, with TLS and basic
  * authentication from an exporter-toolkit style web config
  * (web_config.h), a connection limit per client address, and one read of
- * the module shared by the requests of a second (scrape_cache.h). See
- * usage_text and host-tools/README.md.
+ * the module shared by the requests of a second (scrape_cache.h). Its
+ * options and manual: cli below (--help, kvm-perfmon-exporter(8)).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
@@ -33,7 +32,8 @@
  * Prometheus's own 9090-9094, absent from /etc/services, and below
  * Linux's ephemeral ports (32768-60999), which a client could hold.
  */
-#define DEFAULT_LISTEN		"127.0.0.1:17995"
+#define DEFAULT_PORT		"17995"
+#define DEFAULT_LISTEN		"127.0.0.1:" DEFAULT_PORT
 /*
  * Connections: one thread each, so a slow client holds its own thread and
  * no one else's. Prometheus keeps one connection per server to a target;
@@ -57,29 +57,46 @@
 /* TLS 1.2 and 1.3 only, as exporter-toolkit's default min_version */
 #define TLS_PRIORITIES		"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
-static const char usage_text[] =
-"Usage: kvm-perfmon-exporter [OPTION]...\n"
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
+enum { OPT_LISTEN = 'l', OPT_ONCE = '1', OPT_WEB_CONFIG = CLI_LONG_ONLY };
+
+static const struct cli_option options[] = {
+	CLI_OPT("web.listen-address", OPT_LISTEN, "[ADDR]:PORT",
+		"where to listen (default " DEFAULT_LISTEN ": this host\n"
+		"only); ADDR an IPv4 or a [IPv6] address, none for every\n"
+		"address (:" DEFAULT_PORT ")"),
+	CLI_ALIAS("listen", OPT_LISTEN, "[ADDR]:PORT"),
+	CLI_OPT("web.config.file", OPT_WEB_CONFIG, "FILE",
+		"TLS and basic authentication, in the YAML format\n"
+		"Prometheus's exporters share (below); a key it does not\n"
+		"implement is refused"),
+	CLI_OPT("once", OPT_ONCE, NULL, "print one scrape on stdout and exit"),
+	CLI_HELP_OPT,
+	CLI_NOTE("The web config:\n"
+		 "\n"
+		 "  tls_server_config:\n"
+		 "    cert_file: FILE     # PEM; relative to the config's directory\n"
+		 "    key_file: FILE\n"
+		 "  basic_auth_users:\n"
+		 "    USER: BCRYPT-HASH   # htpasswd -nbB USER PASSWORD"),
+	CLI_END
+};
+
+static const struct cli_program cli = {
+	.name = "kvm-perfmon-exporter",
+	SNAP_CLI_COMMON,
+	.summary = "kvm-perfmon's view of every VM for Prometheus",
+	.description =
 "Serve what each VM on this host does with kvm-perfmon's counters to\n"
 "Prometheus, in its text format on http(s)://ADDR:PORT/metrics.\n"
 "\n"
-"  --web.listen-address=[ADDR]:PORT  where to listen (default\n"
-"                       127.0.0.1:17995: this host only); ADDR an IPv4\n"
-"                       or a [IPv6] address, none for every address\n"
-"                       (:17995); -l, --listen are the same option\n"
-"  --web.config.file=FILE  TLS and basic authentication, in the YAML\n"
-"                       format Prometheus's exporters share:\n"
-"                         tls_server_config:\n"
-"                           cert_file: FILE   (PEM, relative to FILE's\n"
-"                           key_file: FILE     directory)\n"
-"                         basic_auth_users:\n"
-"                           USER: BCRYPT-HASH (htpasswd -nbB USER PASS)\n"
-"                       a key it does not implement is refused\n"
-"  -1, --once           print one scrape on stdout and exit\n"
-"  -h, --help           this text\n"
-"\n"
 "Each read of the module is one snapshot of every VM bound to kvm-perfmon,\n"
-"shared by the requests of the next second. At most 4 connections from\n"
-"one client address, 64 in all, each closed after 10 s idle. Series per\n"
+"shared by the requests of the next second. At most "
+STR(PER_IP_CONNECTION_LIMIT) " connections from\n"
+"one client address, " STR(CONNECTION_LIMIT) " in all, each closed after "
+STR(CONNECTION_TIMEOUT_S) " s idle. Series per\n"
 "VM (labels vm = its -name, uuid = its -uuid; invalid UTF-8 shown as\n"
 "U+FFFD): at most 3 per context state, 19 per call, 16 per refusal cause,\n"
 "and per vCPU and guest event at most vCPUs x 33 (32 events, the rest as\n"
@@ -87,14 +104,17 @@ static const char usage_text[] =
 "and UUIDs: listen beyond this host only with TLS and basic_auth_users.\n"
 "\n"
 "Needs CAP_PERFMON (or root) and read access to /dev/kvm-perfmon (group\n"
-"kvm): the view covers every user's VMs.\n"
-"\n"
-"Exit status:\n"
-"  0  stopped by SIGTERM or SIGINT; --once: the scrape succeeded\n"
-"  1  bad arguments, or a web config that is not right\n"
-"  2  kvm-perfmon.ko is not loaded (no /dev/kvm-perfmon)\n"
-"  3  permission denied (not root or CAP_PERFMON)\n"
-"  5  any other error (e.g. the address cannot be listened on)\n";
+"kvm): the view covers every user's VMs.",
+	.options = options,
+	.files = SNAP_CLI_FILE_DEVICE "\n"
+		 "\n"
+		 "= /lib/systemd/system/kvm-perfmon-exporter.service\n"
+		 "its unit: as the system user kvm-perfmon-exporter (group kvm),\n"
+		 "CAP_PERFMON its only capability; its options in ARGS of\n"
+		 "/etc/default/kvm-perfmon-exporter",
+	.see_also = "kvm-perfmon-stat(8), prometheus(1), promtool(1), "
+		    "htpasswd(1)",
+};
 
 /* ---- HTTP --------------------------------------------------------------- */
 
@@ -341,18 +361,8 @@ static int load_web_config(const char *path, struct web_config *web)
 	return SNAP_EXIT_OK;
 }
 
-enum { OPT_LISTEN = 'l', OPT_ONCE = '1', OPT_HELP = 'h', OPT_WEB_CONFIG = 256 };
-
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
-		{ "listen", required_argument, NULL, OPT_LISTEN },
-		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ }
-	};
 	static struct server srv;
 	const char *listen_arg = DEFAULT_LISTEN, *web_config_path = NULL;
 	struct listen_addr l;
@@ -362,7 +372,7 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int c, sig, ret;
 
-	while ((c = getopt_long(argc, argv, "l:1h", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_LISTEN:
 			listen_arg = optarg;
@@ -373,9 +383,6 @@ int main(int argc, char **argv)
 		case OPT_ONCE:
 			once = true;
 			break;
-		case OPT_HELP:
-			fputs(usage_text, stdout);
-			return SNAP_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'kvm-perfmon-exporter --help'.\n");
 			return SNAP_EXIT_USAGE;
@@ -389,8 +396,9 @@ int main(int argc, char **argv)
 	memset(&l, 0, sizeof(l));
 	if (parse_listen(listen_arg, &l)) {
 		fprintf(stderr, "kvm-perfmon-exporter: --web.listen-address "
-			"'%s': want [ADDR]:PORT, e.g. 127.0.0.1:17995, "
-			"[::1]:17995 or :17995 (every address)\n", listen_arg);
+			"'%s': want [ADDR]:PORT, e.g. " DEFAULT_LISTEN ", "
+			"[::1]:" DEFAULT_PORT " or :" DEFAULT_PORT
+			" (every address)\n", listen_arg);
 		return SNAP_EXIT_USAGE;
 	}
 	ret = load_web_config(web_config_path, &srv.web);

@@ -2,10 +2,9 @@
 /*
  * kvm-perfmon-stat: what every VM on this host does with the counters
  * kvm-perfmon lends it, as `virsh domstats` and `kvm_stat` show KVM's.
- * See usage() and host-tools/README.md.
+ * Its options and manual: cli below (--help, kvm-perfmon-stat(8)).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,16 +16,24 @@
 #include "snapshot.h"
 #include "include/uapi/perfmon2.h"
 
-static const char usage_text[] =
-"Usage: kvm-perfmon-stat [OPTION]...\n"
-"Show what each VM on this host does with kvm-perfmon's counters.\n"
-"\n"
-"  -v, --vm=VM          one VM in detail: per vCPU, context and event;\n"
-"                       VM is its name (-name), its VMM's pid or its UUID\n"
-"  -i, --interval=SECS  refresh every SECS seconds, with rates per second\n"
-"  -n, --count=N        with -i: stop after N refreshes (default: never)\n"
-"  -j, --json           one JSON document per refresh, for scripts\n"
-"  -h, --help           this text\n"
+static const struct cli_option options[] = {
+	CLI_OPT("vm", 'v', "VM", "one VM in detail: per vCPU, context and event;\n"
+		"VM is its name (-name), its VMM's pid or its UUID"),
+	CLI_OPT("interval", 'i', "SECS", "refresh every SECS seconds (0.1 to 86400),\n"
+		"with rates per second"),
+	CLI_OPT("count", 'n', "N", "with -i: stop after N refreshes (default: never)"),
+	CLI_OPT("json", 'j', NULL, "one JSON document per refresh, for scripts"),
+	CLI_HELP_OPT,
+	CLI_END
+};
+
+static const struct cli_program cli = {
+	.name = "kvm-perfmon-stat",
+	SNAP_CLI_COMMON,
+	.summary = "what each VM on this host does with kvm-perfmon's counters",
+	.description =
+"Show what each VM on this host does with kvm-perfmon's counters, as\n"
+"virsh domstats and kvm_stat show KVM's.\n"
 "\n"
 "The table has a row per VM: NAME, PID (its VMM), VCPUS, CTX (perfmon2\n"
 "contexts, loaded/all), EVENTS (host counters in use), RUN% (the share of\n"
@@ -36,15 +43,12 @@ static const char usage_text[] =
 "event; FILTERED, a filter refused it; MEDIATED, a VM with KVM's mediated\n"
 "vPMU holds the host's PMU; else the errno).\n"
 "\n"
-"Needs root or CAP_PERFMON: the view covers every user's VMs.\n"
-"\n"
-"Exit status:\n"
-"  0  success\n"
-"  1  bad arguments\n"
-"  2  kvm-perfmon.ko is not loaded (no /dev/kvm-perfmon)\n"
-"  3  permission denied (not root or CAP_PERFMON)\n"
-"  4  --vm matched no VM\n"
-"  5  any other error\n";
+"Needs root or CAP_PERFMON: the view covers every user's VMs.",
+	.options = options,
+	.files = SNAP_CLI_FILE_DEVICE,
+	.see_also = "kvm-perfmon-exporter(8), kvm-perfmon-libvirt-config(8), "
+		    "pfmon(1), virsh(1)",
+};
 
 struct opts {
 	const char *vm;
@@ -339,18 +343,10 @@ static void print_json(const struct snap_set *set, const struct snap *one)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{ "vm", required_argument, NULL, 'v' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ }
-	};
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "v:i:n:jh", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'v':
 			o->vm = optarg;
@@ -378,9 +374,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'j':
 			o->json = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(SNAP_EXIT_OK);
 		default:
 			fprintf(stderr, "Try 'kvm-perfmon-stat --help'.\n");
 			return SNAP_EXIT_USAGE;

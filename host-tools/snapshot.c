@@ -14,6 +14,20 @@
 #include <linux/perf_event.h>
 
 #include "snapshot.h"
+
+const struct cli_exit snap_exit_status[] = {
+	{ SNAP_EXIT_OK, "success; the exporter: stopped by SIGTERM or SIGINT,\n"
+			"or --once's scrape succeeded" },
+	{ SNAP_EXIT_USAGE, "bad arguments; the exporter: or a web config\n"
+			   "that is not right" },
+	{ SNAP_EXIT_NO_MODULE, "kvm-perfmon.ko is not loaded (no /dev/kvm-perfmon)" },
+	{ SNAP_EXIT_DENIED, "permission denied: not root or CAP_PERFMON, or\n"
+			    "no access to /dev/kvm-perfmon" },
+	{ SNAP_EXIT_NO_VM, "kvm-perfmon-stat --vm matched no VM" },
+	{ SNAP_EXIT_ERROR, "any other error (the exporter: e.g. its address\n"
+			   "cannot be listened on)" },
+	{ 0, NULL }
+};
 #include "include/uapi/perfmon2.h"
 #include "include/uapi/pv_perfmon.h"
 
@@ -401,9 +415,4 @@ double snap_running_ratio(const struct snap *s)
 		run += e->time_running;
 	}
 	return en ? (double)run / en : 1.0;
-}
-
-uint64_t snap_samples(const struct snap *s)
-{
-	return s->vm.stats.samples;
 }

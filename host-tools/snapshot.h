@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/cli.h"
 #include "include/uapi/kvm_perfmon.h"
 
 struct snap {
@@ -31,10 +32,7 @@ struct snap_set {
 	unsigned int nr;
 };
 
-/*
- * Exit codes shared by the tools: documented in their --help and in
- * host-tools/README.md.
- */
+/* Exit codes shared by the tools: snap_exit_status[] says what each means */
 enum {
 	SNAP_EXIT_OK = 0,
 	SNAP_EXIT_USAGE = 1,		/* bad argument */
@@ -43,6 +41,20 @@ enum {
 	SNAP_EXIT_NO_VM = 4,		/* --vm matched nothing */
 	SNAP_EXIT_ERROR = 5,		/* anything else */
 };
+
+/* their meanings, for the tools' --help and man pages */
+extern const struct cli_exit snap_exit_status[];
+
+/* what the tools' descriptions (struct cli_program) share */
+#define SNAP_CLI_COMMON							\
+	.man_section = 8,						\
+	.synopsis = "[OPTION]...",					\
+	.exits = snap_exit_status
+/* the first of their FILES */
+#define SNAP_CLI_FILE_DEVICE						\
+	"= /dev/kvm-perfmon\n"						\
+	"the module's device node, read with the operator's ioctls\n"	\
+	"(root:kvm 0660 with the package's udev rule)"
 
 /* opens the device; -1 with errno and a message in @err[@len] */
 int snap_open(char *err, size_t len);
@@ -88,7 +100,5 @@ typedef void snap_cause_fn(const char *cause, uint64_t n, void *arg);
 void snap_for_each_cause(const struct snap *s, snap_cause_fn *fn, void *arg);
 /* host running/enabled time over the VM's events; 1 when none ran */
 double snap_running_ratio(const struct snap *s);
-/* samples written by the VM so far */
-uint64_t snap_samples(const struct snap *s);
 
 #endif /* HOST_TOOLS_SNAPSHOT_H */

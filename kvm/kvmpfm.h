@@ -321,6 +321,21 @@ void kvmpfm_free(const void *p);
 		kvfree_rcu(p, field);					\
 	} while (0)
 void kvmpfm_account(atomic64_t *counter, long delta);
+/*
+ * The host-wide ceilings' defaults (the *_ceiling module parameters, which
+ * root may change): a VM asking for more at BIND_VM is refused (E2BIG),
+ * one asking for 0 gets the engine's default (PFM_DFL_MAX_*), at most the
+ * ceiling. They bound what one VM can make the host allocate: at most
+ * 1024 contexts of 64 sets (a set is 2 KiB of kernel memory on amd64,
+ * 8 KiB on intel_arch with 16 counters: about 130 or 520 MiB at worst),
+ * and per sampling buffer of up to 64 MiB a page table of 128 KiB, all
+ * charged to the VMM's memory cgroup. A vector's ceiling is what fits in
+ * the command block (PFM_LIMIT_MAX_VECTOR), its most too.
+ */
+#define KVMPFM_DFL_CEIL_CONTEXTS	1024
+#define KVMPFM_DFL_CEIL_SETS		64
+#define KVMPFM_DFL_CEIL_SMPL_BUF_MIB	64
+
 /* BIND_VM's limits against the host's ceilings: 0 (zeros resolved), -E2BIG */
 int kvmpfm_limits_resolve(struct pfm_limits *lim);
 extern atomic64_t kvmpfm_nr_allocs, kvmpfm_nr_events, kvmpfm_nr_smpl_pages,

@@ -48,7 +48,7 @@ static const u32 fixed_events[] = {
 	PERF_COUNT_HW_REF_CPU_CYCLES,
 };
 
-/* how each virtual PMD is backed */
+/* how each virtual PMD (pvpfm_vpmd_table()) is backed */
 enum kvmpfm_vsrc { VSRC_SOFTWARE, VSRC_TP_EXIT, VSRC_TP_WAKEUP,
 		   VSRC_TP_PAGE_FAULT, VSRC_POLL };
 
@@ -64,6 +64,8 @@ static const struct {
 	{ PVPFM_VPMD_STEAL_NS, VSRC_POLL, KVMPFM_POLL_STEAL },
 	{ PVPFM_VPMD_HOST_PAGE_FAULTS, VSRC_TP_PAGE_FAULT, 0 },
 };
+/* every virtual PMD of the device ABI has its source here */
+static_assert(ARRAY_SIZE(virtual_events) == PVPFM_VPMD_COUNT);
 
 u8 kvmpfm_host_vendor(void)
 {
@@ -190,8 +192,7 @@ static int translate_hw(struct kvmpfm_vm *vm, const struct pfm_event *ev,
 	if (guest_vendor(ev) != kvmpfm_host_vendor())
 		return -ENOENT;
 	attr->type = PERF_TYPE_RAW;
-	attr->config = ev->pmc_value & (0xffffULL | BIT_ULL(18) | BIT_ULL(23) |
-					(0xffULL << 24) | (0xfULL << 32));
+	attr->config = ev->pmc_value & PVPFM_EVTSEL_ENCODING;
 	return 0;
 }
 

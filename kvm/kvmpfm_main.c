@@ -90,19 +90,12 @@ void kvmpfm_account(atomic64_t *counter, long delta)
 
 /*
  * Host-wide ceilings of the per-VM limits (doc/ADMIN.md, "Per-VM limits
- * and their ceilings"):
- * whoever can open /dev/kvm chooses their VM's limits at BIND_VM, the
- * host admin bounds them here. A VM asking for more than a ceiling is
- * refused with E2BIG. Root may change a ceiling at any time
- * (/sys/module/kvm_perfmon/parameters/); VMs bound later see the change.
- * A ceiling is 1 .. the engine's own limit (PFM_LIMIT_MAX_*).
- *
- * The defaults bound what one VM can make the host allocate: at most
- * 1024 contexts of 64 sets (a set is 2 KiB of kernel memory on amd64,
- * 8 KiB on intel_arch with 16 counters: about 130 or 520 MiB at worst),
- * and per sampling buffer of up to 64 MiB a page table of 128 KiB, all
- * charged to the VMM's memory cgroup. A vector is at most what fits in
- * the command block.
+ * and their ceilings"): whoever can open /dev/kvm chooses their VM's
+ * limits at BIND_VM, the host admin bounds them here. A VM asking for
+ * more than a ceiling is refused with E2BIG. Root may change a ceiling
+ * at any time (/sys/module/kvm_perfmon/parameters/); VMs bound later see
+ * the change. A ceiling is 1 .. the engine's own limit (PFM_LIMIT_MAX_*);
+ * the defaults, and what they bound, are KVMPFM_DFL_CEIL_* (kvmpfm.h).
  */
 struct kvmpfm_ceiling {
 	u64 val;
@@ -110,13 +103,17 @@ struct kvmpfm_ceiling {
 	bool bytes;	/* takes K, M, G suffixes */
 };
 
-static struct kvmpfm_ceiling ceil_contexts = { 1024, PFM_LIMIT_MAX_CONTEXTS };
-static struct kvmpfm_ceiling ceil_sets = { 64, PFM_LIMIT_MAX_SETS };
+static struct kvmpfm_ceiling ceil_contexts = {
+	KVMPFM_DFL_CEIL_CONTEXTS, PFM_LIMIT_MAX_CONTEXTS
+};
+static struct kvmpfm_ceiling ceil_sets = {
+	KVMPFM_DFL_CEIL_SETS, PFM_LIMIT_MAX_SETS
+};
 static struct kvmpfm_ceiling ceil_vector = {
 	PFM_LIMIT_MAX_VECTOR, PFM_LIMIT_MAX_VECTOR
 };
 static struct kvmpfm_ceiling ceil_smpl_buf = {
-	64ULL << 20, PFM_LIMIT_MAX_SMPL_BUF, true
+	(u64)KVMPFM_DFL_CEIL_SMPL_BUF_MIB << 20, PFM_LIMIT_MAX_SMPL_BUF, true
 };
 
 static int ceiling_set(const char *s, const struct kernel_param *kp)
@@ -155,16 +152,22 @@ static const struct kernel_param_ops ceiling_ops = {
 
 module_param_cb(max_contexts_ceiling, &ceiling_ops, &ceil_contexts, 0644);
 MODULE_PARM_DESC(max_contexts_ceiling,
-		 "most perfmon2 contexts a VM may ask for (default 1024)");
+		 "most perfmon2 contexts a VM may ask for (default "
+		 __stringify(KVMPFM_DFL_CEIL_CONTEXTS) ", most "
+		 __stringify(PFM_LIMIT_MAX_CONTEXTS_N) ")");
 module_param_cb(max_sets_ceiling, &ceiling_ops, &ceil_sets, 0644);
 MODULE_PARM_DESC(max_sets_ceiling,
-		 "most event sets per context a VM may ask for (default 64)");
+		 "most event sets per context a VM may ask for (default "
+		 __stringify(KVMPFM_DFL_CEIL_SETS) ", most "
+		 __stringify(PFM_LIMIT_MAX_SETS_N) ")");
 module_param_cb(max_vector_ceiling, &ceiling_ops, &ceil_vector, 0644);
 MODULE_PARM_DESC(max_vector_ceiling,
-		 "most entries per call a VM may ask for (default and most: the command block's 340)");
+		 "most entries per call a VM may ask for (default and most: what fits in the command block; cat the parameter)");
 module_param_cb(max_smpl_buf_ceiling, &ceiling_ops, &ceil_smpl_buf, 0644);
 MODULE_PARM_DESC(max_smpl_buf_ceiling,
-		 "most bytes per sampling buffer a VM may ask for (default 64M, most 4G)");
+		 "most bytes per sampling buffer a VM may ask for (default "
+		 __stringify(KVMPFM_DFL_CEIL_SMPL_BUF_MIB) "M, most "
+		 __stringify(PFM_LIMIT_MAX_SMPL_BUF_GIB) "G)");
 
 /* @want (0: the module default, at most the ceiling) against @c */
 static int ceiling_apply(u64 *want, u64 dfl, const struct kvmpfm_ceiling *c)

@@ -51,6 +51,9 @@ PKGS=(
 	# qemu.conf edits through libvirt's own Augeas lens (taken from
 	# Debian's libvirt .debs by the test, cached; libvirt is not installed)
 	augeas-tools
+	# the installed programs' man pages: cli/check-man.sh reads each with
+	# groff -man -ww (no warning allowed) as man(1) would show it
+	groff-base
 )
 set -- "${PKGS[@]}" "$@"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pfmon: count events of a command (or of CPUs) with perfmon2 in a
- * kvm-perfmon guest, through libperfmon2's twelve calls. `pfmon --help`
- * lists the options; guest/tools/README.md is the manual.
+ * kvm-perfmon guest, through libperfmon2's twelve calls. Its options and
+ * manual are pfmon_cli.c's table (`pfmon --help`, pfmon(1)).
  *
  * Events (pfmon_events.c): the hypervisor's virtual PMDs (vcpu_run_ns,
  * vm_exits, ...) and every event of the personality's CPU model by its
@@ -16,7 +16,6 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,14 +42,11 @@
 
 #define PFMON_VERSION	"2.0"
 #define MAX_CPUS	64
-#define DFL_TIMEOUT_NS	10000000ULL
 /*
  * --smpl-period's buffer: thousands of one-PMD entries between two
  * notifications, and a sixteenth of the host's default per-buffer limit
  */
 #define DFL_SMPL_BUF_SIZE	(256 * 1024)
-/* -I: perf stat's lower bound; below it the calls themselves would show */
-#define MIN_INTERVAL_MS	10
 
 struct set sets[MAX_SETS];
 int nsets;
@@ -984,84 +980,6 @@ static int sample_cmd(char **argv, int fd)
 	return rc;
 }
 
-static void help(void)
-{
-	printf(
-"usage: pfmon [OPTIONS] [--] COMMAND [ARG...]\n"
-"       pfmon [OPTIONS] --system-wide [--cpu-list L] [-- COMMAND [ARG...]]\n"
-"       pfmon [OPTIONS] --attach-task PID\n"
-"       pfmon -l | --help | --version\n"
-"\n"
-"Count, or sample, events of a command (per thread), of CPUs or of a task\n"
-"with perfmon2 in a guest with the pv-perfmon device (perfmon2.ko loaded).\n"
-"\n"
-"Events:\n"
-"  -e, --events EV[,EV...]  an event set; each -e adds the next set (several\n"
-"                           sets are time-switched and their counts scaled);\n"
-"                           default: one set vcpu_run_ns,vm_exits\n"
-"      --set EV[,EV...]     the same as -e (pfmon 1.x's name for a further set)\n"
-"  EV is a virtual PMD (vcpu_run_ns, vm_exits, halt_exits, host_preempt,\n"
-"  steal_ns, host_page_faults), an event of the personality's CPU model by its\n"
-"  libpfm4 name (EVENT or EVENT:UMASK...), one of perf's names (cycles,\n"
-"  instructions, branches, branch_misses, ...) or rHEX (raw PERFEVTSEL);\n"
-"  EV:u, EV:k, EV:uk pick the privilege levels of one hardware event\n"
-"  -u, --user-level         hardware events count at user level by default\n"
-"  -k, --kernel-level       hardware events count at kernel level by default\n"
-"                           (neither, or both: user and kernel)\n"
-"      --switch-timeout NS  time each set is active before the next (default\n"
-"                           10000000 ns)\n"
-"  -l, --list, --show-events  list the events, each probed on the host\n"
-"\n"
-"Sampling:\n"
-"      --smpl-period N      sample the command every N occurrences of the\n"
-"                           first event of the first set; print a profile of\n"
-"                           its IPs resolved with libdwfl (the command, its\n"
-"                           libraries, the vDSO) and /proc/kallsyms (kernel)\n"
-"      --smpl-per-function  the profile by function (default)\n"
-"      --smpl-per-address   the profile by address\n"
-"      --smpl-per-line      the profile by source line (DWARF line tables)\n"
-"      --smpl-outfile FILE  also write the raw samples and the command's map\n"
-"                           to FILE\n"
-"      --report FILE        print the profile of a --smpl-outfile FILE (in the\n"
-"                           same guest: its files and kernel symbols)\n"
-"\n"
-"What is monitored (default: COMMAND, its first thread only):\n"
-"      --system-wide        every CPU (or --cpu-list), until COMMAND ends or\n"
-"                           SIGINT\n"
-"      --cpu-list L         CPUs for --system-wide: N,N-M,...\n"
-"      --attach-task PID    an existing task (ptrace rights), until it exits\n"
-"      --follow-fork        also the processes fork() creates (a context each)\n"
-"      --follow-vfork       also the processes vfork() creates\n"
-"      --follow-pthread     also the threads (clone()) created\n"
-"      --follow-exec        (always so: a context follows its task's exec)\n"
-"      --follow-all         all of the above\n"
-"      --aggregate-results  with --follow-*: one sum, not one result per task\n"
-"\n"
-"Output (results; messages go to stderr):\n"
-"  -o, --outfile FILE       results to FILE instead of stdout\n"
-"  -x, --field-separator SEP  CSV: a header line, then one line per event\n"
-"                           (time,target,set,event,count,raw,set_runs,\n"
-"                           set_active_ns,set_pct,host_enabled_ns,\n"
-"                           host_running_ns,host_pct,emulated)\n"
-"      --json               one JSON object per line and event, same fields\n"
-"  -I, --interval-print MS  print the counts of every MS ms (>= %d) of a\n"
-"                           counted COMMAND, then those of the last part\n"
-"  Per event: the count scaled to the whole run, its raw value, the set's\n"
-"  share of the run and the share of the enabled time the host ran the\n"
-"  set's counters; pfmon warns on stderr when the host starved them.\n"
-"\n"
-"  -v, --verbose            print each event's registers (PMC value) on stderr\n"
-"  -h, --help               this text\n"
-"  -V, --version            pfmon's, libpfm4's and perfmon2's versions\n"
-"\n"
-"Exit status: COMMAND's (128+N if signal N killed it; 0 for --attach-task\n"
-"and -l); %d COMMAND not found, %d not executable; %d pfmon itself failed\n"
-"(bad argument, no perfmon2, an event refused, ...).\n",
-	       MIN_INTERVAL_MS, PFMON_EXIT_NOTFOUND, PFMON_EXIT_NOEXEC,
-	       PFMON_EXIT_FAIL);
-	exit(0);
-}
-
 static void version(void)
 {
 	char buf[64];
@@ -1094,38 +1012,6 @@ static const char *parse_sep(const char *arg)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "events", required_argument, NULL, 'e' },
-		{ "set", required_argument, NULL, 's' },
-		{ "user-level", no_argument, NULL, 'u' },
-		{ "kernel-level", no_argument, NULL, 'k' },
-		{ "switch-timeout", required_argument, NULL, 't' },
-		{ "smpl-period", required_argument, NULL, 'p' },
-		{ "system-wide", no_argument, NULL, 'w' },
-		{ "cpu-list", required_argument, NULL, 'c' },
-		{ "attach-task", required_argument, NULL, 'a' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "show-events", no_argument, NULL, 'l' },
-		{ "outfile", required_argument, NULL, 'o' },
-		{ "field-separator", required_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "interval-print", required_argument, NULL, 'I' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "follow-fork", no_argument, NULL, 0x100 | FOLLOW_FORK },
-		{ "follow-vfork", no_argument, NULL, 0x100 | FOLLOW_VFORK },
-		{ "follow-pthread", no_argument, NULL, 0x100 | FOLLOW_PTHREAD },
-		{ "follow-exec", no_argument, NULL, 0x100 | FOLLOW_EXEC },
-		{ "follow-all", no_argument, NULL, 0x100 | FOLLOW_ALL },
-		{ "aggregate-results", no_argument, NULL, 'g' },
-		{ "smpl-per-function", no_argument, NULL, 'F' },
-		{ "smpl-per-address", no_argument, NULL, 'A' },
-		{ "smpl-per-line", no_argument, NULL, 'L' },
-		{ "smpl-outfile", required_argument, NULL, 'S' },
-		{ "report", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	char *set_lists[MAX_SETS] = { NULL };
 	uint64_t timeout = 0, interval_ms = 0;
 	bool syswide = false, list = false, json = false, view_given = false;
@@ -1136,10 +1022,10 @@ int main(int argc, char **argv)
 
 	out = stdout;
 	sigprocmask(SIG_SETMASK, NULL, &orig_mask);
-	while ((opt = getopt_long(argc, argv, "+e:ukhlo:x:I:Vv", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(&pfmon_cli, argc, argv)) != -1) {
 		switch (opt) {
 		case 'e':
-		case 's':
+		case OPT_SET:
 			if (nsets == MAX_SETS)
 				die("at most %d event sets (-e)", MAX_SETS);
 			set_lists[nsets++] = optarg;
@@ -1150,22 +1036,22 @@ int main(int argc, char **argv)
 		case 'k':
 			plm |= PLM_KERNEL;
 			break;
-		case 't':
+		case OPT_SWITCH_TIMEOUT:
 			timeout = parse_u64("--switch-timeout", optarg, 1,
 					    UINT64_MAX >> 1);
 			break;
-		case 'p':
+		case OPT_SMPL_PERIOD:
 			smpl_period = parse_u64("--smpl-period", optarg, 1,
 						(1ULL << 62) - 1);
 			smpl_buf_size = DFL_SMPL_BUF_SIZE;
 			break;
-		case 'w':
+		case OPT_SYSTEM_WIDE:
 			syswide = true;
 			break;
-		case 'c':
+		case OPT_CPU_LIST:
 			cpulist = optarg;
 			break;
-		case 'a':
+		case OPT_ATTACH_TASK:
 			attach = (pid_t)parse_u64("--attach-task", optarg, 1,
 						  0x7fffffff);
 			break;
@@ -1178,46 +1064,51 @@ int main(int argc, char **argv)
 		case 'x':
 			csv_sep = parse_sep(optarg);
 			break;
-		case 'j':
+		case OPT_JSON:
 			json = true;
 			break;
 		case 'I':
-			interval_ms = parse_u64("-I", optarg, MIN_INTERVAL_MS,
+			interval_ms = parse_u64("-I", optarg, PFMON_MIN_INTERVAL_MS,
 						86400000);
 			break;
 		case 'v':
 			verbose = true;
 			break;
-		case 0x100 | FOLLOW_FORK:
-		case 0x100 | FOLLOW_VFORK:
-		case 0x100 | FOLLOW_PTHREAD:
-		case 0x100 | FOLLOW_EXEC:
-		case 0x100 | FOLLOW_ALL:
-			follow |= opt & FOLLOW_ALL;
+		case OPT_FOLLOW_FORK:
+			follow |= FOLLOW_FORK;
 			break;
-		case 'g':
+		case OPT_FOLLOW_VFORK:
+			follow |= FOLLOW_VFORK;
+			break;
+		case OPT_FOLLOW_PTHREAD:
+			follow |= FOLLOW_PTHREAD;
+			break;
+		case OPT_FOLLOW_EXEC:
+			follow |= FOLLOW_EXEC;
+			break;
+		case OPT_FOLLOW_ALL:
+			follow |= FOLLOW_ALL;
+			break;
+		case OPT_AGGREGATE:
 			aggregate = true;
 			break;
-		case 'F':
+		case OPT_SMPL_PER_FUNCTION:
 			smpl_view = VIEW_FUNCTION;
 			view_given = true;
 			break;
-		case 'A':
+		case OPT_SMPL_PER_ADDRESS:
 			smpl_view = VIEW_ADDRESS;
 			view_given = true;
 			break;
-		case 'L':
+		case OPT_SMPL_PER_LINE:
 			smpl_view = VIEW_LINE;
 			view_given = true;
 			break;
-		case 'S':
+		case OPT_SMPL_OUTFILE:
 			smpl_file_path = optarg;
 			break;
-		case 'R':
+		case OPT_REPORT:
 			report_path = optarg;
-			break;
-		case 'h':
-			help();
 			break;
 		case 'V':
 			version();
@@ -1284,7 +1175,7 @@ int main(int argc, char **argv)
 		add_events(&sets[s], s, set_lists[s], plm);
 	check_counters();
 	if (nsets > 1 && !timeout)
-		timeout = DFL_TIMEOUT_NS;
+		timeout = PFMON_DFL_SWITCH_TIMEOUT_NS;
 	if (nsets == 1 && timeout)
 		fprintf(stderr, "pfmon: --switch-timeout with one event set: nothing to switch\n");
 	if (outfile) {

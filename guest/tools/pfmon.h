@@ -13,6 +13,9 @@
 #include <sys/types.h>
 
 #include <perfmon/perfmon.h>
+#include <perfmon/pv_perfmon.h>
+
+#include "cli.h"
 
 #define SYSFS		"/sys/kernel/perfmon"
 #define MAX_SETS	16
@@ -27,6 +30,34 @@
 #define PFMON_EXIT_FAIL		125
 #define PFMON_EXIT_NOEXEC	126
 #define PFMON_EXIT_NOTFOUND	127
+
+/* -I: perf stat's lower bound; below it the calls themselves would show */
+#define PFMON_MIN_INTERVAL_MS		10
+#define PFMON_DFL_SWITCH_TIMEOUT_NS	10000000	/* --switch-timeout */
+
+/* the keys of the options that have no short form (pfmon_cli.c) */
+enum pfmon_opt {
+	OPT_SET = CLI_LONG_ONLY,
+	OPT_SWITCH_TIMEOUT,
+	OPT_SMPL_PERIOD,
+	OPT_SMPL_PER_FUNCTION,
+	OPT_SMPL_PER_ADDRESS,
+	OPT_SMPL_PER_LINE,
+	OPT_SMPL_OUTFILE,
+	OPT_REPORT,
+	OPT_SYSTEM_WIDE,
+	OPT_CPU_LIST,
+	OPT_ATTACH_TASK,
+	OPT_FOLLOW_FORK,
+	OPT_FOLLOW_VFORK,
+	OPT_FOLLOW_PTHREAD,
+	OPT_FOLLOW_EXEC,
+	OPT_FOLLOW_ALL,
+	OPT_AGGREGATE,
+	OPT_JSON,
+};
+
+extern const struct cli_program pfmon_cli;
 
 /* privilege levels, as libpfm4's PFM_PLM3 (user) and PFM_PLM0 (kernel) */
 #define PLM_USER	0x8
@@ -79,7 +110,6 @@ void events_init(void);
 void event_parse(const char *spec, unsigned int dfl_plm, int setid,
 		 struct event *e);
 void list_events(int fd);
-const char *events_pmu_name(void);
 const char *events_libpfm_version(void);
 
 /* pfmon_syms.c */

@@ -22,29 +22,6 @@
 
 #include "pfmon.h"
 
-/* PERFEVTSEL bits pfmon sets itself (same on AMD and Intel) */
-#define EVTSEL_USR	(1ULL << 16)
-#define EVTSEL_OS	(1ULL << 17)
-#define EVTSEL_INT	(1ULL << 20)
-#define EVTSEL_EN	(1ULL << 22)
-#define EVTSEL_OWN	(EVTSEL_USR | EVTSEL_OS | EVTSEL_INT | EVTSEL_EN)
-
-struct vpmd_desc {
-	const char *name;
-	int pmd;
-	const char *desc;
-};
-
-static const struct vpmd_desc vpmds[] = {
-	{ "vcpu_run_ns", PVPFM_VPMD_VCPU_RUN_NS, "ns the vCPU ran (hypervisor)" },
-	{ "vm_exits", PVPFM_VPMD_VM_EXITS, "VM exits" },
-	{ "halt_exits", PVPFM_VPMD_HALT_EXITS, "HLT exits" },
-	{ "host_preempt", PVPFM_VPMD_HOST_PREEMPT, "vCPU preempted on the host" },
-	{ "steal_ns", PVPFM_VPMD_STEAL_NS, "ns runnable on the host, not running" },
-	{ "host_page_faults", PVPFM_VPMD_HOST_PAGE_FAULTS, "host page faults on guest RAM" },
-	{ NULL, 0, NULL }
-};
-
 /*
  * perf's generic names, kept so that `pfmon -e cycles` works as `perf
  * stat -e cycles` does: each is a libpfm4 event name of the vendor's PMU,
@@ -82,11 +59,6 @@ static const char *pmu_name;	/* NULL: no libpfm4 PMU (unknown personality) */
 static char pmu_desc[128];
 static bool rsvd_known;
 static uint64_t pmc_rsvd, pmc_dfl;	/* pmu_desc/pmc0: reserved bits, default */
-
-const char *events_pmu_name(void)
-{
-	return pmu_name;
-}
 
 const char *events_libpfm_version(void)
 {
@@ -239,12 +211,12 @@ void event_parse(const char *spec, unsigned int dfl_plm, int setid,
 				*mod = '\0';
 			}
 	}
-	for (const struct vpmd_desc *d = vpmds; d->name; d++)
-		if (!strcmp(d->name, name)) {
+	for (unsigned int n = PFM_FIRST_SW_PMD; n < PVPFM_VPMD_END; n++)
+		if (!strcmp(pvpfm_vpmd_desc(n)->name, name)) {
 			if (plm_given)
 				die("%s: %s is a hypervisor event (virtual PMD): it has no user/kernel level, drop the :%s",
 				    spec, name, mod + 1);
-			e->vpmd = d->pmd;
+			e->vpmd = n;
 			e->pmc = -1;
 			return;
 		}
@@ -258,12 +230,12 @@ void event_parse(const char *spec, unsigned int dfl_plm, int setid,
 		if (*end || errno)
 			die("%s: a raw event is r and hex digits (PERFEVTSEL bits: event select 7:0, unit mask 15:8, edge 18, invert 23, counter mask 31:24%s)",
 			    spec, pers->ext_event ? ", event select 11:8 in 35:32" : "");
-		if (v & EVTSEL_OWN)
+		if (v & PVPFM_EVTSEL_CONTROL)
 			die("%s: bits 16, 17, 20 and 22 (USR, OS, INT, EN) are pfmon's: use :u, :k or -u/-k for the levels",
 			    spec);
-		v |= EVTSEL_INT | EVTSEL_EN;
-		v |= plm & PLM_USER ? EVTSEL_USR : 0;
-		v |= plm & PLM_KERNEL ? EVTSEL_OS : 0;
+		v |= PVPFM_EVTSEL_INT | PVPFM_EVTSEL_EN;
+		v |= plm & PLM_USER ? PVPFM_EVTSEL_USR : 0;
+		v |= plm & PLM_KERNEL ? PVPFM_EVTSEL_OS : 0;
 		check_expressible(spec, v);
 		e->pmc_value = v;
 		return;
@@ -454,12 +426,13 @@ void list_events(int fd)
 	       (strtoul(buf, NULL, 0) & PVPFM_F_EVENT_MAP) ?
 	       "; the host aliases some events (event map)" : "");
 	printf("virtual PMDs (hypervisor events; no :u/:k):\n");
-	for (const struct vpmd_desc *d = vpmds; d->name; d++) {
+	for (unsigned int n = PFM_FIRST_SW_PMD; n < PVPFM_VPMD_END; n++) {
+		const struct pvpfm_vpmd_desc *d = pvpfm_vpmd_desc(n);
 		pfarg_pmd_t pd;
 
 		memset(&pd, 0, sizeof(pd));
-		pd.reg_num = d->pmd;
-		printf("  %-18s PMD%d  %s%s\n", d->name, d->pmd, d->desc,
+		pd.reg_num = n;
+		printf("  %-18s PMD%u  %s (%s)%s\n", d->name, n, d->what, d->unit,
 		       pfm_write_pmds(fd, &pd, 1) ?
 		       " [not available on this host]" : "");
 	}

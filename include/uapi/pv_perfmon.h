@@ -302,30 +302,96 @@ struct pvpfm_reg_desc {
 
 /*
  * Virtual PMDs: hypervisor events no PMU has, counted by the host for the
- * calling vCPU. They need no PMC: writing the PMD enables it.
+ * calling vCPU. They need no PMC: writing the PMD enables it. The enum
+ * gives their numbers (ABI: appended to, never renumbered), and
+ * pvpfm_vpmd_table() describes each; every side walks that table (the
+ * host module's pmu_desc names, pfmon's event names, list, --help and
+ * man page, the host tools' labels).
  */
 enum pvpfm_virtual_pmd {
-	PVPFM_VPMD_VCPU_RUN_NS = PFM_FIRST_SW_PMD, /* ns the vCPU ran */
-	PVPFM_VPMD_VM_EXITS,			/* VM exits */
-	PVPFM_VPMD_HALT_EXITS,			/* HLT exits */
-	PVPFM_VPMD_HOST_PREEMPT,		/* vCPU preempted on the host */
-	PVPFM_VPMD_STEAL_NS,			/* ns runnable, not running */
-	PVPFM_VPMD_HOST_PAGE_FAULTS,		/* host faults on guest RAM */
+	PVPFM_VPMD_VCPU_RUN_NS = PFM_FIRST_SW_PMD,
+	PVPFM_VPMD_VM_EXITS,
+	PVPFM_VPMD_HALT_EXITS,
+	PVPFM_VPMD_HOST_PREEMPT,
+	PVPFM_VPMD_STEAL_NS,
+	PVPFM_VPMD_HOST_PAGE_FAULTS,
 	PVPFM_VPMD_END
 };
 
-/* a virtual PMD's name (its pmu_desc name, the host tools' label), or NULL */
-static inline const char *pvpfm_vpmd_name(unsigned int num)
+#define PVPFM_VPMD_COUNT	(PVPFM_VPMD_END - PFM_FIRST_SW_PMD)
+
+struct pvpfm_vpmd_desc {
+	const char *label;	/* pmu_desc's register name, host tools' label */
+	const char *name;	/* the event's name in guest tools (pfmon -e) */
+	const char *unit;	/* "ns" or "events" */
+	const char *what;	/* one line, for lists and manuals */
+};
+
+/* indexed by PMD number less PFM_FIRST_SW_PMD */
+static inline const struct pvpfm_vpmd_desc *pvpfm_vpmd_table(void)
 {
-	static const char *const names[PVPFM_VPMD_END - PFM_FIRST_SW_PMD] = {
-		"VCPU_RUN_NS", "VM_EXITS", "HALT_EXITS", "HOST_PREEMPT",
-		"STEAL_NS", "HOST_PAGE_FAULTS",
+	static const struct pvpfm_vpmd_desc table[PVPFM_VPMD_COUNT] = {
+		[PVPFM_VPMD_VCPU_RUN_NS - PFM_FIRST_SW_PMD] = {
+			"VCPU_RUN_NS", "vcpu_run_ns", "ns",
+			"time the vCPU ran (hypervisor)" },
+		[PVPFM_VPMD_VM_EXITS - PFM_FIRST_SW_PMD] = {
+			"VM_EXITS", "vm_exits", "events", "VM exits" },
+		[PVPFM_VPMD_HALT_EXITS - PFM_FIRST_SW_PMD] = {
+			"HALT_EXITS", "halt_exits", "events", "HLT exits" },
+		[PVPFM_VPMD_HOST_PREEMPT - PFM_FIRST_SW_PMD] = {
+			"HOST_PREEMPT", "host_preempt", "events",
+			"vCPU preempted on the host" },
+		[PVPFM_VPMD_STEAL_NS - PFM_FIRST_SW_PMD] = {
+			"STEAL_NS", "steal_ns", "ns",
+			"time runnable on the host, not running" },
+		[PVPFM_VPMD_HOST_PAGE_FAULTS - PFM_FIRST_SW_PMD] = {
+			"HOST_PAGE_FAULTS", "host_page_faults", "events",
+			"host page faults on guest RAM" },
 	};
 
-	if (num < PFM_FIRST_SW_PMD || num >= PVPFM_VPMD_END)
-		return NULL;
-	return names[num - PFM_FIRST_SW_PMD];
+	return table;
 }
+
+/* virtual PMD @num's row, or NULL for any other number */
+static inline const struct pvpfm_vpmd_desc *pvpfm_vpmd_desc(unsigned int num)
+{
+	return num >= PFM_FIRST_SW_PMD && num < PVPFM_VPMD_END ?
+	       &pvpfm_vpmd_table()[num - PFM_FIRST_SW_PMD] :
+	       (const struct pvpfm_vpmd_desc *)0;
+}
+
+/* a virtual PMD's label (its pmu_desc name, the host tools'), or NULL */
+static inline const char *pvpfm_vpmd_name(unsigned int num)
+{
+	const struct pvpfm_vpmd_desc *d = pvpfm_vpmd_desc(num);
+
+	return d ? d->label : (const char *)0;
+}
+
+/*
+ * The PMC of a generic counter: AMD's PERFSEL and Intel's PERFEVTSEL
+ * agree on these fields; AMD holds event select bits 11:8 in 35:32.
+ */
+#define PVPFM_EVTSEL_EVENT		0xffULL		/* event select 7:0 */
+#define PVPFM_EVTSEL_UMASK_SHIFT	8
+#define PVPFM_EVTSEL_UMASK		(0xffULL << 8)	/* unit mask 15:8 */
+#define PVPFM_EVTSEL_USR		(1ULL << 16)	/* count at CPL > 0 */
+#define PVPFM_EVTSEL_OS			(1ULL << 17)	/* count at CPL 0 */
+#define PVPFM_EVTSEL_EDGE		(1ULL << 18)
+#define PVPFM_EVTSEL_INT		(1ULL << 20)	/* interrupt on overflow */
+#define PVPFM_EVTSEL_EN			(1ULL << 22)
+#define PVPFM_EVTSEL_INV		(1ULL << 23)
+#define PVPFM_EVTSEL_CMASK_SHIFT	24
+#define PVPFM_EVTSEL_CMASK		(0xffULL << 24)	/* counter mask 31:24 */
+#define PVPFM_EVTSEL_AMD_EXT_SHIFT	32
+#define PVPFM_EVTSEL_AMD_EXT		(0xfULL << 32)	/* AMD: event select 11:8 */
+/* what is counted, without where (USR, OS) and whether (INT, EN) */
+#define PVPFM_EVTSEL_ENCODING	(PVPFM_EVTSEL_EVENT | PVPFM_EVTSEL_UMASK | \
+				 PVPFM_EVTSEL_EDGE | PVPFM_EVTSEL_INV | \
+				 PVPFM_EVTSEL_CMASK | PVPFM_EVTSEL_AMD_EXT)
+/* the bits a tool sets from a level and an on switch, not from an event */
+#define PVPFM_EVTSEL_CONTROL	(PVPFM_EVTSEL_USR | PVPFM_EVTSEL_OS | \
+				 PVPFM_EVTSEL_INT | PVPFM_EVTSEL_EN)
 
 /*
  * Host contention, made visible: pfm_getinfo_evtsets() reports in

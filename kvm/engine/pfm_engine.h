@@ -141,10 +141,13 @@ struct pfm_limits {
  * Set ids are u16: no context has more sets than that. A vector never
  * outgrows the command block: its capacity in the smallest entry.
  */
-#define PFM_LIMIT_MAX_CONTEXTS	65536U
-#define PFM_LIMIT_MAX_SETS	65536U
+#define PFM_LIMIT_MAX_CONTEXTS_N	65536	/* as numbers, for messages */
+#define PFM_LIMIT_MAX_SETS_N		65536
+#define PFM_LIMIT_MAX_SMPL_BUF_GIB	4
+#define PFM_LIMIT_MAX_CONTEXTS	((u32)PFM_LIMIT_MAX_CONTEXTS_N)
+#define PFM_LIMIT_MAX_SETS	((u32)PFM_LIMIT_MAX_SETS_N)
 #define PFM_LIMIT_MAX_VECTOR	((u32)(PVPFM_CMD_ARGS_MAX / sizeof(pfarg_pmc_t)))
-#define PFM_LIMIT_MAX_SMPL_BUF	(4ULL << 30)
+#define PFM_LIMIT_MAX_SMPL_BUF	((u64)PFM_LIMIT_MAX_SMPL_BUF_GIB << 30)
 
 /* depth of each context's message queue */
 #define PFM_MSGQ_DEPTH		32

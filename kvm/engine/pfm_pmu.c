@@ -12,28 +12,15 @@
  */
 #include "pfm_priv.h"
 
-/* PERFSEL/PERFEVTSEL fields (AMD and Intel agree on these) */
-#define EVTSEL_EVENT		0xffULL
-#define EVTSEL_UMASK_SHIFT	8
-#define EVTSEL_USR		(1ULL << 16)
-#define EVTSEL_OS		(1ULL << 17)
-#define EVTSEL_EDGE		(1ULL << 18)
-#define EVTSEL_INT		(1ULL << 20)
-#define EVTSEL_EN		(1ULL << 22)
-#define EVTSEL_INV		(1ULL << 23)
-#define EVTSEL_CMASK_SHIFT	24
-#define AMD_EVTSEL_EXT_SHIFT	32	/* event select bits 11:8 ... */
-#define AMD_EVTSEL_EXT_MASK	0xfULL	/* ... 4 bits of them */
-
 #define UPPER32			(~((1ULL << 32) - 1))
 
 /* perfmon2's perfmon_amd64.c: K8 and family 10h reserved bits */
-#define AMD64_K8_RSVD		(UPPER32 | (1ULL << 20) | (1ULL << 21))
+#define AMD64_K8_RSVD		(UPPER32 | PVPFM_EVTSEL_INT | (1ULL << 21))
 #define AMD64_FAM10H_RSVD	((0x3fffffULL << 42) | (0xfULL << 36) | \
-				 (1ULL << 20) | (1ULL << 21))
+				 PVPFM_EVTSEL_INT | (1ULL << 21))
 /* perfmon2's perfmon_intel_arch.c; bit 21 (AnyThread) is free from v3 */
-#define INTEL_EVTSEL_RSVD	(UPPER32 | (1ULL << 20) | (1ULL << 21))
-#define INTEL_EVTSEL_RSVD_V3	(UPPER32 | (1ULL << 20))
+#define INTEL_EVTSEL_RSVD	(UPPER32 | PVPFM_EVTSEL_INT | (1ULL << 21))
+#define INTEL_EVTSEL_RSVD_V3	(UPPER32 | PVPFM_EVTSEL_INT)
 #define INTEL_FIXED_CTRL_DFL	0x8888888888888888ULL	/* PMI on every counter */
 #define INTEL_FIXED_CTRL_PMC	16
 #define INTEL_FIXED_PMD_BASE	16
@@ -69,18 +56,18 @@ struct pfm_personality {
 };
 
 static const struct pfm_reg_group amd64_k8_groups[] = {
-	{ PFM_RT_PMC_EVTSEL, PFM_N_GP, 0, "PERFSEL", EVTSEL_INT, AMD64_K8_RSVD },
+	{ PFM_RT_PMC_EVTSEL, PFM_N_GP, 0, "PERFSEL", PVPFM_EVTSEL_INT, AMD64_K8_RSVD },
 	{ PFM_RT_PMD_GENERIC, PFM_N_GP, 0, "PERFCTR", 0, 0 },
 };
 
 static const struct pfm_reg_group amd64_fam10h_groups[] = {
-	{ PFM_RT_PMC_EVTSEL, PFM_N_GP, 0, "PERFSEL", EVTSEL_INT, AMD64_FAM10H_RSVD },
+	{ PFM_RT_PMC_EVTSEL, PFM_N_GP, 0, "PERFSEL", PVPFM_EVTSEL_INT, AMD64_FAM10H_RSVD },
 	{ PFM_RT_PMD_GENERIC, PFM_N_GP, 0, "PERFCTR", 0, 0 },
 };
 
 /* rsvd_msk of the EVTSELs and FIXED_CTRL depend on the version: see below */
 static const struct pfm_reg_group intel_arch_groups[] = {
-	{ PFM_RT_PMC_EVTSEL, PFM_N_GP, 0, "PERFEVTSEL", EVTSEL_INT, INTEL_EVTSEL_RSVD },
+	{ PFM_RT_PMC_EVTSEL, PFM_N_GP, 0, "PERFEVTSEL", PVPFM_EVTSEL_INT, INTEL_EVTSEL_RSVD },
 	{ PFM_RT_PMC_FIXED_CTRL, PFM_N_FIXED_CTRL, INTEL_FIXED_CTRL_PMC,
 	  "FIXED_CTRL", INTEL_FIXED_CTRL_DFL, 0 },
 	{ PFM_RT_PMD_GENERIC, PFM_N_GP, 0, "PMC", 0, 0 },
@@ -260,18 +247,18 @@ static bool decode_evtsel(const struct pfm_pmu *pmu, u64 v,
 			  struct pfm_event *ev)
 {
 	ev->kind = PFM_EVK_GENERIC;
-	ev->event_select = v & EVTSEL_EVENT;
+	ev->event_select = v & PVPFM_EVTSEL_EVENT;
 	if (pmu->ext_event)
-		ev->event_select |= ((v >> AMD_EVTSEL_EXT_SHIFT) &
-				     AMD_EVTSEL_EXT_MASK) << 8;
-	ev->unit_mask = (v >> EVTSEL_UMASK_SHIFT) & 0xff;
-	ev->counter_mask = (v >> EVTSEL_CMASK_SHIFT) & 0xff;
-	ev->usr = v & EVTSEL_USR;
-	ev->os = v & EVTSEL_OS;
-	ev->edge = v & EVTSEL_EDGE;
-	ev->invert = v & EVTSEL_INV;
+		ev->event_select |= ((v & PVPFM_EVTSEL_AMD_EXT) >>
+				     PVPFM_EVTSEL_AMD_EXT_SHIFT) << 8;
+	ev->unit_mask = (v & PVPFM_EVTSEL_UMASK) >> PVPFM_EVTSEL_UMASK_SHIFT;
+	ev->counter_mask = (v & PVPFM_EVTSEL_CMASK) >> PVPFM_EVTSEL_CMASK_SHIFT;
+	ev->usr = v & PVPFM_EVTSEL_USR;
+	ev->os = v & PVPFM_EVTSEL_OS;
+	ev->edge = v & PVPFM_EVTSEL_EDGE;
+	ev->invert = v & PVPFM_EVTSEL_INV;
 	ev->pmc_value = v;
-	return v & EVTSEL_EN;
+	return v & PVPFM_EVTSEL_EN;
 }
 
 /* decode fixed counter @idx's field of FIXED_CTR_CTRL */

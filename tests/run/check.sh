@@ -105,5 +105,5 @@ if [ ! -f "$console" ]; then
 	echo "FAIL: pfmon: no console log $console (the cases' output)"
 	exit 1
 fi
-python3 "$here/check_pfmon.py" "$console" "$here/../../guest/tools/pfmon.c" || rc=1
+python3 "$here/check_pfmon.py" "$console" "$here/../../guest/tools/pfmon_cli.c" || rc=1
 exit "$rc"

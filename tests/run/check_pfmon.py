@@ -5,9 +5,10 @@ into a console log: exit statuses, messages, the event list against
 libpfm4's encodings for the amd64 personality (AMD family 10h), the
 CSV (csv module) and JSON (json module) output, -I's intervals.
 
-    tests/run/check_pfmon.py CONSOLE_LOG PFMON_C
+    tests/run/check_pfmon.py CONSOLE_LOG PFMON_CLI_C
 
-PFMON_C (guest/tools/pfmon.c) gives the long options --help must name.
+PFMON_CLI_C (guest/tools/pfmon_cli.c, pfmon's option table) gives the
+long options --help must name.
 Prints PASS:/FAIL: lines like tests/run/check.sh and, last,
 "pfmon cases: N failed"; exit status 1 if one failed.
 """
@@ -63,12 +64,11 @@ def cases_of(path):
     return cases
 
 
-def long_options(pfmon_c):
-    with open(pfmon_c) as f:
+def long_options(pfmon_cli_c):
+    """the long options of pfmon's option table (CLI_OPT, CLI_ALIAS rows)"""
+    with open(pfmon_cli_c) as f:
         src = f.read()
-    table = src[src.index("static const struct option opts[]"):]
-    table = table[:table.index("};")]
-    return re.findall(r'\{ "([a-z-]+)",', table)
+    return re.findall(r'CLI_(?:OPT|ALIAS)\("([a-z-]+)",', src)
 
 
 def near(v, want, tol=0.02):

@@ -25,15 +25,11 @@
 /* where tests put sampling buffers (page aligned) */
 #define T_SMPL_GPA		(T_GUEST_BASE + 0x10000)
 
-/* AMD PERFSEL fields (PERFMON2-ABI.md) */
-#define T_USR			(1ULL << 16)
-#define T_OS			(1ULL << 17)
-#define T_EDGE			(1ULL << 18)
-#define T_INT			(1ULL << 20)
-#define T_EN			(1ULL << 22)
 /* a PERFSEL value counting event @ev (12 bits) in user and kernel mode */
-#define T_EVTSEL(ev)		(T_EN | T_INT | T_USR | T_OS | ((ev) & 0xffULL) | \
-				 ((((ev) >> 8) & 0xfULL) << 32))
+#define T_EVTSEL(ev)		(PVPFM_EVTSEL_CONTROL |				\
+				 ((ev) & PVPFM_EVTSEL_EVENT) |			\
+				 (((uint64_t)(ev) >> 8 << PVPFM_EVTSEL_AMD_EXT_SHIFT) &	\
+				  PVPFM_EVTSEL_AMD_EXT))
 
 /* events the tests count */
 #define EV_A			0x076	/* cycles */

@@ -111,7 +111,7 @@ static void test_pmc_reserved_fam10h(void **state)
 		{ T_EVTSEL(EV_A), true },
 		{ 1ULL << 20, true },			/* the default value */
 		{ T_EVTSEL(EV_A) | (1ULL << 21), false },
-		{ T_EVTSEL(EV_A) & ~T_INT, false },	/* INT is reserved, =1 */
+		{ T_EVTSEL(EV_A) & ~PVPFM_EVTSEL_INT, false },	/* INT is reserved, =1 */
 		{ T_EVTSEL(0x1d6), true },		/* event bits 35:32 */
 		{ T_EVTSEL(EV_A) | (3ULL << 40), true },	/* guest/host only */
 		{ T_EVTSEL(EV_A) | (1ULL << 36), false },
@@ -129,11 +129,11 @@ static void test_pmc_reserved_k8(void **state)
 {
 	const struct rsvd_case c[] = {
 		{ T_EVTSEL(EV_A), true },
-		{ T_EVTSEL(EV_A) | T_EDGE | (0xffULL << 24), true },
+		{ T_EVTSEL(EV_A) | PVPFM_EVTSEL_EDGE | (0xffULL << 24), true },
 		{ T_EVTSEL(0x1d6), false },		/* bit 32 */
 		{ T_EVTSEL(EV_A) | (1ULL << 40), false },
 		{ T_EVTSEL(EV_A) | (1ULL << 21), false },
-		{ T_EVTSEL(EV_A) & ~T_INT, false },
+		{ T_EVTSEL(EV_A) & ~PVPFM_EVTSEL_INT, false },
 	};
 
 	(void)state;
@@ -221,7 +221,7 @@ T_CTX_TEST(test_pmc_unknown_set, 0)
 /* EN (bit 22) clear: the counter is not enabled */
 T_CTX_TEST(test_pmc_en_clear, 0)
 {
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A) & ~T_EN);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A) & ~PVPFM_EVTSEL_EN);
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_A));
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 25);
@@ -233,7 +233,7 @@ T_CTX_TEST(test_pmc_en_clear, 0)
 	assert_int_equal(t_read(t, ctx, 0, 0), 5);
 	assert_int_equal(t_read(t, ctx, 0, 1), 30);
 	/* and clearing it stops it, keeping the value */
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A) & ~T_EN);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A) & ~PVPFM_EVTSEL_EN);
 	sim_events(t->sim, 0, KEY_A, 5);
 	assert_int_equal(t_read(t, ctx, 0, 0), 5);
 }

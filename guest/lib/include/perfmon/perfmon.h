@@ -13,9 +13,9 @@
  *   - there are no perfmon2 system calls (__NR_pfm_*): the calls go through
  *     /dev/perfmon2 (perfmon2.ko); without it pfm_create_context fails with
  *     ENOSYS, as a kernel without perfmon2 answered;
- *   - PMDs 256..261 are the hypervisor's virtual PMDs (PVPFM_VPMD_* in
- *     <perfmon/pv_perfmon.h>): vCPU run time, VM exits, halt exits, host
- *     preemptions, steal time, host page faults;
+ *   - PMDs from 256 (PFM_FIRST_SW_PMD) are the hypervisor's virtual PMDs:
+ *     vCPU run time, VM exits, ... (pvpfm_vpmd_table() in
+ *     <perfmon/pv_perfmon.h> lists them, PVPFM_VPMD_* numbers them);
  *   - PFM_FL_MAP_SETS and PFM_REGFL_NO_EMUL64 are refused (EINVAL): every
  *     PMD is a 64-bit counter; an unknown set is reported with
  *     PFM_REG_RETFL_EINVAL, never PFM_REG_RETFL_NOSET.

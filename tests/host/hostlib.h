@@ -36,6 +36,8 @@
 #include "include/uapi/pv_perfmon.h"
 #include "include/uapi/perfmon2.h"
 #include "tests/common/cmdblock.h"
+#include "tests/common/result.h"
+#include "tests/common/testdefs.h"
 
 #define HL_MAX_VCPUS		8
 #define HL_MAX_SLOTS		8	/* KVM memslots a test VM uses */
@@ -128,18 +130,11 @@ struct hl_vm {
 	struct hl_vm_opts opts;
 };
 
-/* ---- results ---------------------------------------------------------- */
-extern int hl_passed, hl_failed;
-/* PASS/FAIL line; returns @ok */
-bool hl_check(bool ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-void hl_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* prints "N passed, N failed", returns the exit code */
-int hl_summary(void);
+/* ---- results (lib/status.c; the lines: tests/common/result.h) ---------- */
 /* PASS if @expr (an int: 0, -errno or HL_IOCTL_ERR) equals @want */
 #define HL_EXPECT(name, expr, want) do {				\
 	int hl_r_ = (expr), hl_w_ = (want);				\
-	hl_check(hl_r_ == hl_w_, (name), "got %s, want %s",		\
+	t_check(hl_r_ == hl_w_, (name), "got %s, want %s",		\
 		 hl_status_str(hl_r_), hl_status_str2(hl_w_));	\
 } while (0)
 /* an ioctl as 0 or -errno */
@@ -148,8 +143,8 @@ const char *hl_status_str2(int status);	/* a second buffer */
 const char *hl_errname(int err);	/* "EINVAL" for 22 or -22 */
 const char *hl_status_str(int status);	/* 0, -EINVAL, ioctl:EPERM ... */
 
-/* ---- set up / tear down ---------------------------------------------- */
-void hl_init(void);			/* once per program: signals, stdout */
+/* ---- set up / tear down (lib/vm.c) ------------------------------------ */
+void hl_init(void);		/* once per program: signals, stdout (lib/mailbox.c) */
 /* 0 or -errno; on failure everything built so far is torn down */
 int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts);
 /* threads stopped, perfmon fd closed, vCPU and VM fds closed, RAM unmapped */
@@ -202,7 +197,7 @@ static inline void *hl_hva(struct hl_vm *vm, uint64_t gpa)
 	return vm->mem + gpa;
 }
 
-/* ---- calls on vCPU threads ------------------------------------------- */
+/* ---- calls on vCPU threads (lib/mailbox.c) ---------------------------- */
 bool hl_on_vcpu(const struct hl_vcpu *v);
 /*
  * @fn(@arg) on a new thread of its own (pinned as the vCPU threads are:
@@ -213,10 +208,12 @@ int hl_call(struct hl_vcpu *v, int (*fn)(struct hl_vcpu *, void *), void *arg);
 void hl_call_async(struct hl_vcpu *v, int (*fn)(struct hl_vcpu *, void *),
 		   void *arg);
 int hl_call_wait(struct hl_vcpu *v);
+/* no call is running on @v (hl_call_async's has returned) */
+bool hl_call_done(struct hl_vcpu *v);
 /* stop a hl_run_until_kicked() on @v: sets v->stop and signals until done */
 int hl_kick_and_wait(struct hl_vcpu *v);
 
-/* ---- commands --------------------------------------------------------- */
+/* ---- commands (lib/cmd.c) ---------------------------------------------- */
 /*
  * The calls are those of tests/common/cmdblock.h on v->cb, from any thread:
  * the block goes into the vCPU's block in guest RAM and DOORBELL is rung
@@ -266,7 +263,7 @@ uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
 		     uint32_t nsets, pfarg_pmd_t *p, uint32_t npmds,
 		     uint64_t smpl_gpa, uint32_t smpl_pages);
 
-/* ---- the guest running (on the vCPU thread) ---------------------------- */
+/* ---- the guest running, on the vCPU thread (lib/run.c) ---------------- */
 int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx,
 		  uint64_t rdx);
 /* KVM_RUN until the OUT to HL_PORT_DONE; counts exits; 0 or -errno */
@@ -279,6 +276,17 @@ int hl_run_io(struct hl_vcpu *v, unsigned int n);
  */
 int hl_run_until_kicked(struct hl_vcpu *v);
 
+/*
+ * From another thread: @v runs @n (1..65535) OUTs; if that takes longer
+ * than @limit_ns of wall time it is kicked out of KVM_RUN. *done: 1 if
+ * the guest finished. Returns the wall time taken.
+ */
+uint64_t hl_run_io_timed(struct hl_vcpu *v, unsigned int n, uint64_t limit_ns,
+			 int *done);
+
+uint64_t hl_eventfd_read(struct hl_vcpu *v);	/* 0 if nothing (lib/vm.c) */
+
+/* ---- clocks (lib/clock.c) ---------------------------------------------- */
 /*
  * On @v's thread: START @ctx, burn @ns of the thread's CPU, STOP. *cpu_ns
  * gets the thread's time from just before START to just after STOP as
@@ -303,16 +311,6 @@ bool hl_bracket(uint64_t val, uint64_t lower, uint64_t upper);
 /* |got - want| <= rel * want + abs */
 bool hl_within(uint64_t got, uint64_t want, double rel, uint64_t abs);
 
-/*
- * From another thread: @v runs @n (1..65535) OUTs; if that takes longer
- * than @limit_ns of wall time it is kicked out of KVM_RUN. *done: 1 if
- * the guest finished. Returns the wall time taken.
- */
-uint64_t hl_run_io_timed(struct hl_vcpu *v, unsigned int n, uint64_t limit_ns,
-			 int *done);
-
-/* ---- eventfd, time ------------------------------------------------------ */
-uint64_t hl_eventfd_read(struct hl_vcpu *v);	/* 0 if nothing */
 uint64_t hl_thread_ns(void);		/* CLOCK_THREAD_CPUTIME_ID */
 /*
  * The calling thread's time over a span, by the larger of two clocks: its
@@ -341,26 +339,20 @@ int hl_run_delay_ns(pid_t tid, uint64_t *ns);
 int hl_thread_cpu_of(pid_t tid, uint64_t *ns);
 int hl_pin_cpu(int cpu);		/* this thread to one CPU */
 
-/* ---- module stats ------------------------------------------------------- */
+/* ---- module stats (lib/stats.c) ---------------------------------------- */
 int hl_module_stats(struct kvmpfm_module_stats *st);
 int hl_vm_stats(struct hl_vm *vm, struct kvmpfm_vm_stats *st);
 /*
  * The module holds nothing: allocations, perf_events, pinned_pages, vms all
- * zero (the stats reader's own open file excepted, see hostlib.c). Waits up
+ * zero (the stats reader's own open file excepted, see lib/stats.c). Waits up
  * to @wait_ms for deferred teardown. Returns true and prints nothing if so;
  * else writes what is left to @why.
  */
 bool hl_module_idle(int wait_ms, char *why, size_t why_len);
-/* hl_check(hl_module_idle(...)) with @name */
+/* t_check(hl_module_idle(...)) with @name */
 bool hl_check_module_idle(const char *name);
 
-/*
- * The module's allow_host_page_faults (off when loaded): a program that
- * counts HOST_PAGE_FAULTS turns it on first. Returns 0 or -errno.
- */
-int hl_allow_host_page_faults(bool on);
-
-/* ---- BIND_VM's limits ------------------------------------------------- */
+/* ---- module parameters: BIND_VM's limits (lib/limits.c) --------------- */
 enum { HL_LIM_CONTEXTS, HL_LIM_SETS, HL_LIM_VECTOR, HL_LIM_SMPL_BUF,
 	HL_LIM_N };
 /* "max_contexts", "max_sets", "max_vector", "max_smpl_buf" */
@@ -372,7 +364,13 @@ uint64_t hl_lim_of_bind(const struct kvmpfm_bind_vm *b, int l);
 /* the limit as the guest sees it (PMU_INFO) */
 uint64_t hl_lim_of_info(const struct pvpfm_pmu_info *i, int l);
 
-/* ---- L1's kernel log ------------------------------------------------------ */
+/*
+ * The module's allow_host_page_faults (off when loaded): a program that
+ * counts HOST_PAGE_FAULTS turns it on first. Returns 0 or -errno.
+ */
+int hl_allow_host_page_faults(bool on);
+
+/* ---- L1's kernel log (lib/klog.c) -------------------------------------- */
 /*
  * Lines of concern in the kernel log since hl_klog_start(): those that
  * match a pattern of the rig's bad-patterns (the file HL_BAD_PATTERNS in

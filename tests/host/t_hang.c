@@ -281,12 +281,12 @@ static void run_case(struct park *k)
 	int i, ret;
 
 	ret = hl_vm_create(&bind->vm, &o);
-	if (!hl_check(!ret, k->name, "third VM: %s", hl_status_str(ret)))
+	if (!t_check(!ret, k->name, "third VM: %s", hl_status_str(ret)))
 		return;
 	park_start(k);
 	addr = uffd_wait_fault(PARK_WAIT_MS);
 	snprintf(name, sizeof(name), "%s_parked", k->name);
-	if (!hl_check(addr && !k->done, name, "no fault within %d ms (%s)",
+	if (!t_check(addr && !k->done, name, "no fault within %d ms (%s)",
 		      PARK_WAIT_MS, k->done ? hl_status_str(k->ret) :
 		      "still running")) {
 		if (addr)
@@ -309,16 +309,16 @@ static void run_case(struct park *k)
 		bool done = __atomic_load_n(&probes[i].done, __ATOMIC_ACQUIRE);
 
 		snprintf(name, sizeof(name), "%s_%s", k->name, probes[i].what);
-		hl_check(done && probes[i].ns < PROBE_LIMIT_NS &&
+		t_check(done && probes[i].ns < PROBE_LIMIT_NS &&
 			 !probes[i].ret, name, "%s",
 			 !done ? "still waiting after 1 s" :
 			 probes[i].ret ? hl_status_str(probes[i].ret) :
 			 "took longer than 1 s");
 		if (done)
-			hl_note("%s: %.2f ms", name, probes[i].ns / 1e6);
+			t_note("%s: %.2f ms", name, probes[i].ns / 1e6);
 	}
 	snprintf(name, sizeof(name), "%s_still_parked", k->name);
-	hl_check(!k->done, name, "the parked call returned %s before its "
+	t_check(!k->done, name, "the parked call returned %s before its "
 		 "fault was served", hl_status_str(k->ret));
 	/* serve until the parked call and every probe are done */
 	uffd_serve(addr);
@@ -329,14 +329,14 @@ static void run_case(struct park *k)
 			uffd_serve(addr);
 	}
 	if (!all_done(probes, n, k)) {
-		hl_check(false, k->name, "still waiting 30 s after the fault "
+		t_check(false, k->name, "still waiting 30 s after the fault "
 			 "was served: giving up");
-		exit(hl_summary());
+		exit(t_done());
 	}
 	park_join(k);
 	for (i = 0; i < n; i++)
 		pthread_join(probes[i].thread, NULL);
-	hl_note("%s: the parked call returned %s once served", k->name,
+	t_note("%s: the parked call returned %s once served", k->name,
 		hl_status_str(k->ret));
 	hl_vm_destroy(&bind->vm);
 }
@@ -362,7 +362,7 @@ static void case_identity(void)
 			  .req = KVMPFM_SET_IDENTITY };
 
 	k.arg = trap_pages(1);
-	if (hl_check(k.arg, "identity_trap", "mmap/register failed"))
+	if (t_check(k.arg, "identity_trap", "mmap/register failed"))
 		run_case(&k);
 }
 
@@ -375,7 +375,7 @@ static void case_event_map(void)
 	char *p = mmap(NULL, 2 * HL_PAGE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (!hl_check(p != MAP_FAILED && !uffd_register(p + HL_PAGE, HL_PAGE),
+	if (!t_check(p != MAP_FAILED && !uffd_register(p + HL_PAGE, HL_PAGE),
 		      "event_map_trap", "mmap/register failed"))
 		return;
 	map = (void *)(p + HL_PAGE - sizeof(*map));
@@ -391,7 +391,7 @@ static void case_state(unsigned long req, const char *name)
 			  .arg = &st };
 	void *buf = trap_pages(1);
 
-	if (!hl_check(buf, "state_trap", "mmap/register failed"))
+	if (!t_check(buf, "state_trap", "mmap/register failed"))
 		return;
 	memset(&st, 0, sizeof(st));
 	st.buf = (uintptr_t)buf;
@@ -406,7 +406,7 @@ static void case_doorbell(void)
 	struct park k = { .name = "doorbell", .fd = vm_a.pfm_fd, .vcpu = v };
 	void *block = hl_hva(&vm_a, v->cmd_gpa);
 
-	if (!hl_check(!madvise(block, PVPFM_CMD_BLOCK_SIZE, MADV_DONTNEED) &&
+	if (!t_check(!madvise(block, PVPFM_CMD_BLOCK_SIZE, MADV_DONTNEED) &&
 		      !uffd_register(block, PVPFM_CMD_BLOCK_SIZE),
 		      "doorbell_trap", "madvise/register: %s",
 		      hl_errname(errno)))
@@ -418,7 +418,6 @@ static void case_doorbell(void)
 
 /* ---- a sample written into guest memory, with VM a's lock held ------------ */
 
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define SMPL_PAGES	2
 
 struct sampler {
@@ -494,9 +493,9 @@ static void case_sample_write(void)
 	ret = ret ?: cb_write_pmds(&v->cb, m.ctx, &p, 1);
 	ret = ret ?: cb_load(&v->cb, m.ctx, v->index, 0, 0, v->guest_tgid);
 	ret = ret ?: hl_vm_create(&bind->vm, &o);
-	if (!hl_check(!ret, "sample_write_setup", "%s", hl_status_str(ret)))
+	if (!t_check(!ret, "sample_write_setup", "%s", hl_status_str(ret)))
 		return;
-	if (!hl_check(!madvise(hl_hva(&vm_a, gpa[0]), SMPL_PAGES * HL_PAGE,
+	if (!t_check(!madvise(hl_hva(&vm_a, gpa[0]), SMPL_PAGES * HL_PAGE,
 			       MADV_DONTNEED) &&
 		      !uffd_register(hl_hva(&vm_a, gpa[0]),
 				     SMPL_PAGES * HL_PAGE),
@@ -505,7 +504,7 @@ static void case_sample_write(void)
 		goto out;
 	hl_call_async(v, sampler_fn, &m);
 	addr = uffd_wait_fault(PARK_WAIT_MS);
-	if (!hl_check(addr && !m.done, "sample_write_parked",
+	if (!t_check(addr && !m.done, "sample_write_parked",
 		      "no fault within %d ms (%s)", PARK_WAIT_MS,
 		      m.done ? hl_status_str(m.ret) : "still running")) {
 		if (addr)
@@ -522,17 +521,17 @@ static void case_sample_write(void)
 			       &probes[i]);
 	/* the child waits for VM a's lock: it must still be waiting */
 	st = child_wait(child, 200000000ULL);
-	hl_check(st == -1, "sample_write_snapshot_waits",
+	t_check(st == -1, "sample_write_snapshot_waits",
 		 "the child's snapshot returned (status %#x) while VM a's "
 		 "lock was held", st);
 	kill(child, SIGKILL);
 	t0 = hl_mono_ns();
 	st = child_wait(child, PROBE_LIMIT_NS);
-	hl_check(st != -1 && WIFSIGNALED(st), "sample_write_snapshot_killable",
+	t_check(st != -1 && WIFSIGNALED(st), "sample_write_snapshot_killable",
 		 "%s", st == -1 ? "SIGKILLed, still there after 1 s" :
 		 "ended by other than the signal");
 	if (st != -1)
-		hl_note("sample_write: the waiting snapshot killed in %.2f ms",
+		t_note("sample_write: the waiting snapshot killed in %.2f ms",
 			(hl_mono_ns() - t0) / 1e6);
 	t0 = hl_mono_ns();
 	while (!all_done(probes, n, NULL) &&
@@ -543,7 +542,7 @@ static void case_sample_write(void)
 
 		snprintf(name, sizeof(name), "sample_write_%s",
 			 probes[i].what);
-		hl_check(done && probes[i].ns < PROBE_LIMIT_NS &&
+		t_check(done && probes[i].ns < PROBE_LIMIT_NS &&
 			 !probes[i].ret, name, "%s",
 			 !done ? "still waiting after 1 s" :
 			 probes[i].ret ? hl_status_str(probes[i].ret) :
@@ -558,9 +557,9 @@ static void case_sample_write(void)
 			uffd_serve(addr);
 	}
 	if (!all_done(probes, n, NULL) || !m.done) {
-		hl_check(false, "sample_write", "still waiting 30 s after the "
+		t_check(false, "sample_write", "still waiting 30 s after the "
 			 "fault was served: giving up");
-		exit(hl_summary());
+		exit(t_done());
 	}
 	if (st == -1)
 		waitpid(child, &st, 0);
@@ -618,7 +617,7 @@ static void note_uffd_policy(void)
 		fclose(f);
 	}
 	line[strcspn(line, "\n")] = 0;
-	hl_note("vm.unprivileged_userfaultfd=%s, /dev/userfaultfd %s, uid %d",
+	t_note("vm.unprivileged_userfaultfd=%s, /dev/userfaultfd %s, uid %d",
 		line, access("/dev/userfaultfd", F_OK) ? "absent" : "present",
 		(int)getuid());
 }
@@ -631,20 +630,20 @@ int main(void)
 	hl_init();
 	note_uffd_policy();
 	uffd = uffd_open(&how);
-	if (!hl_check(uffd >= 0, "userfaultfd", "%s: %s", how,
+	if (!t_check(uffd >= 0, "userfaultfd", "%s: %s", how,
 		      hl_errname(uffd)))
-		return hl_summary();
-	hl_note("userfaultfd through %s", how);
+		return t_done();
+	t_note("userfaultfd through %s", how);
 	op_fd = open(KVMPFM_DEVICE, O_RDWR | O_CLOEXEC);
 	ret = op_fd < 0 ? -errno : hl_vm_simple(&vm_a, 1);
 	ret = ret ?: hl_vm_simple(&vm_b, 1);
-	if (!hl_check(!ret, "hang_vms", "VMs: %s", hl_errname(ret)))
-		return hl_summary();
+	if (!t_check(!ret, "hang_vms", "VMs: %s", hl_errname(ret)))
+		return t_done();
 	id_a = vm_id_named(&vm_a, "hang-a");
 	id_b = vm_id_named(&vm_b, "hang-b");
-	if (!hl_check(id_a && id_b, "hang_ids", "ids %" PRIu64 ", %" PRIu64,
+	if (!t_check(id_a && id_b, "hang_ids", "ids %" PRIu64 ", %" PRIu64,
 		      id_a, id_b))
-		return hl_summary();
+		return t_done();
 
 	case_identity();
 	case_event_map();
@@ -658,5 +657,5 @@ int main(void)
 	close(op_fd);
 	close(uffd);
 	hl_check_module_idle("hang_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -42,10 +42,10 @@ static void t_unbound(void)
 	struct kvmpfm_vm_stats vs;
 	int fd = open(KVMPFM_DEVICE, O_RDWR);
 
-	if (!hl_check(fd >= 0, "open_dev", "open %s: %s", KVMPFM_DEVICE,
+	if (!t_check(fd >= 0, "open_dev", "open %s: %s", KVMPFM_DEVICE,
 		      hl_errname(errno)))
 		return;
-	hl_check(ioctl(fd, KVMPFM_GET_API_VERSION, 0) == KVMPFM_API_VERSION,
+	t_check(ioctl(fd, KVMPFM_GET_API_VERSION, 0) == KVMPFM_API_VERSION,
 		 "api_version", "GET_API_VERSION != %d", KVMPFM_API_VERSION);
 	HL_EXPECT("unbound_doorbell_enotconn",
 		  HL_IOCTL(fd, KVMPFM_DOORBELL, 0UL), -ENOTCONN);
@@ -147,7 +147,7 @@ static void t_bind_vm(void)
 	b = ok;
 	b.personality = PVPFM_PERS_AUTO;
 	HL_EXPECT("bind_vm_first_ok", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), 0);
-	hl_check(b.personality == host_personality() && b.counters ==
+	t_check(b.personality == host_personality() && b.counters ==
 		 pvpfm_pers_desc(host_personality())->counters,
 		 "bind_vm_auto_resolved", "personality %u counters %u",
 		 b.personality, b.counters);
@@ -238,12 +238,12 @@ static void t_bind_vcpu(void)
 	o.bind.personality = PVPFM_PERS_AMD64;
 	o.bind.nr_vcpus = 3;	/* overridden by hostlib: bind by hand below */
 	ret = hl_vm_create(&vm, &o);
-	if (!hl_check(!ret, "bind_vcpu_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "bind_vcpu_setup", "VM: %s", hl_errname(ret)))
 		return;
 
 	memset(&r, 0, sizeof(r));
 	ret = hl_call(&vm.vcpus[0], vcpu0_ioctls, &r);
-	if (!hl_check(!ret, "bind_vcpu_first_ok", "BIND_VCPU: %s",
+	if (!t_check(!ret, "bind_vcpu_first_ok", "BIND_VCPU: %s",
 		      hl_errname(ret)))
 		goto out;
 	HL_EXPECT("bind_vcpu_again_same_thread_ok", r.bind_again, 0);
@@ -345,7 +345,7 @@ static void t_event_map(void)
 	int ret;
 
 	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check(!ret, "event_map_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "event_map_setup", "VM: %s", hl_errname(ret)))
 		return;
 	memset(e, 0, sizeof(e));
 	e[0].guest_kind = KVMPFM_EVK_GENERIC;
@@ -412,11 +412,11 @@ static void expect_block(struct hl_vcpu *v, const char *name, uint16_t version,
 	int ret = raw_cmd(v, version, cmd, ctx, count, arg_size, &status);
 
 	if (ret) {
-		hl_check(false, name, "DOORBELL ioctl failed: %s",
+		t_check(false, name, "DOORBELL ioctl failed: %s",
 			 hl_errname(ret));
 		return;
 	}
-	hl_check(status == want, name, "status %s, want %s",
+	t_check(status == want, name, "status %s, want %s",
 		 hl_status_str(status), hl_status_str2(want));
 }
 
@@ -434,7 +434,7 @@ static void t_block(void)
 	o.bind.personality = PVPFM_PERS_AMD64;
 	o.bind.max_vector = 2;
 	ret = hl_vm_create(&vm, &o);
-	if (!hl_check(!ret, "block_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "block_setup", "VM: %s", hl_errname(ret)))
 		return;
 	v = &vm.vcpus[0];
 	cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
@@ -473,7 +473,7 @@ static void t_block(void)
 		     PVPFM_CMD_SMPL_REGISTER, id, 0, 4, -EINVAL);
 
 	ret = hl_vm_stats(&vm, &st1);
-	hl_check(!ret && st1.doorbells - st0.doorbells == 16 &&
+	t_check(!ret && st1.doorbells - st0.doorbells == 16 &&
 		 st1.commands - st0.commands == 16 &&
 		 st1.command_errors - st0.command_errors == 15,
 		 "vm_stats_count_commands",
@@ -481,7 +481,7 @@ static void t_block(void)
 		 (unsigned long long)(st1.doorbells - st0.doorbells),
 		 (unsigned long long)(st1.commands - st0.commands),
 		 (unsigned long long)(st1.command_errors - st0.command_errors));
-	hl_check(st1.contexts == 1 && st1.sets == 1 && !st1.loaded,
+	t_check(st1.contexts == 1 && st1.sets == 1 && !st1.loaded,
 		 "vm_stats_contexts", "contexts %u sets %u loaded %u",
 		 st1.contexts, st1.sets, st1.loaded);
 	hl_vm_destroy(&vm);
@@ -561,14 +561,14 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 	for (l = 0; l < HL_LIM_N; l++)
 		hl_lim_set(&b, l, ceil[l]);
 	ret = limits_vm(&vm, &b);
-	if (!hl_check(!ret, "limits_ceiling_bind_ok", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "limits_ceiling_bind_ok", "VM: %s", hl_errname(ret)))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
 	for (l = 0; l < HL_LIM_N; l++)
 		if (!ret && hl_lim_of_info(&info, l) != ceil[l])
 			ret = -ERANGE;
-	hl_check(!ret, "limits_ceiling_pmu_info", "%s: contexts %u sets %u "
+	t_check(!ret, "limits_ceiling_pmu_info", "%s: contexts %u sets %u "
 		 "vector %u smpl_buf %" PRIu64, hl_status_str(ret),
 		 info.max_contexts, info.max_sets, info.max_vector,
 		 (uint64_t)info.max_smpl_buf);
@@ -578,7 +578,7 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 	ids = calloc(n, sizeof(*ids));
 	for (i = 0, ret = 0; ids && i < n && !ret; i++)
 		ret = cb_create(&v->cb, 0, &ids[i]);
-	hl_check(ids && !ret, "limits_ceiling_all_contexts",
+	t_check(ids && !ret, "limits_ceiling_all_contexts",
 		 "context %u of %u: %s", i, n, hl_status_str(ret));
 	HL_EXPECT("limits_ceiling_context_over_emfile",
 		  cb_create(&v->cb, 0, NULL), -EMFILE);
@@ -598,7 +598,7 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 
 		ret = cb_create_sets(&v->cb, id, &sets[i], k);
 	}
-	hl_check(sets && !ret, "limits_ceiling_all_sets", "%s",
+	t_check(sets && !ret, "limits_ceiling_all_sets", "%s",
 		 hl_status_str(ret));
 	if (sets)
 		HL_EXPECT("limits_ceiling_set_over_enospc",
@@ -648,11 +648,11 @@ static void t_limits_one(void)
 	for (l = 0; l < HL_LIM_N; l++)
 		hl_lim_set(&b, l, 1);
 	ret = limits_vm(&vm, &b);
-	if (!hl_check(!ret, "limits_one_bind_ok", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "limits_one_bind_ok", "VM: %s", hl_errname(ret)))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
-	hl_check(!ret && info.max_contexts == 1 && info.max_sets == 1 &&
+	t_check(!ret && info.max_contexts == 1 && info.max_sets == 1 &&
 		 info.max_vector == 1 && info.max_smpl_buf == 1,
 		 "limits_one_pmu_info", "%s", hl_status_str(ret));
 	HL_EXPECT("limits_one_context_ok", cb_create(&v->cb, 0, &id), 0);
@@ -681,7 +681,7 @@ static void t_limits(void)
 		ceil[l] = hl_ceiling(l);
 		ok &= ceil[l] == dfl[l];
 	}
-	hl_check(ok, "limits_ceilings_default", "contexts %" PRIu64
+	t_check(ok, "limits_ceilings_default", "contexts %" PRIu64
 		 " sets %" PRIu64 " vector %" PRIu64 " smpl_buf %" PRIu64,
 		 ceil[0], ceil[1], ceil[2], ceil[3]);
 	/* a module without them is held to the documented defaults */
@@ -719,11 +719,11 @@ static void t_module_stats_unpriv(void)
 
 	HL_EXPECT("module_stats_root_ok", hl_module_stats(&st), 0);
 	if (!stat(KVMPFM_DEVICE, &sb))
-		hl_note("note: %s is mode %04o uid %d gid %d", KVMPFM_DEVICE,
+		t_note("note: %s is mode %04o uid %d gid %d", KVMPFM_DEVICE,
 			(unsigned int)(sb.st_mode & 07777), (int)sb.st_uid,
 			(int)sb.st_gid);
 	if (pipe(fds)) {
-		hl_check(false, "module_stats_unpriv_setup", "pipe: %s",
+		t_check(false, "module_stats_unpriv_setup", "pipe: %s",
 			 hl_errname(errno));
 		return;
 	}
@@ -754,15 +754,15 @@ static void t_module_stats_unpriv(void)
 		r.uid = -1;
 	close(fds[0]);
 	waitpid(pid, &st_code, 0);
-	if (!hl_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
+	if (!t_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
 		      r.uid == 65534, "module_stats_unpriv_child",
 		      "child status %#x uid %d", st_code, r.uid))
 		return;
-	hl_check(r.api == KVMPFM_API_VERSION, "module_stats_unpriv_fd_usable",
+	t_check(r.api == KVMPFM_API_VERSION, "module_stats_unpriv_fd_usable",
 		 "GET_API_VERSION %d", r.api);
 	HL_EXPECT("module_stats_unpriv_eperm", r.stats, -EPERM);
 	if (r.reopen)
-		hl_note("note: uid 65534 cannot open %s itself: %s",
+		t_note("note: uid 65534 cannot open %s itself: %s",
 			KVMPFM_DEVICE, hl_errname(r.reopen));
 	else
 		HL_EXPECT("module_stats_unpriv_own_open_eperm",
@@ -777,13 +777,13 @@ static void t_node_mode(void)
 {
 	struct stat sb;
 
-	if (!hl_check(!stat(KVMPFM_DEVICE, &sb), "node_mode_stat", "%s: %s",
+	if (!t_check(!stat(KVMPFM_DEVICE, &sb), "node_mode_stat", "%s: %s",
 		      KVMPFM_DEVICE, hl_errname(errno)))
 		return;
-	hl_check((sb.st_mode & 07777) == 0660, "node_mode_0660",
+	t_check((sb.st_mode & 07777) == 0660, "node_mode_0660",
 		 "%s is mode %04o", KVMPFM_DEVICE,
 		 (unsigned int)(sb.st_mode & 07777));
-	hl_check(!(sb.st_mode & 0007), "node_not_world_accessible",
+	t_check(!(sb.st_mode & 0007), "node_not_world_accessible",
 		 "%s is mode %04o", KVMPFM_DEVICE,
 		 (unsigned int)(sb.st_mode & 07777));
 }
@@ -832,7 +832,7 @@ static void t_event_map_unpriv(void)
 	raw.host_config = 0x76;
 
 	if (pipe(fds)) {
-		hl_check(false, "event_map_unpriv_setup", "pipe: %s",
+		t_check(false, "event_map_unpriv_setup", "pipe: %s",
 			 hl_errname(errno));
 		return;
 	}
@@ -866,7 +866,7 @@ static void t_event_map_unpriv(void)
 		r.setup = -EIO;
 	close(fds[0]);
 	waitpid(pid, &st_code, 0);
-	if (!hl_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
+	if (!t_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
 		      !r.setup && r.uid == 65534, "event_map_unpriv_child",
 		      "child status %#x setup %s uid %d", st_code,
 		      hl_errname(r.setup), r.uid))
@@ -960,7 +960,7 @@ static void t_vcpu_ids(void)
 	int ret;
 
 	ret = ids_vm(&vm);
-	if (!hl_check(!ret, "vcpu_ids_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "vcpu_ids_setup", "VM: %s", hl_errname(ret)))
 		return;
 	r = bind_req(-1, 0, &vm.vcpus[0]);
 	hl_call(&vm.vcpus[0], bind_index_fn, &r);
@@ -992,7 +992,7 @@ static void t_one_vm_binding(void)
 	int fd2, ret;
 
 	ret = ids_vm(&vm);
-	if (!hl_check(!ret, "one_vm_binding_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "one_vm_binding_setup", "VM: %s", hl_errname(ret)))
 		return;
 	/* the first binding's vCPU 0 runs KVM vCPU 0: the VM is the first's */
 	r = bind_req(-1, 0, &vm.vcpus[0]);
@@ -1049,11 +1049,11 @@ static void t_foreign_vcpu(void)
 	o.no_bind_vcpus = true;
 	o.bind = b;
 	ret = hl_vm_create(&x, &o);
-	if (!hl_check(!ret, "foreign_vcpu_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "foreign_vcpu_setup", "VM: %s", hl_errname(ret)))
 		return;
 	o.no_pfm = true;
 	ret = hl_vm_create(&y, &o);
-	if (!hl_check(!ret, "foreign_vcpu_setup_other", "VM: %s",
+	if (!t_check(!ret, "foreign_vcpu_setup_other", "VM: %s",
 		      hl_errname(ret))) {
 		hl_vm_destroy(&x);
 		return;
@@ -1123,7 +1123,7 @@ static void t_mem_table(void)
 	pid_t pid;
 
 	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check(!ret, "mem_table_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "mem_table_setup", "VM: %s", hl_errname(ret)))
 		return;
 	table_ram(&m, &vm);
 	expect_table(&vm, &m, "mem_table_ram_ok", 0);
@@ -1201,7 +1201,7 @@ static void t_mem_table(void)
 		_exit(-set_table(vm.pfm_fd, &m) & 0xff);
 	st = 0;
 	waitpid(pid, &st, 0);
-	hl_check(WIFEXITED(st) && WEXITSTATUS(st) == EPERM,
+	t_check(WIFEXITED(st) && WEXITSTATUS(st) == EPERM,
 		 "mem_table_other_process_eperm", "child got %s",
 		 WIFEXITED(st) ? hl_errname(WEXITSTATUS(st)) : "killed");
 	hl_vm_destroy(&vm);
@@ -1236,7 +1236,7 @@ static void t_dirty_log_ioctl(void)
 	int ret;
 
 	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
@@ -1252,19 +1252,19 @@ static void t_dirty_log_ioctl(void)
 		  hl_dirty_fetch(&vm, (uint64_t *)8, 64, &nr, &more), -EFAULT);
 	/* what the failed fetch took is not lost: the next one has it */
 	ret = ret ? ret : hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
-	hl_check(!ret && has_gfn(gfns, nr, v->cmd_gpa) && !more,
+	t_check(!ret && has_gfn(gfns, nr, v->cmd_gpa) && !more,
 		 "dirty_log_after_efault_nothing_lost",
 		 "%s: %u gfns, the block's first page %sin them, more %u",
 		 hl_status_str(ret), nr,
 		 has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ", more);
 	/* taken is forgotten */
 	ret = hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
-	hl_check(!ret && !nr && !more, "dirty_log_taken_forgotten",
+	t_check(!ret && !nr && !more, "dirty_log_taken_forgotten",
 		 "%s: %u gfns, more %u", hl_status_str(ret), nr, more);
 	/* the next DOORBELL writes the block again */
 	ret = cb_pmu_info(&v->cb, &info);
 	ret = ret ? ret : hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
-	hl_check(!ret && has_gfn(gfns, nr, v->cmd_gpa),
+	t_check(!ret && has_gfn(gfns, nr, v->cmd_gpa),
 		 "dirty_log_doorbell_again",
 		 "%s: the block's first page %sin the %u gfns",
 		 hl_status_str(ret), has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ",
@@ -1283,7 +1283,7 @@ static void t_dirty_log_ioctl(void)
 		if (!more)
 			break;
 	}
-	hl_check(!ret && nr == 1 && !more && found, "dirty_log_one_at_a_time",
+	t_check(!ret && nr == 1 && !more && found, "dirty_log_one_at_a_time",
 		 "%s after %u fetches of one: last %u gfns, more %u, the "
 		 "block's page %sseen", hl_status_str(ret), fetches + 1, nr,
 		 more, found ? "" : "not ");
@@ -1308,5 +1308,5 @@ int main(void)
 	t_mem_table();
 	t_dirty_log_ioctl();
 	hl_check_module_idle("ioctl_module_idle");
-	return hl_summary();
+	return t_done();
 }

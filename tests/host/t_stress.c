@@ -46,8 +46,6 @@
 #define NR_VCPUS	4
 #define REG_SLOTS	48
 #define MAX_ERRNO	HL_MAX_ERRNO
-#define MS		1000000ULL
-#define US		1000ULL
 
 #define SEL_USR		(1ULL << 16)
 #define SEL_OS		(1ULL << 17)
@@ -1035,7 +1033,7 @@ int main(void)
 
 	hl_init();
 	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
+	t_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
 		 "cannot write the module parameter");
 	kfd = hl_klog_start();
 	env = getenv("T_STRESS_COMMANDS");
@@ -1071,19 +1069,19 @@ int main(void)
 		o.no_pfm = true;
 		printf("stress: control: no /dev/kvm-perfmon at all\n");
 		ret = hl_vm_create(&vm, &o);
-		if (!hl_check(!ret, "stress_vm_setup", "VM: %s", hl_errname(ret)))
-			return hl_summary();
+		if (!t_check(!ret, "stress_vm_setup", "VM: %s", hl_errname(ret)))
+			return t_done();
 		for (i = 0; i < NR_VCPUS; i++)
 			hl_call_async(&vm.vcpus[i], stress_fn, NULL);
 		for (i = 0; i < NR_VCPUS; i++)
 			hl_call_wait(&vm.vcpus[i]);
 		hl_vm_destroy(&vm);
 		printf("stress: control done\n");
-		return hl_summary();
+		return t_done();
 	}
 	for (i = 0; i < HL_LIM_N; i++)
 		ceil_of[i] = hl_ceiling(i);
-	hl_check(ceil_of[0] && ceil_of[1] && ceil_of[2] && ceil_of[3],
+	t_check(ceil_of[0] && ceil_of[1] && ceil_of[2] && ceil_of[3],
 		 "stress_ceilings_read", "contexts %" PRIu64 " sets %" PRIu64
 		 " vector %" PRIu64 " smpl_buf %" PRIu64, ceil_of[0], ceil_of[1],
 		 ceil_of[2], ceil_of[3]);
@@ -1091,9 +1089,9 @@ int main(void)
 		if (!ceil_of[i])
 			ceil_of[i] = 1;
 	ret = keeper_up();
-	if (!hl_check(!ret, "stress_keeper_setup", "keeper VM: %s",
+	if (!t_check(!ret, "stress_keeper_setup", "keeper VM: %s",
 		      hl_status_str(ret)))
-		return hl_summary();
+		return t_done();
 
 	t0 = hl_mono_ns();
 	for (r = 0, left = total; left >= NR_VCPUS; r++, left -= n) {
@@ -1130,29 +1128,29 @@ int main(void)
 	       " notifications %" PRIu64 "\n", t.overflows, t.samples,
 	       t.messages, t.set_switches, t.notifications);
 
-	hl_check(!stalls, "stress_vcpus_make_progress",
+	t_check(!stalls, "stress_vcpus_make_progress",
 		 "%d stall(s) of 30 s or more (%d in a DOORBELL); first: %s; "
 		 "afterwards no guest runs", stalls, stalls_in_doorbell,
 		 stall_what);
-	hl_check(t.sent >= total - total % NR_VCPUS, "stress_all_commands_sent",
+	t_check(t.sent >= total - total % NR_VCPUS, "stress_all_commands_sent",
 		 "%" PRIu64 " of %" PRIu64, t.sent, total);
 	/* the only DOORBELL failure a block can cause: EFAULT */
-	hl_check(t.failed == t.efault, "stress_doorbell_answers",
+	t_check(t.failed == t.efault, "stress_doorbell_answers",
 		 "%" PRIu64 " DOORBELL ioctls failed, %" PRIu64 " with EFAULT",
 		 t.failed, t.efault);
-	hl_check(!t.agree_bad, "stress_stats_agree",
+	t_check(!t.agree_bad, "stress_stats_agree",
 		 "%d VM(s) whose stats disagree with what was sent; first: %s",
 		 t.agree_bad, t.first_bad);
-	hl_check(t.e2big_ok == t.e2big_tried, "stress_bind_over_ceiling_e2big",
+	t_check(t.e2big_ok == t.e2big_tried, "stress_bind_over_ceiling_e2big",
 		 "%d of %d binds above a ceiling refused with E2BIG; first "
 		 "wrong: %s", t.e2big_ok, t.e2big_tried, t.first_bad);
-	hl_check(!t.limits_bad, "stress_random_limits_given",
+	t_check(!t.limits_bad, "stress_random_limits_given",
 		 "%d VM(s) not bound or not given their limits; first: %s",
 		 t.limits_bad, t.first_bad);
-	hl_check(!t.leak_bad, "stress_module_back_after_each_vm",
+	t_check(!t.leak_bad, "stress_module_back_after_each_vm",
 		 "%d VM(s) left something in the module; first: %s",
 		 t.leak_bad, t.first_bad);
-	hl_check(t.overflows > 0 && t.samples > 0 && t.messages > 0 &&
+	t_check(t.overflows > 0 && t.samples > 0 && t.messages > 0 &&
 		 t.set_switches > 0 && t.notifications > 0,
 		 "stress_deep_states_reached",
 		 "overflows %" PRIu64 " samples %" PRIu64 " messages %" PRIu64
@@ -1168,7 +1166,7 @@ int main(void)
 			    i == 1 ? PVPFM_VPMD_VM_EXITS :
 			    i == 2 ? PVPFM_VPMD_HALT_EXITS :
 				     PVPFM_VPMD_HOST_PAGE_FAULTS, &kvals[i]);
-	hl_check(!ret && kst.contexts == 1 && kst.loaded == 1 && !kst.overflows &&
+	t_check(!ret && kst.contexts == 1 && kst.loaded == 1 && !kst.overflows &&
 		 kvals[0] < 50 * MS && !kvals[1] && !kvals[2] && !kvals[3],
 		 "stress_keeper_vm_untouched",
 		 "keeper: contexts %u loaded %u overflows %" PRIu64
@@ -1181,15 +1179,15 @@ int main(void)
 	t1 = hl_mono_ns();
 	printf("stress: teardown of the keeper VM took %.1f ms\n",
 	       (t1 - t0) / 1e6);
-	if (hl_check(hl_module_idle(2000, why, sizeof(why)),
+	if (t_check(hl_module_idle(2000, why, sizeof(why)),
 		     "stress_module_idle",
 		     "module stats not zero after teardown: %s", why))
 		printf("stress: module allocation counters at the end: %s\n",
 		       why);
 	concerns = hl_klog_concerns(kfd, 20, "stress: L1 log: ");
 	printf("stress: L1 kernel log lines of concern: %d\n", concerns);
-	hl_check(!concerns, "stress_kernel_log_clean",
+	t_check(!concerns, "stress_kernel_log_clean",
 		 "%d line(s) of concern in L1's kernel log%s", concerns,
 		 concerns < 0 ? " (could not read it)" : "");
-	return hl_summary();
+	return t_done();
 }

@@ -38,12 +38,6 @@
 
 #include "hostlib.h"
 
-#define MS		1000000ULL
-#define US		1000ULL
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
-#define VM_EXITS	PVPFM_VPMD_VM_EXITS
-#define PFAULTS		PVPFM_VPMD_HOST_PAGE_FAULTS
-
 static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * MS };
@@ -89,7 +83,7 @@ static int busy_ctx(struct busy_vm *b, struct hl_vcpu *v)
 	p[0].reg_smpl_pmds[VM_EXITS / 64] = 1ULL << (VM_EXITS % 64);
 	cb_pmd_init(&p[1], VM_EXITS, 0, 0);
 	cb_pmd_init(&p[2], RUN_NS, 1, 0);
-	cb_pmd_init(&p[3], PFAULTS, 1, 0);
+	cb_pmd_init(&p[3], HOST_PAGE_FAULTS, 1, 0);
 	ret = ret ? ret : cb_write_pmds(&v->cb, id, p, 4);
 	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
 	ret = ret ? ret : cb_start(&v->cb, id);
@@ -152,7 +146,7 @@ static int busy_vm_up(struct busy_vm *b, int nr, const char *name)
 		for (i = 0; i < nr; i++)
 			hl_call_async(&b->vm.vcpus[i], work_fn, b);
 	if (ret) {
-		hl_check(false, name, "setting up the busy VM: %s",
+		t_check(false, name, "setting up the busy VM: %s",
 			 hl_status_str(ret));
 		hl_vm_destroy(&b->vm);
 	}
@@ -173,7 +167,7 @@ static bool module_busy(const char *name)
 	struct kvmpfm_module_stats st;
 
 	hl_module_stats(&st);
-	return hl_check(st.vms >= 1 && st.perf_events > 0 && st.pinned_pages > 0,
+	return t_check(st.vms >= 1 && st.perf_events > 0 && st.pinned_pages > 0,
 			name, "the busy VM holds vms %" PRId64 " perf_events %"
 			PRId64 " pinned_pages %" PRId64, (int64_t)st.vms,
 			(int64_t)st.perf_events, (int64_t)st.pinned_pages);
@@ -197,10 +191,10 @@ static void t_close_pfm_fd(void)
 		ebadf += b.loops_err[i] == HL_IOCTL_ERR(EBADF);
 		loops += b.loops[i];
 	}
-	hl_check(ebadf == b.vm.nr_vcpus, "close_pfm_fd_doorbells_ebadf",
+	t_check(ebadf == b.vm.nr_vcpus, "close_pfm_fd_doorbells_ebadf",
 		 "%d of %d vCPU threads saw EBADF after the close", ebadf,
 		 b.vm.nr_vcpus);
-	hl_note("close_pfm_fd: %" PRIu64 " work loops before the close", loops);
+	t_note("close_pfm_fd: %" PRIu64 " work loops before the close", loops);
 	hl_vm_destroy(&b.vm);
 	hl_check_module_idle("close_pfm_fd_vm_destroyed_idle");
 }
@@ -220,7 +214,7 @@ static void t_child(const char *name, int how)
 		static struct busy_vm b;
 
 		close(pfd[0]);
-		hl_passed = hl_failed = 0;
+		t_passed = t_failed = 0;
 		if (busy_vm_up(&b, 2, "child_setup"))
 			_exit(3);
 		sleep_ms(200);
@@ -236,7 +230,7 @@ static void t_child(const char *name, int how)
 	}
 	close(pfd[1]);
 	snprintf(n, sizeof(n), "%s_child_ready", name);
-	if (!hl_check(read(pfd[0], &c, 1) == 1 && c == 1, n,
+	if (!t_check(read(pfd[0], &c, 1) == 1 && c == 1, n,
 		      "the child did not get its VM busy")) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
@@ -251,7 +245,7 @@ static void t_child(const char *name, int how)
 	}
 	waitpid(pid, &st, 0);
 	snprintf(n, sizeof(n), "%s_child_ended", name);
-	hl_check(how == 0 ? WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL :
+	t_check(how == 0 ? WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL :
 			    WIFEXITED(st) && WEXITSTATUS(st) == 0, n,
 		 "wait status %#x", st);
 	snprintf(n, sizeof(n), "%s_module_idle", name);
@@ -338,13 +332,13 @@ static void t_vcpu_threads_exit(void)
 	hl_vm_stats(&b.vm, &s0);
 	sleep_ms(200);
 	ret = hl_vm_stats(&b.vm, &s1);
-	hl_check(!ret && s1.contexts == 4 && s1.loaded == 2,
+	t_check(!ret && s1.contexts == 4 && s1.loaded == 2,
 		 "vcpu_threads_exit_vm_alive",
 		 "status %s contexts %u loaded %u; set switches %" PRIu64
 		 " in 200 ms after the threads exited", hl_errname(ret),
 		 s1.contexts, s1.loaded,
 		 (uint64_t)(s1.set_switches - s0.set_switches));
-	hl_note("vcpu_threads_exit: %" PRIu64 " set switches after the threads "
+	t_note("vcpu_threads_exit: %" PRIu64 " set switches after the threads "
 		"exited", (uint64_t)(s1.set_switches - s0.set_switches));
 	hl_vm_close_pfm(&b.vm);
 	hl_check_module_idle("vcpu_threads_exit_module_idle");
@@ -378,7 +372,7 @@ static void t_destroy_everything(void)
 	ret = ret ? ret : r;
 	HL_EXPECT("destroy_everything_commands", ret, 0);
 	hl_module_stats(&st);
-	hl_check(!st.perf_events && !st.pinned_pages && st.vms == 1,
+	t_check(!st.perf_events && !st.pinned_pages && st.vms == 1,
 		 "destroy_everything_nothing_held",
 		 "with no context left: perf_events %" PRId64 " pinned_pages %"
 		 PRId64 " vms %" PRId64, (int64_t)st.perf_events,
@@ -454,7 +448,7 @@ static void t_one_binding(void)
 	int fd1, ret;
 
 	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check(!ret, "one_binding_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "one_binding_setup", "VM: %s", hl_errname(ret)))
 		return;
 	v = &vm.vcpus[0];
 	fd1 = vm.pfm_fd;
@@ -491,7 +485,7 @@ int main(void)
 {
 	hl_init();
 	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
+	t_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
 		 "cannot write the module parameter");
 	t_close_pfm_fd();
 	t_child("kill_child", 0);
@@ -503,5 +497,5 @@ int main(void)
 	t_rebind();
 	t_one_binding();
 	hl_check_module_idle("teardown_module_idle");
-	return hl_summary();
+	return t_done();
 }

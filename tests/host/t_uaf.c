@@ -75,12 +75,6 @@
 
 #include "hostlib.h"
 
-#define MS		1000000ULL
-#define US		1000ULL
-#define VM_EXITS	PVPFM_VPMD_VM_EXITS
-#define HALTS		PVPFM_VPMD_HALT_EXITS
-#define PFAULTS		PVPFM_VPMD_HOST_PAGE_FAULTS
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define SMPL_PAGES	2
 #define BIT(n)		(1ULL << ((n) % 64))
 #define WORD(n)		((n) / 64)
@@ -169,11 +163,11 @@ static int uaf_ctx(struct uaf_vm *u)
 	ret = ret ? ret : cb_create_sets(&v->cb, u->ctx, d, 2);
 	for (s = 0; s < 2; s++) {
 		pmd_period1(&p[3 * s], VM_EXITS, s);
-		pmd_period1(&p[3 * s + 1], HALTS, s);
-		pmd_period1(&p[3 * s + 2], PFAULTS, s);
+		pmd_period1(&p[3 * s + 1], HALT_EXITS, s);
+		pmd_period1(&p[3 * s + 2], HOST_PAGE_FAULTS, s);
 		if (u->smpl)
-			p[3 * s].reg_smpl_pmds[WORD(HALTS)] =
-				BIT(HALTS) | BIT(PFAULTS);
+			p[3 * s].reg_smpl_pmds[WORD(HALT_EXITS)] =
+				BIT(HALT_EXITS) | BIT(HOST_PAGE_FAULTS);
 	}
 	cb_pmd_init(&p[6], RUN_NS, 1, 0);
 	ret = ret ? ret : cb_write_pmds(&v->cb, u->ctx, p, 7);
@@ -381,7 +375,7 @@ static int probe_fn(struct hl_vcpu *v, void *p)
 
 static void t_probe(void)
 {
-	static const uint16_t pmds[] = { VM_EXITS, HALTS, PFAULTS };
+	static const uint16_t pmds[] = { VM_EXITS, HALT_EXITS, HOST_PAGE_FAULTS };
 	static const char *const names[] = {
 		"uaf_vm_exits_period1_overflows",
 		"uaf_halt_exits_period1_overflows",
@@ -402,7 +396,7 @@ static void t_probe(void)
 	o.irqchip = true;
 	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&u.vm, &o);
-	if (!hl_check(!ret, "uaf_probe_setup", "VM: %s", hl_errname(ret)))
+	if (!t_check(!ret, "uaf_probe_setup", "VM: %s", hl_errname(ret)))
 		return;
 	v = &u.vm.vcpus[0];
 	for (i = 0; i < 3; i++) {
@@ -416,14 +410,14 @@ static void t_probe(void)
 		ret = ret ? ret : hl_call(v, probe_fn, &u);
 		ret = ret ? ret : cb_stop(&v->cb, id);
 		ret = ret ? ret : hl_vm_stats(&u.vm, &b);
-		hl_check(!ret && b.overflows > a.overflows, names[i],
+		t_check(!ret && b.overflows > a.overflows, names[i],
 			 "status %s; overflows %" PRIu64 " in one guest cycle "
 			 "(64 zapped pages written, 100 OUTs, %" PRIu64
 			 " halts so far)", hl_status_str(ret),
 			 ret ? 0 : (uint64_t)(b.overflows - a.overflows),
 			 u.halts);
 		if (!ret)
-			hl_note("uaf: PMD %u alone at period 1: %" PRIu64
+			t_note("uaf: PMD %u alone at period 1: %" PRIu64
 				" overflows in one guest cycle", pmds[i],
 				(uint64_t)(b.overflows - a.overflows));
 		if (id)
@@ -474,7 +468,7 @@ static void kill_child(int wfd, bool smpl, int ncpus)
 	static struct uaf_vm u;
 	char c = 1;
 
-	hl_passed = hl_failed = 0;
+	t_passed = t_failed = 0;
 	if (uaf_up(&u, smpl, ncpus))
 		_exit(3);
 	if (!busy_yet(&u))
@@ -532,7 +526,7 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 		}
 		if (!ret || !WIFSIGNALED(st)) {
 			snprintf(name, sizeof(name), "uaf_%d_kill_child", i);
-			hl_check(false, name, "the child did not get its VM "
+			t_check(false, name, "the child did not get its VM "
 				 "busy (wait status %#x)", st);
 			ok = false;
 		}
@@ -540,7 +534,7 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 		ret = uaf_up(&u, smpl, ncpus);
 		if (ret) {
 			snprintf(name, sizeof(name), "uaf_%d_setup", i);
-			hl_check(false, name, "%s", hl_status_str(ret));
+			t_check(false, name, "%s", hl_status_str(ret));
 			t->failed_setup++;
 			return false;
 		}
@@ -564,7 +558,7 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 		    (mode == M_DESTROY && !u.destroyed)) {
 			snprintf(name, sizeof(name), "uaf_%d_%s_ran", i,
 				 mode_name[mode]);
-			hl_check(false, name, "guest cycles %" PRIu64 " (%s), "
+			t_check(false, name, "guest cycles %" PRIu64 " (%s), "
 				 "set switches from vCPU 1 %" PRIu64 " of %"
 				 PRIu64 ", destroyed %" PRIu64, u.cycles,
 				 hl_errname(u.run_err), u.switches_ok,
@@ -580,7 +574,7 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 	t->overflows += m1.overflows - m0.overflows;
 	if (!idle || m1.overflows <= m0.overflows) {
 		snprintf(name, sizeof(name), "uaf_%d_%s", i, mode_name[mode]);
-		hl_check(false, name, "%s%s; overflows %" PRIu64,
+		t_check(false, name, "%s%s; overflows %" PRIu64,
 			 idle ? "" : "module not idle: ", idle ? "idle" : why,
 			 (uint64_t)(m1.overflows - m0.overflows));
 		ok = false;
@@ -596,7 +590,7 @@ int main(void)
 
 	hl_init();
 	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
+	t_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
 		 "cannot write the module parameter");
 	env = getenv("T_UAF_ITERS");
 	iters = env ? atoi(env) : 30;
@@ -608,22 +602,22 @@ int main(void)
 	verbose = getenv("T_UAF_VERBOSE") != NULL;
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	kfd = hl_klog_start();
-	hl_check(kfd >= 0, "uaf_kernel_log_open", "/dev/kmsg: %s",
+	t_check(kfd >= 0, "uaf_kernel_log_open", "/dev/kmsg: %s",
 		 hl_errname(kfd));
 	/* vCPU threads are on CPU 0 (hostlib); the closing thread elsewhere */
 	if (ncpus > 1)
 		hl_pin_cpu(1);
 	else
-		hl_note("uaf: one L1 CPU: a close cannot land inside an "
+		t_note("uaf: one L1 CPU: a close cannot land inside an "
 			"overflow handler here (see the header); "
 			"make test-host-smp2 runs this on two");
 
 	t_probe();
 	in_faults = mmap(NULL, HL_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!hl_check(in_faults != MAP_FAILED, "uaf_shared_page", "mmap: %s",
+	if (!t_check(in_faults != MAP_FAILED, "uaf_shared_page", "mmap: %s",
 		      hl_errname(errno)))
-		return hl_summary();
+		return t_done();
 
 	memset(&t, 0, sizeof(t));
 	for (i = 0; i < iters; i++) {
@@ -633,7 +627,7 @@ int main(void)
 			       "overflows %" PRIu64 "\n", i + 1, bad,
 			       t.overflows);
 	}
-	hl_check(!bad, "uaf_loop", "%d of %d iterations failed (see above)",
+	t_check(!bad, "uaf_loop", "%d of %d iterations failed (see above)",
 		 bad, iters);
 	printf("uaf: %d iterations on %d L1 CPU(s), seed %" PRIu64
 	       ": close %d, kill %d, destroy %d (%d of them while vCPU 0 "
@@ -648,8 +642,8 @@ int main(void)
 	hl_check_module_idle("uaf_module_idle");
 	concerns = hl_klog_concerns(kfd, 20, "uaf: L1 log: ");
 	printf("uaf: L1 kernel log lines of concern: %d\n", concerns);
-	hl_check(concerns == 0, "uaf_kernel_log_clean",
+	t_check(concerns == 0, "uaf_kernel_log_clean",
 		 "%d line(s) of concern in L1's kernel log%s", concerns,
 		 concerns < 0 ? " (could not read it)" : "");
-	return hl_summary();
+	return t_done();
 }

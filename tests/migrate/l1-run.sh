@@ -275,5 +275,5 @@ for vm in $VMS; do
 done
 grep -a -E '^(PASS|FAIL): livemig|^livemig: (samples|blocked)' \
 	/tmp/c/console.log | tr -d '\r' | sed 's/^/migrate-l1: guest: /'
-say "${rig_passed:-0} passed, ${rig_failed:-0} failed"
+say "$(rig_summary "")"
 [ "${rig_failed:-0}" = 0 ]

@@ -309,5 +309,5 @@ if [ -f "$logdir/metrics.txt" ]; then
 	python3 "$here/check.py" "$console" "$logdir/metrics.txt" || r=$?
 	rig_check "$r" "check.py: the stat tool and the scrape against the guests"
 fi
-echo "operator: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+rig_summary operator
 [ "${rig_failed:-0}" = 0 ]

@@ -318,9 +318,9 @@ uint64_t hl_thread_ns(void);		/* CLOCK_THREAD_CPUTIME_ID */
  * PERF_COUNT_SW_TASK_CLOCK event of its own, counting only). The upper
  * bound of what a task-clock count of the thread (VCPU_RUN_NS) can hold:
  * in the rig's L1 perf's task clock now and then runs milliseconds ahead
- * of the CPU time, in spans of 2-20 ms of it (+8.5 ms over 2.2 ms seen),
- * alike for any task-clock event of the thread, the module's or not
- * (tests/host/README). Without perf, the CPU time alone.
+ * of the CPU time, alike for any task-clock event of the thread, the
+ * module's or not (tests/host/README: the figures). Without perf, the CPU
+ * time alone.
  */
 struct hl_thread_span {
 	int fd;			/* the task-clock event, or -1 */

@@ -14,7 +14,7 @@
  * loses nothing.
  * Command blocks: bad version, command, argument sizes, vector lengths and
  * context ids answer in the block's status, the ioctl succeeding.
- * Issue 9: every per-VM limit bounded by its host-wide ceiling (E2BIG
+ * Limits: every per-VM limit bounded by its host-wide ceiling (E2BIG
  * above), and usable up to it; module-wide stats refused to a host user
  * without CAP_PERFMON (EPERM); BIND_VCPU's index is the VMM's, whatever
  * KVM's vcpu_id of the vCPU its thread runs; the node is
@@ -487,13 +487,14 @@ static void t_block(void)
 	hl_vm_destroy(&vm);
 }
 
-/* ---- issue 9: limits and their ceilings (item 1) ---------------------- */
+/* ---- limits and their ceilings ---------------------------------------- */
 
 /*
- * BIND_VM with one limit at each value of the issue's sweep, and at the
- * ceiling and one above: E2BIG above the ceiling, else bound. Before,
- * everything was bound (2^28 contexts or sets
- * WARNed in kvmalloc; a 2^44 buffer limit let a guest oops the host).
+ * BIND_VM with one limit at each value of the sweep (1, 2^28, 2^32 - 1,
+ * 2^40, 2^44, all ones) and at the ceiling and one above: E2BIG above
+ * the ceiling, else bound. Without a ceiling, 2^28 contexts or sets
+ * would reach kvmalloc's size WARN and a 2^44 buffer limit would let a
+ * guest make the host allocate without bound.
  */
 static void t_limits_sweep(const uint64_t *ceil)
 {
@@ -694,7 +695,7 @@ static void t_limits(void)
 	t_limits_at_ceiling(ceil);
 }
 
-/* ---- issue 9: module stats for the operator only (item 10) ------------ */
+/* ---- module stats for the operator only ------------------------------- */
 
 struct unpriv_result {
 	int uid;		/* after dropping */
@@ -770,7 +771,7 @@ static void t_module_stats_unpriv(void)
 }
 
 /*
- * Issue 9 item 2: the node is 0660 (root and, by udev rule, group kvm;
+ * The node is 0660 (root and, by udev rule, group kvm;
  * the rig's L1 has devtmpfs only, so root:root), never world-accessible.
  */
 static void t_node_mode(void)
@@ -800,7 +801,7 @@ struct map_unpriv_result {
 };
 
 /*
- * Issue 9 item 2: an event map whose aliases count outside the guest
+ * An event map whose aliases count outside the guest
  * (SOFTWARE: the vCPU thread in host kernel mode too) needs CAP_PERFMON,
  * as perf would demand; guest-only PMU aliases do not (KVM's vPMU gives
  * any guest as much). A child makes its VM as root, drops to uid/gid

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * t_migrate: KVMPFM_GET_STATE on one VM, KVMPFM_SET_STATE into another in
- * the same L1, as QEMU does across a migration (issue 11).
+ * the same L1, as QEMU does across a migration.
  *
  *   counts go on    a system-wide context with two time-switched sets
  *                   (VM_EXITS in each, cycles aliased to task-clock in set

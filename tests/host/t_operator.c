@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_operator: the operator's interface (issue 15) with real KVM VMs:
+ * t_operator: the operator's interface with real KVM VMs:
  * KVMPFM_SET_IDENTITY, KVMPFM_LIST_VMS, KVMPFM_GET_SNAPSHOT and
  * KVMPFM_SET_EVENT_FILTER, and host-tools/kvm-perfmon-stat reading them.
  *

@@ -10,7 +10,7 @@
  * vCPUs, sets switching on timers and overflows. The threads also burn CPU
  * and run the guest now and then, so the virtual PMDs count and overflow.
  * The blocks go in rounds of T_STRESS_ROUND (50,000), each on a new VM
- * bound with random limits (issue 9): each max_* at 0 (the default), a
+ * bound with random limits: each max_* at 0 (the default), a
  * small value, a random one up to the module's ceiling or the ceiling
  * itself; before it, one BIND_VM with a limit above its ceiling, which
  * must fail with E2BIG.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * t_throttle: a guest cannot make the host handle overflows without
- * bound (issue 9, item 3). Period-1 sampling of VM_EXITS into a guest
+ * bound. Period-1 sampling of VM_EXITS into a guest
  * buffer, in two sets that switch on every overflow
  * (PFM_SETFL_OVFL_SWITCH, reg_ovfl_switch_cnt 1: each overflow makes the
  * host close one set's counter and open the other's, which perf's own

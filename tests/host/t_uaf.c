@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_uaf: issue 9, finding 4 (use after free of a counter's backend
- * state). perf runs the overflow handler of the tracepoint-backed
- * virtual PMDs (VM_EXITS: kvm_exit, HALT_EXITS: kvm_vcpu_wakeup,
- * HOST_PAGE_FAULTS: kvm_page_fault) under RCU, the last two with
- * interrupts on; a counter closed by another thread used to be freed
- * while a handler on the vCPU's CPU could still read it (fixed: the
- * struct is freed with kvfree_rcu, VM release waits a grace period).
+ * t_uaf: no use after free of a counter's backend state. perf runs the
+ * overflow handler of the tracepoint-backed virtual PMDs (VM_EXITS:
+ * kvm_exit, HALT_EXITS: kvm_vcpu_wakeup, HOST_PAGE_FAULTS:
+ * kvm_page_fault) under RCU, the last two with interrupts on; a counter
+ * closed by another thread must not be freed while a handler on the
+ * vCPU's CPU can still read it (the module frees it with kvfree_rcu, and
+ * VM release waits a grace period).
  *
  * Each iteration builds a VM (in-kernel irqchip, 2 vCPUs) whose vCPU 0
  * counts the three tracepoint PMDs at period 1 (value, short and long
@@ -38,7 +38,7 @@
  * on a one-CPU L1 (the host stage of make test) nothing can close the
  * counter in the middle of it; there this test covers the teardown paths
  * under period-1 sampling (oops, WARN, leaks: the log and the counters)
- * but cannot fail on finding 4. On a two-CPU L1 (make test-host-smp2)
+ * but cannot fail on that race. On a two-CPU L1 (make test-host-smp2)
  * vCPU 0 runs on CPU 0, vCPU 1 and the main thread on CPU 1, and a close
  * can land while a handler runs. The rig's kernel (Debian's) has no KASAN
  * and no KFENCE, and SLUB keeps a freed object's words (its free pointer
@@ -46,15 +46,8 @@
  * old values; it shows (a GP fault in kvmpfm_overflow, failing the log
  * check) with slab poisoning (slub_debug=P for kmalloc-cg-256, where the
  * 240-byte struct lives) or when the object was reused in between.
- * Measured on 2026-11-24, two-CPU L1 with that poisoning (boot-l1.sh
- * cannot add to L1's command line: a copy outside the tree did), and
- * today's module with the fix reverted (kvmpfm_free in counter_release,
- * no synchronize_rcu at release): 60 iterations passed; with 100 us, then
- * 2 ms of delay added at the handler's start, 30 iterations passed each.
- * So on this rig the loop has not caught the bug. Probably a handler is
- * rarely in flight at a close: every overflow queues task work that
- * takes vm->lock before the vCPU enters the guest again, and the closing
- * thread holds vm->lock while it closes the counters (not verified).
+ * How often it has caught the freed-too-early module on this rig:
+ * tests/host/README.
  *
  * T_UAF_ITERS (default 30) and T_UAF_SEED (1) in the environment;
  * T_UAF_VERBOSE prints each step of each iteration.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The operator's view, for real (issue 15): in the rig's L1, two VMs at
+# The operator's view, for real: in the rig's L1, two VMs at
 # once (vm-a; vm-b with an event filter) run guest/tests/operator, which
 # counts, samples and has calls refused on purpose and prints what it did;
 # tests/operator/l1-run.sh runs kvm-perfmon-stat (table, --json, --vm, as

@@ -71,14 +71,12 @@ int hl_vcpu_bind_fn(struct hl_vcpu *v, void *unused)
 
 /*
  * Every thread that runs a vCPU on host CPU 0 (HL_PIN_VCPUS=N: CPU N,
- * =none: no pinning). The rig's L1 (QEMU 7.2 multi-threaded TCG, 2 CPUs,
- * kvm-amd nested) corrupts its own memory when guests run on both of
- * its CPUs: a plain KVM VM whose 4 vCPU threads run a real-mode OUT
- * loop, kvm-perfmon not even loaded, panics L1 within a minute
- * ("corrupted stack end detected inside scheduler") or livelocks a
- * vCPU in NPF exits. With -accel tcg,thread=single (or -smp 1) it
- * does not, and no pinning is needed (see README). The module's
- * cross-CPU work (IPIs from its work items) is exercised either way.
+ * =none: no pinning). The rig's L1 (multi-threaded TCG, 2 CPUs, kvm-amd
+ * nested) corrupts its own memory when guests run on both of its CPUs,
+ * with or without kvm-perfmon (tests/host/README); with -accel
+ * tcg,thread=single or -smp 1 it does not, and no pinning is needed. The
+ * module's cross-CPU work (IPIs from its work items) is exercised either
+ * way.
  */
 static void pin_vcpu_thread(void)
 {

@@ -151,7 +151,9 @@ int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts);
 void hl_vm_destroy(struct hl_vm *vm);
 void hl_vm_close_pfm(struct hl_vm *vm);
 void hl_vm_stop_threads(struct hl_vm *vm);
-/* a VM with @nr vCPUs, amd64 personality, default limits, all bound */
+/* the options of a VM with @nr vCPUs, amd64 personality, default limits */
+struct hl_vm_opts hl_vm_opts_simple(int nr_vcpus);
+/* hl_vm_create with hl_vm_opts_simple(@nr_vcpus): all bound */
 int hl_vm_simple(struct hl_vm *vm, int nr_vcpus);
 /*
  * open /dev/kvm-perfmon, BIND_VM, the event map and the memory table, as

@@ -168,9 +168,7 @@ static void t_create(void)
 
 	/* the admin's limit: 4 contexts */
 	hl_vm_destroy(&vm);
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(2);
 	o.bind.max_contexts = 4;
 	if (!vm_up("create_context_limit_setup", &o))
 		return;
@@ -327,9 +325,7 @@ static void t_alias(void)
 	map[1] = map[0];
 	map[1].guest_event = 0xc3;
 	map[1].flags = 0;
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(2);
 	o.map = map;
 	o.map_nr = 2;
 	if (!vm_up("alias_setup", &o))
@@ -670,9 +666,7 @@ static void t_sets_calls(void)
 
 	/* the admin's limit: 4 sets per context, set 0 included */
 	hl_vm_destroy(&vm);
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(2);
 	o.bind.max_sets = 4;
 	if (!vm_up("create_evtsets_limit_setup", &o))
 		return;

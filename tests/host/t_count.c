@@ -211,10 +211,8 @@ static void t_halt_exits(void)
 	uint64_t val = 0;
 	int ret, i, halted = 0, runs = 5;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
+	o = hl_vm_opts_simple(1);
 	o.irqchip = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&hvm, &o);
 	if (!t_check(!ret, "halt_exits_setup", "irqchip VM: %s",
 		      hl_errname(ret)))

@@ -70,9 +70,7 @@ static bool setup(void)
 	map.guest_event = 0x76;
 	map.host_type = PERF_TYPE_SOFTWARE;
 	map.host_config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(2);
 	o.map = &map;
 	o.map_nr = 1;
 	ret = hl_vm_create(&vm, &o);

@@ -232,10 +232,8 @@ static void t_bind_vcpu(void)
 	int ret;
 
 	/* nr_vcpus 3 in BIND_VM, only 2 KVM vCPUs */
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
+	o = hl_vm_opts_simple(2);
 	o.no_bind_vcpus = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	o.bind.nr_vcpus = 3;	/* overridden by hostlib: bind by hand below */
 	ret = hl_vm_create(&vm, &o);
 	if (!t_check(!ret, "bind_vcpu_setup", "VM: %s", hl_errname(ret)))
@@ -429,9 +427,7 @@ static void t_block(void)
 	uint32_t id = 0;
 	int ret;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(1);
 	o.bind.max_vector = 2;
 	ret = hl_vm_create(&vm, &o);
 	if (!t_check(!ret, "block_setup", "VM: %s", hl_errname(ret)))
@@ -941,10 +937,8 @@ static int ids_vm(struct hl_vm *vm)
 	static const uint32_t ids[] = { 3, 1 };
 	struct hl_vm_opts o;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
+	o = hl_vm_opts_simple(2);
 	o.no_bind_vcpus = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	o.vcpu_ids = ids;
 	return hl_vm_create(vm, &o);
 }

@@ -209,9 +209,7 @@ static void t_memslot(void)
 	uint64_t gpa = BUF_GPA;
 	int ret, d, moved = 0;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(1);
 	ret = hl_vm_create(&vm, &o);
 	if (!t_check(!ret, "memslot_setup", "VM: %s", hl_errname(ret)))
 		return;

@@ -63,9 +63,7 @@ static int vm_up(struct hl_vm *vm, bool map, bool bind_vcpus)
 {
 	struct hl_vm_opts o;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(2);
 	o.no_bind_vcpus = !bind_vcpus;
 	if (map) {
 		o.map = &cycles_map;

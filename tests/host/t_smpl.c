@@ -670,10 +670,8 @@ static void t_dirty_log(void)
 	uint64_t buf;
 	int ret;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
+	o = hl_vm_opts_simple(1);
 	o.dirty_log = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&dvm, &o);
 	if (!t_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
 		return;

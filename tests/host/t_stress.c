@@ -822,9 +822,7 @@ static bool bind_over_ceiling(uint64_t *s, int l, uint64_t *val, int *got)
 	if (ceil_of[l] >= max)
 		return true;
 	*val = ceil_of[l] + 1 + (pick(s, 2) ? 0 : pick(s, max - ceil_of[l]));
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = NR_VCPUS;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(NR_VCPUS);
 	hl_lim_set(&o.bind, l, *val);
 	*got = hl_vm_create(&bad, &o);
 	if (!*got)

@@ -303,10 +303,8 @@ int main(void)
 	t_check(!ret, "throttle_param", "%s: read %ld, write %s", RATE_PARAM,
 		 rate_old, hl_errname(ret));
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
+	o = hl_vm_opts_simple(1);
 	o.irqchip = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&vm, &o);
 	if (t_check(!ret, "throttle_idle_vm", "irqchip VM: %s",
 		     hl_errname(ret))) {

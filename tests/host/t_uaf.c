@@ -329,10 +329,8 @@ static int uaf_up(struct uaf_vm *u, bool smpl, int ncpus)
 	memset(u, 0, sizeof(*u));
 	u->smpl = smpl;
 	u->ncpus = ncpus;
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
+	o = hl_vm_opts_simple(2);
 	o.irqchip = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&u->vm, &o);
 	ret = ret ? ret : uaf_ctx(u);
 	if (ret) {
@@ -384,10 +382,8 @@ static void t_probe(void)
 	int ret;
 
 	memset(&u, 0, sizeof(u));
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
+	o = hl_vm_opts_simple(1);
 	o.irqchip = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&u.vm, &o);
 	if (!t_check(!ret, "uaf_probe_setup", "VM: %s", hl_errname(ret)))
 		return;

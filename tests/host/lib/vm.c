@@ -188,21 +188,34 @@ int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts)
 	return 0;
 }
 
-int hl_vm_simple(struct hl_vm *vm, int nr_vcpus)
+struct hl_vm_opts hl_vm_opts_simple(int nr_vcpus)
 {
 	struct hl_vm_opts o;
 
 	memset(&o, 0, sizeof(o));
 	o.nr_vcpus = nr_vcpus;
 	o.bind.personality = PVPFM_PERS_AMD64;
+	return o;
+}
+
+int hl_vm_simple(struct hl_vm *vm, int nr_vcpus)
+{
+	struct hl_vm_opts o = hl_vm_opts_simple(nr_vcpus);
+
 	return hl_vm_create(vm, &o);
+}
+
+/* close *@fd if open, and mark it closed */
+static void fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 void hl_vm_close_pfm(struct hl_vm *vm)
 {
-	if (vm->pfm_fd >= 0)
-		close(vm->pfm_fd);
-	vm->pfm_fd = -1;
+	fd_close(&vm->pfm_fd);
 }
 
 void hl_vm_destroy(struct hl_vm *vm)
@@ -217,19 +230,11 @@ void hl_vm_destroy(struct hl_vm *vm)
 		if (v->run)
 			munmap(v->run, v->run_size);
 		v->run = NULL;
-		if (v->fd >= 0)
-			close(v->fd);
-		v->fd = -1;
-		if (v->efd >= 0)
-			close(v->efd);
-		v->efd = -1;
+		fd_close(&v->fd);
+		fd_close(&v->efd);
 	}
-	if (vm->vm_fd >= 0)
-		close(vm->vm_fd);
-	vm->vm_fd = -1;
-	if (vm->kvm_fd >= 0)
-		close(vm->kvm_fd);
-	vm->kvm_fd = -1;
+	fd_close(&vm->vm_fd);
+	fd_close(&vm->kvm_fd);
 	if (vm->mem)
 		munmap(vm->mem, HL_MEM_SIZE);
 	vm->mem = NULL;

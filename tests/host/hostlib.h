@@ -155,6 +155,8 @@ void hl_vm_stop_threads(struct hl_vm *vm);
 struct hl_vm_opts hl_vm_opts_simple(int nr_vcpus);
 /* hl_vm_create with hl_vm_opts_simple(@nr_vcpus): all bound */
 int hl_vm_simple(struct hl_vm *vm, int nr_vcpus);
+/* PASS @name if @ret (hl_vm_create's) is 0, else FAIL saying why */
+bool hl_check_vm(const char *name, int ret);
 /*
  * open /dev/kvm-perfmon, BIND_VM, the event map and the memory table, as
  * hl_vm_create does
@@ -371,6 +373,11 @@ uint64_t hl_lim_of_info(const struct pvpfm_pmu_info *i, int l);
  * counts HOST_PAGE_FAULTS turns it on first. Returns 0 or -errno.
  */
 int hl_allow_host_page_faults(bool on);
+/*
+ * For a program that counts HOST_PAGE_FAULTS: hl_allow_host_page_faults
+ * on, checked as "allow_host_page_faults"
+ */
+bool hl_check_allow_host_page_faults(void);
 
 /* ---- L1's kernel log (lib/klog.c) -------------------------------------- */
 /*

@@ -275,7 +275,7 @@ static void t_page_faults(void)
 
 	/* a fresh VM: none of its touch pages is mapped yet */
 	ret = hl_vm_simple(&fvm, 1);
-	if (!t_check(!ret, "page_faults_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("page_faults_setup", ret))
 		return;
 	v = &fvm.vcpus[0];
 	r.ctx = sys_ctx(v, PVPFM_VPMD_HOST_PAGE_FAULTS, 0);
@@ -591,11 +591,9 @@ int main(void)
 	int ret;
 
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	t_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
+	hl_check_allow_host_page_faults();
 	ret = hl_vm_simple(&vm, 2);
-	if (!t_check(!ret, "count_vm_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("count_vm_setup", ret))
 		return t_done();
 	t_run_ns();
 	t_vm_exits();

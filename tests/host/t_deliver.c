@@ -74,7 +74,7 @@ static bool setup(void)
 	o.map = &map;
 	o.map_nr = 1;
 	ret = hl_vm_create(&vm, &o);
-	if (!t_check(!ret, "deliver_setup_vm", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("deliver_setup_vm", ret))
 		return false;
 	va = &vm.vcpus[0];
 	vb = &vm.vcpus[1];

@@ -258,6 +258,54 @@ static bool all_done(struct probe *p, int n, struct park *k)
 	return !k || __atomic_load_n(&k->done, __ATOMIC_ACQUIRE);
 }
 
+/* the VM the bind_other_vm probe binds: one vCPU, not bound yet */
+static int bind_vm_create(struct hl_vm *vm)
+{
+	struct hl_vm_opts o = hl_vm_opts_simple(1);
+
+	o.no_pfm = true;
+	return hl_vm_create(vm, &o);
+}
+
+/* probes [@from, @n) started, each on a thread of its own */
+static void probes_start(struct probe *probes, int from, int n)
+{
+	int i;
+
+	for (i = from; i < n; i++)
+		pthread_create(&probes[i].thread, NULL, probe_thread,
+			       &probes[i]);
+}
+
+/*
+ * Up to PROBE_LIMIT_NS for all @n @probes to end, then each checked as
+ * "@prefix_WHAT": ended within the limit, successfully; @note: and its
+ * time printed
+ */
+static void probes_judge(struct probe *probes, int n, const char *prefix,
+			 bool note)
+{
+	uint64_t t0 = hl_mono_ns();
+	char name[96];
+	int i;
+
+	while (!all_done(probes, n, NULL) &&
+	       hl_mono_ns() - t0 < PROBE_LIMIT_NS)
+		usleep(2000);
+	for (i = 0; i < n; i++) {
+		bool done = __atomic_load_n(&probes[i].done, __ATOMIC_ACQUIRE);
+
+		snprintf(name, sizeof(name), "%s_%s", prefix, probes[i].what);
+		t_check(done && probes[i].ns < PROBE_LIMIT_NS &&
+			 !probes[i].ret, name, "%s",
+			 !done ? "still waiting after 1 s" :
+			 probes[i].ret ? hl_status_str(probes[i].ret) :
+			 "took longer than 1 s");
+		if (done && note)
+			t_note("%s: %.2f ms", name, probes[i].ns / 1e6);
+	}
+}
+
 /*
  * Park @k on @uffd, run the probes, judge them, serve the fault(s) until
  * the parked call and the probes are done.
@@ -274,13 +322,11 @@ static void run_case(struct park *k)
 	};
 	const int n = sizeof(probes) / sizeof(probes[0]);
 	struct probe *bind = &probes[n - 1];
-	struct hl_vm_opts o = { .nr_vcpus = 1, .no_pfm = true,
-				.bind.personality = PVPFM_PERS_AMD64 };
 	char name[96];
 	uint64_t addr, t0;
 	int i, ret;
 
-	ret = hl_vm_create(&bind->vm, &o);
+	ret = bind_vm_create(&bind->vm);
 	if (!t_check(!ret, k->name, "third VM: %s", hl_status_str(ret)))
 		return;
 	park_start(k);
@@ -295,28 +341,14 @@ static void run_case(struct park *k)
 		hl_vm_destroy(&bind->vm);
 		return;
 	}
-	/* the snapshot of VM a first: on the old code it took the list lock */
-	pthread_create(&probes[0].thread, NULL, probe_thread, &probes[0]);
+	/*
+	 * the snapshot of VM a first, so that a lock it takes beyond VM a's
+	 * (the list of VMs) is held while the others run
+	 */
+	probes_start(probes, 0, 1);
 	usleep(50000);
-	for (i = 1; i < n; i++)
-		pthread_create(&probes[i].thread, NULL, probe_thread,
-			       &probes[i]);
-	t0 = hl_mono_ns();
-	while (!all_done(probes, n, NULL) &&
-	       hl_mono_ns() - t0 < PROBE_LIMIT_NS)
-		usleep(2000);
-	for (i = 0; i < n; i++) {
-		bool done = __atomic_load_n(&probes[i].done, __ATOMIC_ACQUIRE);
-
-		snprintf(name, sizeof(name), "%s_%s", k->name, probes[i].what);
-		t_check(done && probes[i].ns < PROBE_LIMIT_NS &&
-			 !probes[i].ret, name, "%s",
-			 !done ? "still waiting after 1 s" :
-			 probes[i].ret ? hl_status_str(probes[i].ret) :
-			 "took longer than 1 s");
-		if (done)
-			t_note("%s: %.2f ms", name, probes[i].ns / 1e6);
-	}
+	probes_start(probes, 1, n);
+	probes_judge(probes, n, k->name, true);
 	snprintf(name, sizeof(name), "%s_still_parked", k->name);
 	t_check(!k->done, name, "the parked call returned %s before its "
 		 "fault was served", hl_status_str(k->ret));
@@ -471,12 +503,9 @@ static void case_sample_write(void)
 	};
 	const int n = sizeof(probes) / sizeof(probes[0]);
 	struct probe *bind = &probes[n - 1];
-	struct hl_vm_opts o = { .nr_vcpus = 1, .no_pfm = true,
-				.bind.personality = PVPFM_PERS_AMD64 };
 	struct hl_vcpu *v = &vm_a.vcpus[0];
 	struct sampler m = { 0 };
 	uint64_t gpa[SMPL_PAGES], addr, t0;
-	char name[96];
 	pfarg_pmd_t p;
 	pid_t child;
 	int i, ret, st;
@@ -492,7 +521,7 @@ static void case_sample_write(void)
 	ret = ret ?: cb_smpl_register(&v->cb, m.ctx, 0, SMPL_PAGES, gpa);
 	ret = ret ?: cb_write_pmds(&v->cb, m.ctx, &p, 1);
 	ret = ret ?: cb_load(&v->cb, m.ctx, v->index, 0, 0, v->guest_tgid);
-	ret = ret ?: hl_vm_create(&bind->vm, &o);
+	ret = ret ?: bind_vm_create(&bind->vm);
 	if (!t_check(!ret, "sample_write_setup", "%s", hl_status_str(ret)))
 		return;
 	if (!t_check(!madvise(hl_hva(&vm_a, gpa[0]), SMPL_PAGES * HL_PAGE,
@@ -516,9 +545,7 @@ static void case_sample_write(void)
 	child = fork();
 	if (child == 0)
 		_exit(snapshot_of(id_a) ? 1 : 0);
-	for (i = 0; i < n; i++)
-		pthread_create(&probes[i].thread, NULL, probe_thread,
-			       &probes[i]);
+	probes_start(probes, 0, n);
 	/* the child waits for VM a's lock: it must still be waiting */
 	st = child_wait(child, 200000000ULL);
 	t_check(st == -1, "sample_write_snapshot_waits",
@@ -533,21 +560,7 @@ static void case_sample_write(void)
 	if (st != -1)
 		t_note("sample_write: the waiting snapshot killed in %.2f ms",
 			(hl_mono_ns() - t0) / 1e6);
-	t0 = hl_mono_ns();
-	while (!all_done(probes, n, NULL) &&
-	       hl_mono_ns() - t0 < PROBE_LIMIT_NS)
-		usleep(2000);
-	for (i = 0; i < n; i++) {
-		bool done = __atomic_load_n(&probes[i].done, __ATOMIC_ACQUIRE);
-
-		snprintf(name, sizeof(name), "sample_write_%s",
-			 probes[i].what);
-		t_check(done && probes[i].ns < PROBE_LIMIT_NS &&
-			 !probes[i].ret, name, "%s",
-			 !done ? "still waiting after 1 s" :
-			 probes[i].ret ? hl_status_str(probes[i].ret) :
-			 "took longer than 1 s");
-	}
+	probes_judge(probes, n, "sample_write", false);
 	uffd_serve(addr);
 	t0 = hl_mono_ns();
 	while ((!all_done(probes, n, NULL) || !m.done) &&

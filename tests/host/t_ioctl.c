@@ -236,7 +236,7 @@ static void t_bind_vcpu(void)
 	o.no_bind_vcpus = true;
 	o.bind.nr_vcpus = 3;	/* overridden by hostlib: bind by hand below */
 	ret = hl_vm_create(&vm, &o);
-	if (!t_check(!ret, "bind_vcpu_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("bind_vcpu_setup", ret))
 		return;
 
 	memset(&r, 0, sizeof(r));
@@ -343,7 +343,7 @@ static void t_event_map(void)
 	int ret;
 
 	ret = hl_vm_simple(&vm, 1);
-	if (!t_check(!ret, "event_map_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("event_map_setup", ret))
 		return;
 	memset(e, 0, sizeof(e));
 	e[0].guest_kind = KVMPFM_EVK_GENERIC;
@@ -430,7 +430,7 @@ static void t_block(void)
 	o = hl_vm_opts_simple(1);
 	o.bind.max_vector = 2;
 	ret = hl_vm_create(&vm, &o);
-	if (!t_check(!ret, "block_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("block_setup", ret))
 		return;
 	v = &vm.vcpus[0];
 	cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
@@ -558,7 +558,7 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 	for (l = 0; l < HL_LIM_N; l++)
 		hl_lim_set(&b, l, ceil[l]);
 	ret = limits_vm(&vm, &b);
-	if (!t_check(!ret, "limits_ceiling_bind_ok", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("limits_ceiling_bind_ok", ret))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
@@ -645,7 +645,7 @@ static void t_limits_one(void)
 	for (l = 0; l < HL_LIM_N; l++)
 		hl_lim_set(&b, l, 1);
 	ret = limits_vm(&vm, &b);
-	if (!t_check(!ret, "limits_one_bind_ok", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("limits_one_bind_ok", ret))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
@@ -955,7 +955,7 @@ static void t_vcpu_ids(void)
 	int ret;
 
 	ret = ids_vm(&vm);
-	if (!t_check(!ret, "vcpu_ids_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("vcpu_ids_setup", ret))
 		return;
 	r = bind_req(-1, 0, &vm.vcpus[0]);
 	hl_call(&vm.vcpus[0], bind_index_fn, &r);
@@ -987,7 +987,7 @@ static void t_one_vm_binding(void)
 	int fd2, ret;
 
 	ret = ids_vm(&vm);
-	if (!t_check(!ret, "one_vm_binding_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("one_vm_binding_setup", ret))
 		return;
 	/* the first binding's vCPU 0 runs KVM vCPU 0: the VM is the first's */
 	r = bind_req(-1, 0, &vm.vcpus[0]);
@@ -1044,7 +1044,7 @@ static void t_foreign_vcpu(void)
 	o.no_bind_vcpus = true;
 	o.bind = b;
 	ret = hl_vm_create(&x, &o);
-	if (!t_check(!ret, "foreign_vcpu_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("foreign_vcpu_setup", ret))
 		return;
 	o.no_pfm = true;
 	ret = hl_vm_create(&y, &o);
@@ -1118,7 +1118,7 @@ static void t_mem_table(void)
 	pid_t pid;
 
 	ret = hl_vm_simple(&vm, 1);
-	if (!t_check(!ret, "mem_table_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("mem_table_setup", ret))
 		return;
 	table_ram(&m, &vm);
 	expect_table(&vm, &m, "mem_table_ram_ok", 0);
@@ -1231,7 +1231,7 @@ static void t_dirty_log_ioctl(void)
 	int ret;
 
 	ret = hl_vm_simple(&vm, 1);
-	if (!t_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("dirty_log_setup", ret))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);

@@ -211,7 +211,7 @@ static void t_memslot(void)
 
 	o = hl_vm_opts_simple(1);
 	ret = hl_vm_create(&vm, &o);
-	if (!t_check(!ret, "memslot_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("memslot_setup", ret))
 		return;
 	v = &vm.vcpus[0];
 	page_b = mmap(NULL, 2 * HL_PAGE, PROT_READ | PROT_WRITE,
@@ -354,7 +354,7 @@ static void t_cmd_block_outside(void)
 	int ret;
 
 	ret = hl_vm_simple(&vm, 1);
-	if (!t_check(!ret, "cmd_block_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("cmd_block_setup", ret))
 		return;
 	v = &vm.vcpus[0];
 	page_d = mmap(NULL, PVPFM_CMD_BLOCK_SIZE, PROT_READ | PROT_WRITE,

@@ -511,7 +511,7 @@ int main(void)
 
 	hl_init();
 	ret = hl_vm_simple(&vm, 2);
-	if (!t_check(!ret, "sets_vm_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("sets_vm_setup", ret))
 		return t_done();
 	v0 = &vm.vcpus[0];
 	v1 = &vm.vcpus[1];

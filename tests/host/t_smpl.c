@@ -673,7 +673,7 @@ static void t_dirty_log(void)
 	o = hl_vm_opts_simple(1);
 	o.dirty_log = true;
 	ret = hl_vm_create(&dvm, &o);
-	if (!t_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("dirty_log_setup", ret))
 		return;
 	v = &dvm.vcpus[0];
 	hl_dirty_log(&dvm, bm);		/* start clean */
@@ -710,11 +710,9 @@ int main(void)
 	int ret;
 
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	t_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
+	hl_check_allow_host_page_faults();
 	ret = hl_vm_simple(&vm, 2);
-	if (!t_check(!ret, "smpl_vm_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("smpl_vm_setup", ret))
 		return t_done();
 	v0 = &vm.vcpus[0];
 	v1 = &vm.vcpus[1];

@@ -1030,9 +1030,7 @@ int main(void)
 	int ret, i, e, kfd, concerns, r;
 
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	t_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
+	hl_check_allow_host_page_faults();
 	kfd = hl_klog_start();
 	env = getenv("T_STRESS_COMMANDS");
 	total = env ? strtoull(env, NULL, 0) : 100000;
@@ -1067,7 +1065,7 @@ int main(void)
 		o.no_pfm = true;
 		printf("stress: control: no /dev/kvm-perfmon at all\n");
 		ret = hl_vm_create(&vm, &o);
-		if (!t_check(!ret, "stress_vm_setup", "VM: %s", hl_errname(ret)))
+		if (!hl_check_vm("stress_vm_setup", ret))
 			return t_done();
 		for (i = 0; i < NR_VCPUS; i++)
 			hl_call_async(&vm.vcpus[i], stress_fn, NULL);

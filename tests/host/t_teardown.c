@@ -448,7 +448,7 @@ static void t_one_binding(void)
 	int fd1, ret;
 
 	ret = hl_vm_simple(&vm, 1);
-	if (!t_check(!ret, "one_binding_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("one_binding_setup", ret))
 		return;
 	v = &vm.vcpus[0];
 	fd1 = vm.pfm_fd;
@@ -484,9 +484,7 @@ static void t_one_binding(void)
 int main(void)
 {
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	t_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
+	hl_check_allow_host_page_faults();
 	t_close_pfm_fd();
 	t_child("kill_child", 0);
 	t_child("child_exit", 1);

@@ -313,7 +313,7 @@ int main(void)
 	}
 
 	ret = hl_vm_simple(&vm, 1);
-	if (t_check(!ret, "throttle_exiting_vm", "VM: %s", hl_errname(ret))) {
+	if (hl_check_vm("throttle_exiting_vm", ret)) {
 		run_phase(&vm, &exiting);
 		hl_vm_destroy(&vm);
 	}

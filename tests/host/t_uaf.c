@@ -385,7 +385,7 @@ static void t_probe(void)
 	o = hl_vm_opts_simple(1);
 	o.irqchip = true;
 	ret = hl_vm_create(&u.vm, &o);
-	if (!t_check(!ret, "uaf_probe_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("uaf_probe_setup", ret))
 		return;
 	v = &u.vm.vcpus[0];
 	for (i = 0; i < 3; i++) {
@@ -578,9 +578,7 @@ int main(void)
 	int i, iters, ncpus, kfd, concerns, bad = 0;
 
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	t_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
+	hl_check_allow_host_page_faults();
 	env = getenv("T_UAF_ITERS");
 	iters = env ? atoi(env) : 30;
 	env = getenv("T_UAF_SEED");

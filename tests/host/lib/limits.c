@@ -23,6 +23,13 @@ int hl_allow_host_page_faults(bool on)
 	return ret;
 }
 
+bool hl_check_allow_host_page_faults(void)
+{
+	return t_check(!hl_allow_host_page_faults(true),
+		       "allow_host_page_faults",
+		       "cannot write the module parameter");
+}
+
 const char *const hl_lim_name[HL_LIM_N] = {
 	"max_contexts", "max_sets", "max_vector", "max_smpl_buf",
 };

@@ -205,6 +205,11 @@ int hl_vm_simple(struct hl_vm *vm, int nr_vcpus)
 	return hl_vm_create(vm, &o);
 }
 
+bool hl_check_vm(const char *name, int ret)
+{
+	return t_check(!ret, name, "VM: %s", hl_errname(ret));
+}
+
 /* close *@fd if open, and mark it closed */
 static void fd_close(int *fd)
 {

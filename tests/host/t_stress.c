@@ -352,11 +352,38 @@ static int random_block(struct hl_vcpu *v, uint64_t *s, uint8_t *blk)
 	return h->status;
 }
 
+/* a guest page for a sampling buffer: one of the heap's first 1024 */
+static uint64_t heap_gpa(uint64_t *s)
+{
+	return HL_HEAP_GPA + pick(s, 1024) * HL_PAGE;
+}
+
+/*
+ * A context with @flags, owned by this thread; with @pages (at most 8)
+ * a sampling buffer registered at pages @gpa picks. Returns the first
+ * failing status, or 0; its id in *@id (0 if none was made).
+ */
+static int ctx_create(struct hl_vcpu *v, uint64_t *s, uint32_t flags,
+		      uint32_t pages, uint64_t (*gpa)(uint64_t *s),
+		      uint32_t *id)
+{
+	uint64_t g[8];
+	uint32_t i;
+	int ret;
+
+	ret = pages ? cb_create_smpl(&v->cb, flags, pages * HL_PAGE, id) :
+		      cb_create(&v->cb, flags, id);
+	if (ret)
+		return ret;
+	own_add(v, s, *id);
+	for (i = 0; i < pages; i++)
+		g[i] = gpa(s);
+	return pages ? cb_smpl_register(&v->cb, *id, 0, pages, g) : 0;
+}
+
 static int op_create(struct hl_vcpu *v, uint64_t *s)
 {
-	uint32_t flags = 0, id = 0, pages = 0, i;
-	uint64_t g[8];
-	int ret;
+	uint32_t flags = 0, id = 0, pages = 0;
 
 	switch (pick(s, 5)) {
 	case 0:
@@ -373,17 +400,7 @@ static int op_create(struct hl_vcpu *v, uint64_t *s)
 	}
 	if (pick(s, 3) == 0 && !no_smpl)
 		pages = 1 + pick(s, 4);
-	ret = pages ? cb_create_smpl(&v->cb, flags, pages * HL_PAGE, &id) :
-		      cb_create(&v->cb, flags, &id);
-	if (ret)
-		return ret;
-	own_add(v, s, id);
-	if (pages) {
-		for (i = 0; i < pages; i++)
-			g[i] = any_gpa(s);
-		ret = cb_smpl_register(&v->cb, id, 0, pages, g);
-	}
-	return ret;
+	return ctx_create(v, s, flags, pages, any_gpa, &id);
 }
 
 static int op_load(struct hl_vcpu *v, uint64_t *s, uint32_t id)
@@ -435,20 +452,13 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 	uint32_t flags = sys ? PFM_FL_SYSTEM_WIDE : 0, id = 0, pages = 0, i;
 	pfarg_setdesc_t sd[2];
 	pfarg_pmd_t p[4];
-	uint64_t g[4], per;
+	uint64_t per;
 	int ret, n = 2;
 
 	t->scenarios++;
 	if (smpl)
 		pages = 1 + pick(s, 4);
-	ret = pages ? cb_create_smpl(&v->cb, flags, pages * HL_PAGE, &id) :
-		      cb_create(&v->cb, flags, &id);
-	if (ret)
-		return ret;
-	own_add(v, s, id);
-	for (i = 0; i < pages; i++)
-		g[i] = HL_HEAP_GPA + pick(s, 1024) * HL_PAGE;
-	ret = pages ? cb_smpl_register(&v->cb, id, 0, pages, g) : 0;
+	ret = ctx_create(v, s, flags, pages, heap_gpa, &id);
 	if (ret)
 		return ret;
 	memset(sd, 0, sizeof(sd));

@@ -706,53 +706,49 @@ struct unpriv_result {
  * capabilities left), and asks for the module-wide stats on that file
  * and on one it opens itself (the node's mode decides whether it can).
  */
+static int module_stats_child(void *unused, void *res)
+{
+	struct unpriv_result *r = res;
+	struct kvmpfm_module_stats st;
+	int fd = open(KVMPFM_DEVICE, O_RDWR), fd2;
+
+	(void)unused;
+	memset(r, 0, sizeof(*r));
+	if (fd < 0 || hl_drop_to_nobody())
+		return 2;
+	r->uid = getuid();
+	r->api = ioctl(fd, KVMPFM_GET_API_VERSION, 0);
+	r->stats = HL_IOCTL(fd, KVMPFM_GET_MODULE_STATS, &st);
+	fd2 = open(KVMPFM_DEVICE, O_RDWR);
+	r->reopen = fd2 < 0 ? -errno : 0;
+	r->stats_reopen = fd2 < 0 ? 0 :
+			  HL_IOCTL(fd2, KVMPFM_GET_MODULE_STATS, &st);
+	return 0;
+}
+
 static void t_module_stats_unpriv(void)
 {
 	struct kvmpfm_module_stats st;
 	struct unpriv_result r;
 	struct stat sb;
-	int fds[2], st_code = 0;
-	pid_t pid;
+	int st_code;
 
 	HL_EXPECT("module_stats_root_ok", hl_module_stats(&st), 0);
 	if (!stat(KVMPFM_DEVICE, &sb))
 		t_note("note: %s is mode %04o uid %d gid %d", KVMPFM_DEVICE,
 			(unsigned int)(sb.st_mode & 07777), (int)sb.st_uid,
 			(int)sb.st_gid);
-	if (pipe(fds)) {
-		t_check(false, "module_stats_unpriv_setup", "pipe: %s",
-			 hl_errname(errno));
-		return;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		int fd = open(KVMPFM_DEVICE, O_RDWR), fd2;
-
-		memset(&r, 0, sizeof(r));
-		if (fd < 0 || setgroups(0, NULL) || setgid(65534) ||
-		    setuid(65534))
-			_exit(2);
-		r.uid = getuid();
-		r.api = ioctl(fd, KVMPFM_GET_API_VERSION, 0);
-		r.stats = HL_IOCTL(fd, KVMPFM_GET_MODULE_STATS, &st);
-		fd2 = open(KVMPFM_DEVICE, O_RDWR);
-		r.reopen = fd2 < 0 ? -errno : 0;
-		r.stats_reopen = fd2 < 0 ? 0 :
-				 HL_IOCTL(fd2, KVMPFM_GET_MODULE_STATS, &st);
-		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
-			_exit(3);
-		_exit(0);
-	}
-	close(fds[1]);
 	memset(&r, 0, sizeof(r));
 	r.api = -1;
-	if (read(fds[0], &r, sizeof(r)) != sizeof(r))
-		r.uid = -1;
-	close(fds[0]);
-	waitpid(pid, &st_code, 0);
+	r.uid = -1;
+	st_code = hl_child(module_stats_child, NULL, &r, sizeof(r));
+	if (st_code < 0) {
+		t_check(false, "module_stats_unpriv_setup", "no child: %s",
+			 hl_errname(st_code));
+		return;
+	}
 	if (!t_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
-		      r.uid == 65534, "module_stats_unpriv_child",
+		      r.uid == HL_NOBODY, "module_stats_unpriv_child",
 		      "child status %#x uid %d", st_code, r.uid))
 		return;
 	t_check(r.api == KVMPFM_API_VERSION, "module_stats_unpriv_fd_usable",
@@ -803,12 +799,39 @@ struct map_unpriv_result {
  * any guest as much). A child makes its VM as root, drops to uid/gid
  * 65534 and sets maps on it.
  */
+/* the maps a child sets as HL_NOBODY */
+struct map_unpriv_maps {
+	struct kvmpfm_event_map_entry sw, hw[2], cache, raw;
+};
+
+static int event_map_child(void *arg, void *res)
+{
+	const struct map_unpriv_maps *m = arg;
+	struct map_unpriv_result *r = res;
+	struct hl_vm vm;
+
+	memset(r, 0, sizeof(*r));
+	r->setup = hl_vm_simple(&vm, 1);
+	if (!r->setup)
+		r->setup = hl_drop_to_nobody();
+	if (!r->setup) {
+		r->uid = getuid();
+		r->sw = set_map(&vm, &m->sw, 1, 0);
+		r->sw_hw = set_map(&vm, m->hw, 2, 0);
+		r->hw = set_map(&vm, m->hw, 1, 0);
+		r->cache = set_map(&vm, &m->cache, 1, 0);
+		r->raw = set_map(&vm, &m->raw, 1, 0);
+		r->empty = set_map(&vm, NULL, 0, 0);
+	}
+	return 0;
+}
+
 static void t_event_map_unpriv(void)
 {
 	struct kvmpfm_event_map_entry sw, hw[2], cache, raw;
+	struct map_unpriv_maps m;
 	struct map_unpriv_result r;
-	int fds[2], st_code = 0;
-	pid_t pid;
+	int st_code;
 
 	memset(&sw, 0, sizeof(sw));
 	sw.guest_kind = KVMPFM_EVK_GENERIC;
@@ -827,44 +850,20 @@ static void t_event_map_unpriv(void)
 	raw = hw[0];
 	raw.host_type = 4;	/* PERF_TYPE_RAW */
 	raw.host_config = 0x76;
+	m = (struct map_unpriv_maps){
+		.sw = sw, .hw = { hw[0], hw[1] }, .cache = cache, .raw = raw,
+	};
 
-	if (pipe(fds)) {
-		t_check(false, "event_map_unpriv_setup", "pipe: %s",
-			 hl_errname(errno));
-		return;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		struct hl_vm vm;
-
-		memset(&r, 0, sizeof(r));
-		r.setup = hl_vm_simple(&vm, 1);
-		if (!r.setup && (setgroups(0, NULL) || setgid(65534) ||
-				 setuid(65534)))
-			r.setup = -errno;
-		if (!r.setup) {
-			r.uid = getuid();
-			r.sw = set_map(&vm, &sw, 1, 0);
-			r.sw_hw = set_map(&vm, hw, 2, 0);
-			r.hw = set_map(&vm, hw, 1, 0);
-			r.cache = set_map(&vm, &cache, 1, 0);
-			r.raw = set_map(&vm, &raw, 1, 0);
-			r.empty = set_map(&vm, NULL, 0, 0);
-		}
-		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
-			_exit(3);
-		_exit(0);
-	}
-	close(fds[1]);
 	memset(&r, 0, sizeof(r));
 	r.setup = -EIO;
-	if (read(fds[0], &r, sizeof(r)) != sizeof(r))
-		r.setup = -EIO;
-	close(fds[0]);
-	waitpid(pid, &st_code, 0);
+	st_code = hl_child(event_map_child, &m, &r, sizeof(r));
+	if (st_code < 0) {
+		t_check(false, "event_map_unpriv_setup", "no child: %s",
+			 hl_errname(st_code));
+		return;
+	}
 	if (!t_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
-		      !r.setup && r.uid == 65534, "event_map_unpriv_child",
+		      !r.setup && r.uid == HL_NOBODY, "event_map_unpriv_child",
 		      "child status %#x setup %s uid %d", st_code,
 		      hl_errname(r.setup), r.uid))
 		return;

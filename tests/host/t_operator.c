@@ -534,41 +534,34 @@ struct unpriv_result {
  * On VM a's own binding (inherited, as a VMM holds it): its own filter
  * (vm_id 0) yes, the operator's (naming VM a's id) no.
  */
+static int unprivileged_child(void *arg, void *res)
+{
+	uint64_t id_a = *(const uint64_t *)arg;
+	struct unpriv_result *r = res;
+	static char buf[4096];
+	uint32_t size = sizeof(buf);
+	int fd = open(KVMPFM_DEVICE, O_RDWR);
+
+	if (fd < 0 || hl_drop_to_nobody())
+		return 2;
+	r->uid = getuid();
+	r->list = list_vms(fd, NULL, 0);
+	r->snap = snapshot(fd, id_a, buf, &size);
+	r->filter = filter(fd, id_a, KVMPFM_FILTER_DENY, 0);
+	r->own_id = filter(vm_a.pfm_fd, id_a, KVMPFM_FILTER_DENY, 0);
+	r->own_zero = filter(vm_a.pfm_fd, 0, KVMPFM_FILTER_DENY, 0);
+	return 0;
+}
+
 static void t_unprivileged(uint64_t id_a)
 {
 	struct unpriv_result r = { .uid = -1 };
-	int fds[2], st = 0;
-	pid_t pid;
+	int st = hl_child(unprivileged_child, &id_a, &r, sizeof(r));
 
-	if (pipe(fds))
+	if (st < 0)
 		return;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		static char buf[4096];
-		uint32_t size = sizeof(buf);
-		int fd = open(KVMPFM_DEVICE, O_RDWR);
-
-		if (fd < 0 || setgroups(0, NULL) || setgid(65534) ||
-		    setuid(65534))
-			_exit(2);
-		r.uid = getuid();
-		r.list = list_vms(fd, NULL, 0);
-		r.snap = snapshot(fd, id_a, buf, &size);
-		r.filter = filter(fd, id_a, KVMPFM_FILTER_DENY, 0);
-		r.own_id = filter(vm_a.pfm_fd, id_a, KVMPFM_FILTER_DENY, 0);
-		r.own_zero = filter(vm_a.pfm_fd, 0, KVMPFM_FILTER_DENY, 0);
-		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
-			_exit(3);
-		_exit(0);
-	}
-	close(fds[1]);
-	if (read(fds[0], &r, sizeof(r)) != sizeof(r))
-		r.uid = -1;
-	close(fds[0]);
-	waitpid(pid, &st, 0);
-	if (!t_check(r.uid == 65534, "unpriv_child", "status %#x uid %d", st,
-		      r.uid))
+	if (!t_check(r.uid == HL_NOBODY, "unpriv_child", "status %#x uid %d",
+		      st, r.uid))
 		return;
 	HL_EXPECT("unpriv_list_eperm", r.list, -EPERM);
 	HL_EXPECT("unpriv_snapshot_eperm", r.snap, -EPERM);

@@ -162,6 +162,19 @@ static void busy_vm_stop(struct busy_vm *b)
 		hl_call_wait(&b->vm.vcpus[i]);
 }
 
+/* busy_vm_up, the vCPUs busy for @ms, busy_vm_stop: 0 or the setup's error */
+static int busy_vm_run(struct busy_vm *b, int nr, unsigned int ms,
+		       const char *name)
+{
+	int ret = busy_vm_up(b, nr, name);
+
+	if (ret)
+		return ret;
+	sleep_ms(ms);
+	busy_vm_stop(b);
+	return 0;
+}
+
 static bool module_busy(const char *name)
 {
 	struct kvmpfm_module_stats st;
@@ -279,10 +292,8 @@ static void t_vm_gone_first(void)
 	struct pvpfm_pmu_info info;
 	int i, ret;
 
-	if (busy_vm_up(&b, 2, "vm_gone_first_setup"))
+	if (busy_vm_run(&b, 2, 100, "vm_gone_first_setup"))
 		return;
-	sleep_ms(100);
-	busy_vm_stop(&b);
 	/* every KVM fd and the guest RAM go; the perfmon binding stays */
 	for (i = 0; i < b.vm.nr_vcpus; i++) {
 		munmap(b.vm.vcpus[i].run, b.vm.vcpus[i].run_size);
@@ -324,10 +335,8 @@ static void t_vcpu_threads_exit(void)
 	struct kvmpfm_vm_stats s0, s1;
 	int ret;
 
-	if (busy_vm_up(&b, 2, "vcpu_threads_exit_setup"))
+	if (busy_vm_run(&b, 2, 100, "vcpu_threads_exit_setup"))
 		return;
-	sleep_ms(100);
-	busy_vm_stop(&b);
 	hl_vm_stop_threads(&b.vm);	/* the bound threads exit */
 	hl_vm_stats(&b.vm, &s0);
 	sleep_ms(200);
@@ -352,10 +361,8 @@ static void t_destroy_everything(void)
 	struct hl_vcpu *v0, *v1;
 	int ret = 0, r;
 
-	if (busy_vm_up(&b, 2, "destroy_everything_setup"))
+	if (busy_vm_run(&b, 2, 100, "destroy_everything_setup"))
 		return;
-	sleep_ms(100);
-	busy_vm_stop(&b);
 	v0 = &b.vm.vcpus[0];
 	v1 = &b.vm.vcpus[1];
 	/* vCPU 0's: unload while running, then destroy */
@@ -387,10 +394,8 @@ static void t_rebind(void)
 	struct pvpfm_pmu_info info;
 	int i, ret;
 
-	if (busy_vm_up(&b, 2, "rebind_setup"))
+	if (busy_vm_run(&b, 2, 50, "rebind_setup"))
 		return;
-	sleep_ms(50);
-	busy_vm_stop(&b);
 	hl_vm_close_pfm(&b.vm);
 	hl_check_module_idle("rebind_first_binding_gone");
 	ret = hl_vm_bind(&b.vm);

@@ -274,8 +274,7 @@ static void t_page_faults(void)
 	int ret, i, touched = 0;
 
 	/* a fresh VM: none of its touch pages is mapped yet */
-	ret = hl_vm_simple(&fvm, 1);
-	if (!hl_check_vm("page_faults_setup", ret))
+	if (!hl_check_vm("page_faults_setup", hl_vm_simple(&fvm, 1)))
 		return;
 	v = &fvm.vcpus[0];
 	r.ctx = sys_ctx(v, PVPFM_VPMD_HOST_PAGE_FAULTS, 0);
@@ -588,12 +587,9 @@ static void tiny_period(const char *name, uint16_t pmd)
 
 int main(void)
 {
-	int ret;
-
 	hl_init();
 	hl_check_allow_host_page_faults();
-	ret = hl_vm_simple(&vm, 2);
-	if (!hl_check_vm("count_vm_setup", ret))
+	if (!hl_check_vm("count_vm_setup", hl_vm_simple(&vm, 2)))
 		return t_done();
 	t_run_ns();
 	t_vm_exits();

@@ -73,8 +73,7 @@ static bool setup(void)
 	o = hl_vm_opts_simple(2);
 	o.map = &map;
 	o.map_nr = 1;
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check_vm("deliver_setup_vm", ret))
+	if (!hl_check_vm("deliver_setup_vm", hl_vm_create(&vm, &o)))
 		return false;
 	va = &vm.vcpus[0];
 	vb = &vm.vcpus[1];

@@ -235,8 +235,7 @@ static void t_bind_vcpu(void)
 	o = hl_vm_opts_simple(2);
 	o.no_bind_vcpus = true;
 	o.bind.nr_vcpus = 3;	/* overridden by hostlib: bind by hand below */
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check_vm("bind_vcpu_setup", ret))
+	if (!hl_check_vm("bind_vcpu_setup", hl_vm_create(&vm, &o)))
 		return;
 
 	memset(&r, 0, sizeof(r));
@@ -342,8 +341,7 @@ static void t_event_map(void)
 	uint32_t id;
 	int ret;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check_vm("event_map_setup", ret))
+	if (!hl_check_vm("event_map_setup", hl_vm_simple(&vm, 1)))
 		return;
 	memset(e, 0, sizeof(e));
 	e[0].guest_kind = KVMPFM_EVK_GENERIC;
@@ -429,8 +427,7 @@ static void t_block(void)
 
 	o = hl_vm_opts_simple(1);
 	o.bind.max_vector = 2;
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check_vm("block_setup", ret))
+	if (!hl_check_vm("block_setup", hl_vm_create(&vm, &o)))
 		return;
 	v = &vm.vcpus[0];
 	cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
@@ -1042,8 +1039,7 @@ static void t_foreign_vcpu(void)
 	o.nr_vcpus = 2;
 	o.no_bind_vcpus = true;
 	o.bind = b;
-	ret = hl_vm_create(&x, &o);
-	if (!hl_check_vm("foreign_vcpu_setup", ret))
+	if (!hl_check_vm("foreign_vcpu_setup", hl_vm_create(&x, &o)))
 		return;
 	o.no_pfm = true;
 	ret = hl_vm_create(&y, &o);
@@ -1113,11 +1109,10 @@ static void t_mem_table(void)
 	struct pvpfm_pmu_info info;
 	struct hl_vm vm;
 	uint32_t i;
-	int ret, st;
+	int st;
 	pid_t pid;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check_vm("mem_table_setup", ret))
+	if (!hl_check_vm("mem_table_setup", hl_vm_simple(&vm, 1)))
 		return;
 	table_ram(&m, &vm);
 	expect_table(&vm, &m, "mem_table_ram_ok", 0);
@@ -1229,8 +1224,7 @@ static void t_dirty_log_ioctl(void)
 	bool found;
 	int ret;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check_vm("dirty_log_setup", ret))
+	if (!hl_check_vm("dirty_log_setup", hl_vm_simple(&vm, 1)))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);

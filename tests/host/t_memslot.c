@@ -210,8 +210,7 @@ static void t_memslot(void)
 	int ret, d, moved = 0;
 
 	o = hl_vm_opts_simple(1);
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check_vm("memslot_setup", ret))
+	if (!hl_check_vm("memslot_setup", hl_vm_create(&vm, &o)))
 		return;
 	v = &vm.vcpus[0];
 	page_b = mmap(NULL, 2 * HL_PAGE, PROT_READ | PROT_WRITE,
@@ -353,8 +352,7 @@ static void t_cmd_block_outside(void)
 	uint8_t *page_d;
 	int ret;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check_vm("cmd_block_setup", ret))
+	if (!hl_check_vm("cmd_block_setup", hl_vm_simple(&vm, 1)))
 		return;
 	v = &vm.vcpus[0];
 	page_d = mmap(NULL, PVPFM_CMD_BLOCK_SIZE, PROT_READ | PROT_WRITE,

@@ -507,11 +507,8 @@ static void t_fast_switch_progress(void)
 
 int main(void)
 {
-	int ret;
-
 	hl_init();
-	ret = hl_vm_simple(&vm, 2);
-	if (!hl_check_vm("sets_vm_setup", ret))
+	if (!hl_check_vm("sets_vm_setup", hl_vm_simple(&vm, 2)))
 		return t_done();
 	v0 = &vm.vcpus[0];
 	v1 = &vm.vcpus[1];

@@ -672,8 +672,7 @@ static void t_dirty_log(void)
 
 	o = hl_vm_opts_simple(1);
 	o.dirty_log = true;
-	ret = hl_vm_create(&dvm, &o);
-	if (!hl_check_vm("dirty_log_setup", ret))
+	if (!hl_check_vm("dirty_log_setup", hl_vm_create(&dvm, &o)))
 		return;
 	v = &dvm.vcpus[0];
 	hl_dirty_log(&dvm, bm);		/* start clean */
@@ -711,8 +710,7 @@ int main(void)
 
 	hl_init();
 	hl_check_allow_host_page_faults();
-	ret = hl_vm_simple(&vm, 2);
-	if (!hl_check_vm("smpl_vm_setup", ret))
+	if (!hl_check_vm("smpl_vm_setup", hl_vm_simple(&vm, 2)))
 		return t_done();
 	v0 = &vm.vcpus[0];
 	v1 = &vm.vcpus[1];

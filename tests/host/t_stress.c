@@ -1074,8 +1074,7 @@ int main(void)
 		o.nr_vcpus = NR_VCPUS;
 		o.no_pfm = true;
 		printf("stress: control: no /dev/kvm-perfmon at all\n");
-		ret = hl_vm_create(&vm, &o);
-		if (!hl_check_vm("stress_vm_setup", ret))
+		if (!hl_check_vm("stress_vm_setup", hl_vm_create(&vm, &o)))
 			return t_done();
 		for (i = 0; i < NR_VCPUS; i++)
 			hl_call_async(&vm.vcpus[i], stress_fn, NULL);

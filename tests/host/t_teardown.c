@@ -452,8 +452,7 @@ static void t_one_binding(void)
 	uint32_t id = 0;
 	int fd1, ret;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check_vm("one_binding_setup", ret))
+	if (!hl_check_vm("one_binding_setup", hl_vm_simple(&vm, 1)))
 		return;
 	v = &vm.vcpus[0];
 	fd1 = vm.pfm_fd;

@@ -384,8 +384,7 @@ static void t_probe(void)
 	memset(&u, 0, sizeof(u));
 	o = hl_vm_opts_simple(1);
 	o.irqchip = true;
-	ret = hl_vm_create(&u.vm, &o);
-	if (!hl_check_vm("uaf_probe_setup", ret))
+	if (!hl_check_vm("uaf_probe_setup", hl_vm_create(&u.vm, &o)))
 		return;
 	v = &u.vm.vcpus[0];
 	for (i = 0; i < 3; i++) {

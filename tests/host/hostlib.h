@@ -266,6 +266,8 @@ void hl_hist_attach(struct hl_hist *h);	/* NULL: stop counting */
 uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
 		     uint32_t nsets, pfarg_pmd_t *p, uint32_t npmds,
 		     uint64_t smpl_gpa, uint32_t smpl_pages);
+/* DESTROY each of the @n contexts @ids on @v, a teardown: no status kept */
+void hl_destroy_ctxs(struct hl_vcpu *v, const uint32_t *ids, int n);
 
 /* ---- the guest running, on the vCPU thread (lib/run.c) ---------------- */
 int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx,

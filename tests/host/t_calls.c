@@ -541,11 +541,7 @@ static void t_load(void)
 				 &smpl), 0);
 	HL_EXPECT("load_smpl_unregistered_enobufs",
 		  cb_load(&v0->cb, smpl, 0, 0, 0, v0->guest_tgid), -ENOBUFS);
-	cb_destroy(&v0->cb, smpl);
-	cb_destroy(&v0->cb, sys);
-	cb_destroy(&v0->cb, sys2);
-	cb_destroy(&v0->cb, thr);
-	cb_destroy(&v0->cb, thr2);
+	hl_destroy_ctxs(v0, (uint32_t[]){ smpl, sys, sys2, thr, thr2 }, 5);
 }
 
 static void t_start_stop_restart(void)

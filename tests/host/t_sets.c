@@ -463,10 +463,7 @@ static void t_switch_errors(void)
 	}
 	cb_unload(&v0->cb, a);
 	cb_unload(&v0->cb, b);
-	cb_destroy(&v0->cb, a);
-	cb_destroy(&v0->cb, b);
-	cb_destroy(&v0->cb, u);
-	cb_destroy(&v0->cb, s);
+	hl_destroy_ctxs(v0, (uint32_t[]){ a, b, u, s }, 4);
 }
 
 /*

@@ -157,3 +157,11 @@ uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
 	}
 	return id;
 }
+
+void hl_destroy_ctxs(struct hl_vcpu *v, const uint32_t *ids, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		cb_destroy(&v->cb, ids[i]);
+}

@@ -42,6 +42,16 @@ static bool vm_up(const char *name, const struct hl_vm_opts *o)
 	return t_check(!ret, name, "VM: %s", hl_errname(ret));
 }
 
+/* the VM made again, with BIND_VM's limit @l at @val */
+static bool vm_again_limited(const char *name, int l, uint64_t val)
+{
+	struct hl_vm_opts o = hl_vm_opts_simple(2);
+
+	hl_vm_destroy(&vm);
+	hl_lim_set(&o.bind, l, val);
+	return vm_up(name, &o);
+}
+
 static uint32_t ctx_new(uint32_t flags)
 {
 	uint32_t id = 0;
@@ -117,7 +127,6 @@ static void t_pmu_info(void)
 static void t_create(void)
 {
 	struct pvpfm_create_arg a;
-	struct hl_vm_opts o;
 	uint32_t ids[5], id1, id2;
 	int ret, i;
 
@@ -167,10 +176,7 @@ static void t_create(void)
 	cb_destroy(&v0->cb, id2);
 
 	/* the admin's limit: 4 contexts */
-	hl_vm_destroy(&vm);
-	o = hl_vm_opts_simple(2);
-	o.bind.max_contexts = 4;
-	if (!vm_up("create_context_limit_setup", &o))
+	if (!vm_again_limited("create_context_limit_setup", HL_LIM_CONTEXTS, 4))
 		return;
 	for (i = 0; i < 4; i++)
 		ret = cb_create(&v0->cb, 0, &ids[i]);
@@ -575,7 +581,6 @@ static void t_sets_calls(void)
 {
 	pfarg_setdesc_t d[4];
 	pfarg_setinfo_t in[3];
-	struct hl_vm_opts o;
 	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
 	int ret, i;
 
@@ -661,10 +666,7 @@ static void t_sets_calls(void)
 	cb_destroy(&v0->cb, id);
 
 	/* the admin's limit: 4 sets per context, set 0 included */
-	hl_vm_destroy(&vm);
-	o = hl_vm_opts_simple(2);
-	o.bind.max_sets = 4;
-	if (!vm_up("create_evtsets_limit_setup", &o))
+	if (!vm_again_limited("create_evtsets_limit_setup", HL_LIM_SETS, 4))
 		return;
 	id = ctx_new(0);
 	memset(d, 0, sizeof(d));

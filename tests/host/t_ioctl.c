@@ -948,10 +948,8 @@ static void t_vcpu_ids(void)
 {
 	struct bind_req r;
 	struct hl_vm vm;
-	int ret;
 
-	ret = ids_vm(&vm);
-	if (!hl_check_vm("vcpu_ids_setup", ret))
+	if (!hl_check_vm("vcpu_ids_setup", ids_vm(&vm)))
 		return;
 	r = bind_req(-1, 0, &vm.vcpus[0]);
 	hl_call(&vm.vcpus[0], bind_index_fn, &r);
@@ -982,8 +980,7 @@ static void t_one_vm_binding(void)
 	struct hl_vm vm;
 	int fd2, ret;
 
-	ret = ids_vm(&vm);
-	if (!hl_check_vm("one_vm_binding_setup", ret))
+	if (!hl_check_vm("one_vm_binding_setup", ids_vm(&vm)))
 		return;
 	/* the first binding's vCPU 0 runs KVM vCPU 0: the VM is the first's */
 	r = bind_req(-1, 0, &vm.vcpus[0]);

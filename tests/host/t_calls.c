@@ -418,6 +418,15 @@ static void t_intel(void)
 	vm_up("calls_vm_setup", NULL);
 }
 
+/* a call on PMDs @p[0..1] refused at the second: EINVAL, flagged there */
+static void second_pmd_einval(const char *name, int ret, const pfarg_pmd_t *p)
+{
+	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
+		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
+		 name, "status %s err_index %u flags %#x",
+		 hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
+}
+
 static void t_write_read_pmds(void)
 {
 	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
@@ -453,11 +462,8 @@ static void t_write_read_pmds(void)
 
 	cb_pmd_init(&p[0], 0, 0, 0);
 	cb_pmd_init(&p[1], PVPFM_VPMD_END, 0, 0);
-	ret = cb_write_pmds(&v0->cb, id, p, 2);
-	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
-		 "write_pmds_pmd262_einval", "status %s err_index %u flags %#x",
-		 hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
+	second_pmd_einval("write_pmds_pmd262_einval",
+			  cb_write_pmds(&v0->cb, id, p, 2), p);
 	cb_pmd_init(&p[0], 4, 0, 0);
 	HL_EXPECT("write_pmds_pmd4_einval", cb_write_pmds(&v0->cb, id, p, 1),
 		  -EINVAL);
@@ -479,11 +485,8 @@ static void t_write_read_pmds(void)
 
 	cb_pmd_init(&p[0], 0, 0, 0);
 	cb_pmd_init(&p[1], 9, 0, 0);
-	ret = cb_read_pmds(&v0->cb, id, p, 2);
-	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
-		 "read_pmds_bad_pmd_einval", "status %s err_index %u flags %#x",
-		 hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
+	second_pmd_einval("read_pmds_bad_pmd_einval",
+			  cb_read_pmds(&v0->cb, id, p, 2), p);
 	cb_pmd_init(&p[0], 0, 5, 0);
 	HL_EXPECT("read_pmds_no_such_set_einval",
 		  cb_read_pmds(&v0->cb, id, p, 1), -EINVAL);

@@ -265,6 +265,23 @@ static void t_child(const char *name, int how)
 	hl_check_module_idle(n);
 }
 
+/*
+ * The binding closed last, @b's VM already half gone: the module holds the
+ * VM until then ("@what_module_holds_vm"), nothing after
+ * ("@what_module_idle")
+ */
+static void binding_closed_last(struct busy_vm *b, const char *what)
+{
+	char n[96];
+
+	snprintf(n, sizeof(n), "%s_module_holds_vm", what);
+	module_busy(n);
+	hl_vm_close_pfm(&b->vm);
+	snprintf(n, sizeof(n), "%s_module_idle", what);
+	hl_check_module_idle(n);
+	hl_vm_destroy(&b->vm);
+}
+
 static void t_close_vm_fd_first(void)
 {
 	static struct busy_vm b;
@@ -280,10 +297,7 @@ static void t_close_vm_fd_first(void)
 	busy_vm_stop(&b);
 	ret = cb_pmu_info(&b.vm.vcpus[0].cb, &info);
 	HL_EXPECT("close_vm_fd_first_doorbell_still_works", ret, 0);
-	module_busy("close_vm_fd_first_module_holds_vm");
-	hl_vm_close_pfm(&b.vm);
-	hl_check_module_idle("close_vm_fd_first_module_idle");
-	hl_vm_destroy(&b.vm);
+	binding_closed_last(&b, "close_vm_fd_first");
 }
 
 static void t_vm_gone_first(void)
@@ -323,10 +337,7 @@ static void t_vm_gone_first(void)
 	sleep_ms(50);
 	ret = cb_pmu_info(&b.vm.vcpus[0].cb, &info);
 	HL_EXPECT("vm_gone_first_doorbell_efault", ret, HL_IOCTL_ERR(EFAULT));
-	module_busy("vm_gone_first_module_holds_vm");
-	hl_vm_close_pfm(&b.vm);
-	hl_check_module_idle("vm_gone_first_module_idle");
-	hl_vm_destroy(&b.vm);
+	binding_closed_last(&b, "vm_gone_first");
 }
 
 static void t_vcpu_threads_exit(void)

@@ -72,56 +72,56 @@ static void t_pmu_info(void)
 	ret = cb_pmu_info(&v0->cb, &info);
 	HL_EXPECT("pmu_info_ok", ret, 0);
 	t_check(!strcmp(info.model, "amd64") && info.num_pmcs == 4 &&
-		 info.num_pmds == 10 && info.max_pmc == 4 &&
-		 info.max_pmd == PVPFM_VPMD_END,
-		 "pmu_info_amd64", "model %.32s pmcs %u pmds %u max_pmc %u max_pmd %u",
-		 info.model, info.num_pmcs, info.num_pmds, info.max_pmc,
-		 info.max_pmd);
+		info.num_pmds == 10 && info.max_pmc == 4 &&
+		info.max_pmd == PVPFM_VPMD_END,
+		"pmu_info_amd64", "model %.32s pmcs %u pmds %u max_pmc %u max_pmd %u",
+		info.model, info.num_pmcs, info.num_pmds, info.max_pmc,
+		info.max_pmd);
 	t_check(info.impl_pmcs[0] == 0xf && info.impl_pmds[0] == 0xf &&
-		 info.impl_pmds[4] == 0x3f && !info.impl_pmds[1],
-		 "pmu_info_impl_bitmaps", "pmcs %#llx pmds[0] %#llx pmds[4] %#llx",
-		 (unsigned long long)info.impl_pmcs[0],
-		 (unsigned long long)info.impl_pmds[0],
-		 (unsigned long long)info.impl_pmds[4]);
+		info.impl_pmds[4] == 0x3f && !info.impl_pmds[1],
+		"pmu_info_impl_bitmaps", "pmcs %#llx pmds[0] %#llx pmds[4] %#llx",
+		(unsigned long long)info.impl_pmcs[0],
+		(unsigned long long)info.impl_pmds[0],
+		(unsigned long long)info.impl_pmds[4]);
 	t_check(info.max_contexts == 64 && info.max_sets == 32 &&
-		 info.max_vector == 64 && info.max_smpl_buf == (4ULL << 20),
-		 "pmu_info_default_limits", "contexts %u sets %u vector %u buf %llu",
-		 info.max_contexts, info.max_sets, info.max_vector,
-		 (unsigned long long)info.max_smpl_buf);
+		info.max_vector == 64 && info.max_smpl_buf == (4ULL << 20),
+		"pmu_info_default_limits", "contexts %u sets %u vector %u buf %llu",
+		info.max_contexts, info.max_sets, info.max_vector,
+		(unsigned long long)info.max_smpl_buf);
 
 	memset(d, 0, sizeof(d));
 	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 0, 16, d, sizeof(d));
 	HL_EXPECT("reg_desc_ok", ret, 0);
 	t_check(v0->cb.hdr.count == 14, "reg_desc_count",
-		 "%u registers, want 14 (4 PMCs, 4 PMDs, 6 virtual)",
-		 v0->cb.hdr.count);
+		"%u registers, want 14 (4 PMCs, 4 PMDs, 6 virtual)",
+		v0->cb.hdr.count);
 	ok = true;
 	for (i = 0; i < 4; i++)
 		ok &= d[i].type == PVPFM_REG_PMC && d[i].num == i &&
 		      d[i].dfl_val == SEL_INT && (d[i].rsvd_msk & SEL_INT);
 	t_check(ok && !strcmp(d[0].name, "PERFSEL0"), "reg_desc_pmcs",
-		 "PMC0 %s type %u dfl %#llx rsvd %#llx", d[0].name, d[0].type,
-		 (unsigned long long)d[0].dfl_val,
-		 (unsigned long long)d[0].rsvd_msk);
+		"PMC0 %s type %u dfl %#llx rsvd %#llx", d[0].name, d[0].type,
+		(unsigned long long)d[0].dfl_val,
+		(unsigned long long)d[0].rsvd_msk);
 	ok = true;
 	for (i = 0; i < 6; i++)
 		ok &= d[8 + i].type == PVPFM_REG_PMD &&
 		      d[8 + i].num == PVPFM_VPMD_VCPU_RUN_NS + i &&
 		      (d[8 + i].flags & PVPFM_REGF_VIRTUAL);
 	t_check(ok && !strcmp(d[8].name, "VCPU_RUN_NS") &&
-		 !(d[4].flags & PVPFM_REGF_VIRTUAL) &&
-		 (d[4].flags & PVPFM_REGF_COUNTER),
-		 "reg_desc_virtual_pmds", "PMD entry 8: %s num %u flags %#x",
-		 d[8].name, d[8].num, d[8].flags);
+		!(d[4].flags & PVPFM_REGF_VIRTUAL) &&
+		(d[4].flags & PVPFM_REGF_COUNTER),
+		"reg_desc_virtual_pmds", "PMD entry 8: %s num %u flags %#x",
+		d[8].name, d[8].num, d[8].flags);
 	memset(d, 0, sizeof(d));
 	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 10, 8, d, 8 * sizeof(d[0]));
 	t_check(!ret && v0->cb.hdr.count == 4 &&
-		 d[3].num == PVPFM_VPMD_END - 1,
-		 "reg_desc_from_position", "status %s count %u last %u",
-		 hl_status_str(ret), v0->cb.hdr.count, d[3].num);
+		d[3].num == PVPFM_VPMD_END - 1,
+		"reg_desc_from_position", "status %s count %u last %u",
+		hl_status_str(ret), v0->cb.hdr.count, d[3].num);
 	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 1000, 1, d, sizeof(d[0]));
 	t_check(!ret && v0->cb.hdr.count == 0, "reg_desc_past_end_empty",
-		 "status %s count %u", hl_status_str(ret), v0->cb.hdr.count);
+		"status %s count %u", hl_status_str(ret), v0->cb.hdr.count);
 }
 
 static void t_create(void)
@@ -133,7 +133,7 @@ static void t_create(void)
 	id1 = ctx_new(0);
 	id2 = ctx_new(PFM_FL_SYSTEM_WIDE);
 	t_check(id1 && id2 && id1 != id2, "create_context_ids",
-		 "ids %u %u", id1, id2);
+		"ids %u %u", id1, id2);
 	HL_EXPECT("create_context_bad_flags_einval",
 		  cb_create(&v0->cb, 0x100, NULL), -EINVAL);
 	HL_EXPECT("create_context_sys_block_einval",
@@ -209,25 +209,25 @@ static void t_write_pmcs(void)
 	cb_pmc_init(&p[2], 3, 0, SEL_INT);
 	ret = cb_write_pmcs(&v0->cb, id, p, 3);
 	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL) &&
-		 !(p[0].reg_flags & PFM_REG_RETFL_MASK),
-		 "write_pmcs_reserved_bit_einval",
-		 "status %s err_index %u flags %#x/%#x", hl_status_str(ret),
-		 v0->cb.hdr.err_index, p[0].reg_flags, p[1].reg_flags);
+		(p[1].reg_flags & PFM_REG_RETFL_EINVAL) &&
+		!(p[0].reg_flags & PFM_REG_RETFL_MASK),
+		"write_pmcs_reserved_bit_einval",
+		"status %s err_index %u flags %#x/%#x", hl_status_str(ret),
+		v0->cb.hdr.err_index, p[0].reg_flags, p[1].reg_flags);
 	cb_pmc_init(&p[0], 0, 0,
 		    0x76 | SEL_USR | SEL_OS | SEL_EN);	/* INT 0 */
 	ret = cb_write_pmcs(&v0->cb, id, p, 1);
 	t_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
-		 "write_pmcs_reserved_default_einval", "status %s flags %#x",
-		 hl_status_str(ret), p[0].reg_flags);
+		"write_pmcs_reserved_default_einval", "status %s flags %#x",
+		hl_status_str(ret), p[0].reg_flags);
 	cb_pmc_init(&p[0], 0, 0, SEL_INT | (1ULL << 50));
 	HL_EXPECT("write_pmcs_reserved_high_einval",
 		  cb_write_pmcs(&v0->cb, id, p, 1), -EINVAL);
 	cb_pmc_init(&p[0], 4, 0, SEL_INT);
 	ret = cb_write_pmcs(&v0->cb, id, p, 1);
 	t_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
-		 "write_pmcs_unimplemented_einval", "status %s flags %#x",
-		 hl_status_str(ret), p[0].reg_flags);
+		"write_pmcs_unimplemented_einval", "status %s flags %#x",
+		hl_status_str(ret), p[0].reg_flags);
 	cb_pmc_init(&p[0], 300, 0, SEL_INT);
 	HL_EXPECT("write_pmcs_pmc300_einval", cb_write_pmcs(&v0->cb, id, p, 1),
 		  -EINVAL);
@@ -243,7 +243,7 @@ static void t_write_pmcs(void)
 	p[0].reg_flags = PFM_REG_RETFL_EINVAL;
 	ret = cb_write_pmcs(&v0->cb, id, p, 1);
 	t_check(!ret && !p[0].reg_flags, "write_pmcs_stale_retfl_cleared",
-		 "status %s flags %#x", hl_status_str(ret), p[0].reg_flags);
+		"status %s flags %#x", hl_status_str(ret), p[0].reg_flags);
 	cb_destroy(&v0->cb, id);
 }
 
@@ -256,11 +256,11 @@ static void expect_notavail(uint32_t id, const char *name, uint64_t value)
 	cb_pmc_init(&p[1], 0, 0, value);
 	ret = cb_write_pmcs(&v0->cb, id, p, 2);
 	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (p[1].reg_flags & PFM_REG_RETFL_NOTAVAIL) &&
-		 !(p[1].reg_flags & PFM_REG_RETFL_EINVAL),
-		 name, "PMC0=%#llx: status %s err_index %u reg_flags %#x",
-		 (unsigned long long)value, hl_status_str(ret),
-		 v0->cb.hdr.err_index, p[1].reg_flags);
+		(p[1].reg_flags & PFM_REG_RETFL_NOTAVAIL) &&
+		!(p[1].reg_flags & PFM_REG_RETFL_EINVAL),
+		name, "PMC0=%#llx: status %s err_index %u reg_flags %#x",
+		(unsigned long long)value, hl_status_str(ret),
+		v0->cb.hdr.err_index, p[1].reg_flags);
 }
 
 static void t_notavail(void)
@@ -295,15 +295,15 @@ static void t_host_page_faults_policy(void)
 	cb_pmd_init(&p, PVPFM_VPMD_HOST_PAGE_FAULTS, 0, 0);
 	ret = cb_write_pmds(&v0->cb, id, &p, 1);
 	t_check(ret == -EINVAL && (p.reg_flags & PFM_REG_RETFL_NOTAVAIL),
-		 "host_page_faults_denied_notavail", "status %s reg_flags %#x",
-		 hl_status_str(ret), p.reg_flags);
+		"host_page_faults_denied_notavail", "status %s reg_flags %#x",
+		hl_status_str(ret), p.reg_flags);
 	HL_EXPECT("host_page_faults_param_on",
 		  hl_allow_host_page_faults(true), 0);
 	cb_pmd_init(&p, PVPFM_VPMD_HOST_PAGE_FAULTS, 0, 0);
 	ret = cb_write_pmds(&v0->cb, id, &p, 1);
 	t_check(!ret && !(p.reg_flags & PFM_REG_RETFL_NOTAVAIL),
-		 "host_page_faults_allowed", "status %s reg_flags %#x",
-		 hl_status_str(ret), p.reg_flags);
+		"host_page_faults_allowed", "status %s reg_flags %#x",
+		hl_status_str(ret), p.reg_flags);
 	cb_destroy(&v0->cb, id);
 }
 
@@ -340,16 +340,16 @@ static void t_alias(void)
 	cb_pmc_init(&pmc, 0, 0, SEL(0x76));
 	ret = cb_write_pmcs(&v0->cb, id, &pmc, 1);
 	t_check(!ret && pmc.reg_flags == PVPFM_REG_RETFL_EMULATED,
-		 "alias_cycles_accepted_emulated",
-		 "PMC0=%#llx with cycles aliased to task-clock: status %s "
-		 "err_index %u reg_flags %#x", (unsigned long long)SEL(0x76),
-		 hl_status_str(ret), v0->cb.hdr.err_index, pmc.reg_flags);
+		"alias_cycles_accepted_emulated",
+		"PMC0=%#llx with cycles aliased to task-clock: status %s "
+		"err_index %u reg_flags %#x", (unsigned long long)SEL(0x76),
+		hl_status_str(ret), v0->cb.hdr.err_index, pmc.reg_flags);
 	cb_pmc_init(&plain, 1, 0, SEL(0xc3));
 	ret2 = cb_write_pmcs(&v0->cb, id, &plain, 1);
 	t_check(!ret2 && !plain.reg_flags, "alias_unmarked_not_emulated",
-		 "PMC1=%#llx aliased without 'emulated': status %s "
-		 "reg_flags %#x", (unsigned long long)SEL(0xc3),
-		 hl_status_str(ret2), plain.reg_flags);
+		"PMC1=%#llx aliased without 'emulated': status %s "
+		"reg_flags %#x", (unsigned long long)SEL(0xc3),
+		hl_status_str(ret2), plain.reg_flags);
 	expect_notavail(id, "alias_other_event_still_notavail", SEL(0xc0));
 	if (ret)
 		goto out;
@@ -362,9 +362,9 @@ static void t_alias(void)
 	cb_read_pmd(&v0->cb, id, 0, 0, &val);
 	/* the vCPU thread's task clock: bracketed by its CPU time */
 	t_check(hl_bracket(val, busy, cpu), "alias_counts_task_clock",
-		 "PMD0 %" PRIu64 " ns, thread CPU %" PRIu64 " ns between the "
-		 "doorbells, %" PRIu64 " ns around them (10%% + 1 ms)", val,
-		 busy, cpu);
+		"PMD0 %" PRIu64 " ns, thread CPU %" PRIu64 " ns between the "
+		"doorbells, %" PRIu64 " ns around them (10%% + 1 ms)", val,
+		busy, cpu);
 	HL_EXPECT("alias_unload", cb_unload(&v0->cb, id), 0);
 out:
 	cb_destroy(&v0->cb, id);
@@ -390,14 +390,14 @@ static void t_intel(void)
 		return;
 	ret = cb_pmu_info(&v0->cb, &info);
 	t_check(!ret && !strcmp(info.model, "intel_arch") &&
-		 info.num_pmcs == 5 && info.num_pmds == 4 + 3 + 6 &&
-		 info.max_pmc == 17 && info.impl_pmcs[0] == 0x1000f &&
-		 info.impl_pmds[0] == 0x7000f && info.impl_pmds[4] == 0x3f,
-		 "intel_pmu_info", "status %s model %.32s pmcs %u pmds %u max_pmc %u "
-		 "impl_pmcs %#llx impl_pmds %#llx", hl_status_str(ret), info.model,
-		 info.num_pmcs, info.num_pmds, info.max_pmc,
-		 (unsigned long long)info.impl_pmcs[0],
-		 (unsigned long long)info.impl_pmds[0]);
+		info.num_pmcs == 5 && info.num_pmds == 4 + 3 + 6 &&
+		info.max_pmc == 17 && info.impl_pmcs[0] == 0x1000f &&
+		info.impl_pmds[0] == 0x7000f && info.impl_pmds[4] == 0x3f,
+		"intel_pmu_info", "status %s model %.32s pmcs %u pmds %u max_pmc %u "
+		"impl_pmcs %#llx impl_pmds %#llx", hl_status_str(ret), info.model,
+		info.num_pmcs, info.num_pmds, info.max_pmc,
+		(unsigned long long)info.impl_pmcs[0],
+		(unsigned long long)info.impl_pmds[0]);
 	cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE, &id);
 	expect_notavail(id, "intel_notavail_cycles_0x3c", SEL(0x3c));
 	expect_notavail(id, "intel_notavail_llc_misses_0x412e", SEL(0x412e));
@@ -405,8 +405,8 @@ static void t_intel(void)
 	cb_pmc_init(&pmc, 16, 0, 0x888 | 0x3);
 	ret = cb_write_pmcs(&v0->cb, id, &pmc, 1);
 	t_check(ret == -EINVAL && (pmc.reg_flags & PFM_REG_RETFL_NOTAVAIL),
-		 "intel_notavail_fixed_counter", "status %s reg_flags %#x",
-		 hl_status_str(ret), pmc.reg_flags);
+		"intel_notavail_fixed_counter", "status %s reg_flags %#x",
+		hl_status_str(ret), pmc.reg_flags);
 	cb_pmc_init(&pmc, 16, 0, 0x888);	/* all fixed counters off */
 	HL_EXPECT("intel_fixed_ctrl_off_ok",
 		  cb_write_pmcs(&v0->cb, id, &pmc, 1), 0);
@@ -422,9 +422,9 @@ static void t_intel(void)
 static void second_pmd_einval(const char *name, int ret, const pfarg_pmd_t *p)
 {
 	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
-		 name, "status %s err_index %u flags %#x",
-		 hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
+		(p[1].reg_flags & PFM_REG_RETFL_EINVAL),
+		name, "status %s err_index %u flags %#x",
+		hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
 }
 
 static void t_write_read_pmds(void)
@@ -438,9 +438,9 @@ static void t_write_read_pmds(void)
 		cb_pmd_init(&p[i], PVPFM_VPMD_VCPU_RUN_NS + i, 0, 1000 * i);
 	ret = cb_write_pmds(&v0->cb, id, p, 6);
 	t_check(!ret, "write_pmds_virtual_all_available",
-		 "status %s err_index %u reg_flags %#x", hl_status_str(ret),
-		 v0->cb.hdr.err_index,
-		 ret ? p[v0->cb.hdr.err_index % 6].reg_flags : 0);
+		"status %s err_index %u reg_flags %#x", hl_status_str(ret),
+		v0->cb.hdr.err_index,
+		ret ? p[v0->cb.hdr.err_index % 6].reg_flags : 0);
 	cb_pmd_init(&p[6], 0, 0, 0x123456789abcdef0ULL);
 	cb_pmd_init(&p[7], 3, 0, ~0ULL);
 	HL_EXPECT("write_pmds_generic_ok", cb_write_pmds(&v0->cb, id, &p[6], 2),
@@ -455,10 +455,10 @@ static void t_write_read_pmds(void)
 	for (i = 0; i < 6; i++)
 		ok &= p[i].reg_value == 1000ULL * i;
 	t_check(ok, "read_pmds_values_back", "status %s PMD0 %#llx PMD3 %#llx "
-		 "PMD257 %llu", hl_status_str(ret),
-		 (unsigned long long)p[6].reg_value,
-		 (unsigned long long)p[7].reg_value,
-		 (unsigned long long)p[1].reg_value);
+		"PMD257 %llu", hl_status_str(ret),
+		(unsigned long long)p[6].reg_value,
+		(unsigned long long)p[7].reg_value,
+		(unsigned long long)p[1].reg_value);
 
 	cb_pmd_init(&p[0], 0, 0, 0);
 	cb_pmd_init(&p[1], PVPFM_VPMD_END, 0, 0);
@@ -597,8 +597,8 @@ static void t_sets_calls(void)
 	ret = cb_create_sets(&v0->cb, id, d, 3);
 	HL_EXPECT("create_evtsets_ok", ret, 0);
 	t_check(d[1].set_timeout == 2000000, "create_evtsets_timeout_rounded",
-		 "1500001 ns became %llu, want 2000000 (1 ms granularity)",
-		 (unsigned long long)d[1].set_timeout);
+		"1500001 ns became %llu, want 2000000 (1 ms granularity)",
+		(unsigned long long)d[1].set_timeout);
 
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 1;
@@ -606,22 +606,22 @@ static void t_sets_calls(void)
 	in[2].set_id = 0;
 	ret = cb_getinfo_sets(&v0->cb, id, in, 3);
 	t_check(!ret && in[0].set_flags == PFM_SETFL_TIME_SWITCH &&
-		 in[0].set_timeout == 2000000 &&
-		 in[1].set_flags == PFM_SETFL_OVFL_SWITCH && !in[2].set_flags &&
-		 !in[0].set_runs && in[2].set_avail_pmcs[0] == 0xf &&
-		 in[2].set_avail_pmds[4] == 0x3f,
-		 "getinfo_evtsets_ok", "status %s flags %#x/%#x/%#x timeout %llu",
-		 hl_status_str(ret), in[0].set_flags, in[1].set_flags,
-		 in[2].set_flags, (unsigned long long)in[0].set_timeout);
+		in[0].set_timeout == 2000000 &&
+		in[1].set_flags == PFM_SETFL_OVFL_SWITCH && !in[2].set_flags &&
+		!in[0].set_runs && in[2].set_avail_pmcs[0] == 0xf &&
+		in[2].set_avail_pmds[4] == 0x3f,
+		"getinfo_evtsets_ok", "status %s flags %#x/%#x/%#x timeout %llu",
+		hl_status_str(ret), in[0].set_flags, in[1].set_flags,
+		in[2].set_flags, (unsigned long long)in[0].set_timeout);
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 0;
 	in[1].set_id = 2;
 	ret = cb_getinfo_sets(&v0->cb, id, in, 2);
 	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (in[1].set_flags & PFM_REG_RETFL_EINVAL),
-		 "getinfo_evtsets_no_such_set_einval",
-		 "status %s err_index %u flags %#x", hl_status_str(ret),
-		 v0->cb.hdr.err_index, in[1].set_flags);
+		(in[1].set_flags & PFM_REG_RETFL_EINVAL),
+		"getinfo_evtsets_no_such_set_einval",
+		"status %s err_index %u flags %#x", hl_status_str(ret),
+		v0->cb.hdr.err_index, in[1].set_flags);
 
 	memset(d, 0, sizeof(d));
 	d[0].set_id = 7;
@@ -650,8 +650,8 @@ static void t_sets_calls(void)
 	in[0].set_id = 3;
 	ret = cb_getinfo_sets(&v0->cb, id, in, 1);
 	t_check(!ret && in[0].set_runs == 1, "getinfo_evtsets_load_set_runs",
-		 "status %s runs %llu, want 1 (load activates set 3)",
-		 hl_status_str(ret), (unsigned long long)in[0].set_runs);
+		"status %s runs %llu, want 1 (load activates set 3)",
+		hl_status_str(ret), (unsigned long long)in[0].set_runs);
 	d[0].set_id = 5;
 	HL_EXPECT("delete_evtsets_loaded_ebusy",
 		  cb_delete_sets(&v0->cb, id, d, 1), -EBUSY);
@@ -677,8 +677,8 @@ static void t_sets_calls(void)
 		d[i].set_id = 10 + i;
 	ret = cb_create_sets(&v0->cb, id, d, 4);
 	t_check(ret == -ENOSPC && v0->cb.hdr.err_index == 3,
-		 "create_evtsets_over_limit_enospc", "status %s err_index %u",
-		 hl_status_str(ret), v0->cb.hdr.err_index);
+		"create_evtsets_over_limit_enospc", "status %s err_index %u",
+		hl_status_str(ret), v0->cb.hdr.err_index);
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 12;
 	HL_EXPECT("create_evtsets_partial_kept",
@@ -705,11 +705,11 @@ static void t_unload_msgs(void)
 		  cb_unload_flags(&v0->cb, id, PVPFM_UNLOAD_TASK_EXIT), 0);
 	ret = cb_read_msg(&v0->cb, id, &m);
 	t_check(!ret && m.type == PFM_MSG_END, "read_msg_end_after_task_exit",
-		 "status %s type %u", hl_status_str(ret), m.type);
+		"status %s type %u", hl_status_str(ret), m.type);
 	HL_EXPECT("read_msg_then_empty_eagain", cb_read_msg(&v0->cb, id, &m),
 		  -EAGAIN);
 	t_check(hl_eventfd_read(v0) >= 1, "task_exit_notifies_eventfd",
-		 "no eventfd signal for PFM_MSG_END");
+		"no eventfd signal for PFM_MSG_END");
 	HL_EXPECT("destroy_ok", cb_destroy(&v0->cb, id), 0);
 	HL_EXPECT("destroy_again_ebadf", cb_destroy(&v0->cb, id), -EBADF);
 	HL_EXPECT("stop_destroyed_ebadf", cb_stop(&v0->cb, id), -EBADF);
@@ -733,14 +733,14 @@ static void t_values_persist(void)
 	HL_EXPECT("persist_unload", cb_unload(&v0->cb, id), 0);
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &b);
 	t_check(a > 0 && a == b, "persist_value_after_unload",
-		 "before unload %" PRIu64 ", after %" PRIu64, a, b);
+		"before unload %" PRIu64 ", after %" PRIu64, a, b);
 	cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid);
 	hl_start_busy_stop(v0, id, 20 * MS, &cpu2, &busy2);
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &c);
 	t_check(c > b && hl_bracket(c, busy1 + busy2, cpu1 + cpu2),
-		 "persist_continues_after_reload",
-		 "after reload %" PRIu64 " ns, thread CPU %" PRIu64 "..%" PRIu64
-		 " ns", c, busy1 + busy2, cpu1 + cpu2);
+		"persist_continues_after_reload",
+		"after reload %" PRIu64 " ns, thread CPU %" PRIu64 "..%" PRIu64
+		" ns", c, busy1 + busy2, cpu1 + cpu2);
 	cb_unload(&v0->cb, id);
 	cb_destroy(&v0->cb, id);
 }

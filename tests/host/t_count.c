@@ -51,7 +51,7 @@ static uint32_t sys_ctx(struct hl_vcpu *v, uint16_t pmd, uint64_t value)
 		ret = cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
 	if (ret) {
 		t_note("%s(vCPU %d, PMD %u): %s", __func__, v->index, pmd,
-			hl_status_str(ret));
+		       hl_status_str(ret));
 		return 0;
 	}
 	return id;
@@ -90,29 +90,29 @@ static void t_run_ns(void)
 	other_cpu = other_cpu2 - other_cpu;
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 	t_check(hl_bracket(val, busy, cpu), "run_ns_equals_thread_cpu_time",
-		 "VCPU_RUN_NS %" PRIu64 " ns, thread CPU %" PRIu64
-		 " ns between START and STOP, %" PRIu64 " ns around them "
-		 "(10%% + 1 ms)", val, busy, cpu);
+		"VCPU_RUN_NS %" PRIu64 " ns, thread CPU %" PRIu64
+		" ns between START and STOP, %" PRIu64 " ns around them "
+		"(10%% + 1 ms)", val, busy, cpu);
 	t_check(hl_within(val, busy, 0.10, 2 * MS), "run_ns_within_10pct_2ms",
-		 "VCPU_RUN_NS %" PRIu64 " ns, busy loop %" PRIu64
-		 " ns of thread CPU: more than 10%% + 2 ms apart", val, busy);
+		"VCPU_RUN_NS %" PRIu64 " ns, busy loop %" PRIu64
+		" ns of thread CPU: more than 10%% + 2 ms apart", val, busy);
 	t_note("VCPU_RUN_NS %" PRIu64 " ns; thread CPU %" PRIu64 " ns in the "
-		"busy loop, %" PRIu64 " ns from before START to after STOP",
-		val, busy, cpu);
+	       "busy loop, %" PRIu64 " ns from before START to after STOP",
+	       val, busy, cpu);
 	cb_read_pmd(&v1->cb, id1, 0, PVPFM_VPMD_VCPU_RUN_NS, &other);
 	/* vCPU 1's thread only served its two doorbells meanwhile */
 	t_check(hl_bracket(other, 0, other_cpu) && other < busy / 10,
-		 "run_ns_other_vcpu_counts_own_thread",
-		 "idle vCPU 1 counted %" PRIu64 " ns, its thread used %" PRIu64
-		 " ns of CPU, while vCPU 0 burnt %" PRIu64 " ns", other,
-		 other_cpu, busy);
+		"run_ns_other_vcpu_counts_own_thread",
+		"idle vCPU 1 counted %" PRIu64 " ns, its thread used %" PRIu64
+		" ns of CPU, while vCPU 0 burnt %" PRIu64 " ns", other,
+		other_cpu, busy);
 
 	/* stopped: nothing counts, however much the thread runs */
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 	hl_call(v0, busy_fn, &(uint64_t){ 30 * MS });
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val2);
 	t_check(val == val2, "run_ns_stopped_does_not_count",
-		 "%" PRIu64 " then %" PRIu64 " after 30 ms of CPU", val, val2);
+		"%" PRIu64 " then %" PRIu64 " after 30 ms of CPU", val, val2);
 	ctx_done(v0, id);
 	ctx_done(v1, id1);
 }
@@ -155,12 +155,12 @@ static void t_vm_exits(void)
 		return;
 	ret = hl_call(v, io_fn, &r);
 	t_check(!ret && !r.run_ret && r.io == r.n, "vm_exits_guest_ran",
-		 "start/stop %s, KVM_RUN %s, %" PRIu64 " IO exits of %u",
-		 hl_status_str(ret), hl_errname(r.run_ret), r.io, r.n);
+		"start/stop %s, KVM_RUN %s, %" PRIu64 " IO exits of %u",
+		hl_status_str(ret), hl_errname(r.run_ret), r.io, r.n);
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val);
 	t_check(val >= r.io && val <= 2 * r.io + 1000, "vm_exits_vs_io_exits",
-		 "VM_EXITS %" PRIu64 ", userspace saw %" PRIu64
-		 " IO exits (want io <= VM_EXITS <= 2 io + 1000)", val, r.io);
+		"VM_EXITS %" PRIu64 ", userspace saw %" PRIu64
+		" IO exits (want io <= VM_EXITS <= 2 io + 1000)", val, r.io);
 	t_note("VM_EXITS %" PRIu64 " for %" PRIu64 " KVM_EXIT_IO", val, r.io);
 
 	/* a second run adds to it; stopped runs do not */
@@ -171,13 +171,13 @@ static void t_vm_exits(void)
 
 		cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val2);
 		t_check(val2 - val >= 500, "vm_exits_accumulate",
-			 "%" PRIu64 " then %" PRIu64 " after 500 more OUTs",
-			 val, val2);
+			"%" PRIu64 " then %" PRIu64 " after 500 more OUTs",
+			val, val2);
 		hl_call(v, io_stopped_fn, NULL);
 		cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val3);
 		t_check(val3 == val2, "vm_exits_stopped_not_counted",
-			 "%" PRIu64 " then %" PRIu64 " after 500 OUTs while "
-			 "stopped", val2, val3);
+			"%" PRIu64 " then %" PRIu64 " after 500 OUTs while "
+			"stopped", val2, val3);
 	}
 	ctx_done(v, r.ctx);
 }
@@ -215,7 +215,7 @@ static void t_halt_exits(void)
 	o.irqchip = true;
 	ret = hl_vm_create(&hvm, &o);
 	if (!t_check(!ret, "halt_exits_setup", "irqchip VM: %s",
-		      hl_errname(ret)))
+		     hl_errname(ret)))
 		return;
 	v = &hvm.vcpus[0];
 	r.ctx = sys_ctx(v, PVPFM_VPMD_HALT_EXITS, 0);
@@ -236,10 +236,10 @@ static void t_halt_exits(void)
 	HL_EXPECT("halt_exits_stop", cb_stop(&v->cb, r.ctx), 0);
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_HALT_EXITS, &val);
 	t_check(halted >= 1 && val >= (uint64_t)halted && val <= 10ULL * runs,
-		 "halt_exits_vs_halts",
-		 "HALT_EXITS %" PRIu64 ", the vCPU halted in the kernel in %d "
-		 "of %d runs (want halts <= HALT_EXITS <= %d)", val, halted,
-		 runs, 10 * runs);
+		"halt_exits_vs_halts",
+		"HALT_EXITS %" PRIu64 ", the vCPU halted in the kernel in %d "
+		"of %d runs (want halts <= HALT_EXITS <= %d)", val, halted,
+		runs, 10 * runs);
 	t_note("HALT_EXITS %" PRIu64 " for %d in-kernel halts", val, halted);
 	ctx_done(v, r.ctx);
 	hl_vm_destroy(&hvm);
@@ -284,15 +284,15 @@ static void t_page_faults(void)
 		touched += page[0] == 1;
 	}
 	t_check(!ret && !r.run_ret && touched == HL_TOUCH_PAGES,
-		 "page_faults_guest_ran", "start/stop %s, run %s, %d pages written",
-		 hl_status_str(ret), hl_errname(r.run_ret), touched);
+		"page_faults_guest_ran", "start/stop %s, run %s, %d pages written",
+		hl_status_str(ret), hl_errname(r.run_ret), touched);
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_HOST_PAGE_FAULTS, &val);
 	t_check(val >= HL_TOUCH_PAGES && val <= 4 * HL_TOUCH_PAGES + 100,
-		 "page_faults_vs_fresh_pages",
-		 "HOST_PAGE_FAULTS %" PRIu64 " for %d fresh guest pages "
-		 "(want pages <= faults <= 4 pages + 100)", val, HL_TOUCH_PAGES);
+		"page_faults_vs_fresh_pages",
+		"HOST_PAGE_FAULTS %" PRIu64 " for %d fresh guest pages "
+		"(want pages <= faults <= 4 pages + 100)", val, HL_TOUCH_PAGES);
 	t_note("HOST_PAGE_FAULTS %" PRIu64 " for %d fresh pages", val,
-		HL_TOUCH_PAGES);
+	       HL_TOUCH_PAGES);
 	ctx_done(v, r.ctx);
 	hl_vm_destroy(&fvm);
 }
@@ -356,21 +356,21 @@ static void t_preempt_steal(void)
 	hog_stop = 1;
 	pthread_join(h, NULL);
 	t_check(!ret && !r.run_ret, "preempt_steal_guest_ran",
-		 "start/stop %s, run %s", hl_status_str(ret),
-		 hl_errname(r.run_ret));
+		"start/stop %s, run %s", hl_status_str(ret),
+		hl_errname(r.run_ret));
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_HOST_PREEMPT, &preempt);
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_STEAL_NS, &steal);
 	delay = r.d1 - r.d0;
 	t_check(preempt >= 1, "host_preempt_counts",
-		 "HOST_PREEMPT %" PRIu64 " with a hog on the vCPU's host CPU "
-		 "for 300 ms (run_delay grew %" PRIu64 " ns)", preempt, delay);
+		"HOST_PREEMPT %" PRIu64 " with a hog on the vCPU's host CPU "
+		"for 300 ms (run_delay grew %" PRIu64 " ns)", preempt, delay);
 	t_check(steal > 0 && steal <= delay + 1 * MS &&
-		 hl_within(steal, delay, 0.10, 10 * MS), "steal_ns_vs_run_delay",
-		 "STEAL_NS %" PRIu64 " ns, schedstat run_delay %" PRIu64
-		 " ns (want <= run_delay + 1 ms, within 10%% + 10 ms)",
-		 steal, delay);
+		hl_within(steal, delay, 0.10, 10 * MS), "steal_ns_vs_run_delay",
+		"STEAL_NS %" PRIu64 " ns, schedstat run_delay %" PRIu64
+		" ns (want <= run_delay + 1 ms, within 10%% + 10 ms)",
+		steal, delay);
 	t_note("HOST_PREEMPT %" PRIu64 ", STEAL_NS %" PRIu64
-		" ns, run_delay %" PRIu64 " ns", preempt, steal, delay);
+	       " ns, run_delay %" PRIu64 " ns", preempt, steal, delay);
 	ctx_done(v, r.ctx);
 	{
 		cpu_set_t all;
@@ -397,12 +397,12 @@ static void t_wide(void)
 	cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 	hl_vm_stats(&vm, &s1);
 	t_check(!ret && (val >> 48) == 0x5a5b &&
-		 hl_bracket(val - start, busy, cpu) &&
-		 s1.overflows == s0.overflows,
-		 "pmd_64bit_carry_across_48bit_wrap",
-		 "start %#" PRIx64 " now %#" PRIx64 " (+%" PRIu64 " ns, CPU %"
-		 PRIu64 "..%" PRIu64 " ns), overflows +%" PRIu64, start, val,
-		 val - start, busy, cpu, (uint64_t)(s1.overflows - s0.overflows));
+		hl_bracket(val - start, busy, cpu) &&
+		s1.overflows == s0.overflows,
+		"pmd_64bit_carry_across_48bit_wrap",
+		"start %#" PRIx64 " now %#" PRIx64 " (+%" PRIu64 " ns, CPU %"
+		PRIu64 "..%" PRIu64 " ns), overflows +%" PRIu64, start, val,
+		val - start, busy, cpu, (uint64_t)(s1.overflows - s0.overflows));
 	ctx_done(v, id);
 }
 
@@ -473,28 +473,28 @@ static void t_wrap_at_stop(void)
 		ctx_done(v, id);
 	}
 	t_check(!w48.bad, "wrap_48bit_read_right_after_stop",
-		 "%d of %d runs: the PMD read after STOP is not the start "
-		 "plus the time counted, carried; e.g. wrap %" PRIu64 " ns "
-		 "before: counted %#" PRIx64 " for thread time %" PRIu64 "..%"
-		 PRIu64 " ns", w48.bad, tries, w48.lead,
-		 (uint64_t)(w48.val - (upper + (1ULL << 48) - w48.lead)), w48.lo,
-		 w48.hi);
+		"%d of %d runs: the PMD read after STOP is not the start "
+		"plus the time counted, carried; e.g. wrap %" PRIu64 " ns "
+		"before: counted %#" PRIx64 " for thread time %" PRIu64 "..%"
+		PRIu64 " ns", w48.bad, tries, w48.lead,
+		(uint64_t)(w48.val - (upper + (1ULL << 48) - w48.lead)), w48.lo,
+		w48.hi);
 	t_check(!w48.bad_settled, "wrap_48bit_kept_after_settling",
-		 "%d of %d runs: 50 ms after STOP the carry is lost; e.g. wrap %"
-		 PRIu64 " ns before STOP: PMD %#" PRIx64 " then %#" PRIx64
-		 " (start %#" PRIx64 ", CPU %" PRIu64 "..%" PRIu64 " ns)",
-		 w48.bad_settled, tries, w48.lead, w48.val, w48.val_settled,
-		 (uint64_t)(upper + (1ULL << 48) - w48.lead), w48.lo, w48.hi);
+		"%d of %d runs: 50 ms after STOP the carry is lost; e.g. wrap %"
+		PRIu64 " ns before STOP: PMD %#" PRIx64 " then %#" PRIx64
+		" (start %#" PRIx64 ", CPU %" PRIu64 "..%" PRIu64 " ns)",
+		w48.bad_settled, tries, w48.lead, w48.val, w48.val_settled,
+		(uint64_t)(upper + (1ULL << 48) - w48.lead), w48.lo, w48.hi);
 	t_check(!w64.bad, "overflow_64bit_read_right_after_stop",
-		 "%d of %d runs: the PMD read after STOP is not the small count "
-		 "it wrapped to; e.g. -%" PRIu64 " ns: PMD %#" PRIx64 " (CPU %"
-		 PRIu64 "..%" PRIu64 " ns)", w64.bad, tries, w64.lead, w64.val,
-		 w64.lo, w64.hi);
+		"%d of %d runs: the PMD read after STOP is not the small count "
+		"it wrapped to; e.g. -%" PRIu64 " ns: PMD %#" PRIx64 " (CPU %"
+		PRIu64 "..%" PRIu64 " ns)", w64.bad, tries, w64.lead, w64.val,
+		w64.lo, w64.hi);
 	t_check(!w64.bad_settled, "overflow_64bit_kept_after_settling",
-		 "%d of %d runs: 50 ms after STOP the PMD is negative; e.g. -%"
-		 PRIu64 " ns: PMD %#" PRIx64 " then %#" PRIx64 " (CPU %" PRIu64
-		 "..%" PRIu64 " ns)", w64.bad_settled, tries, w64.lead, w64.val,
-		 w64.val_settled, w64.lo, w64.hi);
+		"%d of %d runs: 50 ms after STOP the PMD is negative; e.g. -%"
+		PRIu64 " ns: PMD %#" PRIx64 " then %#" PRIx64 " (CPU %" PRIu64
+		"..%" PRIu64 " ns)", w64.bad_settled, tries, w64.lead, w64.val,
+		w64.val_settled, w64.lo, w64.hi);
 }
 
 /* -5 ms, no notification: after the overflow, short reset (0) on */
@@ -528,15 +528,15 @@ static void t_short_reset(void)
 	 */
 	skid = (int64_t)(busy - 5 * MS) - (int64_t)p.reg_value;
 	t_check(!ret && s1.overflows - s0.overflows == 1 &&
-		 p.reg_last_reset_val == 0 && p.reg_value < (1ULL << 63) &&
-		 p.reg_value <= cpu - 5 * MS + HL_BRACKET_ABS,
-		 "overflow_short_reset_continues",
-		 "status %s overflows +%" PRIu64 " value %" PRId64
-		 " ns (want <= CPU %" PRIu64 " - 5 ms) last reset %#" PRIx64,
-		 hl_status_str(ret), (uint64_t)(s1.overflows - s0.overflows),
-		 (int64_t)p.reg_value, cpu, (uint64_t)p.reg_last_reset_val);
+		p.reg_last_reset_val == 0 && p.reg_value < (1ULL << 63) &&
+		p.reg_value <= cpu - 5 * MS + HL_BRACKET_ABS,
+		"overflow_short_reset_continues",
+		"status %s overflows +%" PRIu64 " value %" PRId64
+		" ns (want <= CPU %" PRIu64 " - 5 ms) last reset %#" PRIx64,
+		hl_status_str(ret), (uint64_t)(s1.overflows - s0.overflows),
+		(int64_t)p.reg_value, cpu, (uint64_t)p.reg_last_reset_val);
 	t_note("overflow skid (counted neither before nor after the reset): "
-		"%" PRId64 " us", skid / 1000);
+	       "%" PRId64 " us", skid / 1000);
 	HL_EXPECT("overflow_without_notify_no_message",
 		  cb_read_msg(&v->cb, id, &m), -EAGAIN);
 	ctx_done(v, id);
@@ -567,7 +567,7 @@ static void tiny_period(const char *name, uint16_t pmd)
 	ret = ret ? ret : cb_start(&v->cb, id);
 	snprintf(n, sizeof(n), "%s_setup", name);
 	if (!t_check(!ret && done_base, n, "status %s, 1000 OUTs alone %s",
-		      hl_status_str(ret), done_base ? "done" : "not done"))
+		     hl_status_str(ret), done_base ? "done" : "not done"))
 		return;
 	hl_vm_stats(&vm, &s0);
 	t = hl_run_io_timed(v, 1000, 10000 * MS, &done);
@@ -575,13 +575,13 @@ static void tiny_period(const char *name, uint16_t pmd)
 	cb_stop(&v->cb, id);
 	snprintf(n, sizeof(n), "%s_guest_progress", name);
 	t_check(done, n, "1000 OUTs: %.1f ms alone; with PMD %u sampling "
-		 "every event (period 1) %s after %.1f s, %" PRIu64
-		 " overflows meanwhile", base / 1e6, pmd,
-		 done ? "done" : "NOT done", t / 1e9,
-		 (uint64_t)(s1.overflows - s0.overflows));
-	t_note("%s: 1000 OUTs %.1f ms alone, %.1f ms with period 1 (%" PRIu64
-		" overflows)", name, base / 1e6, t / 1e6,
+		"every event (period 1) %s after %.1f s, %" PRIu64
+		" overflows meanwhile", base / 1e6, pmd,
+		done ? "done" : "NOT done", t / 1e9,
 		(uint64_t)(s1.overflows - s0.overflows));
+	t_note("%s: 1000 OUTs %.1f ms alone, %.1f ms with period 1 (%" PRIu64
+	       " overflows)", name, base / 1e6, t / 1e6,
+	       (uint64_t)(s1.overflows - s0.overflows));
 	ctx_done(v, id);
 }
 

@@ -297,10 +297,10 @@ static void probes_judge(struct probe *probes, int n, const char *prefix,
 
 		snprintf(name, sizeof(name), "%s_%s", prefix, probes[i].what);
 		t_check(done && probes[i].ns < PROBE_LIMIT_NS &&
-			 !probes[i].ret, name, "%s",
-			 !done ? "still waiting after 1 s" :
-			 probes[i].ret ? hl_status_str(probes[i].ret) :
-			 "took longer than 1 s");
+			!probes[i].ret, name, "%s",
+			!done ? "still waiting after 1 s" :
+			probes[i].ret ? hl_status_str(probes[i].ret) :
+			"took longer than 1 s");
 		if (done && note)
 			t_note("%s: %.2f ms", name, probes[i].ns / 1e6);
 	}
@@ -333,8 +333,8 @@ static void run_case(struct park *k)
 	addr = uffd_wait_fault(PARK_WAIT_MS);
 	snprintf(name, sizeof(name), "%s_parked", k->name);
 	if (!t_check(addr && !k->done, name, "no fault within %d ms (%s)",
-		      PARK_WAIT_MS, k->done ? hl_status_str(k->ret) :
-		      "still running")) {
+		     PARK_WAIT_MS, k->done ? hl_status_str(k->ret) :
+		     "still running")) {
 		if (addr)
 			uffd_serve(addr);
 		park_join(k);
@@ -351,7 +351,7 @@ static void run_case(struct park *k)
 	probes_judge(probes, n, k->name, true);
 	snprintf(name, sizeof(name), "%s_still_parked", k->name);
 	t_check(!k->done, name, "the parked call returned %s before its "
-		 "fault was served", hl_status_str(k->ret));
+		"fault was served", hl_status_str(k->ret));
 	/* serve until the parked call and every probe are done */
 	uffd_serve(addr);
 	t0 = hl_mono_ns();
@@ -362,14 +362,14 @@ static void run_case(struct park *k)
 	}
 	if (!all_done(probes, n, k)) {
 		t_check(false, k->name, "still waiting 30 s after the fault "
-			 "was served: giving up");
+			"was served: giving up");
 		exit(t_done());
 	}
 	park_join(k);
 	for (i = 0; i < n; i++)
 		pthread_join(probes[i].thread, NULL);
 	t_note("%s: the parked call returned %s once served", k->name,
-		hl_status_str(k->ret));
+	       hl_status_str(k->ret));
 	hl_vm_destroy(&bind->vm);
 }
 
@@ -408,7 +408,7 @@ static void case_event_map(void)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (!t_check(p != MAP_FAILED && !uffd_register(p + HL_PAGE, HL_PAGE),
-		      "event_map_trap", "mmap/register failed"))
+		     "event_map_trap", "mmap/register failed"))
 		return;
 	map = (void *)(p + HL_PAGE - sizeof(*map));
 	map->nr = 1;
@@ -439,9 +439,9 @@ static void case_doorbell(void)
 	void *block = hl_hva(&vm_a, v->cmd_gpa);
 
 	if (!t_check(!madvise(block, PVPFM_CMD_BLOCK_SIZE, MADV_DONTNEED) &&
-		      !uffd_register(block, PVPFM_CMD_BLOCK_SIZE),
-		      "doorbell_trap", "madvise/register: %s",
-		      hl_errname(errno)))
+		     !uffd_register(block, PVPFM_CMD_BLOCK_SIZE),
+		     "doorbell_trap", "madvise/register: %s",
+		     hl_errname(errno)))
 		return;
 	run_case(&k);
 	/* the block's pages not faulted in yet are VM a's again */
@@ -526,16 +526,16 @@ static void case_sample_write(void)
 		return;
 	if (!t_check(!madvise(hl_hva(&vm_a, gpa[0]), SMPL_PAGES * HL_PAGE,
 			       MADV_DONTNEED) &&
-		      !uffd_register(hl_hva(&vm_a, gpa[0]),
+		     !uffd_register(hl_hva(&vm_a, gpa[0]),
 				     SMPL_PAGES * HL_PAGE),
-		      "sample_write_trap", "madvise/register: %s",
-		      hl_errname(errno)))
+		     "sample_write_trap", "madvise/register: %s",
+		     hl_errname(errno)))
 		goto out;
 	hl_call_async(v, sampler_fn, &m);
 	addr = uffd_wait_fault(PARK_WAIT_MS);
 	if (!t_check(addr && !m.done, "sample_write_parked",
-		      "no fault within %d ms (%s)", PARK_WAIT_MS,
-		      m.done ? hl_status_str(m.ret) : "still running")) {
+		     "no fault within %d ms (%s)", PARK_WAIT_MS,
+		     m.done ? hl_status_str(m.ret) : "still running")) {
 		if (addr)
 			uffd_serve(addr);
 		hl_call_wait(v);
@@ -549,17 +549,17 @@ static void case_sample_write(void)
 	/* the child waits for VM a's lock: it must still be waiting */
 	st = child_wait(child, 200000000ULL);
 	t_check(st == -1, "sample_write_snapshot_waits",
-		 "the child's snapshot returned (status %#x) while VM a's "
-		 "lock was held", st);
+		"the child's snapshot returned (status %#x) while VM a's "
+		"lock was held", st);
 	kill(child, SIGKILL);
 	t0 = hl_mono_ns();
 	st = child_wait(child, PROBE_LIMIT_NS);
 	t_check(st != -1 && WIFSIGNALED(st), "sample_write_snapshot_killable",
-		 "%s", st == -1 ? "SIGKILLed, still there after 1 s" :
-		 "ended by other than the signal");
+		"%s", st == -1 ? "SIGKILLed, still there after 1 s" :
+		"ended by other than the signal");
 	if (st != -1)
 		t_note("sample_write: the waiting snapshot killed in %.2f ms",
-			(hl_mono_ns() - t0) / 1e6);
+		       (hl_mono_ns() - t0) / 1e6);
 	probes_judge(probes, n, "sample_write", false);
 	uffd_serve(addr);
 	t0 = hl_mono_ns();
@@ -571,7 +571,7 @@ static void case_sample_write(void)
 	}
 	if (!all_done(probes, n, NULL) || !m.done) {
 		t_check(false, "sample_write", "still waiting 30 s after the "
-			 "fault was served: giving up");
+			"fault was served: giving up");
 		exit(t_done());
 	}
 	if (st == -1)
@@ -631,8 +631,8 @@ static void note_uffd_policy(void)
 	}
 	line[strcspn(line, "\n")] = 0;
 	t_note("vm.unprivileged_userfaultfd=%s, /dev/userfaultfd %s, uid %d",
-		line, access("/dev/userfaultfd", F_OK) ? "absent" : "present",
-		(int)getuid());
+	       line, access("/dev/userfaultfd", F_OK) ? "absent" : "present",
+	       (int)getuid());
 }
 
 int main(void)
@@ -644,7 +644,7 @@ int main(void)
 	note_uffd_policy();
 	uffd = uffd_open(&how);
 	if (!t_check(uffd >= 0, "userfaultfd", "%s: %s", how,
-		      hl_errname(uffd)))
+		     hl_errname(uffd)))
 		return t_done();
 	t_note("userfaultfd through %s", how);
 	op_fd = open(KVMPFM_DEVICE, O_RDWR | O_CLOEXEC);
@@ -655,7 +655,7 @@ int main(void)
 	id_a = vm_id_named(&vm_a, "hang-a");
 	id_b = vm_id_named(&vm_b, "hang-b");
 	if (!t_check(id_a && id_b, "hang_ids", "ids %" PRIu64 ", %" PRIu64,
-		      id_a, id_b))
+		     id_a, id_b))
 		return t_done();
 
 	case_identity();

@@ -43,10 +43,10 @@ static void t_unbound(void)
 	int fd = open(KVMPFM_DEVICE, O_RDWR);
 
 	if (!t_check(fd >= 0, "open_dev", "open %s: %s", KVMPFM_DEVICE,
-		      hl_errname(errno)))
+		     hl_errname(errno)))
 		return;
 	t_check(ioctl(fd, KVMPFM_GET_API_VERSION, 0) == KVMPFM_API_VERSION,
-		 "api_version", "GET_API_VERSION != %d", KVMPFM_API_VERSION);
+		"api_version", "GET_API_VERSION != %d", KVMPFM_API_VERSION);
 	HL_EXPECT("unbound_doorbell_enotconn",
 		  HL_IOCTL(fd, KVMPFM_DOORBELL, 0UL), -ENOTCONN);
 	HL_EXPECT("unbound_vm_stats_enotconn",
@@ -148,9 +148,9 @@ static void t_bind_vm(void)
 	b.personality = PVPFM_PERS_AUTO;
 	HL_EXPECT("bind_vm_first_ok", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), 0);
 	t_check(b.personality == host_personality() && b.counters ==
-		 pvpfm_pers_desc(host_personality())->counters,
-		 "bind_vm_auto_resolved", "personality %u counters %u",
-		 b.personality, b.counters);
+		pvpfm_pers_desc(host_personality())->counters,
+		"bind_vm_auto_resolved", "personality %u counters %u",
+		b.personality, b.counters);
 	HL_EXPECT("bind_vm_twice_ebusy", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), -EBUSY);
 	HL_EXPECT("unknown_ioctl_enotty",
 		  HL_IOCTL(fd, _IO(KVMPFM_IO, 0x7f), 0UL), -ENOTTY);
@@ -241,7 +241,7 @@ static void t_bind_vcpu(void)
 	memset(&r, 0, sizeof(r));
 	ret = hl_call(&vm.vcpus[0], vcpu0_ioctls, &r);
 	if (!t_check(!ret, "bind_vcpu_first_ok", "BIND_VCPU: %s",
-		      hl_errname(ret)))
+		     hl_errname(ret)))
 		goto out;
 	HL_EXPECT("bind_vcpu_again_same_thread_ok", r.bind_again, 0);
 	/* a thread is one vCPU: its KVM vCPU could not be told apart */
@@ -409,11 +409,11 @@ static void expect_block(struct hl_vcpu *v, const char *name, uint16_t version,
 
 	if (ret) {
 		t_check(false, name, "DOORBELL ioctl failed: %s",
-			 hl_errname(ret));
+			hl_errname(ret));
 		return;
 	}
 	t_check(status == want, name, "status %s, want %s",
-		 hl_status_str(status), hl_status_str2(want));
+		hl_status_str(status), hl_status_str2(want));
 }
 
 static void t_block(void)
@@ -467,16 +467,16 @@ static void t_block(void)
 
 	ret = hl_vm_stats(&vm, &st1);
 	t_check(!ret && st1.doorbells - st0.doorbells == 16 &&
-		 st1.commands - st0.commands == 16 &&
-		 st1.command_errors - st0.command_errors == 15,
-		 "vm_stats_count_commands",
-		 "ret %d doorbells +%llu commands +%llu errors +%llu", ret,
-		 (unsigned long long)(st1.doorbells - st0.doorbells),
-		 (unsigned long long)(st1.commands - st0.commands),
-		 (unsigned long long)(st1.command_errors - st0.command_errors));
+		st1.commands - st0.commands == 16 &&
+		st1.command_errors - st0.command_errors == 15,
+		"vm_stats_count_commands",
+		"ret %d doorbells +%llu commands +%llu errors +%llu", ret,
+		(unsigned long long)(st1.doorbells - st0.doorbells),
+		(unsigned long long)(st1.commands - st0.commands),
+		(unsigned long long)(st1.command_errors - st0.command_errors));
 	t_check(st1.contexts == 1 && st1.sets == 1 && !st1.loaded,
-		 "vm_stats_contexts", "contexts %u sets %u loaded %u",
-		 st1.contexts, st1.sets, st1.loaded);
+		"vm_stats_contexts", "contexts %u sets %u loaded %u",
+		st1.contexts, st1.sets, st1.loaded);
 	hl_vm_destroy(&vm);
 }
 
@@ -563,9 +563,9 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 		if (!ret && hl_lim_of_info(&info, l) != ceil[l])
 			ret = -ERANGE;
 	t_check(!ret, "limits_ceiling_pmu_info", "%s: contexts %u sets %u "
-		 "vector %u smpl_buf %" PRIu64, hl_status_str(ret),
-		 info.max_contexts, info.max_sets, info.max_vector,
-		 (uint64_t)info.max_smpl_buf);
+		"vector %u smpl_buf %" PRIu64, hl_status_str(ret),
+		info.max_contexts, info.max_sets, info.max_vector,
+		(uint64_t)info.max_smpl_buf);
 
 	/* every context, then one more */
 	n = ceil[HL_LIM_CONTEXTS];
@@ -573,7 +573,7 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 	for (i = 0, ret = 0; ids && i < n && !ret; i++)
 		ret = cb_create(&v->cb, 0, &ids[i]);
 	t_check(ids && !ret, "limits_ceiling_all_contexts",
-		 "context %u of %u: %s", i, n, hl_status_str(ret));
+		"context %u of %u: %s", i, n, hl_status_str(ret));
 	HL_EXPECT("limits_ceiling_context_over_emfile",
 		  cb_create(&v->cb, 0, NULL), -EMFILE);
 	for (i = 0; ids && i < n; i++)
@@ -593,7 +593,7 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 		ret = cb_create_sets(&v->cb, id, &sets[i], k);
 	}
 	t_check(sets && !ret, "limits_ceiling_all_sets", "%s",
-		 hl_status_str(ret));
+		hl_status_str(ret));
 	if (sets)
 		HL_EXPECT("limits_ceiling_set_over_enospc",
 			  cb_create_sets(&v->cb, id, &sets[n], 1), -ENOSPC);
@@ -647,8 +647,8 @@ static void t_limits_one(void)
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
 	t_check(!ret && info.max_contexts == 1 && info.max_sets == 1 &&
-		 info.max_vector == 1 && info.max_smpl_buf == 1,
-		 "limits_one_pmu_info", "%s", hl_status_str(ret));
+		info.max_vector == 1 && info.max_smpl_buf == 1,
+		"limits_one_pmu_info", "%s", hl_status_str(ret));
 	HL_EXPECT("limits_one_context_ok", cb_create(&v->cb, 0, &id), 0);
 	HL_EXPECT("limits_one_second_context_emfile",
 		  cb_create(&v->cb, 0, NULL), -EMFILE);
@@ -676,8 +676,8 @@ static void t_limits(void)
 		ok &= ceil[l] == dfl[l];
 	}
 	t_check(ok, "limits_ceilings_default", "contexts %" PRIu64
-		 " sets %" PRIu64 " vector %" PRIu64 " smpl_buf %" PRIu64,
-		 ceil[0], ceil[1], ceil[2], ceil[3]);
+		" sets %" PRIu64 " vector %" PRIu64 " smpl_buf %" PRIu64,
+		ceil[0], ceil[1], ceil[2], ceil[3]);
 	/* a module without them is held to the documented defaults */
 	for (l = 0; l < HL_LIM_N; l++)
 		if (!ceil[l])
@@ -733,27 +733,27 @@ static void t_module_stats_unpriv(void)
 	HL_EXPECT("module_stats_root_ok", hl_module_stats(&st), 0);
 	if (!stat(KVMPFM_DEVICE, &sb))
 		t_note("note: %s is mode %04o uid %d gid %d", KVMPFM_DEVICE,
-			(unsigned int)(sb.st_mode & 07777), (int)sb.st_uid,
-			(int)sb.st_gid);
+		       (unsigned int)(sb.st_mode & 07777), (int)sb.st_uid,
+		       (int)sb.st_gid);
 	memset(&r, 0, sizeof(r));
 	r.api = -1;
 	r.uid = -1;
 	st_code = hl_child(module_stats_child, NULL, &r, sizeof(r));
 	if (st_code < 0) {
 		t_check(false, "module_stats_unpriv_setup", "no child: %s",
-			 hl_errname(st_code));
+			hl_errname(st_code));
 		return;
 	}
 	if (!t_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
-		      r.uid == HL_NOBODY, "module_stats_unpriv_child",
-		      "child status %#x uid %d", st_code, r.uid))
+		     r.uid == HL_NOBODY, "module_stats_unpriv_child",
+		     "child status %#x uid %d", st_code, r.uid))
 		return;
 	t_check(r.api == KVMPFM_API_VERSION, "module_stats_unpriv_fd_usable",
-		 "GET_API_VERSION %d", r.api);
+		"GET_API_VERSION %d", r.api);
 	HL_EXPECT("module_stats_unpriv_eperm", r.stats, -EPERM);
 	if (r.reopen)
 		t_note("note: uid 65534 cannot open %s itself: %s",
-			KVMPFM_DEVICE, hl_errname(r.reopen));
+		       KVMPFM_DEVICE, hl_errname(r.reopen));
 	else
 		HL_EXPECT("module_stats_unpriv_own_open_eperm",
 			  r.stats_reopen, -EPERM);
@@ -768,14 +768,14 @@ static void t_node_mode(void)
 	struct stat sb;
 
 	if (!t_check(!stat(KVMPFM_DEVICE, &sb), "node_mode_stat", "%s: %s",
-		      KVMPFM_DEVICE, hl_errname(errno)))
+		     KVMPFM_DEVICE, hl_errname(errno)))
 		return;
 	t_check((sb.st_mode & 07777) == 0660, "node_mode_0660",
-		 "%s is mode %04o", KVMPFM_DEVICE,
-		 (unsigned int)(sb.st_mode & 07777));
+		"%s is mode %04o", KVMPFM_DEVICE,
+		(unsigned int)(sb.st_mode & 07777));
 	t_check(!(sb.st_mode & 0007), "node_not_world_accessible",
-		 "%s is mode %04o", KVMPFM_DEVICE,
-		 (unsigned int)(sb.st_mode & 07777));
+		"%s is mode %04o", KVMPFM_DEVICE,
+		(unsigned int)(sb.st_mode & 07777));
 }
 
 struct map_unpriv_result {
@@ -856,13 +856,13 @@ static void t_event_map_unpriv(void)
 	st_code = hl_child(event_map_child, &m, &r, sizeof(r));
 	if (st_code < 0) {
 		t_check(false, "event_map_unpriv_setup", "no child: %s",
-			 hl_errname(st_code));
+			hl_errname(st_code));
 		return;
 	}
 	if (!t_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
-		      !r.setup && r.uid == HL_NOBODY, "event_map_unpriv_child",
-		      "child status %#x setup %s uid %d", st_code,
-		      hl_errname(r.setup), r.uid))
+		     !r.setup && r.uid == HL_NOBODY, "event_map_unpriv_child",
+		     "child status %#x setup %s uid %d", st_code,
+		     hl_errname(r.setup), r.uid))
 		return;
 	HL_EXPECT("event_map_unpriv_software_eperm", r.sw, -EPERM);
 	HL_EXPECT("event_map_unpriv_hw_plus_software_eperm", r.sw_hw, -EPERM);
@@ -1041,7 +1041,7 @@ static void t_foreign_vcpu(void)
 	o.no_pfm = true;
 	ret = hl_vm_create(&y, &o);
 	if (!t_check(!ret, "foreign_vcpu_setup_other", "VM: %s",
-		      hl_errname(ret))) {
+		     hl_errname(ret))) {
 		hl_vm_destroy(&x);
 		return;
 	}
@@ -1188,8 +1188,8 @@ static void t_mem_table(void)
 	st = 0;
 	waitpid(pid, &st, 0);
 	t_check(WIFEXITED(st) && WEXITSTATUS(st) == EPERM,
-		 "mem_table_other_process_eperm", "child got %s",
-		 WIFEXITED(st) ? hl_errname(WEXITSTATUS(st)) : "killed");
+		"mem_table_other_process_eperm", "child got %s",
+		WIFEXITED(st) ? hl_errname(WEXITSTATUS(st)) : "killed");
 	hl_vm_destroy(&vm);
 }
 
@@ -1238,22 +1238,22 @@ static void t_dirty_log_ioctl(void)
 	/* what the failed fetch took is not lost: the next one has it */
 	ret = ret ? ret : hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
 	t_check(!ret && has_gfn(gfns, nr, v->cmd_gpa) && !more,
-		 "dirty_log_after_efault_nothing_lost",
-		 "%s: %u gfns, the block's first page %sin them, more %u",
-		 hl_status_str(ret), nr,
-		 has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ", more);
+		"dirty_log_after_efault_nothing_lost",
+		"%s: %u gfns, the block's first page %sin them, more %u",
+		hl_status_str(ret), nr,
+		has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ", more);
 	/* taken is forgotten */
 	ret = hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
 	t_check(!ret && !nr && !more, "dirty_log_taken_forgotten",
-		 "%s: %u gfns, more %u", hl_status_str(ret), nr, more);
+		"%s: %u gfns, more %u", hl_status_str(ret), nr, more);
 	/* the next DOORBELL writes the block again */
 	ret = cb_pmu_info(&v->cb, &info);
 	ret = ret ? ret : hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
 	t_check(!ret && has_gfn(gfns, nr, v->cmd_gpa),
-		 "dirty_log_doorbell_again",
-		 "%s: the block's first page %sin the %u gfns",
-		 hl_status_str(ret), has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ",
-		 nr);
+		"dirty_log_doorbell_again",
+		"%s: the block's first page %sin the %u gfns",
+		hl_status_str(ret), has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ",
+		nr);
 	/*
 	 * A fetch with room for one page makes progress: one page each time
 	 * until none is left, the block's page among them
@@ -1269,9 +1269,9 @@ static void t_dirty_log_ioctl(void)
 			break;
 	}
 	t_check(!ret && nr == 1 && !more && found, "dirty_log_one_at_a_time",
-		 "%s after %u fetches of one: last %u gfns, more %u, the "
-		 "block's page %sseen", hl_status_str(ret), fetches + 1, nr,
-		 more, found ? "" : "not ");
+		"%s after %u fetches of one: last %u gfns, more %u, the "
+		"block's page %sseen", hl_status_str(ret), fetches + 1, nr,
+		more, found ? "" : "not ");
 	hl_vm_destroy(&vm);
 }
 

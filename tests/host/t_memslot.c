@@ -164,8 +164,8 @@ static bool phase(const char *name, int (*change)(void), uint8_t *canary)
 	burn_stop = 1;
 	hl_call_wait(v);
 	return t_check(ok, name, "memslot change %s, %" PRIu64
-			" samples in %llu s", hl_status_str(ret), n,
-			PHASE_WAIT_NS / 1000000000ULL);
+		       " samples in %llu s", hl_status_str(ret), n,
+		       PHASE_WAIT_NS / 1000000000ULL);
 }
 
 static int make_readonly(void)
@@ -239,26 +239,26 @@ static void t_memslot(void)
 	if (phase("memslot_baseline", nothing, NULL)) {
 		d = page_dirty(BUF_GPA);
 		t_check(hdr_count(page_b) && d == 1, "memslot_baseline_written",
-			 "header count %" PRIu64 ", dirty log %d",
-			 hdr_count(page_b), d);
+			"header count %" PRIu64 ", dirty log %d",
+			hdr_count(page_b), d);
 	}
 
 	/* read-only: KVM cannot flip that flag, so delete + create */
 	if (phase("memslot_readonly", make_readonly, page_b))
 		t_check(intact(page_b), "memslot_readonly_canary",
-			 "samples written into a read-only memslot's page");
+			"samples written into a read-only memslot's page");
 
 	if (phase("memslot_delete", delete_slot, page_b))
 		t_check(intact(page_b), "memslot_delete_canary",
-			 "samples written into the page of a deleted memslot");
+			"samples written into the page of a deleted memslot");
 
 	/* created again: its page gets the samples again */
 	memset(page_b, 0, HL_PAGE);
 	if (phase("memslot_recreate", recreate, NULL)) {
 		d = page_dirty(BUF_GPA);
 		t_check(hdr_count(page_b) && d == 1, "memslot_recreate_written",
-			 "header count %" PRIu64 ", dirty log %d",
-			 hdr_count(page_b), d);
+			"header count %" PRIu64 ", dirty log %d",
+			hdr_count(page_b), d);
 	}
 
 	/*
@@ -268,15 +268,15 @@ static void t_memslot(void)
 	 */
 	if (phase("memslot_move", move_away, page_b)) {
 		t_check(intact(page_b), "memslot_move_canary",
-			 "samples written into the moved memslot's page");
+			"samples written into the moved memslot's page");
 		t_check(hdr_count(page_c), "memslot_move_follows",
-			 "the memslot now at the buffer's address: header count %"
-			 PRIu64, hdr_count(page_c));
+			"the memslot now at the buffer's address: header count %"
+			PRIu64, hdr_count(page_c));
 		/* one fetch: the buffer's frame in it, the moved one not */
 		d = pages_dirty(BUF_GPA, MOVED_GPA, &moved);
 		t_check(d == 1 && !moved, "memslot_move_dirty_log",
-			 "in the dirty log: the buffer's frame %d (want 1), "
-			 "the moved memslot's %d (want 0)", d, moved);
+			"in the dirty log: the buffer's frame %d (want 1), "
+			"the moved memslot's %d (want 0)", d, moved);
 	}
 out:
 	hl_vm_destroy(&vm);
@@ -341,7 +341,7 @@ static void db_refused(const char *name, struct db_req *r, uint8_t *hva,
 	HL_EXPECT(n, r->db, -EFAULT);
 	snprintf(n, sizeof(n), "%s_nothing_written", name);
 	t_check(!memcmp(copy, hva, PVPFM_CMD_BLOCK_SIZE), n,
-		 "the command block changed");
+		"the command block changed");
 }
 
 static void t_cmd_block_outside(void)
@@ -371,8 +371,8 @@ static void t_cmd_block_outside(void)
 	if (!ret)
 		hl_call(v, db_fn, &r);
 	t_check(!ret && !r.set && !r.db, "cmd_block_own_memslot_ok",
-		 "memslot %s, SET_CMD_BLOCK %s, DOORBELL %s",
-		 hl_status_str(ret), hl_status_str(r.set), hl_status_str2(r.db));
+		"memslot %s, SET_CMD_BLOCK %s, DOORBELL %s",
+		hl_status_str(ret), hl_status_str(r.set), hl_status_str2(r.db));
 
 	/* its memslot deleted, the table without it */
 	ret = hl_set_memslot(&vm, SLOT_CMD, 0, CMD_GPA, 0, NULL);
@@ -392,8 +392,8 @@ static void t_cmd_block_outside(void)
 	block_lay(v->cmd);
 	hl_call(v, db_fn, &r);
 	t_check(!r.set && !r.db, "cmd_block_back_in_ram_ok",
-		 "SET_CMD_BLOCK %s, DOORBELL %s", hl_status_str(r.set),
-		 hl_status_str2(r.db));
+		"SET_CMD_BLOCK %s, DOORBELL %s", hl_status_str(r.set),
+		hl_status_str2(r.db));
 	ret = HL_IOCTL(vm.pfm_fd, KVMPFM_SET_MEM_TABLE, &empty);
 	HL_EXPECT("cmd_block_empty_table", ret, 0);
 	db_refused("cmd_block_empty_table", &r, v->cmd, copy);
@@ -404,8 +404,8 @@ static void t_cmd_block_outside(void)
 	if (!ret)
 		hl_call(v, db_fn, &r);
 	t_check(!ret && !r.db, "cmd_block_table_again_ok",
-		 "SET_MEM_TABLE %s, DOORBELL %s", hl_status_str(ret),
-		 hl_status_str2(r.db));
+		"SET_MEM_TABLE %s, DOORBELL %s", hl_status_str(ret),
+		hl_status_str2(r.db));
 	munmap(page_d, PVPFM_CMD_BLOCK_SIZE);
 out:
 	hl_vm_destroy(&vm);

@@ -114,7 +114,7 @@ static uint32_t count_ctx(struct hl_vcpu *v)
 	ret = ret ? ret : cb_start(&v->cb, id);
 	if (ret) {
 		t_note("%s: %s (err_index %u)", __func__, hl_status_str(ret),
-			v->cb.hdr.err_index);
+		       v->cb.hdr.err_index);
 		return 0;
 	}
 	return id;
@@ -185,8 +185,8 @@ static bool export(struct hl_vm *vm, struct stream *s)
 	memset(&st, 0, sizeof(st));
 	ret = state_ioctl(vm, KVMPFM_GET_STATE, &st);
 	if (!t_check(!ret && st.size && st.size <= st.max_size,
-		      "export_size", "size query: %s, %u bytes, max %u",
-		      hl_status_str(ret), st.size, st.max_size))
+		     "export_size", "size query: %s, %u bytes, max %u",
+		     hl_status_str(ret), st.size, st.max_size))
 		return false;
 	s->size = st.size;
 	s->max = st.max_size;
@@ -198,9 +198,9 @@ static bool export(struct hl_vm *vm, struct stream *s)
 	st.size = s->size;
 	ret = state_ioctl(vm, KVMPFM_GET_STATE, &st);
 	t_note("stream: %u bytes (2 contexts, 3 sets), at most %u for this "
-		"VM's limits", st.size, st.max_size);
+	       "VM's limits", st.size, st.max_size);
 	return t_check(!ret && st.size == s->size, "export", "%s, %u bytes",
-			hl_status_str(ret), st.size);
+		       hl_status_str(ret), st.size);
 }
 
 /*
@@ -253,48 +253,48 @@ static void t_counts(struct hl_vm *src, struct hl_vm *dst,
 	ret = import(dst, s->buf, s->size, &st);
 	hl_module_stats(&ms1);
 	if (!t_check(!ret, "import", "%s, reason %u ctx %u set %u pmd %u "
-		      "at %llu", hl_status_str(ret), st.reason, st.ctx_id,
-		      st.set, st.pmd, (unsigned long long)st.offset))
+		     "at %llu", hl_status_str(ret), st.reason, st.ctx_id,
+		     st.set, st.pmd, (unsigned long long)st.offset))
 		return;
 	t_check(ms1.pinned_pages - ms0.pinned_pages == SMPL_PAGES,
-		 "import_pins_sampling_pages", "%lld pages pinned by the import",
-		 (long long)(ms1.pinned_pages - ms0.pinned_pages));
+		"import_pins_sampling_pages", "%lld pages pinned by the import",
+		(long long)(ms1.pinned_pages - ms0.pinned_pages));
 	t_check(ms1.perf_events > ms0.perf_events, "import_opens_counters",
-		 "host perf events %lld -> %lld", (long long)ms0.perf_events,
-		 (long long)ms1.perf_events);
+		"host perf events %lld -> %lld", (long long)ms0.perf_events,
+		(long long)ms1.perf_events);
 	read_counts(v, id, &after);
 	t_note("before export: VM_EXITS set0 %" PRIu64 " set1 %" PRIu64
-		", act %" PRIu64 " ns, runs %" PRIu64, before->exits0,
-		before->exits1, before->act, before->runs);
+	       ", act %" PRIu64 " ns, runs %" PRIu64, before->exits0,
+	       before->exits1, before->act, before->runs);
 	t_note("after import:  VM_EXITS set0 %" PRIu64 " set1 %" PRIu64
-		", act %" PRIu64 " ns, runs %" PRIu64, after.exits0,
-		after.exits1, after.act, after.runs);
+	       ", act %" PRIu64 " ns, runs %" PRIu64, after.exits0,
+	       after.exits1, after.act, after.runs);
 	t_check(after.exits0 == before->exits0 &&
-		 after.exits1 == before->exits1, "counts_continue",
-		 "VM_EXITS %" PRIu64 "/%" PRIu64 " after, %" PRIu64 "/%"
-		 PRIu64 " before", after.exits0, after.exits1, before->exits0,
-		 before->exits1);
+		after.exits1 == before->exits1, "counts_continue",
+		"VM_EXITS %" PRIu64 "/%" PRIu64 " after, %" PRIu64 "/%"
+		PRIu64 " before", after.exits0, after.exits1, before->exits0,
+		before->exits1);
 	/* 300 ms between export and import, not active time */
 	t_check(after.act >= before->act &&
-		 after.act < before->act + PAUSE_NS / 2, "pause_not_active",
-		 "active %" PRIu64 " ns after, %" PRIu64 " ns before, %llu ms "
-		 "paused", after.act, before->act, PAUSE_NS / MS);
+		after.act < before->act + PAUSE_NS / 2, "pause_not_active",
+		"active %" PRIu64 " ns after, %" PRIu64 " ns before, %llu ms "
+		"paused", after.act, before->act, PAUSE_NS / MS);
 	hl_call(v, io_fn, NULL);
 	usleep(100000);
 	read_counts(v, id, &later);
 	t_check(later.exits0 + later.exits1 >=
-		 after.exits0 + after.exits1 + EXITS, "counts_grow_on_destination",
-		 "VM_EXITS %" PRIu64 " -> %" PRIu64 " for %d exits",
-		 after.exits0 + after.exits1, later.exits0 + later.exits1,
-		 EXITS);
+		after.exits0 + after.exits1 + EXITS, "counts_grow_on_destination",
+		"VM_EXITS %" PRIu64 " -> %" PRIu64 " for %d exits",
+		after.exits0 + after.exits1, later.exits0 + later.exits1,
+		EXITS);
 	t_check(later.runs > after.runs, "sets_switch_on_destination",
-		 "set runs %" PRIu64 " -> %" PRIu64, after.runs, later.runs);
+		"set runs %" PRIu64 " -> %" PRIu64, after.runs, later.runs);
 	HL_EXPECT("smpl_ctx_usable_on_destination",
 		  cb_start(&dst->vcpus[1].cb, sid), 0);
 	HL_EXPECT("second_import_not_empty", import(dst, s->buf, s->size, &st),
 		  -EBUSY);
 	t_check(st.reason == KVMPFM_STATE_NOT_EMPTY, "second_import_reason",
-		 "reason %u", st.reason);
+		"reason %u", st.reason);
 	(void)src;
 }
 
@@ -308,9 +308,9 @@ static void t_missing_event(const struct stream *s, uint32_t id)
 	HL_EXPECT("missing_event_refused", import(&vm, s->buf, s->size, &st),
 		  -ENOENT);
 	t_check(st.reason == KVMPFM_STATE_EVENT && st.ctx_id == id &&
-		 st.set == 0 && st.pmd == 0, "missing_event_named",
-		 "reason %u, context %u (want %u), set %u, PMD %u", st.reason,
-		 st.ctx_id, id, st.set, st.pmd);
+		st.set == 0 && st.pmd == 0, "missing_event_named",
+		"reason %u, context %u (want %u), set %u, PMD %u", st.reason,
+		st.ctx_id, id, st.set, st.pmd);
 	hl_vm_destroy(&vm);
 }
 
@@ -324,8 +324,8 @@ static void t_unbound(const struct stream *s)
 		return;
 	ret = import(&vm, s->buf, s->size, &st);
 	t_check(ret && st.reason == KVMPFM_STATE_COUNTER,
-		 "unbound_vcpus_refused", "%s, reason %u",
-		 hl_status_str(ret), st.reason);
+		"unbound_vcpus_refused", "%s, reason %u",
+		hl_status_str(ret), st.reason);
 	hl_vm_destroy(&vm);
 }
 
@@ -346,7 +346,7 @@ static void t_malformed(const struct stream *s)
 	HL_EXPECT("oversized_refused_e2big",
 		  import(&vm, s->buf, s->max + 1, &st), -E2BIG);
 	t_check(st.reason == KVMPFM_STATE_LIMIT, "oversized_reason",
-		 "reason %u", st.reason);
+		"reason %u", st.reason);
 	memset(&st, 0, sizeof(st));
 	st.buf = (uintptr_t)s->buf;
 	st.size = s->size;
@@ -373,8 +373,8 @@ static void t_malformed(const struct stream *s)
 	}
 	t_note("%u flipped streams: %u taken, %u refused", i, taken, refused);
 	t_check(i == FLIPS && refused && !noreason, "flipped_streams",
-		 "%u of %d tried, %u refused without a reason", i, FLIPS,
-		 noreason);
+		"%u of %d tried, %u refused without a reason", i, FLIPS,
+		noreason);
 	free(b);
 	hl_vm_destroy(&vm);
 }
@@ -390,7 +390,7 @@ int main(void)
 	hl_init();
 	kfd = hl_klog_start();
 	if (!t_check(!vm_up(&src, true, true) && !vm_up(&dst, true, true),
-		      "setup", "two VMs"))
+		     "setup", "two VMs"))
 		return t_done();
 	id = count_ctx(&src.vcpus[0]);
 	sid = smpl_ctx(&src, &src.vcpus[1]);
@@ -412,6 +412,6 @@ int main(void)
 	free(s.buf);
 	hl_check_module_idle("module_idle");
 	t_check(kfd >= 0 && hl_klog_concerns(kfd, 20, "migrate: L1 log: ") == 0,
-		 "l1_log_clean", "WARN/BUG/oops in L1's log (or unreadable)");
+		"l1_log_clean", "WARN/BUG/oops in L1's log (or unreadable)");
 	return t_done();
 }

@@ -1087,15 +1087,15 @@ int main(void)
 	for (i = 0; i < HL_LIM_N; i++)
 		ceil_of[i] = hl_ceiling(i);
 	t_check(ceil_of[0] && ceil_of[1] && ceil_of[2] && ceil_of[3],
-		 "stress_ceilings_read", "contexts %" PRIu64 " sets %" PRIu64
-		 " vector %" PRIu64 " smpl_buf %" PRIu64, ceil_of[0], ceil_of[1],
-		 ceil_of[2], ceil_of[3]);
+		"stress_ceilings_read", "contexts %" PRIu64 " sets %" PRIu64
+		" vector %" PRIu64 " smpl_buf %" PRIu64, ceil_of[0], ceil_of[1],
+		ceil_of[2], ceil_of[3]);
 	for (i = 0; i < HL_LIM_N; i++)
 		if (!ceil_of[i])
 			ceil_of[i] = 1;
 	ret = keeper_up();
 	if (!t_check(!ret, "stress_keeper_setup", "keeper VM: %s",
-		      hl_status_str(ret)))
+		     hl_status_str(ret)))
 		return t_done();
 
 	t0 = hl_mono_ns();
@@ -1134,34 +1134,34 @@ int main(void)
 	       t.messages, t.set_switches, t.notifications);
 
 	t_check(!stalls, "stress_vcpus_make_progress",
-		 "%d stall(s) of 30 s or more (%d in a DOORBELL); first: %s; "
-		 "afterwards no guest runs", stalls, stalls_in_doorbell,
-		 stall_what);
+		"%d stall(s) of 30 s or more (%d in a DOORBELL); first: %s; "
+		"afterwards no guest runs", stalls, stalls_in_doorbell,
+		stall_what);
 	t_check(t.sent >= total - total % NR_VCPUS, "stress_all_commands_sent",
-		 "%" PRIu64 " of %" PRIu64, t.sent, total);
+		"%" PRIu64 " of %" PRIu64, t.sent, total);
 	/* the only DOORBELL failure a block can cause: EFAULT */
 	t_check(t.failed == t.efault, "stress_doorbell_answers",
-		 "%" PRIu64 " DOORBELL ioctls failed, %" PRIu64 " with EFAULT",
-		 t.failed, t.efault);
+		"%" PRIu64 " DOORBELL ioctls failed, %" PRIu64 " with EFAULT",
+		t.failed, t.efault);
 	t_check(!t.agree_bad, "stress_stats_agree",
-		 "%d VM(s) whose stats disagree with what was sent; first: %s",
-		 t.agree_bad, t.first_bad);
+		"%d VM(s) whose stats disagree with what was sent; first: %s",
+		t.agree_bad, t.first_bad);
 	t_check(t.e2big_ok == t.e2big_tried, "stress_bind_over_ceiling_e2big",
-		 "%d of %d binds above a ceiling refused with E2BIG; first "
-		 "wrong: %s", t.e2big_ok, t.e2big_tried, t.first_bad);
+		"%d of %d binds above a ceiling refused with E2BIG; first "
+		"wrong: %s", t.e2big_ok, t.e2big_tried, t.first_bad);
 	t_check(!t.limits_bad, "stress_random_limits_given",
-		 "%d VM(s) not bound or not given their limits; first: %s",
-		 t.limits_bad, t.first_bad);
+		"%d VM(s) not bound or not given their limits; first: %s",
+		t.limits_bad, t.first_bad);
 	t_check(!t.leak_bad, "stress_module_back_after_each_vm",
-		 "%d VM(s) left something in the module; first: %s",
-		 t.leak_bad, t.first_bad);
+		"%d VM(s) left something in the module; first: %s",
+		t.leak_bad, t.first_bad);
 	t_check(t.overflows > 0 && t.samples > 0 && t.messages > 0 &&
-		 t.set_switches > 0 && t.notifications > 0,
-		 "stress_deep_states_reached",
-		 "overflows %" PRIu64 " samples %" PRIu64 " messages %" PRIu64
-		 " set switches %" PRIu64 " notifications %" PRIu64,
-		 t.overflows, t.samples, t.messages, t.set_switches,
-		 t.notifications);
+		t.set_switches > 0 && t.notifications > 0,
+		"stress_deep_states_reached",
+		"overflows %" PRIu64 " samples %" PRIu64 " messages %" PRIu64
+		" set switches %" PRIu64 " notifications %" PRIu64,
+		t.overflows, t.samples, t.messages, t.set_switches,
+		t.notifications);
 
 	/* the keeper VM: its contexts are its own */
 	ret = hl_vm_stats(&keeper, &kst);
@@ -1172,12 +1172,12 @@ int main(void)
 			    i == 2 ? PVPFM_VPMD_HALT_EXITS :
 				     PVPFM_VPMD_HOST_PAGE_FAULTS, &kvals[i]);
 	t_check(!ret && kst.contexts == 1 && kst.loaded == 1 && !kst.overflows &&
-		 kvals[0] < 50 * MS && !kvals[1] && !kvals[2] && !kvals[3],
-		 "stress_keeper_vm_untouched",
-		 "keeper: contexts %u loaded %u overflows %" PRIu64
-		 " RUN_NS %" PRIu64 " VM_EXITS %" PRIu64 " HALT %" PRIu64
-		 " PF %" PRIu64, kst.contexts, kst.loaded,
-		 (uint64_t)kst.overflows, kvals[0], kvals[1], kvals[2], kvals[3]);
+		kvals[0] < 50 * MS && !kvals[1] && !kvals[2] && !kvals[3],
+		"stress_keeper_vm_untouched",
+		"keeper: contexts %u loaded %u overflows %" PRIu64
+		" RUN_NS %" PRIu64 " VM_EXITS %" PRIu64 " HALT %" PRIu64
+		" PF %" PRIu64, kst.contexts, kst.loaded,
+		(uint64_t)kst.overflows, kvals[0], kvals[1], kvals[2], kvals[3]);
 
 	t0 = hl_mono_ns();
 	hl_vm_destroy(&keeper);
@@ -1185,14 +1185,14 @@ int main(void)
 	printf("stress: teardown of the keeper VM took %.1f ms\n",
 	       (t1 - t0) / 1e6);
 	if (t_check(hl_module_idle(2000, why, sizeof(why)),
-		     "stress_module_idle",
-		     "module stats not zero after teardown: %s", why))
+		    "stress_module_idle",
+		    "module stats not zero after teardown: %s", why))
 		printf("stress: module allocation counters at the end: %s\n",
 		       why);
 	concerns = hl_klog_concerns(kfd, 20, "stress: L1 log: ");
 	printf("stress: L1 kernel log lines of concern: %d\n", concerns);
 	t_check(!concerns, "stress_kernel_log_clean",
-		 "%d line(s) of concern in L1's kernel log%s", concerns,
-		 concerns < 0 ? " (could not read it)" : "");
+		"%d line(s) of concern in L1's kernel log%s", concerns,
+		concerns < 0 ? " (could not read it)" : "");
 	return t_done();
 }

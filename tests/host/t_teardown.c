@@ -147,7 +147,7 @@ static int busy_vm_up(struct busy_vm *b, int nr, const char *name)
 			hl_call_async(&b->vm.vcpus[i], work_fn, b);
 	if (ret) {
 		t_check(false, name, "setting up the busy VM: %s",
-			 hl_status_str(ret));
+			hl_status_str(ret));
 		hl_vm_destroy(&b->vm);
 	}
 	return ret;
@@ -181,9 +181,9 @@ static bool module_busy(const char *name)
 
 	hl_module_stats(&st);
 	return t_check(st.vms >= 1 && st.perf_events > 0 && st.pinned_pages > 0,
-			name, "the busy VM holds vms %" PRId64 " perf_events %"
-			PRId64 " pinned_pages %" PRId64, (int64_t)st.vms,
-			(int64_t)st.perf_events, (int64_t)st.pinned_pages);
+		       name, "the busy VM holds vms %" PRId64 " perf_events %"
+		       PRId64 " pinned_pages %" PRId64, (int64_t)st.vms,
+		       (int64_t)st.perf_events, (int64_t)st.pinned_pages);
 }
 
 static void t_close_pfm_fd(void)
@@ -205,8 +205,8 @@ static void t_close_pfm_fd(void)
 		loops += b.loops[i];
 	}
 	t_check(ebadf == b.vm.nr_vcpus, "close_pfm_fd_doorbells_ebadf",
-		 "%d of %d vCPU threads saw EBADF after the close", ebadf,
-		 b.vm.nr_vcpus);
+		"%d of %d vCPU threads saw EBADF after the close", ebadf,
+		b.vm.nr_vcpus);
 	t_note("close_pfm_fd: %" PRIu64 " work loops before the close", loops);
 	hl_vm_destroy(&b.vm);
 	hl_check_module_idle("close_pfm_fd_vm_destroyed_idle");
@@ -244,7 +244,7 @@ static void t_child(const char *name, int how)
 	close(pfd[1]);
 	snprintf(n, sizeof(n), "%s_child_ready", name);
 	if (!t_check(read(pfd[0], &c, 1) == 1 && c == 1, n,
-		      "the child did not get its VM busy")) {
+		     "the child did not get its VM busy")) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
 		close(pfd[0]);
@@ -260,7 +260,7 @@ static void t_child(const char *name, int how)
 	snprintf(n, sizeof(n), "%s_child_ended", name);
 	t_check(how == 0 ? WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL :
 			    WIFEXITED(st) && WEXITSTATUS(st) == 0, n,
-		 "wait status %#x", st);
+		"wait status %#x", st);
 	snprintf(n, sizeof(n), "%s_module_idle", name);
 	hl_check_module_idle(n);
 }
@@ -353,13 +353,13 @@ static void t_vcpu_threads_exit(void)
 	sleep_ms(200);
 	ret = hl_vm_stats(&b.vm, &s1);
 	t_check(!ret && s1.contexts == 4 && s1.loaded == 2,
-		 "vcpu_threads_exit_vm_alive",
-		 "status %s contexts %u loaded %u; set switches %" PRIu64
-		 " in 200 ms after the threads exited", hl_errname(ret),
-		 s1.contexts, s1.loaded,
-		 (uint64_t)(s1.set_switches - s0.set_switches));
+		"vcpu_threads_exit_vm_alive",
+		"status %s contexts %u loaded %u; set switches %" PRIu64
+		" in 200 ms after the threads exited", hl_errname(ret),
+		s1.contexts, s1.loaded,
+		(uint64_t)(s1.set_switches - s0.set_switches));
 	t_note("vcpu_threads_exit: %" PRIu64 " set switches after the threads "
-		"exited", (uint64_t)(s1.set_switches - s0.set_switches));
+	       "exited", (uint64_t)(s1.set_switches - s0.set_switches));
 	hl_vm_close_pfm(&b.vm);
 	hl_check_module_idle("vcpu_threads_exit_module_idle");
 	hl_vm_destroy(&b.vm);
@@ -391,10 +391,10 @@ static void t_destroy_everything(void)
 	HL_EXPECT("destroy_everything_commands", ret, 0);
 	hl_module_stats(&st);
 	t_check(!st.perf_events && !st.pinned_pages && st.vms == 1,
-		 "destroy_everything_nothing_held",
-		 "with no context left: perf_events %" PRId64 " pinned_pages %"
-		 PRId64 " vms %" PRId64, (int64_t)st.perf_events,
-		 (int64_t)st.pinned_pages, (int64_t)st.vms);
+		"destroy_everything_nothing_held",
+		"with no context left: perf_events %" PRId64 " pinned_pages %"
+		PRId64 " vms %" PRId64, (int64_t)st.perf_events,
+		(int64_t)st.pinned_pages, (int64_t)st.vms);
 	hl_vm_destroy(&b.vm);
 	hl_check_module_idle("destroy_everything_module_idle");
 }

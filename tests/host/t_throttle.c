@@ -249,39 +249,39 @@ static void run_phase(struct hl_vm *vm, struct phase *ph)
 	outside = ph->busy > ph->vcpu_cpu ? ph->busy - ph->vcpu_cpu : 0;
 	outside = outside * 1000 / ph->wall;	/* ms per s */
 	t_note("throttle %s: %" PRIu64 " ms, %" PRIu64 " exits seen by the "
-		"VMM, %" PRIu64 " overflows (%" PRIu64 "/s), %" PRIu64
-		" samples, %" PRIu64 " lost (guest header %" PRIu64 "), %"
-		PRIu64 " set switches, %" PRIu64 " restarts; vCPU thread CPU %"
-		PRIu64 " ms, host CPU outside the vCPU thread %" PRIu64
-		" ms per s", ph->name, (uint64_t)(ph->wall / MS), ph->exits, ovfl,
-		ovfl / secs, (uint64_t)(s1.samples - s0.samples), lost,
-		guest_lost, (uint64_t)(s1.set_switches - s0.set_switches), ph->restarts,
-		(uint64_t)(ph->vcpu_cpu / MS), outside);
+	       "VMM, %" PRIu64 " overflows (%" PRIu64 "/s), %" PRIu64
+	       " samples, %" PRIu64 " lost (guest header %" PRIu64 "), %"
+	       PRIu64 " set switches, %" PRIu64 " restarts; vCPU thread CPU %"
+	       PRIu64 " ms, host CPU outside the vCPU thread %" PRIu64
+	       " ms per s", ph->name, (uint64_t)(ph->wall / MS), ph->exits, ovfl,
+	       ovfl / secs, (uint64_t)(s1.samples - s0.samples), lost,
+	       guest_lost, (uint64_t)(s1.set_switches - s0.set_switches), ph->restarts,
+	       (uint64_t)(ph->vcpu_cpu / MS), outside);
 	snprintf(n, sizeof(n), "throttle_%s_host_cpu_outside_vcpu", ph->name);
 	t_check(outside <= OUTSIDE_MAX, n,
-		 "%" PRIu64 " ms per s of host CPU outside the vCPU thread, "
-		 "want <= %d", outside, OUTSIDE_MAX);
+		"%" PRIu64 " ms per s of host CPU outside the vCPU thread, "
+		"want <= %d", outside, OUTSIDE_MAX);
 	snprintf(n, sizeof(n), "throttle_%s_overflow_rate", ph->name);
 	t_check(ovfl <= RATE * secs + SLACK(secs), n,
-		 "%" PRIu64 " overflows handled in %" PRIu64 " s, want <= %"
-		 PRIu64 " (max_overflow_rate %d/s)", ovfl, secs,
-		 (uint64_t)(RATE * secs + SLACK(secs)), RATE);
+		"%" PRIu64 " overflows handled in %" PRIu64 " s, want <= %"
+		PRIu64 " (max_overflow_rate %d/s)", ovfl, secs,
+		(uint64_t)(RATE * secs + SLACK(secs)), RATE);
 	if (ph->exiting) {
 		snprintf(n, sizeof(n), "throttle_%s_lost_visible_in_guest",
 			 ph->name);
 		t_check(guest_lost > 0 && guest_lost == lost, n,
-			 "guest buffer header counts %" PRIu64 " lost samples, "
-			 "the VM's stats %" PRIu64 ": the throttling must show "
-			 "in both, alike", guest_lost, lost);
+			"guest buffer header counts %" PRIu64 " lost samples, "
+			"the VM's stats %" PRIu64 ": the throttling must show "
+			"in both, alike", guest_lost, lost);
 		snprintf(n, sizeof(n), "throttle_%s_never_silent", ph->name);
 		t_check(2 * (s1.samples - s0.samples + lost) >= ph->exits, n,
-			 "%" PRIu64 " samples + %" PRIu64 " lost for %" PRIu64
-			 " exits: overflows went uncounted",
-			 (uint64_t)(s1.samples - s0.samples), lost, ph->exits);
+			"%" PRIu64 " samples + %" PRIu64 " lost for %" PRIu64
+			" exits: overflows went uncounted",
+			(uint64_t)(s1.samples - s0.samples), lost, ph->exits);
 		snprintf(n, sizeof(n), "throttle_%s_guest_exited", ph->name);
 		t_check(ph->exits > 10 * RATE, n,
-			 "%" PRIu64 " exits: too few to need throttling",
-			 ph->exits);
+			"%" PRIu64 " exits: too few to need throttling",
+			ph->exits);
 	}
 	cb_unload(&v->cb, ph->ctx);
 	cb_destroy(&v->cb, ph->ctx);
@@ -301,13 +301,13 @@ int main(void)
 	ret = rate_old >= 0 ? param_write(RATE) : -ENOENT;
 	/* without it, the phases still run: their figures show what it costs */
 	t_check(!ret, "throttle_param", "%s: read %ld, write %s", RATE_PARAM,
-		 rate_old, hl_errname(ret));
+		rate_old, hl_errname(ret));
 
 	o = hl_vm_opts_simple(1);
 	o.irqchip = true;
 	ret = hl_vm_create(&vm, &o);
 	if (t_check(!ret, "throttle_idle_vm", "irqchip VM: %s",
-		     hl_errname(ret))) {
+		    hl_errname(ret))) {
 		run_phase(&vm, &idle);
 		hl_vm_destroy(&vm);
 	}

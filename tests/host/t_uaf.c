@@ -399,15 +399,15 @@ static void t_probe(void)
 		ret = ret ? ret : cb_stop(&v->cb, id);
 		ret = ret ? ret : hl_vm_stats(&u.vm, &b);
 		t_check(!ret && b.overflows > a.overflows, names[i],
-			 "status %s; overflows %" PRIu64 " in one guest cycle "
-			 "(64 zapped pages written, 100 OUTs, %" PRIu64
-			 " halts so far)", hl_status_str(ret),
-			 ret ? 0 : (uint64_t)(b.overflows - a.overflows),
-			 u.halts);
+			"status %s; overflows %" PRIu64 " in one guest cycle "
+			"(64 zapped pages written, 100 OUTs, %" PRIu64
+			" halts so far)", hl_status_str(ret),
+			ret ? 0 : (uint64_t)(b.overflows - a.overflows),
+			u.halts);
 		if (!ret)
 			t_note("uaf: PMD %u alone at period 1: %" PRIu64
-				" overflows in one guest cycle", pmds[i],
-				(uint64_t)(b.overflows - a.overflows));
+			       " overflows in one guest cycle", pmds[i],
+			       (uint64_t)(b.overflows - a.overflows));
 		if (id)
 			cb_destroy(&v->cb, id);
 	}
@@ -515,7 +515,7 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 		if (!ret || !WIFSIGNALED(st)) {
 			snprintf(name, sizeof(name), "uaf_%d_kill_child", i);
 			t_check(false, name, "the child did not get its VM "
-				 "busy (wait status %#x)", st);
+				"busy (wait status %#x)", st);
 			ok = false;
 		}
 	} else {
@@ -547,10 +547,10 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 			snprintf(name, sizeof(name), "uaf_%d_%s_ran", i,
 				 mode_name[mode]);
 			t_check(false, name, "guest cycles %" PRIu64 " (%s), "
-				 "set switches from vCPU 1 %" PRIu64 " of %"
-				 PRIu64 ", destroyed %" PRIu64, u.cycles,
-				 hl_errname(u.run_err), u.switches_ok,
-				 u.switches, u.destroyed);
+				"set switches from vCPU 1 %" PRIu64 " of %"
+				PRIu64 ", destroyed %" PRIu64, u.cycles,
+				hl_errname(u.run_err), u.switches_ok,
+				u.switches, u.destroyed);
 			ok = false;
 		}
 		hl_vm_destroy(&u.vm);
@@ -563,8 +563,8 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 	if (!idle || m1.overflows <= m0.overflows) {
 		snprintf(name, sizeof(name), "uaf_%d_%s", i, mode_name[mode]);
 		t_check(false, name, "%s%s; overflows %" PRIu64,
-			 idle ? "" : "module not idle: ", idle ? "idle" : why,
-			 (uint64_t)(m1.overflows - m0.overflows));
+			idle ? "" : "module not idle: ", idle ? "idle" : why,
+			(uint64_t)(m1.overflows - m0.overflows));
 		ok = false;
 	}
 	return ok;
@@ -589,20 +589,20 @@ int main(void)
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	kfd = hl_klog_start();
 	t_check(kfd >= 0, "uaf_kernel_log_open", "/dev/kmsg: %s",
-		 hl_errname(kfd));
+		hl_errname(kfd));
 	/* vCPU threads are on CPU 0 (hostlib); the closing thread elsewhere */
 	if (ncpus > 1)
 		hl_pin_cpu(1);
 	else
 		t_note("uaf: one L1 CPU: a close cannot land inside an "
-			"overflow handler here (see the header); "
-			"make test-host-smp2 runs this on two");
+		       "overflow handler here (see the header); "
+		       "make test-host-smp2 runs this on two");
 
 	t_probe();
 	in_faults = mmap(NULL, HL_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (!t_check(in_faults != MAP_FAILED, "uaf_shared_page", "mmap: %s",
-		      hl_errname(errno)))
+		     hl_errname(errno)))
 		return t_done();
 
 	memset(&t, 0, sizeof(t));
@@ -614,7 +614,7 @@ int main(void)
 			       t.overflows);
 	}
 	t_check(!bad, "uaf_loop", "%d of %d iterations failed (see above)",
-		 bad, iters);
+		bad, iters);
 	printf("uaf: %d iterations on %d L1 CPU(s), seed %" PRIu64
 	       ": close %d, kill %d, destroy %d (%d of them while vCPU 0 "
 	       "wrote its pages); overflows %" PRIu64
@@ -629,7 +629,7 @@ int main(void)
 	concerns = hl_klog_concerns(kfd, 20, "uaf: L1 log: ");
 	printf("uaf: L1 kernel log lines of concern: %d\n", concerns);
 	t_check(concerns == 0, "uaf_kernel_log_clean",
-		 "%d line(s) of concern in L1's kernel log%s", concerns,
-		 concerns < 0 ? " (could not read it)" : "");
+		"%d line(s) of concern in L1's kernel log%s", concerns,
+		concerns < 0 ? " (could not read it)" : "");
 	return t_done();
 }

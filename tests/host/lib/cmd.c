@@ -135,7 +135,7 @@ uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
 
 	if (smpl_pages > HL_SMPL_PAGES_MAX) {
 		t_note("%s: %u sampling buffer pages, at most %u", who,
-			smpl_pages, HL_SMPL_PAGES_MAX);
+		       smpl_pages, HL_SMPL_PAGES_MAX);
 		return 0;
 	}
 	for (i = 0; i < smpl_pages; i++)
@@ -152,7 +152,7 @@ uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
 	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
 	if (ret) {
 		t_note("%s: %s (err_index %u)", who, hl_status_str(ret),
-			v->cb.hdr.err_index);
+		       v->cb.hdr.err_index);
 		return 0;
 	}
 	return id;

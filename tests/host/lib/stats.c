@@ -61,8 +61,8 @@ static int stats_baseline(int fd)
 		own_file_allocs = 0;	/* a concurrent change: assume none */
 	if (own_file_allocs)
 		t_note("note: the module counts each open %s in allocations "
-			"(%d each); the reader's own file is discounted",
-			KVMPFM_DEVICE, own_file_allocs);
+		       "(%d each); the reader's own file is discounted",
+		       KVMPFM_DEVICE, own_file_allocs);
 	return 0;
 }
 

@@ -42,9 +42,9 @@
  * vCPU 0 runs on CPU 0, vCPU 1 and the main thread on CPU 1, and a close
  * can land while a handler runs. The rig's kernel (Debian's) has no KASAN
  * and no KFENCE, and SLUB keeps a freed object's words (its free pointer
- * lies mid-object), so a stale read of the old code would mostly see the
- * old values; it shows (a GP fault in kvmpfm_overflow, failing the log
- * check) with slab poisoning (slub_debug=P for kmalloc-cg-256, where the
+ * lies mid-object), so a stale read by a module that frees too early
+ * would mostly see the old values; it shows (a GP fault in
+ * kvmpfm_overflow, failing the log check) with slab poisoning (slub_debug=P for kmalloc-cg-256, where the
  * 240-byte struct lives) or when the object was reused in between.
  * How often it has caught the freed-too-early module on this rig:
  * tests/host/README.

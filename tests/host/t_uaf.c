@@ -44,8 +44,9 @@
  * and no KFENCE, and SLUB keeps a freed object's words (its free pointer
  * lies mid-object), so a stale read by a module that frees too early
  * would mostly see the old values; it shows (a GP fault in
- * kvmpfm_overflow, failing the log check) with slab poisoning (slub_debug=P for kmalloc-cg-256, where the
- * 240-byte struct lives) or when the object was reused in between.
+ * kvmpfm_overflow, failing the log check) with slab poisoning
+ * (slub_debug=P for kmalloc-cg-256, where the 240-byte struct lives) or
+ * when the object was reused in between.
  * How often it has caught the freed-too-early module on this rig:
  * tests/host/README.
  *

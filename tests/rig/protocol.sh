@@ -5,7 +5,7 @@
 # prints about a run (its result, its retries). Sourced, never run, by
 # every script that prints or reads them: init.sh (/init of L1 and L2,
 # which finds this file at /etc/rig-protocol.sh), run-l2.sh (in L1, same
-# path), the payload runners (tests/host/run, guest/tests/run,
+# path), the payload runners (tests/host/l1-run.sh, guest/tests/run,
 # tests/rig/smoke/run), boot-l1.sh, pv-guest.sh, scripts/run.sh,
 # scripts/stage.sh and the judges tests/bench/check.sh and
 # tests/run/check.sh (L0).

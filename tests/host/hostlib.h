@@ -8,19 +8,22 @@
  * vCPUs and one thread per vCPU. Its binding gets the VM's memslots as
  * the memory table (KVMPFM_SET_MEM_TABLE) at BIND_VM and after every
  * hl_set_memslot(), as QEMU's memory listener keeps it. Each vCPU thread
- * binds itself
- * (KVMPFM_BIND_VCPU, SET_CMD_BLOCK, SET_EVENTFD) and then serves calls
- * from the test's main thread (hl_call): the module requires DOORBELL from
- * the bound vCPU thread, and counts virtual PMDs on that thread. The calls
- * on v->cb (tests/common/cmdblock.h) write a command block (header +
- * argument, pv_perfmon.h) into the vCPU's block in guest RAM and ring
- * DOORBELL from the right thread.
+ * binds itself (KVMPFM_BIND_VCPU, SET_CMD_BLOCK, SET_EVENTFD) and then
+ * serves calls from the test's main thread (hl_call): the module requires
+ * DOORBELL from the bound vCPU thread, and counts virtual PMDs on that
+ * thread. The calls on v->cb (tests/common/cmdblock.h) write a command
+ * block (header + argument, pv_perfmon.h) into the vCPU's block in guest
+ * RAM and ring DOORBELL from the right thread.
  *
  * Guest RAM layout (real mode, no guest OS: tiny code snippets only):
  *   0x01000  code: HL_CODE_IO, HL_CODE_TOUCH, HL_CODE_SPIN, HL_CODE_HLT
  *   0x10000  command blocks, PVPFM_CMD_BLOCK_SIZE per vCPU
  *   0x80000  HL_TOUCH_PAGES pages never touched by the host (page faults)
  *   0x100000 a page allocator for sampling buffers (hl_gpa_alloc)
+ *
+ * One section of this header a topic, each implemented by one file of
+ * lib/ (named in the section's title). The PASS/FAIL lines the tests print
+ * are tests/common/result.h's (t_check, t_note, t_done).
  */
 #ifndef HOSTLIB_H
 #define HOSTLIB_H

@@ -55,13 +55,12 @@
 
 #include "t_common.h"
 
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define EVTSEL_ON	((1ULL << 16) | (1ULL << 17) | (1ULL << 20) | \
 			 (1ULL << 22))	/* USR, OS, INT, EN */
-#define SET_TIMEOUT	(20 * NSEC_PER_MSEC)
-#define TICK_NS		(500 * NSEC_PER_MSEC)
+#define SET_TIMEOUT	(20 * MS)
+#define TICK_NS		(500 * MS)
 #define MAX_TICKS	2000
-#define SMPL_PERIOD	NSEC_PER_MSEC
+#define SMPL_PERIOD	MS
 /*
  * The recorded PMD is the vCPU run time past the overflow until the host
  * handled it; how late that is, L0's scheduling of the rig decides
@@ -70,7 +69,7 @@
  * 1.1 ms after the entry before. SMPL_OVER_MAX is far below a whole
  * counter value once the guest has run that long, and any garbage.
  */
-#define SMPL_OVER_MAX	(10 * NSEC_PER_SEC)
+#define SMPL_OVER_MAX	(10 * SEC)
 #define BUF_SIZE	4096
 #define ENT_SIZE	(sizeof(pfm_dfl_smpl_entry_t) + 8)
 #define CONTROL_TIMEOUT_S	600
@@ -353,8 +352,8 @@ static void check_ticks(void)
 			continue;
 		}
 		/* at most all the time there was, and then some slack */
-		if (b->cycles - a->cycles > 2 * dt + 100 * NSEC_PER_MSEC ||
-		    b->run - a->run > 2 * dt + 100 * NSEC_PER_MSEC) {
+		if (b->cycles - a->cycles > 2 * dt + 100 * MS ||
+		    b->run - a->run > 2 * dt + 100 * MS) {
 			bad_rate++;
 			printf("livemig: too much counted at tick %u\n", i);
 		}
@@ -389,7 +388,7 @@ int main(int argc, char **argv)
 	    pthread_create(&sampling, NULL, sampling_fn, NULL))
 		return t_done();
 	while (!setup_failed && (nr_ticks < 4 || !fills))
-		t_sleep_ns(100 * NSEC_PER_MSEC);
+		t_sleep_ns(100 * MS);
 	c0 = child_cpu(b.pid);
 	printf("livemig: ready: blocked child %d, %llu samples in %llu "
 	       "fills\n", b.pid, (unsigned long long)samples,

@@ -48,8 +48,6 @@
 
 #include "t_common.h"
 
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
-#define VM_EXITS	PVPFM_VPMD_VM_EXITS
 #define PAGE_FAULTS	PVPFM_VPMD_HOST_PAGE_FAULTS
 #define SMPL_PERIOD	(500 * 1000ULL)	/* ns of vCPU run time */
 #define BUF_SIZE	4096

@@ -42,11 +42,10 @@
  */
 #define RCU_STALL_SUPPRESS \
 	"/sys/module/rcupdate/parameters/rcu_cpu_stall_suppress"
-#define SPIN_NS		(3 * NSEC_PER_SEC)
+#define SPIN_NS		(3 * SEC)
 /* under nested TCG beside other L1s, vCPU 1 may wait seconds for L0 */
 #define SPIN_START_MS	20000
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
-#define PERIOD_NS	(2 * NSEC_PER_MSEC)
+#define PERIOD_NS	(2 * MS)
 /*
  * Well before the spinner lets go: a create and close took 16-18 ms on an
  * idle rig and 538 ms beside two other L1s under TCG; held up, it lasts
@@ -197,27 +196,27 @@ int main(void)
 		     "stall: a system-wide NO_MSG context", "not created"))
 		goto out;
 	/* the loader is inside its load, holding its context's lock */
-	t_sleep_ns(200 * NSEC_PER_MSEC);
+	t_sleep_ns(200 * MS);
 	fd = notify_here();
 	if (!t_check(fd >= 0, "stall: a notifying context on vCPU 0", "%s",
 		     strerror(errno)))
 		goto out;
 	/* run here until the notification (its message) is there */
 	pfd.fd = fd;
-	end = t_now_ns() + NSEC_PER_SEC;
+	end = t_now_ns() + SEC;
 	while (poll(&pfd, 1, 0) == 0 && t_now_ns() < end)
-		t_busy_ns(NSEC_PER_MSEC);
+		t_busy_ns(MS);
 	t_check(pfd.revents & POLLIN, "stall: a notification on vCPU 0",
 		"no message within 1 s");
 	/* the notification work has run, or is running, on this vCPU */
-	t_sleep_ns(50 * NSEC_PER_MSEC);
+	t_sleep_ns(50 * MS);
 	/* a create held up to the spinner's end must take CREATE_MAX_NS */
 	if (t_now_ns() + CREATE_MAX_NS > spin_end) {
 		t_skip("stall: another context is created and closed at once",
 		       "the setup ended %lld ms before the spinner's end: "
 		       "too late to tell a held create from a quick one",
 		       (long long)((int64_t)(spin_end - t_now_ns()) /
-				   (int64_t)NSEC_PER_MSEC));
+				   (int64_t)MS));
 		goto out;
 	}
 	took = create_time();
@@ -225,12 +224,12 @@ int main(void)
 	close(fd);
 	fd = -1;
 	printf("stall: a create and close took %lld ms beside a context held in its load\n",
-	       (long long)(took / (int64_t)NSEC_PER_MSEC));
+	       (long long)(took / (int64_t)MS));
 	t_check(took >= 0 && took < (int64_t)CREATE_MAX_NS,
 		"stall: another context is created and closed at once",
 		"%lld ms (the spinner holds vCPU %d for %llu ms)",
-		(long long)(took / (int64_t)NSEC_PER_MSEC), cpus[1],
-		(unsigned long long)(SPIN_NS / NSEC_PER_MSEC));
+		(long long)(took / (int64_t)MS), cpus[1],
+		(unsigned long long)(SPIN_NS / MS));
 out:
 	if (fd >= 0)
 		close(fd);

@@ -29,7 +29,6 @@
 
 #include "t_common.h"
 
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define NOBODY		65534
 
 /* a thread that runs (1 ms slices) until a byte comes on @fd */
@@ -46,7 +45,7 @@ static pid_t spawn_runner(int *stop_fd)
 		close(p[1]);
 		fcntl(p[0], F_SETFL, O_NONBLOCK);
 		while (read(p[0], &c, 1) < 0 && errno == EAGAIN)
-			t_busy_ns(NSEC_PER_MSEC);
+			t_busy_ns(MS);
 		_exit(0);
 	}
 	close(p[0]);
@@ -95,14 +94,14 @@ static void running(void)
 	if (!t_expect_ok("attach: create", fd) ||
 	    !t_expect_ok("attach: write PMDs", t_write_pmds(fd, pmds, 1, 0)))
 		goto out;
-	t_sleep_ns(20 * NSEC_PER_MSEC);
+	t_sleep_ns(20 * MS);
 	if (!t_expect_ok("attach: load on a running thread, not traced, not stopped",
 			 t_load(fd, child, 0)) ||
 	    !t_expect_ok("attach: start", pfm_start(fd, NULL)))
 		goto out;
-	t_sleep_ns(100 * NSEC_PER_MSEC);
+	t_sleep_ns(100 * MS);
 	t_read_pmd(fd, RUN_NS, 0, &v0);
-	t_sleep_ns(100 * NSEC_PER_MSEC);
+	t_sleep_ns(100 * MS);
 	t_read_pmd(fd, RUN_NS, 0, &v1);
 	st = proc_state(child);
 	t_check(st == 'R' || st == 'S', "attach: the thread was never stopped",

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,58 +16,6 @@
 #include <unistd.h>
 
 #include "t_common.h"
-
-static int n_pass, n_fail;
-
-void t_pass(const char *name)
-{
-	printf("PASS: %s\n", name);
-	fflush(stdout);
-	n_pass++;
-}
-
-static void vreport(const char *tag, const char *name, const char *fmt,
-		    va_list ap)
-{
-	printf("%s: %s (", tag, name);
-	vprintf(fmt, ap);
-	printf(")\n");
-	fflush(stdout);
-}
-
-void t_fail(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("FAIL", name, fmt, ap);
-	va_end(ap);
-	n_fail++;
-}
-
-void t_skip(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("SKIP", name, fmt, ap);
-	va_end(ap);
-}
-
-bool t_check(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		t_pass(name);
-		return true;
-	}
-	va_start(ap, fmt);
-	vreport("FAIL", name, fmt, ap);
-	va_end(ap);
-	n_fail++;
-	return false;
-}
 
 bool t_expect_err(const char *name, int ret, int want)
 {
@@ -97,19 +44,12 @@ bool t_expect_ok(const char *name, int ret)
 	return false;
 }
 
-int t_done(void)
-{
-	printf("%d passed, %d failed\n", n_pass, n_fail);
-	fflush(stdout);
-	return n_fail ? 1 : 0;
-}
-
 static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
 	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * SEC + ts.tv_nsec;
 }
 
 uint64_t t_now_ns(void)
@@ -147,8 +87,8 @@ void t_exits(unsigned int n)
 void t_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = {
-		.tv_sec = ns / NSEC_PER_SEC,
-		.tv_nsec = ns % NSEC_PER_SEC,
+		.tv_sec = ns / SEC,
+		.tv_nsec = ns % SEC,
 	};
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)

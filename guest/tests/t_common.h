@@ -2,13 +2,8 @@
 /*
  * Helpers for the guest test programs (guest/tests/t_*.c). They run inside
  * a guest with perfmon2.ko loaded, linked against libperfmon2. Each
- * program prints one line per check:
- *
- *   PASS: name
- *   FAIL: name (why)
- *   SKIP: name (why)          not counted: the guest cannot run it
- *
- * and ends with "N passed, N failed"; its exit status is 1 on a failure.
+ * program prints one line per check and ends with "N passed, N failed"
+ * (tests/common/result.h); its exit status is 1 on a failure.
  */
 #ifndef T_COMMON_H
 #define T_COMMON_H
@@ -22,25 +17,16 @@
 #include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
 
-#define T_SYSFS		"/sys/kernel/perfmon"
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
+#include "tests/common/result.h"
+#include "tests/common/testdefs.h"
 
-/* results */
-void t_pass(const char *name);
-void t_fail(const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void t_skip(const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* PASS if @ok, else FAIL with the formatted reason; returns @ok */
-bool t_check(bool ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#define T_SYSFS		"/sys/kernel/perfmon"
+
+/* results: t_check, t_pass, t_fail, t_skip, t_note, t_done */
 /* a call expected to fail with @want: PASS or FAIL saying what came */
 bool t_expect_err(const char *name, int ret, int want);
 /* a call expected to succeed */
 bool t_expect_ok(const char *name, int ret);
-/* print the summary line; the program's exit status */
-int t_done(void);
 
 /* time */
 uint64_t t_now_ns(void);

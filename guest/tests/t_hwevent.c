@@ -79,7 +79,7 @@ static void cycles_count(int fd, const pfarg_pmc_t *pc, const char *expect)
 	    !t_expect_ok("hwevent: load on self", t_load(fd, t_gettid(), 0)) ||
 	    !t_expect_ok("hwevent: start", pfm_start(fd, NULL)))
 		return;
-	t_busy_ns(50 * NSEC_PER_MSEC);
+	t_busy_ns(50 * MS);
 	pfm_stop(fd);
 	t_read_pmd(fd, 0, 0, &count);
 	t_check(count > 0, "hwevent: cycles accepted and counting",

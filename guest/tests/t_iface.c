@@ -206,7 +206,7 @@ static void attach(void)
 	if (!child) {
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		raise(SIGSTOP);
-		t_busy_ns(50 * NSEC_PER_MSEC);
+		t_busy_ns(50 * MS);
 		t_exits(CHILD_EXITS);
 		_exit(0);
 	}
@@ -413,7 +413,7 @@ static void switch_cost(void)
 	getrusage(RUSAGE_THREAD, &r0);
 	s0 = t_sysfs_num("device/switches", -1);
 	for (int i = 0; i < sleeps; i++)
-		t_sleep_ns(2 * NSEC_PER_MSEC);
+		t_sleep_ns(2 * MS);
 	s1 = t_sysfs_num("device/switches", -1);
 	getrusage(RUSAGE_THREAD, &r1);
 	e1 = t_sysfs_num("device/switch_errors", -1);

@@ -29,11 +29,10 @@
 #include "t_common.h"
 
 #define CTL		"controls/user_kernel_ip"
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define SMPL_PERIOD	(200 * 1000ULL)
 #define BUF_SIZE	1024	/* about 20 entries: each costs an exit */
 #define KERNEL_START	0xffff800000000000ULL
-#define TIMEOUT_NS	(20 * NSEC_PER_SEC)
+#define TIMEOUT_NS	(20 * SEC)
 #define NOBODY		65534
 
 struct kip_run {

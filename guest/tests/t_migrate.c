@@ -21,7 +21,7 @@
 
 #include "t_common.h"
 
-#define SLACK_NS	(10 * NSEC_PER_MSEC)
+#define SLACK_NS	(10 * MS)
 #define EXITS		200
 #define HOPS		50
 #define HOP_EXITS	10
@@ -53,7 +53,7 @@ static void check_phase(const char *name, const struct phase *a,
 /* a phase: busy, and EXITS exits, where the thread is now */
 static void work(void)
 {
-	t_busy_ns(50 * NSEC_PER_MSEC);
+	t_busy_ns(50 * MS);
 	t_exits(EXITS);
 }
 
@@ -110,7 +110,7 @@ int main(void)
 	for (i = 0; i < HOPS; i++) {
 		moved += !t_pin(i % 2 ? a : b);
 		t_exits(HOP_EXITS);
-		t_busy_ns(NSEC_PER_MSEC);
+		t_busy_ns(MS);
 	}
 	sample(fd, &p4);
 	snprintf(name, sizeof(name), "migrate: counts across %d forced moves", HOPS);

@@ -24,11 +24,10 @@
 
 #include "t_common.h"
 
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define BUF_SIZE	4096
 /* the rounds each program must see: more than the first fill */
 #define ROUNDS		4
-#define DEADLINE_NS	(20 * NSEC_PER_SEC)
+#define DEADLINE_NS	(20 * SEC)
 
 /* what the SIGIO handler does, as in a libpfm-3 self-sampler */
 static int sig_fd = -1;
@@ -83,7 +82,7 @@ static void run_until(int rounds)
 	uint64_t end = t_now_ns() + DEADLINE_NS;
 
 	while (sig_count < rounds && t_now_ns() < end)
-		t_busy_ns(NSEC_PER_MSEC);
+		t_busy_ns(MS);
 }
 
 /* RUN_NS from -@period, notifying (when no format), started on itself */
@@ -128,7 +127,7 @@ static void smpl(void)
 		"nomsg: smpl: one SIGIO per full buffer, sampling goes on after the first",
 		"%d signals, %llu fills in %llu s", (int)sig_count,
 		(unsigned long long)h->hdr_overflows,
-		(unsigned long long)(DEADLINE_NS / NSEC_PER_SEC));
+		(unsigned long long)(DEADLINE_NS / SEC));
 	t_check(h->hdr_overflows >= ROUNDS && !sig_empty && sig_entries > 0,
 		"nomsg: smpl: the handler found a full buffer each time",
 		"fills %llu, empty %d, entries %llu",
@@ -155,18 +154,18 @@ static void count(void)
 	sigio_arm(fd, NULL);
 	/* a notification every 5 ms of vCPU time */
 	if (!t_expect_ok("nomsg: count: program, load on itself, start",
-			 program(fd, 5 * NSEC_PER_MSEC, PFM_REGFL_OVFL_NOTIFY)))
+			 program(fd, 5 * MS, PFM_REGFL_OVFL_NOTIFY)))
 		goto out;
 	run_until(ROUNDS);
 	t_check(sig_count >= ROUNDS,
 		"nomsg: count: one SIGIO per OVFL_NOTIFY overflow, restarted by the handler",
 		"%d signals in %llu s", (int)sig_count,
-		(unsigned long long)(DEADLINE_NS / NSEC_PER_SEC));
+		(unsigned long long)(DEADLINE_NS / SEC));
 	t_check(!sig_restart_err, "nomsg: count: pfm_restart in the handler",
 		"%s", strerror(sig_restart_err));
 	pfm_stop(fd);
 	t_check(!t_read_pmd(fd, RUN_NS, 0, &v) &&
-		v >= (uint64_t)-(5 * NSEC_PER_MSEC),
+		v >= (uint64_t)-(5 * MS),
 		"nomsg: count: the PMD counts up from its reset value again",
 		"RUN_NS %#llx", (unsigned long long)v);
 	no_message(fd, "nomsg: count: no message queued (read EAGAIN)");

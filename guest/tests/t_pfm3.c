@@ -54,7 +54,7 @@ static void restart_gone(void)
 	if (!child) {
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		raise(SIGSTOP);
-		t_busy_ns(10 * NSEC_PER_MSEC);
+		t_busy_ns(10 * MS);
 		_exit(0);
 	}
 	waitpid(child, &status, 0);

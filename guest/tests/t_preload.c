@@ -26,7 +26,6 @@
 
 #include "t_common.h"
 
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 
 /* the steps of the preloaded run, as its exit status */
 enum { P_OK, P_CREATE, P_PROGRAM, P_LOAD, P_START, P_READ, P_COUNT };
@@ -58,7 +57,7 @@ static int preloaded(void)
 		return P_LOAD;
 	if (pfm_start(fd, NULL))
 		return P_START;
-	t_busy_ns(20 * NSEC_PER_MSEC);
+	t_busy_ns(20 * MS);
 	pfm_stop(fd);
 	if (pfm_read_pmds(fd, &pd, 1))
 		return P_READ;

@@ -28,9 +28,9 @@
 #include "t_common.h"
 
 #define NSETS		3
-#define TIMEOUT_NS	(10 * NSEC_PER_MSEC)
-#define RUN_NS		(600 * NSEC_PER_MSEC)
-#define SLACK_NS	(2 * NSEC_PER_MSEC)
+#define TIMEOUT_NS	(10 * MS)
+#define BUSY_NS		(600 * MS)
+#define SLACK_NS	(2 * MS)
 
 static int getinfo(int fd, pfarg_setinfo_t *si)
 {
@@ -76,7 +76,7 @@ static bool clocks_agree(const uint16_t *pmds, char *why, size_t size)
 	}
 	c0 = t_thread_cpu_ns();
 	pfm_start(fd, NULL);
-	t_busy_ns(RUN_NS / 2);
+	t_busy_ns(BUSY_NS / 2);
 	pfm_stop(fd);
 	c1 = t_thread_cpu_ns();
 	memset(&si, 0, sizeof(si));
@@ -120,7 +120,7 @@ int main(void)
 	ok = true;
 	for (i = 0; i < NSETS; i++)
 		ok &= sd[i].set_timeout >= TIMEOUT_NS &&
-		      sd[i].set_timeout < TIMEOUT_NS + 10 * NSEC_PER_MSEC;
+		      sd[i].set_timeout < TIMEOUT_NS + 10 * MS;
 	t_check(ok, "sets: effective timeouts returned",
 		"%llu, %llu, %llu ns for 10 ms requested",
 		(unsigned long long)sd[0].set_timeout,
@@ -137,7 +137,7 @@ int main(void)
 	t0 = t_now_ns();
 	c0 = t_thread_cpu_ns();
 	t_expect_ok("sets: start", pfm_start(fd, NULL));
-	t_busy_ns(RUN_NS);
+	t_busy_ns(BUSY_NS);
 	t_expect_ok("sets: stop", pfm_stop(fd));
 	c1 = t_thread_cpu_ns();
 	t1 = t_now_ns();
@@ -172,7 +172,7 @@ int main(void)
 			(unsigned long long)sum, (unsigned long long)(c1 - c0));
 
 	/* stopped: no set is active, nothing adds up */
-	t_busy_ns(30 * NSEC_PER_MSEC);
+	t_busy_ns(30 * MS);
 	getinfo(fd, si2);
 	ok = true;
 	for (i = 0; i < NSETS; i++)

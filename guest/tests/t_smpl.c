@@ -46,8 +46,6 @@
 
 #include "t_common.h"
 
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
-#define VM_EXITS	PVPFM_VPMD_VM_EXITS
 
 /* a few hundred microseconds of vCPU time: a few thousand samples/s */
 #define SMPL_PERIOD	(500 * 1000ULL)
@@ -491,7 +489,7 @@ static void full(void)
 	check_masked(fd, h, "smpl: full: monitoring masked until pfm_restart");
 	/* SIGIO comes from the guest driver's work after the interrupt */
 	for (n = 0; n < 50 && !sigio_count; n++)
-		t_sleep_ns(10 * NSEC_PER_MSEC);
+		t_sleep_ns(10 * MS);
 	t_check(sigio_count >= 1, "smpl: SIGIO with F_SETOWN + O_ASYNC",
 		"%d signals", (int)sigio_count);
 
@@ -526,7 +524,7 @@ static void full(void)
 		     (int)read(fd, &m, sizeof(m)), EAGAIN);
 	check_masked(fd, h, "smpl: full again: masked again");
 	for (n = 0; n < 50 && sigio_count < 2; n++)
-		t_sleep_ns(10 * NSEC_PER_MSEC);
+		t_sleep_ns(10 * MS);
 	t_check(sigio_count >= 2, "smpl: SIGIO for the second message",
 		"%d signals", (int)sigio_count);
 out:
@@ -717,7 +715,7 @@ static uint64_t proc_cpu_ns(pid_t pid)
 
 	if (clock_getcpuclockid(pid, &cid) || clock_gettime(cid, &ts))
 		return 0;
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * SEC + ts.tv_nsec;
 }
 
 /* wait up to @ms for @pid's state to be @want */
@@ -726,7 +724,7 @@ static bool wait_state(pid_t pid, char want, int ms)
 	for (int i = 0; i < ms / 5; i++) {
 		if (proc_state(pid) == want)
 			return true;
-		t_sleep_ns(5 * NSEC_PER_MSEC);
+		t_sleep_ns(5 * MS);
 	}
 	return proc_state(pid) == want;
 }
@@ -736,7 +734,7 @@ static uint64_t cpu_over(pid_t pid, int ms)
 {
 	uint64_t c0 = proc_cpu_ns(pid);
 
-	t_sleep_ns(ms * NSEC_PER_MSEC);
+	t_sleep_ns(ms * MS);
 	return proc_cpu_ns(pid) - c0;
 }
 
@@ -823,7 +821,7 @@ static bool check_blocked(struct blocked *b, const char *name)
 	c0 = b->h->hdr_count;
 	used = cpu_over(b->pid, 300);
 	st = proc_state(b->pid);
-	return t_check(st == 'S' && used < NSEC_PER_MSEC && b->h->hdr_count == c0,
+	return t_check(st == 'S' && used < MS && b->h->hdr_count == c0,
 		       name, "state %c, %llu ns of CPU in 300 ms, count %llu -> %llu",
 		       st, (unsigned long long)used, (unsigned long long)c0,
 		       (unsigned long long)b->h->hdr_count);
@@ -837,7 +835,7 @@ static bool check_runs(pid_t pid, const char *name)
 {
 	uint64_t used = cpu_over(pid, 300);
 
-	return t_check(used >= 20 * NSEC_PER_MSEC, name,
+	return t_check(used >= 20 * MS, name,
 		       "%llu ns of CPU in 300 ms, state now %c",
 		       (unsigned long long)used, proc_state(pid));
 }
@@ -873,9 +871,9 @@ static void block(int cpu_child)
 		kill(b.pid, SIGKILL);
 		waitpid(b.pid, &status, 0);
 		t_check(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
-			t_now_ns() - t0 < 2 * NSEC_PER_SEC,
+			t_now_ns() - t0 < 2 * SEC,
 			"block: SIGKILL ends the wait", "status %#x after %llu ms",
-			status, (unsigned long long)((t_now_ns() - t0) / NSEC_PER_MSEC));
+			status, (unsigned long long)((t_now_ns() - t0) / MS));
 		b.pid = -1;
 		t_check(t_wait_msg(b.fd, &m, 2000) && m.type == PFM_MSG_END,
 			"block: PFM_MSG_END when the blocked child dies", "type %u",

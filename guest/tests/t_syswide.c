@@ -71,11 +71,11 @@ static void one_cpu(int cpu)
 	snprintf(name, sizeof(name), "syswide: vCPU %d: start", cpu);
 	t_expect_ok(name, pfm_start(fd, NULL));
 	t0 = t_now_ns();
-	t_busy_ns(50 * NSEC_PER_MSEC);
+	t_busy_ns(50 * MS);
 	t_exits(SYS_EXITS);
 	/* idle: the vCPU halts, the context keeps counting */
-	t_sleep_ns(100 * NSEC_PER_MSEC);
-	t_busy_ns(10 * NSEC_PER_MSEC);
+	t_sleep_ns(100 * MS);
+	t_busy_ns(10 * MS);
 	snprintf(name, sizeof(name), "syswide: vCPU %d: stop", cpu);
 	t_expect_ok(name, pfm_stop(fd));
 	wall = t_now_ns() - t0;
@@ -84,7 +84,7 @@ static void one_cpu(int cpu)
 	t_read_pmd(fd, PVPFM_VPMD_HALT_EXITS, 0, &halts);
 
 	snprintf(name, sizeof(name), "syswide: vCPU %d: VCPU_RUN_NS", cpu);
-	t_check(run > 0 && run <= wall + 10 * NSEC_PER_MSEC,
+	t_check(run > 0 && run <= wall + 10 * MS,
 		name, "%llu ns over %llu ns wall, 60 ms of it busy",
 		(unsigned long long)run, (unsigned long long)wall);
 	snprintf(name, sizeof(name), "syswide: vCPU %d: VM_EXITS", cpu);

@@ -55,7 +55,7 @@ static bool wait_bound(void)
 		if (!access("/dev/perfmon2", R_OK) &&
 		    t_sysfs_num(CUR, -1) >= 0)
 			return true;
-		t_sleep_ns(100 * NSEC_PER_MSEC);
+		t_sleep_ns(100 * MS);
 	}
 	return false;
 }

@@ -77,10 +77,10 @@ int main(void)
 
 	t0 = t_now_ns();
 	cpu0 = t_thread_cpu_ns();
-	t_busy_ns(100 * NSEC_PER_MSEC);
+	t_busy_ns(100 * MS);
 	/* some sleeps: the context goes out and in again */
 	for (i = 0; i < 5; i++)
-		t_sleep_ns(2 * NSEC_PER_MSEC);
+		t_sleep_ns(2 * MS);
 	if (read_all(fd, before)) {
 		t_fail("vpmd: read while counting", "errno %s",
 		       strerrorname_np(errno));
@@ -93,7 +93,7 @@ int main(void)
 		       strerrorname_np(errno));
 		return t_done();
 	}
-	t_busy_ns(100 * NSEC_PER_MSEC);
+	t_busy_ns(100 * MS);
 	t_expect_ok("vpmd: stop", pfm_stop(fd));
 	cpu1 = t_thread_cpu_ns();
 	t1 = t_now_ns();
@@ -105,7 +105,7 @@ int main(void)
 	       (unsigned long long)after[V(VCPU_RUN_NS)],
 	       (unsigned long long)cpu, (unsigned long long)wall);
 	t_check(after[V(VCPU_RUN_NS)] > mid[V(VCPU_RUN_NS)] &&
-		after[V(VCPU_RUN_NS)] <= wall + 10 * NSEC_PER_MSEC,
+		after[V(VCPU_RUN_NS)] <= wall + 10 * MS,
 		"vpmd: VCPU_RUN_NS grows while the thread runs",
 		"%llu ns, %llu ns before a 100 ms busy loop; wall %llu ns",
 		(unsigned long long)after[V(VCPU_RUN_NS)],
@@ -126,7 +126,7 @@ int main(void)
 		(unsigned long long)wall);
 
 	/* stopped: nothing moves, whatever the thread does */
-	t_busy_ns(50 * NSEC_PER_MSEC);
+	t_busy_ns(50 * MS);
 	read_all(fd, later);
 	t_check(!memcmp(after, later, sizeof(after)),
 		"vpmd: counting stops at pfm_stop",
@@ -143,11 +143,11 @@ int main(void)
 	if (t_expect_ok("vpmd: write a 64-bit value while loaded",
 			pfm_write_pmds(fd, pd, 1))) {
 		pfm_start(fd, NULL);
-		t_busy_ns(20 * NSEC_PER_MSEC);
+		t_busy_ns(20 * MS);
 		pfm_stop(fd);
 		read_all(fd, later);
 		t_check(later[V(VCPU_RUN_NS)] > (1ULL << 40) &&
-			later[V(VCPU_RUN_NS)] < (1ULL << 40) + 10 * NSEC_PER_SEC,
+			later[V(VCPU_RUN_NS)] < (1ULL << 40) + 10 * SEC,
 			"vpmd: counts on from the written value",
 			"%#llx, want a little above 1 << 40",
 			(unsigned long long)later[V(VCPU_RUN_NS)]);

@@ -242,5 +242,5 @@ rig_check $? "Prometheus scrapes over TLS with basic auth while they hold: up 1,
 stop_exporter
 rig_check $? "exit 0 on SIGTERM with connections held"
 
-echo "e2e: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+rig_summary e2e
 [ "${rig_failed:-0}" = 0 ]

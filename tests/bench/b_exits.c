@@ -57,9 +57,6 @@
 
 #include "t_common.h"
 
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
-#define VM_EXITS	PVPFM_VPMD_VM_EXITS
-#define HALT_EXITS	PVPFM_VPMD_HALT_EXITS
 #define MAX_VEC		1024
 
 static int failures;
@@ -677,7 +674,7 @@ static void bench_sampling(int timeout_s)
 		goto err;
 	count0 = hdr->hdr_count;
 	ovfl0 = hdr->hdr_overflows;
-	end = a.wall + (uint64_t)timeout_s * NSEC_PER_SEC;
+	end = a.wall + (uint64_t)timeout_s * SEC;
 	/* reading the header is a load from guest memory: no exit */
 	while (hdr->hdr_count - count0 < SMPL_WANT && t_now_ns() < end)
 		busy_until(t_now_ns() + 100000);
@@ -819,7 +816,7 @@ static void bench_perf_cpu_clock(int timeout_s)
 	if (snap(fd, &a))
 		goto err;
 	ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0);
-	end = a.wall + (uint64_t)timeout_s * NSEC_PER_SEC;
+	end = a.wall + (uint64_t)timeout_s * SEC;
 	while (perf_samples(pg, data_size) < SMPL_WANT && t_now_ns() < end)
 		busy_until(t_now_ns() + 100000);
 	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);

@@ -93,8 +93,8 @@
 
 #include "t_common.h"
 
-#define SWITCH_NS	10000000ULL	/* set switch timeout: 10 ms */
-#define SLICE_NS	20000000ULL	/* the tool on or off: 20 ms of wall */
+#define SWITCH_NS	(10 * MS)	/* set switch timeout */
+#define SLICE_NS	(20 * MS)	/* the tool on or off, of wall time */
 #define BUF_SIZE	(64 * 1024)	/* pv sampling buffer, perf ring data */
 #define PAGE		4096
 #define MAX_ROUNDS	64
@@ -243,7 +243,7 @@ static void pv_poll(struct pv_smpl *s)
 
 static int pv_smpl_start(struct pv_smpl *s, unsigned int rate)
 {
-	uint64_t period = NSEC_PER_SEC / rate;
+	uint64_t period = SEC / rate;
 	pfm_dfl_smpl_arg_t arg;
 	pfarg_load_t load;
 	pfarg_ctx_t ctx;
@@ -352,7 +352,7 @@ static int perf_smpl_start(struct perf_smpl *s, unsigned int rate)
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.sample_period = NSEC_PER_SEC / rate;
+	attr.sample_period = SEC / rate;
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	attr.disabled = 1;
 	s->fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);

@@ -19,6 +19,8 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 doc=${1:-$top/doc/ARCHITECTURE.md}
+# shellcheck source=tests/rig/protocol.sh
+. "$top/tests/rig/protocol.sh"
 
 # the files of the tree, relative to its top
 tree_files() {
@@ -54,10 +56,9 @@ named_paths() {
 	' "$doc"
 }
 
-fails=0
+# fail WHAT: a FAIL line (rig_check), counted in rig_failed
 fail() {
-	echo "FAIL: $doc: $*"
-	fails=$((fails + 1))
+	rig_check 1 "$doc: $*"
 }
 
 files=$(tree_files)
@@ -94,8 +95,8 @@ while read -r parent; do
 	fi
 done < <(grep -E '^[^/]+(/[^/]+)*/.+' <<<"$named" | sed -E 's|[^/]+/?$||' | sort -u)
 
-if [ "$fails" -gt 0 ]; then
-	echo "layout: $fails difference(s) between $doc's layout and the tree"
+if [ "${rig_failed:-0}" -gt 0 ]; then
+	echo "layout: $rig_failed difference(s) between $doc's layout and the tree"
 	exit 1
 fi
 echo "layout: $doc's layout names $(wc -l <<<"$named") paths, all there, none missing"

@@ -8,19 +8,22 @@
  * vCPUs and one thread per vCPU. Its binding gets the VM's memslots as
  * the memory table (KVMPFM_SET_MEM_TABLE) at BIND_VM and after every
  * hl_set_memslot(), as QEMU's memory listener keeps it. Each vCPU thread
- * binds itself
- * (KVMPFM_BIND_VCPU, SET_CMD_BLOCK, SET_EVENTFD) and then serves calls
- * from the test's main thread (hl_call): the module requires DOORBELL from
- * the bound vCPU thread, and counts virtual PMDs on that thread. The calls
- * on v->cb (tests/common/cmdblock.h) write a command block (header +
- * argument, pv_perfmon.h) into the vCPU's block in guest RAM and ring
- * DOORBELL from the right thread.
+ * binds itself (KVMPFM_BIND_VCPU, SET_CMD_BLOCK, SET_EVENTFD) and then
+ * serves calls from the test's main thread (hl_call): the module requires
+ * DOORBELL from the bound vCPU thread, and counts virtual PMDs on that
+ * thread. The calls on v->cb (tests/common/cmdblock.h) write a command
+ * block (header + argument, pv_perfmon.h) into the vCPU's block in guest
+ * RAM and ring DOORBELL from the right thread.
  *
  * Guest RAM layout (real mode, no guest OS: tiny code snippets only):
  *   0x01000  code: HL_CODE_IO, HL_CODE_TOUCH, HL_CODE_SPIN, HL_CODE_HLT
  *   0x10000  command blocks, PVPFM_CMD_BLOCK_SIZE per vCPU
  *   0x80000  HL_TOUCH_PAGES pages never touched by the host (page faults)
  *   0x100000 a page allocator for sampling buffers (hl_gpa_alloc)
+ *
+ * One section of this header a topic, each implemented by one file of
+ * lib/ (named in the section's title). The PASS/FAIL lines the tests print
+ * are tests/common/result.h's (t_check, t_note, t_done).
  */
 #ifndef HOSTLIB_H
 #define HOSTLIB_H
@@ -36,6 +39,8 @@
 #include "include/uapi/pv_perfmon.h"
 #include "include/uapi/perfmon2.h"
 #include "tests/common/cmdblock.h"
+#include "tests/common/result.h"
+#include "tests/common/testdefs.h"
 
 #define HL_MAX_VCPUS		8
 #define HL_MAX_SLOTS		8	/* KVM memslots a test VM uses */
@@ -128,18 +133,11 @@ struct hl_vm {
 	struct hl_vm_opts opts;
 };
 
-/* ---- results ---------------------------------------------------------- */
-extern int hl_passed, hl_failed;
-/* PASS/FAIL line; returns @ok */
-bool hl_check(bool ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-void hl_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* prints "N passed, N failed", returns the exit code */
-int hl_summary(void);
+/* ---- results (lib/status.c; the lines: tests/common/result.h) ---------- */
 /* PASS if @expr (an int: 0, -errno or HL_IOCTL_ERR) equals @want */
 #define HL_EXPECT(name, expr, want) do {				\
 	int hl_r_ = (expr), hl_w_ = (want);				\
-	hl_check(hl_r_ == hl_w_, (name), "got %s, want %s",		\
+	t_check(hl_r_ == hl_w_, (name), "got %s, want %s",		\
 		 hl_status_str(hl_r_), hl_status_str2(hl_w_));	\
 } while (0)
 /* an ioctl as 0 or -errno */
@@ -148,16 +146,20 @@ const char *hl_status_str2(int status);	/* a second buffer */
 const char *hl_errname(int err);	/* "EINVAL" for 22 or -22 */
 const char *hl_status_str(int status);	/* 0, -EINVAL, ioctl:EPERM ... */
 
-/* ---- set up / tear down ---------------------------------------------- */
-void hl_init(void);			/* once per program: signals, stdout */
+/* ---- set up / tear down (lib/vm.c) ------------------------------------ */
+void hl_init(void);		/* once per program: signals, stdout (lib/mailbox.c) */
 /* 0 or -errno; on failure everything built so far is torn down */
 int hl_vm_create(struct hl_vm *vm, const struct hl_vm_opts *opts);
 /* threads stopped, perfmon fd closed, vCPU and VM fds closed, RAM unmapped */
 void hl_vm_destroy(struct hl_vm *vm);
 void hl_vm_close_pfm(struct hl_vm *vm);
 void hl_vm_stop_threads(struct hl_vm *vm);
-/* a VM with @nr vCPUs, amd64 personality, default limits, all bound */
+/* the options of a VM with @nr vCPUs, amd64 personality, default limits */
+struct hl_vm_opts hl_vm_opts_simple(int nr_vcpus);
+/* hl_vm_create with hl_vm_opts_simple(@nr_vcpus): all bound */
 int hl_vm_simple(struct hl_vm *vm, int nr_vcpus);
+/* PASS @name if @ret (hl_vm_create's) is 0, else FAIL saying why */
+bool hl_check_vm(const char *name, int ret);
 /*
  * open /dev/kvm-perfmon, BIND_VM, the event map and the memory table, as
  * hl_vm_create does
@@ -202,7 +204,7 @@ static inline void *hl_hva(struct hl_vm *vm, uint64_t gpa)
 	return vm->mem + gpa;
 }
 
-/* ---- calls on vCPU threads ------------------------------------------- */
+/* ---- calls on vCPU threads (lib/mailbox.c) ---------------------------- */
 bool hl_on_vcpu(const struct hl_vcpu *v);
 /*
  * @fn(@arg) on a new thread of its own (pinned as the vCPU threads are:
@@ -213,10 +215,12 @@ int hl_call(struct hl_vcpu *v, int (*fn)(struct hl_vcpu *, void *), void *arg);
 void hl_call_async(struct hl_vcpu *v, int (*fn)(struct hl_vcpu *, void *),
 		   void *arg);
 int hl_call_wait(struct hl_vcpu *v);
+/* no call is running on @v (hl_call_async's has returned) */
+bool hl_call_done(struct hl_vcpu *v);
 /* stop a hl_run_until_kicked() on @v: sets v->stop and signals until done */
 int hl_kick_and_wait(struct hl_vcpu *v);
 
-/* ---- commands --------------------------------------------------------- */
+/* ---- commands (lib/cmd.c) ---------------------------------------------- */
 /*
  * The calls are those of tests/common/cmdblock.h on v->cb, from any thread:
  * the block goes into the vCPU's block in guest RAM and DOORBELL is rung
@@ -265,8 +269,10 @@ void hl_hist_attach(struct hl_hist *h);	/* NULL: stop counting */
 uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
 		     uint32_t nsets, pfarg_pmd_t *p, uint32_t npmds,
 		     uint64_t smpl_gpa, uint32_t smpl_pages);
+/* DESTROY each of the @n contexts @ids on @v, a teardown: no status kept */
+void hl_destroy_ctxs(struct hl_vcpu *v, const uint32_t *ids, int n);
 
-/* ---- the guest running (on the vCPU thread) ---------------------------- */
+/* ---- the guest running, on the vCPU thread (lib/run.c) ---------------- */
 int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx,
 		  uint64_t rdx);
 /* KVM_RUN until the OUT to HL_PORT_DONE; counts exits; 0 or -errno */
@@ -279,6 +285,17 @@ int hl_run_io(struct hl_vcpu *v, unsigned int n);
  */
 int hl_run_until_kicked(struct hl_vcpu *v);
 
+/*
+ * From another thread: @v runs @n (1..65535) OUTs; if that takes longer
+ * than @limit_ns of wall time it is kicked out of KVM_RUN. *done: 1 if
+ * the guest finished. Returns the wall time taken.
+ */
+uint64_t hl_run_io_timed(struct hl_vcpu *v, unsigned int n, uint64_t limit_ns,
+			 int *done);
+
+uint64_t hl_eventfd_read(struct hl_vcpu *v);	/* 0 if nothing (lib/vm.c) */
+
+/* ---- clocks (lib/clock.c) ---------------------------------------------- */
 /*
  * On @v's thread: START @ctx, burn @ns of the thread's CPU, STOP. *cpu_ns
  * gets the thread's time from just before START to just after STOP as
@@ -303,16 +320,6 @@ bool hl_bracket(uint64_t val, uint64_t lower, uint64_t upper);
 /* |got - want| <= rel * want + abs */
 bool hl_within(uint64_t got, uint64_t want, double rel, uint64_t abs);
 
-/*
- * From another thread: @v runs @n (1..65535) OUTs; if that takes longer
- * than @limit_ns of wall time it is kicked out of KVM_RUN. *done: 1 if
- * the guest finished. Returns the wall time taken.
- */
-uint64_t hl_run_io_timed(struct hl_vcpu *v, unsigned int n, uint64_t limit_ns,
-			 int *done);
-
-/* ---- eventfd, time ------------------------------------------------------ */
-uint64_t hl_eventfd_read(struct hl_vcpu *v);	/* 0 if nothing */
 uint64_t hl_thread_ns(void);		/* CLOCK_THREAD_CPUTIME_ID */
 /*
  * The calling thread's time over a span, by the larger of two clocks: its
@@ -320,9 +327,9 @@ uint64_t hl_thread_ns(void);		/* CLOCK_THREAD_CPUTIME_ID */
  * PERF_COUNT_SW_TASK_CLOCK event of its own, counting only). The upper
  * bound of what a task-clock count of the thread (VCPU_RUN_NS) can hold:
  * in the rig's L1 perf's task clock now and then runs milliseconds ahead
- * of the CPU time, in spans of 2-20 ms of it (+8.5 ms over 2.2 ms seen),
- * alike for any task-clock event of the thread, the module's or not
- * (tests/host/README). Without perf, the CPU time alone.
+ * of the CPU time, alike for any task-clock event of the thread, the
+ * module's or not (tests/host/README: the figures). Without perf, the CPU
+ * time alone.
  */
 struct hl_thread_span {
 	int fd;			/* the task-clock event, or -1 */
@@ -341,26 +348,35 @@ int hl_run_delay_ns(pid_t tid, uint64_t *ns);
 int hl_thread_cpu_of(pid_t tid, uint64_t *ns);
 int hl_pin_cpu(int cpu);		/* this thread to one CPU */
 
-/* ---- module stats ------------------------------------------------------- */
+/* ---- child processes (lib/child.c) ------------------------------------- */
+/*
+ * @fn(@arg, @res) in a child process. If it returns 0, the child's @len
+ * bytes of @res come back into @res through a pipe (@res stays as the
+ * caller left it if none came); the child exits with what @fn returned
+ * (3 if the bytes did not go). Returns the child's wait status, or
+ * -errno if no child ran.
+ */
+int hl_child(int (*fn)(void *arg, void *res), void *arg, void *res,
+	     size_t len);
+/* the uid and gid of the unprivileged user the tests drop to */
+#define HL_NOBODY		65534
+/* this process to HL_NOBODY, no supplementary groups: 0 or -errno */
+int hl_drop_to_nobody(void);
+
+/* ---- module stats (lib/stats.c) ---------------------------------------- */
 int hl_module_stats(struct kvmpfm_module_stats *st);
 int hl_vm_stats(struct hl_vm *vm, struct kvmpfm_vm_stats *st);
 /*
  * The module holds nothing: allocations, perf_events, pinned_pages, vms all
- * zero (the stats reader's own open file excepted, see hostlib.c). Waits up
+ * zero (the stats reader's own open file excepted, see lib/stats.c). Waits up
  * to @wait_ms for deferred teardown. Returns true and prints nothing if so;
  * else writes what is left to @why.
  */
 bool hl_module_idle(int wait_ms, char *why, size_t why_len);
-/* hl_check(hl_module_idle(...)) with @name */
+/* t_check(hl_module_idle(...)) with @name */
 bool hl_check_module_idle(const char *name);
 
-/*
- * The module's allow_host_page_faults (off when loaded): a program that
- * counts HOST_PAGE_FAULTS turns it on first. Returns 0 or -errno.
- */
-int hl_allow_host_page_faults(bool on);
-
-/* ---- BIND_VM's limits ------------------------------------------------- */
+/* ---- module parameters: BIND_VM's limits (lib/limits.c) --------------- */
 enum { HL_LIM_CONTEXTS, HL_LIM_SETS, HL_LIM_VECTOR, HL_LIM_SMPL_BUF,
 	HL_LIM_N };
 /* "max_contexts", "max_sets", "max_vector", "max_smpl_buf" */
@@ -372,7 +388,18 @@ uint64_t hl_lim_of_bind(const struct kvmpfm_bind_vm *b, int l);
 /* the limit as the guest sees it (PMU_INFO) */
 uint64_t hl_lim_of_info(const struct pvpfm_pmu_info *i, int l);
 
-/* ---- L1's kernel log ------------------------------------------------------ */
+/*
+ * The module's allow_host_page_faults (off when loaded): a program that
+ * counts HOST_PAGE_FAULTS turns it on first. Returns 0 or -errno.
+ */
+int hl_allow_host_page_faults(bool on);
+/*
+ * For a program that counts HOST_PAGE_FAULTS: hl_allow_host_page_faults
+ * on, checked as "allow_host_page_faults"
+ */
+bool hl_check_allow_host_page_faults(void);
+
+/* ---- L1's kernel log (lib/klog.c) -------------------------------------- */
 /*
  * Lines of concern in the kernel log since hl_klog_start(): those that
  * match a pattern of the rig's bad-patterns (the file HL_BAD_PATTERNS in

@@ -7,7 +7,7 @@
  *   kvmpfm-stats --zero     check that the module holds nothing (no
  *                           allocation, perf event, pinned page or VM left;
  *                           the reader's own open file excepted, see
- *                           hostlib.c); waits up to 2 s for deferred
+ *                           lib/stats.c); waits up to 2 s for deferred
  *                           teardown; prints a PASS/FAIL line; exit 1 if not
  */
 #include <inttypes.h>
@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 	hl_init();
 	if (argc == 2 && !strcmp(argv[1], "--zero")) {
 		hl_check_module_idle("module_stats_zero");
-		return hl_failed ? 1 : 0;
+		return t_failed ? 1 : 0;
 	}
 	if (argc != 1) {
 		fprintf(stderr, "usage: kvmpfm-stats [--zero]\n");

@@ -5,27 +5,24 @@
 # check that the module holds nothing any more, unload it.
 # Each program prints "PASS: name" / "FAIL: name (why)" lines and
 # "N passed, N failed"; this script adds its own checks and prints the
-# combined "N passed, N failed" last. Exit status 0 only if all passed.
+# combined "host: N passed, N failed" last (tests/rig/protocol.sh).
+# Exit status 0 only if all passed.
 cd "$(dirname "$0")" || exit 1
+# shellcheck source=tests/rig/protocol.sh
+. /etc/rig-protocol.sh
 # the programs' environment as make chose it (tests/host/Makefile: RUN_ENV)
 if [ -f ./env ]; then
 	. ./env
 fi
-pass=0
-fail=0
 # a program's own limit; the rig's limit for the whole run is larger
 PROG_TIMEOUT=${PROG_TIMEOUT:-300}
 
+# check NAME COMMAND...: PASS if COMMAND succeeds
 check() {
 	name=$1
 	shift
-	if "$@"; then
-		echo "PASS: $name"
-		pass=$((pass + 1))
-	else
-		echo "FAIL: $name"
-		fail=$((fail + 1))
-	fi
+	"$@"
+	rig_check $? "$name"
 }
 
 uptime_s() {
@@ -38,9 +35,8 @@ check insmod_kvm_perfmon insmod ./kvm-perfmon.ko
 check host_page_faults_off_by_default \
 	grep -qx N /sys/module/kvm_perfmon/parameters/allow_host_page_faults
 if [ ! -c /dev/kvm-perfmon ]; then
-	echo "FAIL: dev_kvm_perfmon (no /dev/kvm-perfmon)"
-	fail=$((fail + 1))
-	echo "host: $pass passed, $fail failed"
+	rig_check 1 dev_kvm_perfmon "no /dev/kvm-perfmon"
+	rig_summary host
 	exit 1
 fi
 ./kvmpfm-stats
@@ -57,30 +53,24 @@ while read -r t; do
 	} | tee "/tmp/$t.out"
 	rc=$(cat "/tmp/$t.rc")
 	t1=$(uptime_s)
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "/tmp/$t.out" | tail -n 1)
-	if [ -n "$line" ]; then
-		p=${line%% passed*}
-		f=${line#*passed, }
-		f=${f%% failed*}
-		pass=$((pass + p))
-		fail=$((fail + f))
-	fi
-	if [ "$rc" != 0 ] && { [ -z "$line" ] || [ "$f" = 0 ]; }; then
-		echo "FAIL: $t (exit status $rc)"
-		fail=$((fail + 1))
+	rig_tally_failed=0
+	rig_tally "/tmp/$t.out"
+	if [ "$rc" != 0 ] && [ "$rig_tally_failed" = 0 ]; then
+		rig_check 1 "$t" "exit status $rc"
 	fi
 	echo "=== $t: rc=$rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s"
 done <tests.list
 
 ./kvmpfm-stats
+# prints its own PASS/FAIL line: counted here
 if ./kvmpfm-stats --zero; then
-	pass=$((pass + 1))
+	rig_passed=$((${rig_passed:-0} + 1))
 else
-	fail=$((fail + 1))
+	rig_failed=$((${rig_failed:-0} + 1))
 fi
 check rmmod_kvm_perfmon rmmod kvm_perfmon
 echo "kvm-perfmon kernel log lines:"
 dmesg | grep -i -e kvm.perfmon -e kvmpfm | sed 's/^/  /'
 
-echo "host: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+rig_summary host
+[ "${rig_failed:-0}" -eq 0 ]

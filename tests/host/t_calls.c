@@ -29,7 +29,6 @@
 #define SEL_EN		(1ULL << 22)
 #define SEL(ev)		((uint64_t)(ev) | SEL_USR | SEL_OS | SEL_INT | SEL_EN)
 
-#define MS		1000000ULL
 
 static struct hl_vm vm;
 static struct hl_vcpu *v0, *v1;
@@ -40,7 +39,17 @@ static bool vm_up(const char *name, const struct hl_vm_opts *o)
 
 	v0 = &vm.vcpus[0];
 	v1 = &vm.vcpus[1];
-	return hl_check(!ret, name, "VM: %s", hl_errname(ret));
+	return t_check(!ret, name, "VM: %s", hl_errname(ret));
+}
+
+/* the VM made again, with BIND_VM's limit @l at @val */
+static bool vm_again_limited(const char *name, int l, uint64_t val)
+{
+	struct hl_vm_opts o = hl_vm_opts_simple(2);
+
+	hl_vm_destroy(&vm);
+	hl_lim_set(&o.bind, l, val);
+	return vm_up(name, &o);
 }
 
 static uint32_t ctx_new(uint32_t flags)
@@ -49,7 +58,7 @@ static uint32_t ctx_new(uint32_t flags)
 	int ret = cb_create(&v0->cb, flags, &id);
 
 	if (ret)
-		hl_note("create_context: %s", hl_status_str(ret));
+		t_note("create_context: %s", hl_status_str(ret));
 	return id;
 }
 
@@ -62,70 +71,69 @@ static void t_pmu_info(void)
 
 	ret = cb_pmu_info(&v0->cb, &info);
 	HL_EXPECT("pmu_info_ok", ret, 0);
-	hl_check(!strcmp(info.model, "amd64") && info.num_pmcs == 4 &&
-		 info.num_pmds == 10 && info.max_pmc == 4 &&
-		 info.max_pmd == PVPFM_VPMD_END,
-		 "pmu_info_amd64", "model %.32s pmcs %u pmds %u max_pmc %u max_pmd %u",
-		 info.model, info.num_pmcs, info.num_pmds, info.max_pmc,
-		 info.max_pmd);
-	hl_check(info.impl_pmcs[0] == 0xf && info.impl_pmds[0] == 0xf &&
-		 info.impl_pmds[4] == 0x3f && !info.impl_pmds[1],
-		 "pmu_info_impl_bitmaps", "pmcs %#llx pmds[0] %#llx pmds[4] %#llx",
-		 (unsigned long long)info.impl_pmcs[0],
-		 (unsigned long long)info.impl_pmds[0],
-		 (unsigned long long)info.impl_pmds[4]);
-	hl_check(info.max_contexts == 64 && info.max_sets == 32 &&
-		 info.max_vector == 64 && info.max_smpl_buf == (4ULL << 20),
-		 "pmu_info_default_limits", "contexts %u sets %u vector %u buf %llu",
-		 info.max_contexts, info.max_sets, info.max_vector,
-		 (unsigned long long)info.max_smpl_buf);
+	t_check(!strcmp(info.model, "amd64") && info.num_pmcs == 4 &&
+		info.num_pmds == 10 && info.max_pmc == 4 &&
+		info.max_pmd == PVPFM_VPMD_END,
+		"pmu_info_amd64", "model %.32s pmcs %u pmds %u max_pmc %u max_pmd %u",
+		info.model, info.num_pmcs, info.num_pmds, info.max_pmc,
+		info.max_pmd);
+	t_check(info.impl_pmcs[0] == 0xf && info.impl_pmds[0] == 0xf &&
+		info.impl_pmds[4] == 0x3f && !info.impl_pmds[1],
+		"pmu_info_impl_bitmaps", "pmcs %#llx pmds[0] %#llx pmds[4] %#llx",
+		(unsigned long long)info.impl_pmcs[0],
+		(unsigned long long)info.impl_pmds[0],
+		(unsigned long long)info.impl_pmds[4]);
+	t_check(info.max_contexts == 64 && info.max_sets == 32 &&
+		info.max_vector == 64 && info.max_smpl_buf == (4ULL << 20),
+		"pmu_info_default_limits", "contexts %u sets %u vector %u buf %llu",
+		info.max_contexts, info.max_sets, info.max_vector,
+		(unsigned long long)info.max_smpl_buf);
 
 	memset(d, 0, sizeof(d));
 	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 0, 16, d, sizeof(d));
 	HL_EXPECT("reg_desc_ok", ret, 0);
-	hl_check(v0->cb.hdr.count == 14, "reg_desc_count",
-		 "%u registers, want 14 (4 PMCs, 4 PMDs, 6 virtual)",
-		 v0->cb.hdr.count);
+	t_check(v0->cb.hdr.count == 14, "reg_desc_count",
+		"%u registers, want 14 (4 PMCs, 4 PMDs, 6 virtual)",
+		v0->cb.hdr.count);
 	ok = true;
 	for (i = 0; i < 4; i++)
 		ok &= d[i].type == PVPFM_REG_PMC && d[i].num == i &&
 		      d[i].dfl_val == SEL_INT && (d[i].rsvd_msk & SEL_INT);
-	hl_check(ok && !strcmp(d[0].name, "PERFSEL0"), "reg_desc_pmcs",
-		 "PMC0 %s type %u dfl %#llx rsvd %#llx", d[0].name, d[0].type,
-		 (unsigned long long)d[0].dfl_val,
-		 (unsigned long long)d[0].rsvd_msk);
+	t_check(ok && !strcmp(d[0].name, "PERFSEL0"), "reg_desc_pmcs",
+		"PMC0 %s type %u dfl %#llx rsvd %#llx", d[0].name, d[0].type,
+		(unsigned long long)d[0].dfl_val,
+		(unsigned long long)d[0].rsvd_msk);
 	ok = true;
 	for (i = 0; i < 6; i++)
 		ok &= d[8 + i].type == PVPFM_REG_PMD &&
 		      d[8 + i].num == PVPFM_VPMD_VCPU_RUN_NS + i &&
 		      (d[8 + i].flags & PVPFM_REGF_VIRTUAL);
-	hl_check(ok && !strcmp(d[8].name, "VCPU_RUN_NS") &&
-		 !(d[4].flags & PVPFM_REGF_VIRTUAL) &&
-		 (d[4].flags & PVPFM_REGF_COUNTER),
-		 "reg_desc_virtual_pmds", "PMD entry 8: %s num %u flags %#x",
-		 d[8].name, d[8].num, d[8].flags);
+	t_check(ok && !strcmp(d[8].name, "VCPU_RUN_NS") &&
+		!(d[4].flags & PVPFM_REGF_VIRTUAL) &&
+		(d[4].flags & PVPFM_REGF_COUNTER),
+		"reg_desc_virtual_pmds", "PMD entry 8: %s num %u flags %#x",
+		d[8].name, d[8].num, d[8].flags);
 	memset(d, 0, sizeof(d));
 	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 10, 8, d, 8 * sizeof(d[0]));
-	hl_check(!ret && v0->cb.hdr.count == 4 &&
-		 d[3].num == PVPFM_VPMD_END - 1,
-		 "reg_desc_from_position", "status %s count %u last %u",
-		 hl_status_str(ret), v0->cb.hdr.count, d[3].num);
+	t_check(!ret && v0->cb.hdr.count == 4 &&
+		d[3].num == PVPFM_VPMD_END - 1,
+		"reg_desc_from_position", "status %s count %u last %u",
+		hl_status_str(ret), v0->cb.hdr.count, d[3].num);
 	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 1000, 1, d, sizeof(d[0]));
-	hl_check(!ret && v0->cb.hdr.count == 0, "reg_desc_past_end_empty",
-		 "status %s count %u", hl_status_str(ret), v0->cb.hdr.count);
+	t_check(!ret && v0->cb.hdr.count == 0, "reg_desc_past_end_empty",
+		"status %s count %u", hl_status_str(ret), v0->cb.hdr.count);
 }
 
 static void t_create(void)
 {
 	struct pvpfm_create_arg a;
-	struct hl_vm_opts o;
 	uint32_t ids[5], id1, id2;
 	int ret, i;
 
 	id1 = ctx_new(0);
 	id2 = ctx_new(PFM_FL_SYSTEM_WIDE);
-	hl_check(id1 && id2 && id1 != id2, "create_context_ids",
-		 "ids %u %u", id1, id2);
+	t_check(id1 && id2 && id1 != id2, "create_context_ids",
+		"ids %u %u", id1, id2);
 	HL_EXPECT("create_context_bad_flags_einval",
 		  cb_create(&v0->cb, 0x100, NULL), -EINVAL);
 	HL_EXPECT("create_context_sys_block_einval",
@@ -168,12 +176,7 @@ static void t_create(void)
 	cb_destroy(&v0->cb, id2);
 
 	/* the admin's limit: 4 contexts */
-	hl_vm_destroy(&vm);
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
-	o.bind.max_contexts = 4;
-	if (!vm_up("create_context_limit_setup", &o))
+	if (!vm_again_limited("create_context_limit_setup", HL_LIM_CONTEXTS, 4))
 		return;
 	for (i = 0; i < 4; i++)
 		ret = cb_create(&v0->cb, 0, &ids[i]);
@@ -205,26 +208,26 @@ static void t_write_pmcs(void)
 	cb_pmc_init(&p[1], 2, 0, SEL_INT | (1ULL << 21));	/* reserved */
 	cb_pmc_init(&p[2], 3, 0, SEL_INT);
 	ret = cb_write_pmcs(&v0->cb, id, p, 3);
-	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL) &&
-		 !(p[0].reg_flags & PFM_REG_RETFL_MASK),
-		 "write_pmcs_reserved_bit_einval",
-		 "status %s err_index %u flags %#x/%#x", hl_status_str(ret),
-		 v0->cb.hdr.err_index, p[0].reg_flags, p[1].reg_flags);
+	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
+		(p[1].reg_flags & PFM_REG_RETFL_EINVAL) &&
+		!(p[0].reg_flags & PFM_REG_RETFL_MASK),
+		"write_pmcs_reserved_bit_einval",
+		"status %s err_index %u flags %#x/%#x", hl_status_str(ret),
+		v0->cb.hdr.err_index, p[0].reg_flags, p[1].reg_flags);
 	cb_pmc_init(&p[0], 0, 0,
 		    0x76 | SEL_USR | SEL_OS | SEL_EN);	/* INT 0 */
 	ret = cb_write_pmcs(&v0->cb, id, p, 1);
-	hl_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
-		 "write_pmcs_reserved_default_einval", "status %s flags %#x",
-		 hl_status_str(ret), p[0].reg_flags);
+	t_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
+		"write_pmcs_reserved_default_einval", "status %s flags %#x",
+		hl_status_str(ret), p[0].reg_flags);
 	cb_pmc_init(&p[0], 0, 0, SEL_INT | (1ULL << 50));
 	HL_EXPECT("write_pmcs_reserved_high_einval",
 		  cb_write_pmcs(&v0->cb, id, p, 1), -EINVAL);
 	cb_pmc_init(&p[0], 4, 0, SEL_INT);
 	ret = cb_write_pmcs(&v0->cb, id, p, 1);
-	hl_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
-		 "write_pmcs_unimplemented_einval", "status %s flags %#x",
-		 hl_status_str(ret), p[0].reg_flags);
+	t_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
+		"write_pmcs_unimplemented_einval", "status %s flags %#x",
+		hl_status_str(ret), p[0].reg_flags);
 	cb_pmc_init(&p[0], 300, 0, SEL_INT);
 	HL_EXPECT("write_pmcs_pmc300_einval", cb_write_pmcs(&v0->cb, id, p, 1),
 		  -EINVAL);
@@ -239,8 +242,8 @@ static void t_write_pmcs(void)
 	cb_pmc_init(&p[0], 0, 0, SEL_INT);
 	p[0].reg_flags = PFM_REG_RETFL_EINVAL;
 	ret = cb_write_pmcs(&v0->cb, id, p, 1);
-	hl_check(!ret && !p[0].reg_flags, "write_pmcs_stale_retfl_cleared",
-		 "status %s flags %#x", hl_status_str(ret), p[0].reg_flags);
+	t_check(!ret && !p[0].reg_flags, "write_pmcs_stale_retfl_cleared",
+		"status %s flags %#x", hl_status_str(ret), p[0].reg_flags);
 	cb_destroy(&v0->cb, id);
 }
 
@@ -252,12 +255,12 @@ static void expect_notavail(uint32_t id, const char *name, uint64_t value)
 	cb_pmc_init(&p[0], 1, 0, SEL_INT);
 	cb_pmc_init(&p[1], 0, 0, value);
 	ret = cb_write_pmcs(&v0->cb, id, p, 2);
-	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (p[1].reg_flags & PFM_REG_RETFL_NOTAVAIL) &&
-		 !(p[1].reg_flags & PFM_REG_RETFL_EINVAL),
-		 name, "PMC0=%#llx: status %s err_index %u reg_flags %#x",
-		 (unsigned long long)value, hl_status_str(ret),
-		 v0->cb.hdr.err_index, p[1].reg_flags);
+	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
+		(p[1].reg_flags & PFM_REG_RETFL_NOTAVAIL) &&
+		!(p[1].reg_flags & PFM_REG_RETFL_EINVAL),
+		name, "PMC0=%#llx: status %s err_index %u reg_flags %#x",
+		(unsigned long long)value, hl_status_str(ret),
+		v0->cb.hdr.err_index, p[1].reg_flags);
 }
 
 static void t_notavail(void)
@@ -291,16 +294,16 @@ static void t_host_page_faults_policy(void)
 		  hl_allow_host_page_faults(false), 0);
 	cb_pmd_init(&p, PVPFM_VPMD_HOST_PAGE_FAULTS, 0, 0);
 	ret = cb_write_pmds(&v0->cb, id, &p, 1);
-	hl_check(ret == -EINVAL && (p.reg_flags & PFM_REG_RETFL_NOTAVAIL),
-		 "host_page_faults_denied_notavail", "status %s reg_flags %#x",
-		 hl_status_str(ret), p.reg_flags);
+	t_check(ret == -EINVAL && (p.reg_flags & PFM_REG_RETFL_NOTAVAIL),
+		"host_page_faults_denied_notavail", "status %s reg_flags %#x",
+		hl_status_str(ret), p.reg_flags);
 	HL_EXPECT("host_page_faults_param_on",
 		  hl_allow_host_page_faults(true), 0);
 	cb_pmd_init(&p, PVPFM_VPMD_HOST_PAGE_FAULTS, 0, 0);
 	ret = cb_write_pmds(&v0->cb, id, &p, 1);
-	hl_check(!ret && !(p.reg_flags & PFM_REG_RETFL_NOTAVAIL),
-		 "host_page_faults_allowed", "status %s reg_flags %#x",
-		 hl_status_str(ret), p.reg_flags);
+	t_check(!ret && !(p.reg_flags & PFM_REG_RETFL_NOTAVAIL),
+		"host_page_faults_allowed", "status %s reg_flags %#x",
+		hl_status_str(ret), p.reg_flags);
 	cb_destroy(&v0->cb, id);
 }
 
@@ -328,9 +331,7 @@ static void t_alias(void)
 	map[1] = map[0];
 	map[1].guest_event = 0xc3;
 	map[1].flags = 0;
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(2);
 	o.map = map;
 	o.map_nr = 2;
 	if (!vm_up("alias_setup", &o))
@@ -338,17 +339,17 @@ static void t_alias(void)
 	id = ctx_new(PFM_FL_SYSTEM_WIDE);
 	cb_pmc_init(&pmc, 0, 0, SEL(0x76));
 	ret = cb_write_pmcs(&v0->cb, id, &pmc, 1);
-	hl_check(!ret && pmc.reg_flags == PVPFM_REG_RETFL_EMULATED,
-		 "alias_cycles_accepted_emulated",
-		 "PMC0=%#llx with cycles aliased to task-clock: status %s "
-		 "err_index %u reg_flags %#x", (unsigned long long)SEL(0x76),
-		 hl_status_str(ret), v0->cb.hdr.err_index, pmc.reg_flags);
+	t_check(!ret && pmc.reg_flags == PVPFM_REG_RETFL_EMULATED,
+		"alias_cycles_accepted_emulated",
+		"PMC0=%#llx with cycles aliased to task-clock: status %s "
+		"err_index %u reg_flags %#x", (unsigned long long)SEL(0x76),
+		hl_status_str(ret), v0->cb.hdr.err_index, pmc.reg_flags);
 	cb_pmc_init(&plain, 1, 0, SEL(0xc3));
 	ret2 = cb_write_pmcs(&v0->cb, id, &plain, 1);
-	hl_check(!ret2 && !plain.reg_flags, "alias_unmarked_not_emulated",
-		 "PMC1=%#llx aliased without 'emulated': status %s "
-		 "reg_flags %#x", (unsigned long long)SEL(0xc3),
-		 hl_status_str(ret2), plain.reg_flags);
+	t_check(!ret2 && !plain.reg_flags, "alias_unmarked_not_emulated",
+		"PMC1=%#llx aliased without 'emulated': status %s "
+		"reg_flags %#x", (unsigned long long)SEL(0xc3),
+		hl_status_str(ret2), plain.reg_flags);
 	expect_notavail(id, "alias_other_event_still_notavail", SEL(0xc0));
 	if (ret)
 		goto out;
@@ -360,10 +361,10 @@ static void t_alias(void)
 	HL_EXPECT("alias_start_stop", ret, 0);
 	cb_read_pmd(&v0->cb, id, 0, 0, &val);
 	/* the vCPU thread's task clock: bracketed by its CPU time */
-	hl_check(hl_bracket(val, busy, cpu), "alias_counts_task_clock",
-		 "PMD0 %" PRIu64 " ns, thread CPU %" PRIu64 " ns between the "
-		 "doorbells, %" PRIu64 " ns around them (10%% + 1 ms)", val,
-		 busy, cpu);
+	t_check(hl_bracket(val, busy, cpu), "alias_counts_task_clock",
+		"PMD0 %" PRIu64 " ns, thread CPU %" PRIu64 " ns between the "
+		"doorbells, %" PRIu64 " ns around them (10%% + 1 ms)", val,
+		busy, cpu);
 	HL_EXPECT("alias_unload", cb_unload(&v0->cb, id), 0);
 out:
 	cb_destroy(&v0->cb, id);
@@ -388,24 +389,24 @@ static void t_intel(void)
 	if (!vm_up("intel_setup", &o))
 		return;
 	ret = cb_pmu_info(&v0->cb, &info);
-	hl_check(!ret && !strcmp(info.model, "intel_arch") &&
-		 info.num_pmcs == 5 && info.num_pmds == 4 + 3 + 6 &&
-		 info.max_pmc == 17 && info.impl_pmcs[0] == 0x1000f &&
-		 info.impl_pmds[0] == 0x7000f && info.impl_pmds[4] == 0x3f,
-		 "intel_pmu_info", "status %s model %.32s pmcs %u pmds %u max_pmc %u "
-		 "impl_pmcs %#llx impl_pmds %#llx", hl_status_str(ret), info.model,
-		 info.num_pmcs, info.num_pmds, info.max_pmc,
-		 (unsigned long long)info.impl_pmcs[0],
-		 (unsigned long long)info.impl_pmds[0]);
+	t_check(!ret && !strcmp(info.model, "intel_arch") &&
+		info.num_pmcs == 5 && info.num_pmds == 4 + 3 + 6 &&
+		info.max_pmc == 17 && info.impl_pmcs[0] == 0x1000f &&
+		info.impl_pmds[0] == 0x7000f && info.impl_pmds[4] == 0x3f,
+		"intel_pmu_info", "status %s model %.32s pmcs %u pmds %u max_pmc %u "
+		"impl_pmcs %#llx impl_pmds %#llx", hl_status_str(ret), info.model,
+		info.num_pmcs, info.num_pmds, info.max_pmc,
+		(unsigned long long)info.impl_pmcs[0],
+		(unsigned long long)info.impl_pmds[0]);
 	cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE, &id);
 	expect_notavail(id, "intel_notavail_cycles_0x3c", SEL(0x3c));
 	expect_notavail(id, "intel_notavail_llc_misses_0x412e", SEL(0x412e));
 	/* FIXED_CTR_CTRL: fixed counter 0 (instructions), OS | USR */
 	cb_pmc_init(&pmc, 16, 0, 0x888 | 0x3);
 	ret = cb_write_pmcs(&v0->cb, id, &pmc, 1);
-	hl_check(ret == -EINVAL && (pmc.reg_flags & PFM_REG_RETFL_NOTAVAIL),
-		 "intel_notavail_fixed_counter", "status %s reg_flags %#x",
-		 hl_status_str(ret), pmc.reg_flags);
+	t_check(ret == -EINVAL && (pmc.reg_flags & PFM_REG_RETFL_NOTAVAIL),
+		"intel_notavail_fixed_counter", "status %s reg_flags %#x",
+		hl_status_str(ret), pmc.reg_flags);
 	cb_pmc_init(&pmc, 16, 0, 0x888);	/* all fixed counters off */
 	HL_EXPECT("intel_fixed_ctrl_off_ok",
 		  cb_write_pmcs(&v0->cb, id, &pmc, 1), 0);
@@ -415,6 +416,15 @@ static void t_intel(void)
 	cb_destroy(&v0->cb, id);
 	hl_vm_destroy(&vm);
 	vm_up("calls_vm_setup", NULL);
+}
+
+/* a call on PMDs @p[0..1] refused at the second: EINVAL, flagged there */
+static void second_pmd_einval(const char *name, int ret, const pfarg_pmd_t *p)
+{
+	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
+		(p[1].reg_flags & PFM_REG_RETFL_EINVAL),
+		name, "status %s err_index %u flags %#x",
+		hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
 }
 
 static void t_write_read_pmds(void)
@@ -427,10 +437,10 @@ static void t_write_read_pmds(void)
 	for (i = 0; i < 6; i++)
 		cb_pmd_init(&p[i], PVPFM_VPMD_VCPU_RUN_NS + i, 0, 1000 * i);
 	ret = cb_write_pmds(&v0->cb, id, p, 6);
-	hl_check(!ret, "write_pmds_virtual_all_available",
-		 "status %s err_index %u reg_flags %#x", hl_status_str(ret),
-		 v0->cb.hdr.err_index,
-		 ret ? p[v0->cb.hdr.err_index % 6].reg_flags : 0);
+	t_check(!ret, "write_pmds_virtual_all_available",
+		"status %s err_index %u reg_flags %#x", hl_status_str(ret),
+		v0->cb.hdr.err_index,
+		ret ? p[v0->cb.hdr.err_index % 6].reg_flags : 0);
 	cb_pmd_init(&p[6], 0, 0, 0x123456789abcdef0ULL);
 	cb_pmd_init(&p[7], 3, 0, ~0ULL);
 	HL_EXPECT("write_pmds_generic_ok", cb_write_pmds(&v0->cb, id, &p[6], 2),
@@ -444,19 +454,16 @@ static void t_write_read_pmds(void)
 	     p[6].reg_last_reset_val == 0x123456789abcdef0ULL;
 	for (i = 0; i < 6; i++)
 		ok &= p[i].reg_value == 1000ULL * i;
-	hl_check(ok, "read_pmds_values_back", "status %s PMD0 %#llx PMD3 %#llx "
-		 "PMD257 %llu", hl_status_str(ret),
-		 (unsigned long long)p[6].reg_value,
-		 (unsigned long long)p[7].reg_value,
-		 (unsigned long long)p[1].reg_value);
+	t_check(ok, "read_pmds_values_back", "status %s PMD0 %#llx PMD3 %#llx "
+		"PMD257 %llu", hl_status_str(ret),
+		(unsigned long long)p[6].reg_value,
+		(unsigned long long)p[7].reg_value,
+		(unsigned long long)p[1].reg_value);
 
 	cb_pmd_init(&p[0], 0, 0, 0);
 	cb_pmd_init(&p[1], PVPFM_VPMD_END, 0, 0);
-	ret = cb_write_pmds(&v0->cb, id, p, 2);
-	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
-		 "write_pmds_pmd262_einval", "status %s err_index %u flags %#x",
-		 hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
+	second_pmd_einval("write_pmds_pmd262_einval",
+			  cb_write_pmds(&v0->cb, id, p, 2), p);
 	cb_pmd_init(&p[0], 4, 0, 0);
 	HL_EXPECT("write_pmds_pmd4_einval", cb_write_pmds(&v0->cb, id, p, 1),
 		  -EINVAL);
@@ -478,11 +485,8 @@ static void t_write_read_pmds(void)
 
 	cb_pmd_init(&p[0], 0, 0, 0);
 	cb_pmd_init(&p[1], 9, 0, 0);
-	ret = cb_read_pmds(&v0->cb, id, p, 2);
-	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (p[1].reg_flags & PFM_REG_RETFL_EINVAL),
-		 "read_pmds_bad_pmd_einval", "status %s err_index %u flags %#x",
-		 hl_status_str(ret), v0->cb.hdr.err_index, p[1].reg_flags);
+	second_pmd_einval("read_pmds_bad_pmd_einval",
+			  cb_read_pmds(&v0->cb, id, p, 2), p);
 	cb_pmd_init(&p[0], 0, 5, 0);
 	HL_EXPECT("read_pmds_no_such_set_einval",
 		  cb_read_pmds(&v0->cb, id, p, 1), -EINVAL);
@@ -546,11 +550,7 @@ static void t_load(void)
 				 &smpl), 0);
 	HL_EXPECT("load_smpl_unregistered_enobufs",
 		  cb_load(&v0->cb, smpl, 0, 0, 0, v0->guest_tgid), -ENOBUFS);
-	cb_destroy(&v0->cb, smpl);
-	cb_destroy(&v0->cb, sys);
-	cb_destroy(&v0->cb, sys2);
-	cb_destroy(&v0->cb, thr);
-	cb_destroy(&v0->cb, thr2);
+	hl_destroy_ctxs(v0, (uint32_t[]){ smpl, sys, sys2, thr, thr2 }, 5);
 }
 
 static void t_start_stop_restart(void)
@@ -584,7 +584,6 @@ static void t_sets_calls(void)
 {
 	pfarg_setdesc_t d[4];
 	pfarg_setinfo_t in[3];
-	struct hl_vm_opts o;
 	uint32_t id = ctx_new(PFM_FL_SYSTEM_WIDE);
 	int ret, i;
 
@@ -597,32 +596,32 @@ static void t_sets_calls(void)
 	d[2].set_flags = PFM_SETFL_OVFL_SWITCH;
 	ret = cb_create_sets(&v0->cb, id, d, 3);
 	HL_EXPECT("create_evtsets_ok", ret, 0);
-	hl_check(d[1].set_timeout == 2000000, "create_evtsets_timeout_rounded",
-		 "1500001 ns became %llu, want 2000000 (1 ms granularity)",
-		 (unsigned long long)d[1].set_timeout);
+	t_check(d[1].set_timeout == 2000000, "create_evtsets_timeout_rounded",
+		"1500001 ns became %llu, want 2000000 (1 ms granularity)",
+		(unsigned long long)d[1].set_timeout);
 
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 1;
 	in[1].set_id = 3;
 	in[2].set_id = 0;
 	ret = cb_getinfo_sets(&v0->cb, id, in, 3);
-	hl_check(!ret && in[0].set_flags == PFM_SETFL_TIME_SWITCH &&
-		 in[0].set_timeout == 2000000 &&
-		 in[1].set_flags == PFM_SETFL_OVFL_SWITCH && !in[2].set_flags &&
-		 !in[0].set_runs && in[2].set_avail_pmcs[0] == 0xf &&
-		 in[2].set_avail_pmds[4] == 0x3f,
-		 "getinfo_evtsets_ok", "status %s flags %#x/%#x/%#x timeout %llu",
-		 hl_status_str(ret), in[0].set_flags, in[1].set_flags,
-		 in[2].set_flags, (unsigned long long)in[0].set_timeout);
+	t_check(!ret && in[0].set_flags == PFM_SETFL_TIME_SWITCH &&
+		in[0].set_timeout == 2000000 &&
+		in[1].set_flags == PFM_SETFL_OVFL_SWITCH && !in[2].set_flags &&
+		!in[0].set_runs && in[2].set_avail_pmcs[0] == 0xf &&
+		in[2].set_avail_pmds[4] == 0x3f,
+		"getinfo_evtsets_ok", "status %s flags %#x/%#x/%#x timeout %llu",
+		hl_status_str(ret), in[0].set_flags, in[1].set_flags,
+		in[2].set_flags, (unsigned long long)in[0].set_timeout);
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 0;
 	in[1].set_id = 2;
 	ret = cb_getinfo_sets(&v0->cb, id, in, 2);
-	hl_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		 (in[1].set_flags & PFM_REG_RETFL_EINVAL),
-		 "getinfo_evtsets_no_such_set_einval",
-		 "status %s err_index %u flags %#x", hl_status_str(ret),
-		 v0->cb.hdr.err_index, in[1].set_flags);
+	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
+		(in[1].set_flags & PFM_REG_RETFL_EINVAL),
+		"getinfo_evtsets_no_such_set_einval",
+		"status %s err_index %u flags %#x", hl_status_str(ret),
+		v0->cb.hdr.err_index, in[1].set_flags);
 
 	memset(d, 0, sizeof(d));
 	d[0].set_id = 7;
@@ -650,9 +649,9 @@ static void t_sets_calls(void)
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 3;
 	ret = cb_getinfo_sets(&v0->cb, id, in, 1);
-	hl_check(!ret && in[0].set_runs == 1, "getinfo_evtsets_load_set_runs",
-		 "status %s runs %llu, want 1 (load activates set 3)",
-		 hl_status_str(ret), (unsigned long long)in[0].set_runs);
+	t_check(!ret && in[0].set_runs == 1, "getinfo_evtsets_load_set_runs",
+		"status %s runs %llu, want 1 (load activates set 3)",
+		hl_status_str(ret), (unsigned long long)in[0].set_runs);
 	d[0].set_id = 5;
 	HL_EXPECT("delete_evtsets_loaded_ebusy",
 		  cb_delete_sets(&v0->cb, id, d, 1), -EBUSY);
@@ -670,21 +669,16 @@ static void t_sets_calls(void)
 	cb_destroy(&v0->cb, id);
 
 	/* the admin's limit: 4 sets per context, set 0 included */
-	hl_vm_destroy(&vm);
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
-	o.bind.max_sets = 4;
-	if (!vm_up("create_evtsets_limit_setup", &o))
+	if (!vm_again_limited("create_evtsets_limit_setup", HL_LIM_SETS, 4))
 		return;
 	id = ctx_new(0);
 	memset(d, 0, sizeof(d));
 	for (i = 0; i < 4; i++)
 		d[i].set_id = 10 + i;
 	ret = cb_create_sets(&v0->cb, id, d, 4);
-	hl_check(ret == -ENOSPC && v0->cb.hdr.err_index == 3,
-		 "create_evtsets_over_limit_enospc", "status %s err_index %u",
-		 hl_status_str(ret), v0->cb.hdr.err_index);
+	t_check(ret == -ENOSPC && v0->cb.hdr.err_index == 3,
+		"create_evtsets_over_limit_enospc", "status %s err_index %u",
+		hl_status_str(ret), v0->cb.hdr.err_index);
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 12;
 	HL_EXPECT("create_evtsets_partial_kept",
@@ -710,12 +704,12 @@ static void t_unload_msgs(void)
 	HL_EXPECT("unload_task_exit_ok",
 		  cb_unload_flags(&v0->cb, id, PVPFM_UNLOAD_TASK_EXIT), 0);
 	ret = cb_read_msg(&v0->cb, id, &m);
-	hl_check(!ret && m.type == PFM_MSG_END, "read_msg_end_after_task_exit",
-		 "status %s type %u", hl_status_str(ret), m.type);
+	t_check(!ret && m.type == PFM_MSG_END, "read_msg_end_after_task_exit",
+		"status %s type %u", hl_status_str(ret), m.type);
 	HL_EXPECT("read_msg_then_empty_eagain", cb_read_msg(&v0->cb, id, &m),
 		  -EAGAIN);
-	hl_check(hl_eventfd_read(v0) >= 1, "task_exit_notifies_eventfd",
-		 "no eventfd signal for PFM_MSG_END");
+	t_check(hl_eventfd_read(v0) >= 1, "task_exit_notifies_eventfd",
+		"no eventfd signal for PFM_MSG_END");
 	HL_EXPECT("destroy_ok", cb_destroy(&v0->cb, id), 0);
 	HL_EXPECT("destroy_again_ebadf", cb_destroy(&v0->cb, id), -EBADF);
 	HL_EXPECT("stop_destroyed_ebadf", cb_stop(&v0->cb, id), -EBADF);
@@ -738,15 +732,15 @@ static void t_values_persist(void)
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &a);
 	HL_EXPECT("persist_unload", cb_unload(&v0->cb, id), 0);
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &b);
-	hl_check(a > 0 && a == b, "persist_value_after_unload",
-		 "before unload %" PRIu64 ", after %" PRIu64, a, b);
+	t_check(a > 0 && a == b, "persist_value_after_unload",
+		"before unload %" PRIu64 ", after %" PRIu64, a, b);
 	cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid);
 	hl_start_busy_stop(v0, id, 20 * MS, &cpu2, &busy2);
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &c);
-	hl_check(c > b && hl_bracket(c, busy1 + busy2, cpu1 + cpu2),
-		 "persist_continues_after_reload",
-		 "after reload %" PRIu64 " ns, thread CPU %" PRIu64 "..%" PRIu64
-		 " ns", c, busy1 + busy2, cpu1 + cpu2);
+	t_check(c > b && hl_bracket(c, busy1 + busy2, cpu1 + cpu2),
+		"persist_continues_after_reload",
+		"after reload %" PRIu64 " ns, thread CPU %" PRIu64 "..%" PRIu64
+		" ns", c, busy1 + busy2, cpu1 + cpu2);
 	cb_unload(&v0->cb, id);
 	cb_destroy(&v0->cb, id);
 }
@@ -755,7 +749,7 @@ int main(void)
 {
 	hl_init();
 	if (!vm_up("calls_vm_setup", NULL))
-		return hl_summary();
+		return t_done();
 	t_pmu_info();
 	t_create();
 	t_write_pmcs();
@@ -771,5 +765,5 @@ int main(void)
 	t_values_persist();
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("calls_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -34,8 +34,6 @@
 
 #include "hostlib.h"
 
-#define MS		1000000ULL
-
 static struct hl_vm vm;
 
 static uint32_t sys_ctx(struct hl_vcpu *v, uint16_t pmd, uint64_t value)
@@ -52,8 +50,8 @@ static uint32_t sys_ctx(struct hl_vcpu *v, uint16_t pmd, uint64_t value)
 	if (!ret)
 		ret = cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
 	if (ret) {
-		hl_note("%s(vCPU %d, PMD %u): %s", __func__, v->index, pmd,
-			hl_status_str(ret));
+		t_note("%s(vCPU %d, PMD %u): %s", __func__, v->index, pmd,
+		       hl_status_str(ret));
 		return 0;
 	}
 	return id;
@@ -81,7 +79,7 @@ static void t_run_ns(void)
 	uint32_t id1 = sys_ctx(v1, PVPFM_VPMD_VCPU_RUN_NS, 0);
 	int ret;
 
-	if (!hl_check(id && id1, "run_ns_setup", "no context"))
+	if (!t_check(id && id1, "run_ns_setup", "no context"))
 		return;
 	hl_thread_cpu_of(v1->tid, &other_cpu);
 	HL_EXPECT("run_ns_start_other_vcpu", cb_start(&v1->cb, id1), 0);
@@ -91,30 +89,30 @@ static void t_run_ns(void)
 	hl_thread_cpu_of(v1->tid, &other_cpu2);
 	other_cpu = other_cpu2 - other_cpu;
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
-	hl_check(hl_bracket(val, busy, cpu), "run_ns_equals_thread_cpu_time",
-		 "VCPU_RUN_NS %" PRIu64 " ns, thread CPU %" PRIu64
-		 " ns between START and STOP, %" PRIu64 " ns around them "
-		 "(10%% + 1 ms)", val, busy, cpu);
-	hl_check(hl_within(val, busy, 0.10, 2 * MS), "run_ns_within_10pct_2ms",
-		 "VCPU_RUN_NS %" PRIu64 " ns, busy loop %" PRIu64
-		 " ns of thread CPU: more than 10%% + 2 ms apart", val, busy);
-	hl_note("VCPU_RUN_NS %" PRIu64 " ns; thread CPU %" PRIu64 " ns in the "
-		"busy loop, %" PRIu64 " ns from before START to after STOP",
-		val, busy, cpu);
+	t_check(hl_bracket(val, busy, cpu), "run_ns_equals_thread_cpu_time",
+		"VCPU_RUN_NS %" PRIu64 " ns, thread CPU %" PRIu64
+		" ns between START and STOP, %" PRIu64 " ns around them "
+		"(10%% + 1 ms)", val, busy, cpu);
+	t_check(hl_within(val, busy, 0.10, 2 * MS), "run_ns_within_10pct_2ms",
+		"VCPU_RUN_NS %" PRIu64 " ns, busy loop %" PRIu64
+		" ns of thread CPU: more than 10%% + 2 ms apart", val, busy);
+	t_note("VCPU_RUN_NS %" PRIu64 " ns; thread CPU %" PRIu64 " ns in the "
+	       "busy loop, %" PRIu64 " ns from before START to after STOP",
+	       val, busy, cpu);
 	cb_read_pmd(&v1->cb, id1, 0, PVPFM_VPMD_VCPU_RUN_NS, &other);
 	/* vCPU 1's thread only served its two doorbells meanwhile */
-	hl_check(hl_bracket(other, 0, other_cpu) && other < busy / 10,
-		 "run_ns_other_vcpu_counts_own_thread",
-		 "idle vCPU 1 counted %" PRIu64 " ns, its thread used %" PRIu64
-		 " ns of CPU, while vCPU 0 burnt %" PRIu64 " ns", other,
-		 other_cpu, busy);
+	t_check(hl_bracket(other, 0, other_cpu) && other < busy / 10,
+		"run_ns_other_vcpu_counts_own_thread",
+		"idle vCPU 1 counted %" PRIu64 " ns, its thread used %" PRIu64
+		" ns of CPU, while vCPU 0 burnt %" PRIu64 " ns", other,
+		other_cpu, busy);
 
 	/* stopped: nothing counts, however much the thread runs */
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 	hl_call(v0, busy_fn, &(uint64_t){ 30 * MS });
 	cb_read_pmd(&v0->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val2);
-	hl_check(val == val2, "run_ns_stopped_does_not_count",
-		 "%" PRIu64 " then %" PRIu64 " after 30 ms of CPU", val, val2);
+	t_check(val == val2, "run_ns_stopped_does_not_count",
+		"%" PRIu64 " then %" PRIu64 " after 30 ms of CPU", val, val2);
 	ctx_done(v0, id);
 	ctx_done(v1, id1);
 }
@@ -153,17 +151,17 @@ static void t_vm_exits(void)
 	int ret;
 
 	r.ctx = sys_ctx(v, PVPFM_VPMD_VM_EXITS, 0);
-	if (!hl_check(r.ctx, "vm_exits_setup", "no context"))
+	if (!t_check(r.ctx, "vm_exits_setup", "no context"))
 		return;
 	ret = hl_call(v, io_fn, &r);
-	hl_check(!ret && !r.run_ret && r.io == r.n, "vm_exits_guest_ran",
-		 "start/stop %s, KVM_RUN %s, %" PRIu64 " IO exits of %u",
-		 hl_status_str(ret), hl_errname(r.run_ret), r.io, r.n);
+	t_check(!ret && !r.run_ret && r.io == r.n, "vm_exits_guest_ran",
+		"start/stop %s, KVM_RUN %s, %" PRIu64 " IO exits of %u",
+		hl_status_str(ret), hl_errname(r.run_ret), r.io, r.n);
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val);
-	hl_check(val >= r.io && val <= 2 * r.io + 1000, "vm_exits_vs_io_exits",
-		 "VM_EXITS %" PRIu64 ", userspace saw %" PRIu64
-		 " IO exits (want io <= VM_EXITS <= 2 io + 1000)", val, r.io);
-	hl_note("VM_EXITS %" PRIu64 " for %" PRIu64 " KVM_EXIT_IO", val, r.io);
+	t_check(val >= r.io && val <= 2 * r.io + 1000, "vm_exits_vs_io_exits",
+		"VM_EXITS %" PRIu64 ", userspace saw %" PRIu64
+		" IO exits (want io <= VM_EXITS <= 2 io + 1000)", val, r.io);
+	t_note("VM_EXITS %" PRIu64 " for %" PRIu64 " KVM_EXIT_IO", val, r.io);
 
 	/* a second run adds to it; stopped runs do not */
 	r.n = 500;
@@ -172,14 +170,14 @@ static void t_vm_exits(void)
 		uint64_t val2 = 0, val3 = 0;
 
 		cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val2);
-		hl_check(val2 - val >= 500, "vm_exits_accumulate",
-			 "%" PRIu64 " then %" PRIu64 " after 500 more OUTs",
-			 val, val2);
+		t_check(val2 - val >= 500, "vm_exits_accumulate",
+			"%" PRIu64 " then %" PRIu64 " after 500 more OUTs",
+			val, val2);
 		hl_call(v, io_stopped_fn, NULL);
 		cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_VM_EXITS, &val3);
-		hl_check(val3 == val2, "vm_exits_stopped_not_counted",
-			 "%" PRIu64 " then %" PRIu64 " after 500 OUTs while "
-			 "stopped", val2, val3);
+		t_check(val3 == val2, "vm_exits_stopped_not_counted",
+			"%" PRIu64 " then %" PRIu64 " after 500 OUTs while "
+			"stopped", val2, val3);
 	}
 	ctx_done(v, r.ctx);
 }
@@ -213,13 +211,11 @@ static void t_halt_exits(void)
 	uint64_t val = 0;
 	int ret, i, halted = 0, runs = 5;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
+	o = hl_vm_opts_simple(1);
 	o.irqchip = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&hvm, &o);
-	if (!hl_check(!ret, "halt_exits_setup", "irqchip VM: %s",
-		      hl_errname(ret)))
+	if (!t_check(!ret, "halt_exits_setup", "irqchip VM: %s",
+		     hl_errname(ret)))
 		return;
 	v = &hvm.vcpus[0];
 	r.ctx = sys_ctx(v, PVPFM_VPMD_HALT_EXITS, 0);
@@ -239,12 +235,12 @@ static void t_halt_exits(void)
 	HL_EXPECT("halt_exits_guest_ran", ret, 0);
 	HL_EXPECT("halt_exits_stop", cb_stop(&v->cb, r.ctx), 0);
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_HALT_EXITS, &val);
-	hl_check(halted >= 1 && val >= (uint64_t)halted && val <= 10ULL * runs,
-		 "halt_exits_vs_halts",
-		 "HALT_EXITS %" PRIu64 ", the vCPU halted in the kernel in %d "
-		 "of %d runs (want halts <= HALT_EXITS <= %d)", val, halted,
-		 runs, 10 * runs);
-	hl_note("HALT_EXITS %" PRIu64 " for %d in-kernel halts", val, halted);
+	t_check(halted >= 1 && val >= (uint64_t)halted && val <= 10ULL * runs,
+		"halt_exits_vs_halts",
+		"HALT_EXITS %" PRIu64 ", the vCPU halted in the kernel in %d "
+		"of %d runs (want halts <= HALT_EXITS <= %d)", val, halted,
+		runs, 10 * runs);
+	t_note("HALT_EXITS %" PRIu64 " for %d in-kernel halts", val, halted);
 	ctx_done(v, r.ctx);
 	hl_vm_destroy(&hvm);
 }
@@ -278,8 +274,7 @@ static void t_page_faults(void)
 	int ret, i, touched = 0;
 
 	/* a fresh VM: none of its touch pages is mapped yet */
-	ret = hl_vm_simple(&fvm, 1);
-	if (!hl_check(!ret, "page_faults_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("page_faults_setup", hl_vm_simple(&fvm, 1)))
 		return;
 	v = &fvm.vcpus[0];
 	r.ctx = sys_ctx(v, PVPFM_VPMD_HOST_PAGE_FAULTS, 0);
@@ -288,16 +283,16 @@ static void t_page_faults(void)
 		page = hl_hva(&fvm, HL_TOUCH_GPA + i * HL_PAGE);
 		touched += page[0] == 1;
 	}
-	hl_check(!ret && !r.run_ret && touched == HL_TOUCH_PAGES,
-		 "page_faults_guest_ran", "start/stop %s, run %s, %d pages written",
-		 hl_status_str(ret), hl_errname(r.run_ret), touched);
+	t_check(!ret && !r.run_ret && touched == HL_TOUCH_PAGES,
+		"page_faults_guest_ran", "start/stop %s, run %s, %d pages written",
+		hl_status_str(ret), hl_errname(r.run_ret), touched);
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_HOST_PAGE_FAULTS, &val);
-	hl_check(val >= HL_TOUCH_PAGES && val <= 4 * HL_TOUCH_PAGES + 100,
-		 "page_faults_vs_fresh_pages",
-		 "HOST_PAGE_FAULTS %" PRIu64 " for %d fresh guest pages "
-		 "(want pages <= faults <= 4 pages + 100)", val, HL_TOUCH_PAGES);
-	hl_note("HOST_PAGE_FAULTS %" PRIu64 " for %d fresh pages", val,
-		HL_TOUCH_PAGES);
+	t_check(val >= HL_TOUCH_PAGES && val <= 4 * HL_TOUCH_PAGES + 100,
+		"page_faults_vs_fresh_pages",
+		"HOST_PAGE_FAULTS %" PRIu64 " for %d fresh guest pages "
+		"(want pages <= faults <= 4 pages + 100)", val, HL_TOUCH_PAGES);
+	t_note("HOST_PAGE_FAULTS %" PRIu64 " for %d fresh pages", val,
+	       HL_TOUCH_PAGES);
 	ctx_done(v, r.ctx);
 	hl_vm_destroy(&fvm);
 }
@@ -350,7 +345,7 @@ static void t_preempt_steal(void)
 	cb_pmd_init(&p[1], PVPFM_VPMD_STEAL_NS, 0, 0);
 	ret = ret ? ret : cb_write_pmds(&v->cb, r.ctx, p, 2);
 	ret = ret ? ret : cb_load(&v->cb, r.ctx, 0, 0, 0, v->guest_tgid);
-	if (!hl_check(!ret, "preempt_steal_setup", "%s", hl_status_str(ret)))
+	if (!t_check(!ret, "preempt_steal_setup", "%s", hl_status_str(ret)))
 		return;
 	hl_pin_cpu(1);
 	hog_stop = 0;
@@ -360,22 +355,22 @@ static void t_preempt_steal(void)
 	ret = hl_kick_and_wait(v);
 	hog_stop = 1;
 	pthread_join(h, NULL);
-	hl_check(!ret && !r.run_ret, "preempt_steal_guest_ran",
-		 "start/stop %s, run %s", hl_status_str(ret),
-		 hl_errname(r.run_ret));
+	t_check(!ret && !r.run_ret, "preempt_steal_guest_ran",
+		"start/stop %s, run %s", hl_status_str(ret),
+		hl_errname(r.run_ret));
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_HOST_PREEMPT, &preempt);
 	cb_read_pmd(&v->cb, r.ctx, 0, PVPFM_VPMD_STEAL_NS, &steal);
 	delay = r.d1 - r.d0;
-	hl_check(preempt >= 1, "host_preempt_counts",
-		 "HOST_PREEMPT %" PRIu64 " with a hog on the vCPU's host CPU "
-		 "for 300 ms (run_delay grew %" PRIu64 " ns)", preempt, delay);
-	hl_check(steal > 0 && steal <= delay + 1 * MS &&
-		 hl_within(steal, delay, 0.10, 10 * MS), "steal_ns_vs_run_delay",
-		 "STEAL_NS %" PRIu64 " ns, schedstat run_delay %" PRIu64
-		 " ns (want <= run_delay + 1 ms, within 10%% + 10 ms)",
-		 steal, delay);
-	hl_note("HOST_PREEMPT %" PRIu64 ", STEAL_NS %" PRIu64
-		" ns, run_delay %" PRIu64 " ns", preempt, steal, delay);
+	t_check(preempt >= 1, "host_preempt_counts",
+		"HOST_PREEMPT %" PRIu64 " with a hog on the vCPU's host CPU "
+		"for 300 ms (run_delay grew %" PRIu64 " ns)", preempt, delay);
+	t_check(steal > 0 && steal <= delay + 1 * MS &&
+		hl_within(steal, delay, 0.10, 10 * MS), "steal_ns_vs_run_delay",
+		"STEAL_NS %" PRIu64 " ns, schedstat run_delay %" PRIu64
+		" ns (want <= run_delay + 1 ms, within 10%% + 10 ms)",
+		steal, delay);
+	t_note("HOST_PREEMPT %" PRIu64 ", STEAL_NS %" PRIu64
+	       " ns, run_delay %" PRIu64 " ns", preempt, steal, delay);
 	ctx_done(v, r.ctx);
 	{
 		cpu_set_t all;
@@ -401,13 +396,13 @@ static void t_wide(void)
 	ret = hl_start_busy_stop(v, id, 10 * MS, &cpu, &busy);
 	cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &val);
 	hl_vm_stats(&vm, &s1);
-	hl_check(!ret && (val >> 48) == 0x5a5b &&
-		 hl_bracket(val - start, busy, cpu) &&
-		 s1.overflows == s0.overflows,
-		 "pmd_64bit_carry_across_48bit_wrap",
-		 "start %#" PRIx64 " now %#" PRIx64 " (+%" PRIu64 " ns, CPU %"
-		 PRIu64 "..%" PRIu64 " ns), overflows +%" PRIu64, start, val,
-		 val - start, busy, cpu, (uint64_t)(s1.overflows - s0.overflows));
+	t_check(!ret && (val >> 48) == 0x5a5b &&
+		hl_bracket(val - start, busy, cpu) &&
+		s1.overflows == s0.overflows,
+		"pmd_64bit_carry_across_48bit_wrap",
+		"start %#" PRIx64 " now %#" PRIx64 " (+%" PRIu64 " ns, CPU %"
+		PRIu64 "..%" PRIu64 " ns), overflows +%" PRIu64, start, val,
+		val - start, busy, cpu, (uint64_t)(s1.overflows - s0.overflows));
 	ctx_done(v, id);
 }
 
@@ -477,29 +472,29 @@ static void t_wrap_at_stop(void)
 			  !ret && val2 <= cpu + HL_BRACKET_ABS);
 		ctx_done(v, id);
 	}
-	hl_check(!w48.bad, "wrap_48bit_read_right_after_stop",
-		 "%d of %d runs: the PMD read after STOP is not the start "
-		 "plus the time counted, carried; e.g. wrap %" PRIu64 " ns "
-		 "before: counted %#" PRIx64 " for thread time %" PRIu64 "..%"
-		 PRIu64 " ns", w48.bad, tries, w48.lead,
-		 (uint64_t)(w48.val - (upper + (1ULL << 48) - w48.lead)), w48.lo,
-		 w48.hi);
-	hl_check(!w48.bad_settled, "wrap_48bit_kept_after_settling",
-		 "%d of %d runs: 50 ms after STOP the carry is lost; e.g. wrap %"
-		 PRIu64 " ns before STOP: PMD %#" PRIx64 " then %#" PRIx64
-		 " (start %#" PRIx64 ", CPU %" PRIu64 "..%" PRIu64 " ns)",
-		 w48.bad_settled, tries, w48.lead, w48.val, w48.val_settled,
-		 (uint64_t)(upper + (1ULL << 48) - w48.lead), w48.lo, w48.hi);
-	hl_check(!w64.bad, "overflow_64bit_read_right_after_stop",
-		 "%d of %d runs: the PMD read after STOP is not the small count "
-		 "it wrapped to; e.g. -%" PRIu64 " ns: PMD %#" PRIx64 " (CPU %"
-		 PRIu64 "..%" PRIu64 " ns)", w64.bad, tries, w64.lead, w64.val,
-		 w64.lo, w64.hi);
-	hl_check(!w64.bad_settled, "overflow_64bit_kept_after_settling",
-		 "%d of %d runs: 50 ms after STOP the PMD is negative; e.g. -%"
-		 PRIu64 " ns: PMD %#" PRIx64 " then %#" PRIx64 " (CPU %" PRIu64
-		 "..%" PRIu64 " ns)", w64.bad_settled, tries, w64.lead, w64.val,
-		 w64.val_settled, w64.lo, w64.hi);
+	t_check(!w48.bad, "wrap_48bit_read_right_after_stop",
+		"%d of %d runs: the PMD read after STOP is not the start "
+		"plus the time counted, carried; e.g. wrap %" PRIu64 " ns "
+		"before: counted %#" PRIx64 " for thread time %" PRIu64 "..%"
+		PRIu64 " ns", w48.bad, tries, w48.lead,
+		(uint64_t)(w48.val - (upper + (1ULL << 48) - w48.lead)), w48.lo,
+		w48.hi);
+	t_check(!w48.bad_settled, "wrap_48bit_kept_after_settling",
+		"%d of %d runs: 50 ms after STOP the carry is lost; e.g. wrap %"
+		PRIu64 " ns before STOP: PMD %#" PRIx64 " then %#" PRIx64
+		" (start %#" PRIx64 ", CPU %" PRIu64 "..%" PRIu64 " ns)",
+		w48.bad_settled, tries, w48.lead, w48.val, w48.val_settled,
+		(uint64_t)(upper + (1ULL << 48) - w48.lead), w48.lo, w48.hi);
+	t_check(!w64.bad, "overflow_64bit_read_right_after_stop",
+		"%d of %d runs: the PMD read after STOP is not the small count "
+		"it wrapped to; e.g. -%" PRIu64 " ns: PMD %#" PRIx64 " (CPU %"
+		PRIu64 "..%" PRIu64 " ns)", w64.bad, tries, w64.lead, w64.val,
+		w64.lo, w64.hi);
+	t_check(!w64.bad_settled, "overflow_64bit_kept_after_settling",
+		"%d of %d runs: 50 ms after STOP the PMD is negative; e.g. -%"
+		PRIu64 " ns: PMD %#" PRIx64 " then %#" PRIx64 " (CPU %" PRIu64
+		"..%" PRIu64 " ns)", w64.bad_settled, tries, w64.lead, w64.val,
+		w64.val_settled, w64.lo, w64.hi);
 }
 
 /* -5 ms, no notification: after the overflow, short reset (0) on */
@@ -532,16 +527,16 @@ static void t_short_reset(void)
 	 * skid) is not counted, as perfmon2 resets in its PMI handler.
 	 */
 	skid = (int64_t)(busy - 5 * MS) - (int64_t)p.reg_value;
-	hl_check(!ret && s1.overflows - s0.overflows == 1 &&
-		 p.reg_last_reset_val == 0 && p.reg_value < (1ULL << 63) &&
-		 p.reg_value <= cpu - 5 * MS + HL_BRACKET_ABS,
-		 "overflow_short_reset_continues",
-		 "status %s overflows +%" PRIu64 " value %" PRId64
-		 " ns (want <= CPU %" PRIu64 " - 5 ms) last reset %#" PRIx64,
-		 hl_status_str(ret), (uint64_t)(s1.overflows - s0.overflows),
-		 (int64_t)p.reg_value, cpu, (uint64_t)p.reg_last_reset_val);
-	hl_note("overflow skid (counted neither before nor after the reset): "
-		"%" PRId64 " us", skid / 1000);
+	t_check(!ret && s1.overflows - s0.overflows == 1 &&
+		p.reg_last_reset_val == 0 && p.reg_value < (1ULL << 63) &&
+		p.reg_value <= cpu - 5 * MS + HL_BRACKET_ABS,
+		"overflow_short_reset_continues",
+		"status %s overflows +%" PRIu64 " value %" PRId64
+		" ns (want <= CPU %" PRIu64 " - 5 ms) last reset %#" PRIx64,
+		hl_status_str(ret), (uint64_t)(s1.overflows - s0.overflows),
+		(int64_t)p.reg_value, cpu, (uint64_t)p.reg_last_reset_val);
+	t_note("overflow skid (counted neither before nor after the reset): "
+	       "%" PRId64 " us", skid / 1000);
 	HL_EXPECT("overflow_without_notify_no_message",
 		  cb_read_msg(&v->cb, id, &m), -EAGAIN);
 	ctx_done(v, id);
@@ -571,36 +566,31 @@ static void tiny_period(const char *name, uint16_t pmd)
 	ret = ret ? ret : cb_load(&v->cb, id, 0, 0, 0, v->guest_tgid);
 	ret = ret ? ret : cb_start(&v->cb, id);
 	snprintf(n, sizeof(n), "%s_setup", name);
-	if (!hl_check(!ret && done_base, n, "status %s, 1000 OUTs alone %s",
-		      hl_status_str(ret), done_base ? "done" : "not done"))
+	if (!t_check(!ret && done_base, n, "status %s, 1000 OUTs alone %s",
+		     hl_status_str(ret), done_base ? "done" : "not done"))
 		return;
 	hl_vm_stats(&vm, &s0);
 	t = hl_run_io_timed(v, 1000, 10000 * MS, &done);
 	hl_vm_stats(&vm, &s1);
 	cb_stop(&v->cb, id);
 	snprintf(n, sizeof(n), "%s_guest_progress", name);
-	hl_check(done, n, "1000 OUTs: %.1f ms alone; with PMD %u sampling "
-		 "every event (period 1) %s after %.1f s, %" PRIu64
-		 " overflows meanwhile", base / 1e6, pmd,
-		 done ? "done" : "NOT done", t / 1e9,
-		 (uint64_t)(s1.overflows - s0.overflows));
-	hl_note("%s: 1000 OUTs %.1f ms alone, %.1f ms with period 1 (%" PRIu64
-		" overflows)", name, base / 1e6, t / 1e6,
+	t_check(done, n, "1000 OUTs: %.1f ms alone; with PMD %u sampling "
+		"every event (period 1) %s after %.1f s, %" PRIu64
+		" overflows meanwhile", base / 1e6, pmd,
+		done ? "done" : "NOT done", t / 1e9,
 		(uint64_t)(s1.overflows - s0.overflows));
+	t_note("%s: 1000 OUTs %.1f ms alone, %.1f ms with period 1 (%" PRIu64
+	       " overflows)", name, base / 1e6, t / 1e6,
+	       (uint64_t)(s1.overflows - s0.overflows));
 	ctx_done(v, id);
 }
 
 int main(void)
 {
-	int ret;
-
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
-	ret = hl_vm_simple(&vm, 2);
-	if (!hl_check(!ret, "count_vm_setup", "VM: %s", hl_errname(ret)))
-		return hl_summary();
+	hl_check_allow_host_page_faults();
+	if (!hl_check_vm("count_vm_setup", hl_vm_simple(&vm, 2)))
+		return t_done();
 	t_run_ns();
 	t_vm_exits();
 	t_halt_exits();
@@ -613,5 +603,5 @@ int main(void)
 	tiny_period("tiny_period_run_ns", PVPFM_VPMD_VCPU_RUN_NS);
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("count_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -43,7 +43,6 @@
 /* amd64 PERFSEL: cycles, user and kernel, enabled */
 #define SEL_CYCLES	(0x76ULL | (1ULL << 16) | (1ULL << 17) | \
 			 (1ULL << 20) | (1ULL << 22))
-#define MS		1000000ULL
 #define WAIT_NS		(5000 * MS)
 #define PARK_TRIES	5
 
@@ -71,13 +70,10 @@ static bool setup(void)
 	map.guest_event = 0x76;
 	map.host_type = PERF_TYPE_SOFTWARE;
 	map.host_config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(2);
 	o.map = &map;
 	o.map_nr = 1;
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check(!ret, "deliver_setup_vm", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("deliver_setup_vm", hl_vm_create(&vm, &o)))
 		return false;
 	va = &vm.vcpus[0];
 	vb = &vm.vcpus[1];
@@ -88,9 +84,9 @@ static bool setup(void)
 	ret = ret ? ret : cb_write_pmds(&vb->cb, ctx, &pmd, 1);
 	ret = ret ? ret : cb_load(&vb->cb, ctx, vb->index, 0, 0,
 				  vb->guest_tgid);
-	return hl_check(!ret, "deliver_setup_context",
-			"context on vCPU b: %s (err_index %u)",
-			hl_status_str(ret), vb->cb.hdr.err_index);
+	return t_check(!ret, "deliver_setup_context",
+		       "context on vCPU b: %s (err_index %u)",
+		       hl_status_str(ret), vb->cb.hdr.err_index);
 }
 
 /* on b's thread: PMD0 at -1 (its next switch wraps it), counting */
@@ -136,18 +132,18 @@ static void t_kicked(void)
 	/* b returns from the call and sleeps: that switch wraps the PMD */
 	ret = hl_call(vb, arm_fn, NULL);
 	ok = !ret && wait_overflows(s0.overflows, &s1);
-	hl_check(ok && s1.overflows == s0.overflows + 1 &&
-		 s1.deferred_runs > s0.deferred_runs &&
-		 s1.remote_counter_ops == s0.remote_counter_ops &&
-		 s1.doorbells == s0.doorbells + 3,
-		 "asleep_vcpu_kicked_delivers_own_wrap",
-		 "status %s; no call since: overflows +%" PRIu64
-		 " deferred_runs +%" PRIu64 " remote_counter_ops +%" PRIu64
-		 " doorbells +%" PRIu64 " (want 1, >0, 0, 3: stop, write, start)",
-		 hl_status_str(ret), (uint64_t)(s1.overflows - s0.overflows),
-		 (uint64_t)(s1.deferred_runs - s0.deferred_runs),
-		 (uint64_t)(s1.remote_counter_ops - s0.remote_counter_ops),
-		 (uint64_t)(s1.doorbells - s0.doorbells));
+	t_check(ok && s1.overflows == s0.overflows + 1 &&
+		s1.deferred_runs > s0.deferred_runs &&
+		s1.remote_counter_ops == s0.remote_counter_ops &&
+		s1.doorbells == s0.doorbells + 3,
+		"asleep_vcpu_kicked_delivers_own_wrap",
+		"status %s; no call since: overflows +%" PRIu64
+		" deferred_runs +%" PRIu64 " remote_counter_ops +%" PRIu64
+		" doorbells +%" PRIu64 " (want 1, >0, 0, 3: stop, write, start)",
+		hl_status_str(ret), (uint64_t)(s1.overflows - s0.overflows),
+		(uint64_t)(s1.deferred_runs - s0.deferred_runs),
+		(uint64_t)(s1.remote_counter_ops - s0.remote_counter_ops),
+		(uint64_t)(s1.doorbells - s0.doorbells));
 }
 
 struct park {
@@ -221,7 +217,7 @@ static void unpark(struct park *k)
 	char c = 0;
 
 	if (write(k->go[1], &c, 1) != 1)
-		hl_note("park: cannot release the child: %s", strerror(errno));
+		t_note("park: cannot release the child: %s", strerror(errno));
 	k->ret = hl_call_wait(vb);
 	close(k->ready[0]);
 	close(k->ready[1]);
@@ -239,15 +235,15 @@ static int park(struct park *k, struct kvmpfm_vm_stats *s1)
 	char c;
 
 	if (pipe(k->ready) || pipe(k->go)) {
-		hl_check(false, "park_setup", "pipe: %s", strerror(errno));
+		t_check(false, "park_setup", "pipe: %s", strerror(errno));
 		return -1;
 	}
 	stats(&s0);
 	hl_call_async(vb, park_fn, k);
 	if (read(k->ready[0], &c, 1) != 1 || !parked(vb->tid)) {
-		hl_check(false, "park_setup",
-			 "vCPU b's thread not in its wait for the child (%c)",
-			 thread_state(vb->tid));
+		t_check(false, "park_setup",
+			"vCPU b's thread not in its wait for the child (%c)",
+			thread_state(vb->tid));
 		unpark(k);
 		return -1;
 	}
@@ -270,64 +266,64 @@ static void t_parked(void)
 		r = park(&k, &s1);
 		if (r)
 			break;
-		hl_note("park: vCPU b delivered before its wait, try %d",
-			tries);
+		t_note("park: vCPU b delivered before its wait, try %d",
+		       tries);
 	}
 	if (r <= 0) {
-		hl_check(false, "park_setup", "vCPU b never parked with its "
-			 "wrap pending in %d tries", PARK_TRIES);
+		t_check(false, "park_setup", "vCPU b never parked with its "
+			"wrap pending in %d tries", PARK_TRIES);
 		return;
 	}
 	/* a call on a about nothing of b's */
 	ret = cb_pmu_info(&va->cb, &info);
 	stats(&s2);
-	hl_check(!ret && s2.remote_counter_ops == s1.remote_counter_ops &&
-		 s2.overflows == s1.overflows,
-		 "doorbell_leaves_other_vcpu_wrap",
-		 "status %s; while vCPU b waits with its wrap: a DOORBELL on "
-		 "a made remote_counter_ops +%" PRIu64 ", overflows +%" PRIu64
-		 " (want 0, 0: b delivers its own)", hl_status_str(ret),
-		 (uint64_t)(s2.remote_counter_ops - s1.remote_counter_ops),
-		 (uint64_t)(s2.overflows - s1.overflows));
+	t_check(!ret && s2.remote_counter_ops == s1.remote_counter_ops &&
+		s2.overflows == s1.overflows,
+		"doorbell_leaves_other_vcpu_wrap",
+		"status %s; while vCPU b waits with its wrap: a DOORBELL on "
+		"a made remote_counter_ops +%" PRIu64 ", overflows +%" PRIu64
+		" (want 0, 0: b delivers its own)", hl_status_str(ret),
+		(uint64_t)(s2.remote_counter_ops - s1.remote_counter_ops),
+		(uint64_t)(s2.overflows - s1.overflows));
 	/* a reads b's PMD: the engine's own read, held short of the wrap */
 	ret = cb_read_pmd(&va->cb, ctx, 0, 0, &held);
 	stats(&s3);
-	hl_check(!ret && held == ~0ULL &&
-		 s3.remote_counter_ops == s2.remote_counter_ops + 1 &&
-		 s3.overflows == s2.overflows,
-		 "read_from_other_vcpu_held_at_all_ones",
-		 "status %s: PMD %#" PRIx64 " (want all-ones until b delivers)"
-		 ", remote_counter_ops +%" PRIu64 " (want 1: the read)"
-		 ", overflows +%" PRIu64, hl_status_str(ret), held,
-		 (uint64_t)(s3.remote_counter_ops - s2.remote_counter_ops),
-		 (uint64_t)(s3.overflows - s2.overflows));
-	hl_check(s3.deferred_runs == s1.deferred_runs,
-		 "parked_vcpu_ran_no_task_work",
-		 "deferred_runs +%" PRIu64 " while vCPU b waited",
-		 (uint64_t)(s3.deferred_runs - s1.deferred_runs));
+	t_check(!ret && held == ~0ULL &&
+		s3.remote_counter_ops == s2.remote_counter_ops + 1 &&
+		s3.overflows == s2.overflows,
+		"read_from_other_vcpu_held_at_all_ones",
+		"status %s: PMD %#" PRIx64 " (want all-ones until b delivers)"
+		", remote_counter_ops +%" PRIu64 " (want 1: the read)"
+		", overflows +%" PRIu64, hl_status_str(ret), held,
+		(uint64_t)(s3.remote_counter_ops - s2.remote_counter_ops),
+		(uint64_t)(s3.overflows - s2.overflows));
+	t_check(s3.deferred_runs == s1.deferred_runs,
+		"parked_vcpu_ran_no_task_work",
+		"deferred_runs +%" PRIu64 " while vCPU b waited",
+		(uint64_t)(s3.deferred_runs - s1.deferred_runs));
 	unpark(&k);
 	stats(&s4);
 	ret = cb_read_pmd(&va->cb, ctx, 0, 0, &after);
-	hl_check(!k.ret && s4.overflows == s3.overflows + 1 &&
-		 s4.deferred_runs > s3.deferred_runs,
-		 "released_vcpu_delivers_own_wrap",
-		 "park %s; once b ran: overflows +%" PRIu64
-		 ", deferred_runs +%" PRIu64 " (want 1, >0)",
-		 hl_status_str(k.ret), (uint64_t)(s4.overflows - s3.overflows),
-		 (uint64_t)(s4.deferred_runs - s3.deferred_runs));
-	hl_note("parked in try %d: a's DOORBELL remote_counter_ops +%" PRIu64
-		" overflows +%" PRIu64 "; a's read %#" PRIx64
-		" remote_counter_ops +%" PRIu64 "; b released: overflows +%"
-		PRIu64 " deferred_runs +%" PRIu64 ", PMD then %" PRIu64, tries,
-		(uint64_t)(s2.remote_counter_ops - s1.remote_counter_ops),
-		(uint64_t)(s2.overflows - s1.overflows), held,
-		(uint64_t)(s3.remote_counter_ops - s2.remote_counter_ops),
-		(uint64_t)(s4.overflows - s3.overflows),
-		(uint64_t)(s4.deferred_runs - s3.deferred_runs), after);
-	hl_check(!ret && after < 1000,
-		 "read_after_delivery_counts_from_reset",
-		 "status %s: PMD %#" PRIx64 " (want the switches since the "
-		 "short reset, 0)", hl_status_str(ret), after);
+	t_check(!k.ret && s4.overflows == s3.overflows + 1 &&
+		s4.deferred_runs > s3.deferred_runs,
+		"released_vcpu_delivers_own_wrap",
+		"park %s; once b ran: overflows +%" PRIu64
+		", deferred_runs +%" PRIu64 " (want 1, >0)",
+		hl_status_str(k.ret), (uint64_t)(s4.overflows - s3.overflows),
+		(uint64_t)(s4.deferred_runs - s3.deferred_runs));
+	t_note("parked in try %d: a's DOORBELL remote_counter_ops +%" PRIu64
+	       " overflows +%" PRIu64 "; a's read %#" PRIx64
+	       " remote_counter_ops +%" PRIu64 "; b released: overflows +%"
+	       PRIu64 " deferred_runs +%" PRIu64 ", PMD then %" PRIu64, tries,
+	       (uint64_t)(s2.remote_counter_ops - s1.remote_counter_ops),
+	       (uint64_t)(s2.overflows - s1.overflows), held,
+	       (uint64_t)(s3.remote_counter_ops - s2.remote_counter_ops),
+	       (uint64_t)(s4.overflows - s3.overflows),
+	       (uint64_t)(s4.deferred_runs - s3.deferred_runs), after);
+	t_check(!ret && after < 1000,
+		"read_after_delivery_counts_from_reset",
+		"status %s: PMD %#" PRIx64 " (want the switches since the "
+		"short reset, 0)", hl_status_str(ret), after);
 	ret = cb_stop(&vb->cb, ctx);
 	ret2 = cb_unload(&vb->cb, ctx);
 	HL_EXPECT("deliver_unload", ret ? ret : ret2, 0);
@@ -343,5 +339,5 @@ int main(void)
 	}
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("deliver_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -258,6 +258,54 @@ static bool all_done(struct probe *p, int n, struct park *k)
 	return !k || __atomic_load_n(&k->done, __ATOMIC_ACQUIRE);
 }
 
+/* the VM the bind_other_vm probe binds: one vCPU, not bound yet */
+static int bind_vm_create(struct hl_vm *vm)
+{
+	struct hl_vm_opts o = hl_vm_opts_simple(1);
+
+	o.no_pfm = true;
+	return hl_vm_create(vm, &o);
+}
+
+/* probes [@from, @n) started, each on a thread of its own */
+static void probes_start(struct probe *probes, int from, int n)
+{
+	int i;
+
+	for (i = from; i < n; i++)
+		pthread_create(&probes[i].thread, NULL, probe_thread,
+			       &probes[i]);
+}
+
+/*
+ * Up to PROBE_LIMIT_NS for all @n @probes to end, then each checked as
+ * "@prefix_WHAT": ended within the limit, successfully; @note: and its
+ * time printed
+ */
+static void probes_judge(struct probe *probes, int n, const char *prefix,
+			 bool note)
+{
+	uint64_t t0 = hl_mono_ns();
+	char name[96];
+	int i;
+
+	while (!all_done(probes, n, NULL) &&
+	       hl_mono_ns() - t0 < PROBE_LIMIT_NS)
+		usleep(2000);
+	for (i = 0; i < n; i++) {
+		bool done = __atomic_load_n(&probes[i].done, __ATOMIC_ACQUIRE);
+
+		snprintf(name, sizeof(name), "%s_%s", prefix, probes[i].what);
+		t_check(done && probes[i].ns < PROBE_LIMIT_NS &&
+			!probes[i].ret, name, "%s",
+			!done ? "still waiting after 1 s" :
+			probes[i].ret ? hl_status_str(probes[i].ret) :
+			"took longer than 1 s");
+		if (done && note)
+			t_note("%s: %.2f ms", name, probes[i].ns / 1e6);
+	}
+}
+
 /*
  * Park @k on @uffd, run the probes, judge them, serve the fault(s) until
  * the parked call and the probes are done.
@@ -274,52 +322,36 @@ static void run_case(struct park *k)
 	};
 	const int n = sizeof(probes) / sizeof(probes[0]);
 	struct probe *bind = &probes[n - 1];
-	struct hl_vm_opts o = { .nr_vcpus = 1, .no_pfm = true,
-				.bind.personality = PVPFM_PERS_AMD64 };
 	char name[96];
 	uint64_t addr, t0;
 	int i, ret;
 
-	ret = hl_vm_create(&bind->vm, &o);
-	if (!hl_check(!ret, k->name, "third VM: %s", hl_status_str(ret)))
+	ret = bind_vm_create(&bind->vm);
+	if (!t_check(!ret, k->name, "third VM: %s", hl_status_str(ret)))
 		return;
 	park_start(k);
 	addr = uffd_wait_fault(PARK_WAIT_MS);
 	snprintf(name, sizeof(name), "%s_parked", k->name);
-	if (!hl_check(addr && !k->done, name, "no fault within %d ms (%s)",
-		      PARK_WAIT_MS, k->done ? hl_status_str(k->ret) :
-		      "still running")) {
+	if (!t_check(addr && !k->done, name, "no fault within %d ms (%s)",
+		     PARK_WAIT_MS, k->done ? hl_status_str(k->ret) :
+		     "still running")) {
 		if (addr)
 			uffd_serve(addr);
 		park_join(k);
 		hl_vm_destroy(&bind->vm);
 		return;
 	}
-	/* the snapshot of VM a first: on the old code it took the list lock */
-	pthread_create(&probes[0].thread, NULL, probe_thread, &probes[0]);
+	/*
+	 * the snapshot of VM a first, so that a lock it takes beyond VM a's
+	 * (the list of VMs) is held while the others run
+	 */
+	probes_start(probes, 0, 1);
 	usleep(50000);
-	for (i = 1; i < n; i++)
-		pthread_create(&probes[i].thread, NULL, probe_thread,
-			       &probes[i]);
-	t0 = hl_mono_ns();
-	while (!all_done(probes, n, NULL) &&
-	       hl_mono_ns() - t0 < PROBE_LIMIT_NS)
-		usleep(2000);
-	for (i = 0; i < n; i++) {
-		bool done = __atomic_load_n(&probes[i].done, __ATOMIC_ACQUIRE);
-
-		snprintf(name, sizeof(name), "%s_%s", k->name, probes[i].what);
-		hl_check(done && probes[i].ns < PROBE_LIMIT_NS &&
-			 !probes[i].ret, name, "%s",
-			 !done ? "still waiting after 1 s" :
-			 probes[i].ret ? hl_status_str(probes[i].ret) :
-			 "took longer than 1 s");
-		if (done)
-			hl_note("%s: %.2f ms", name, probes[i].ns / 1e6);
-	}
+	probes_start(probes, 1, n);
+	probes_judge(probes, n, k->name, true);
 	snprintf(name, sizeof(name), "%s_still_parked", k->name);
-	hl_check(!k->done, name, "the parked call returned %s before its "
-		 "fault was served", hl_status_str(k->ret));
+	t_check(!k->done, name, "the parked call returned %s before its "
+		"fault was served", hl_status_str(k->ret));
 	/* serve until the parked call and every probe are done */
 	uffd_serve(addr);
 	t0 = hl_mono_ns();
@@ -329,15 +361,15 @@ static void run_case(struct park *k)
 			uffd_serve(addr);
 	}
 	if (!all_done(probes, n, k)) {
-		hl_check(false, k->name, "still waiting 30 s after the fault "
-			 "was served: giving up");
-		exit(hl_summary());
+		t_check(false, k->name, "still waiting 30 s after the fault "
+			"was served: giving up");
+		exit(t_done());
 	}
 	park_join(k);
 	for (i = 0; i < n; i++)
 		pthread_join(probes[i].thread, NULL);
-	hl_note("%s: the parked call returned %s once served", k->name,
-		hl_status_str(k->ret));
+	t_note("%s: the parked call returned %s once served", k->name,
+	       hl_status_str(k->ret));
 	hl_vm_destroy(&bind->vm);
 }
 
@@ -362,7 +394,7 @@ static void case_identity(void)
 			  .req = KVMPFM_SET_IDENTITY };
 
 	k.arg = trap_pages(1);
-	if (hl_check(k.arg, "identity_trap", "mmap/register failed"))
+	if (t_check(k.arg, "identity_trap", "mmap/register failed"))
 		run_case(&k);
 }
 
@@ -375,8 +407,8 @@ static void case_event_map(void)
 	char *p = mmap(NULL, 2 * HL_PAGE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (!hl_check(p != MAP_FAILED && !uffd_register(p + HL_PAGE, HL_PAGE),
-		      "event_map_trap", "mmap/register failed"))
+	if (!t_check(p != MAP_FAILED && !uffd_register(p + HL_PAGE, HL_PAGE),
+		     "event_map_trap", "mmap/register failed"))
 		return;
 	map = (void *)(p + HL_PAGE - sizeof(*map));
 	map->nr = 1;
@@ -391,7 +423,7 @@ static void case_state(unsigned long req, const char *name)
 			  .arg = &st };
 	void *buf = trap_pages(1);
 
-	if (!hl_check(buf, "state_trap", "mmap/register failed"))
+	if (!t_check(buf, "state_trap", "mmap/register failed"))
 		return;
 	memset(&st, 0, sizeof(st));
 	st.buf = (uintptr_t)buf;
@@ -406,10 +438,10 @@ static void case_doorbell(void)
 	struct park k = { .name = "doorbell", .fd = vm_a.pfm_fd, .vcpu = v };
 	void *block = hl_hva(&vm_a, v->cmd_gpa);
 
-	if (!hl_check(!madvise(block, PVPFM_CMD_BLOCK_SIZE, MADV_DONTNEED) &&
-		      !uffd_register(block, PVPFM_CMD_BLOCK_SIZE),
-		      "doorbell_trap", "madvise/register: %s",
-		      hl_errname(errno)))
+	if (!t_check(!madvise(block, PVPFM_CMD_BLOCK_SIZE, MADV_DONTNEED) &&
+		     !uffd_register(block, PVPFM_CMD_BLOCK_SIZE),
+		     "doorbell_trap", "madvise/register: %s",
+		     hl_errname(errno)))
 		return;
 	run_case(&k);
 	/* the block's pages not faulted in yet are VM a's again */
@@ -418,7 +450,6 @@ static void case_doorbell(void)
 
 /* ---- a sample written into guest memory, with VM a's lock held ------------ */
 
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define SMPL_PAGES	2
 
 struct sampler {
@@ -472,12 +503,9 @@ static void case_sample_write(void)
 	};
 	const int n = sizeof(probes) / sizeof(probes[0]);
 	struct probe *bind = &probes[n - 1];
-	struct hl_vm_opts o = { .nr_vcpus = 1, .no_pfm = true,
-				.bind.personality = PVPFM_PERS_AMD64 };
 	struct hl_vcpu *v = &vm_a.vcpus[0];
 	struct sampler m = { 0 };
 	uint64_t gpa[SMPL_PAGES], addr, t0;
-	char name[96];
 	pfarg_pmd_t p;
 	pid_t child;
 	int i, ret, st;
@@ -493,21 +521,21 @@ static void case_sample_write(void)
 	ret = ret ?: cb_smpl_register(&v->cb, m.ctx, 0, SMPL_PAGES, gpa);
 	ret = ret ?: cb_write_pmds(&v->cb, m.ctx, &p, 1);
 	ret = ret ?: cb_load(&v->cb, m.ctx, v->index, 0, 0, v->guest_tgid);
-	ret = ret ?: hl_vm_create(&bind->vm, &o);
-	if (!hl_check(!ret, "sample_write_setup", "%s", hl_status_str(ret)))
+	ret = ret ?: bind_vm_create(&bind->vm);
+	if (!t_check(!ret, "sample_write_setup", "%s", hl_status_str(ret)))
 		return;
-	if (!hl_check(!madvise(hl_hva(&vm_a, gpa[0]), SMPL_PAGES * HL_PAGE,
+	if (!t_check(!madvise(hl_hva(&vm_a, gpa[0]), SMPL_PAGES * HL_PAGE,
 			       MADV_DONTNEED) &&
-		      !uffd_register(hl_hva(&vm_a, gpa[0]),
+		     !uffd_register(hl_hva(&vm_a, gpa[0]),
 				     SMPL_PAGES * HL_PAGE),
-		      "sample_write_trap", "madvise/register: %s",
-		      hl_errname(errno)))
+		     "sample_write_trap", "madvise/register: %s",
+		     hl_errname(errno)))
 		goto out;
 	hl_call_async(v, sampler_fn, &m);
 	addr = uffd_wait_fault(PARK_WAIT_MS);
-	if (!hl_check(addr && !m.done, "sample_write_parked",
-		      "no fault within %d ms (%s)", PARK_WAIT_MS,
-		      m.done ? hl_status_str(m.ret) : "still running")) {
+	if (!t_check(addr && !m.done, "sample_write_parked",
+		     "no fault within %d ms (%s)", PARK_WAIT_MS,
+		     m.done ? hl_status_str(m.ret) : "still running")) {
 		if (addr)
 			uffd_serve(addr);
 		hl_call_wait(v);
@@ -517,38 +545,22 @@ static void case_sample_write(void)
 	child = fork();
 	if (child == 0)
 		_exit(snapshot_of(id_a) ? 1 : 0);
-	for (i = 0; i < n; i++)
-		pthread_create(&probes[i].thread, NULL, probe_thread,
-			       &probes[i]);
+	probes_start(probes, 0, n);
 	/* the child waits for VM a's lock: it must still be waiting */
 	st = child_wait(child, 200000000ULL);
-	hl_check(st == -1, "sample_write_snapshot_waits",
-		 "the child's snapshot returned (status %#x) while VM a's "
-		 "lock was held", st);
+	t_check(st == -1, "sample_write_snapshot_waits",
+		"the child's snapshot returned (status %#x) while VM a's "
+		"lock was held", st);
 	kill(child, SIGKILL);
 	t0 = hl_mono_ns();
 	st = child_wait(child, PROBE_LIMIT_NS);
-	hl_check(st != -1 && WIFSIGNALED(st), "sample_write_snapshot_killable",
-		 "%s", st == -1 ? "SIGKILLed, still there after 1 s" :
-		 "ended by other than the signal");
+	t_check(st != -1 && WIFSIGNALED(st), "sample_write_snapshot_killable",
+		"%s", st == -1 ? "SIGKILLed, still there after 1 s" :
+		"ended by other than the signal");
 	if (st != -1)
-		hl_note("sample_write: the waiting snapshot killed in %.2f ms",
-			(hl_mono_ns() - t0) / 1e6);
-	t0 = hl_mono_ns();
-	while (!all_done(probes, n, NULL) &&
-	       hl_mono_ns() - t0 < PROBE_LIMIT_NS)
-		usleep(2000);
-	for (i = 0; i < n; i++) {
-		bool done = __atomic_load_n(&probes[i].done, __ATOMIC_ACQUIRE);
-
-		snprintf(name, sizeof(name), "sample_write_%s",
-			 probes[i].what);
-		hl_check(done && probes[i].ns < PROBE_LIMIT_NS &&
-			 !probes[i].ret, name, "%s",
-			 !done ? "still waiting after 1 s" :
-			 probes[i].ret ? hl_status_str(probes[i].ret) :
-			 "took longer than 1 s");
-	}
+		t_note("sample_write: the waiting snapshot killed in %.2f ms",
+		       (hl_mono_ns() - t0) / 1e6);
+	probes_judge(probes, n, "sample_write", false);
 	uffd_serve(addr);
 	t0 = hl_mono_ns();
 	while ((!all_done(probes, n, NULL) || !m.done) &&
@@ -558,9 +570,9 @@ static void case_sample_write(void)
 			uffd_serve(addr);
 	}
 	if (!all_done(probes, n, NULL) || !m.done) {
-		hl_check(false, "sample_write", "still waiting 30 s after the "
-			 "fault was served: giving up");
-		exit(hl_summary());
+		t_check(false, "sample_write", "still waiting 30 s after the "
+			"fault was served: giving up");
+		exit(t_done());
 	}
 	if (st == -1)
 		waitpid(child, &st, 0);
@@ -618,9 +630,9 @@ static void note_uffd_policy(void)
 		fclose(f);
 	}
 	line[strcspn(line, "\n")] = 0;
-	hl_note("vm.unprivileged_userfaultfd=%s, /dev/userfaultfd %s, uid %d",
-		line, access("/dev/userfaultfd", F_OK) ? "absent" : "present",
-		(int)getuid());
+	t_note("vm.unprivileged_userfaultfd=%s, /dev/userfaultfd %s, uid %d",
+	       line, access("/dev/userfaultfd", F_OK) ? "absent" : "present",
+	       (int)getuid());
 }
 
 int main(void)
@@ -631,20 +643,20 @@ int main(void)
 	hl_init();
 	note_uffd_policy();
 	uffd = uffd_open(&how);
-	if (!hl_check(uffd >= 0, "userfaultfd", "%s: %s", how,
-		      hl_errname(uffd)))
-		return hl_summary();
-	hl_note("userfaultfd through %s", how);
+	if (!t_check(uffd >= 0, "userfaultfd", "%s: %s", how,
+		     hl_errname(uffd)))
+		return t_done();
+	t_note("userfaultfd through %s", how);
 	op_fd = open(KVMPFM_DEVICE, O_RDWR | O_CLOEXEC);
 	ret = op_fd < 0 ? -errno : hl_vm_simple(&vm_a, 1);
 	ret = ret ?: hl_vm_simple(&vm_b, 1);
-	if (!hl_check(!ret, "hang_vms", "VMs: %s", hl_errname(ret)))
-		return hl_summary();
+	if (!t_check(!ret, "hang_vms", "VMs: %s", hl_errname(ret)))
+		return t_done();
 	id_a = vm_id_named(&vm_a, "hang-a");
 	id_b = vm_id_named(&vm_b, "hang-b");
-	if (!hl_check(id_a && id_b, "hang_ids", "ids %" PRIu64 ", %" PRIu64,
-		      id_a, id_b))
-		return hl_summary();
+	if (!t_check(id_a && id_b, "hang_ids", "ids %" PRIu64 ", %" PRIu64,
+		     id_a, id_b))
+		return t_done();
 
 	case_identity();
 	case_event_map();
@@ -658,5 +670,5 @@ int main(void)
 	close(op_fd);
 	close(uffd);
 	hl_check_module_idle("hang_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -14,7 +14,7 @@
  * loses nothing.
  * Command blocks: bad version, command, argument sizes, vector lengths and
  * context ids answer in the block's status, the ioctl succeeding.
- * Issue 9: every per-VM limit bounded by its host-wide ceiling (E2BIG
+ * Limits: every per-VM limit bounded by its host-wide ceiling (E2BIG
  * above), and usable up to it; module-wide stats refused to a host user
  * without CAP_PERFMON (EPERM); BIND_VCPU's index is the VMM's, whatever
  * KVM's vcpu_id of the vCPU its thread runs; the node is
@@ -42,11 +42,11 @@ static void t_unbound(void)
 	struct kvmpfm_vm_stats vs;
 	int fd = open(KVMPFM_DEVICE, O_RDWR);
 
-	if (!hl_check(fd >= 0, "open_dev", "open %s: %s", KVMPFM_DEVICE,
-		      hl_errname(errno)))
+	if (!t_check(fd >= 0, "open_dev", "open %s: %s", KVMPFM_DEVICE,
+		     hl_errname(errno)))
 		return;
-	hl_check(ioctl(fd, KVMPFM_GET_API_VERSION, 0) == KVMPFM_API_VERSION,
-		 "api_version", "GET_API_VERSION != %d", KVMPFM_API_VERSION);
+	t_check(ioctl(fd, KVMPFM_GET_API_VERSION, 0) == KVMPFM_API_VERSION,
+		"api_version", "GET_API_VERSION != %d", KVMPFM_API_VERSION);
 	HL_EXPECT("unbound_doorbell_enotconn",
 		  HL_IOCTL(fd, KVMPFM_DOORBELL, 0UL), -ENOTCONN);
 	HL_EXPECT("unbound_vm_stats_enotconn",
@@ -147,10 +147,10 @@ static void t_bind_vm(void)
 	b = ok;
 	b.personality = PVPFM_PERS_AUTO;
 	HL_EXPECT("bind_vm_first_ok", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), 0);
-	hl_check(b.personality == host_personality() && b.counters ==
-		 pvpfm_pers_desc(host_personality())->counters,
-		 "bind_vm_auto_resolved", "personality %u counters %u",
-		 b.personality, b.counters);
+	t_check(b.personality == host_personality() && b.counters ==
+		pvpfm_pers_desc(host_personality())->counters,
+		"bind_vm_auto_resolved", "personality %u counters %u",
+		b.personality, b.counters);
 	HL_EXPECT("bind_vm_twice_ebusy", HL_IOCTL(fd, KVMPFM_BIND_VM, &b), -EBUSY);
 	HL_EXPECT("unknown_ioctl_enotty",
 		  HL_IOCTL(fd, _IO(KVMPFM_IO, 0x7f), 0UL), -ENOTTY);
@@ -232,19 +232,16 @@ static void t_bind_vcpu(void)
 	int ret;
 
 	/* nr_vcpus 3 in BIND_VM, only 2 KVM vCPUs */
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
+	o = hl_vm_opts_simple(2);
 	o.no_bind_vcpus = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	o.bind.nr_vcpus = 3;	/* overridden by hostlib: bind by hand below */
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check(!ret, "bind_vcpu_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("bind_vcpu_setup", hl_vm_create(&vm, &o)))
 		return;
 
 	memset(&r, 0, sizeof(r));
 	ret = hl_call(&vm.vcpus[0], vcpu0_ioctls, &r);
-	if (!hl_check(!ret, "bind_vcpu_first_ok", "BIND_VCPU: %s",
-		      hl_errname(ret)))
+	if (!t_check(!ret, "bind_vcpu_first_ok", "BIND_VCPU: %s",
+		     hl_errname(ret)))
 		goto out;
 	HL_EXPECT("bind_vcpu_again_same_thread_ok", r.bind_again, 0);
 	/* a thread is one vCPU: its KVM vCPU could not be told apart */
@@ -344,8 +341,7 @@ static void t_event_map(void)
 	uint32_t id;
 	int ret;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check(!ret, "event_map_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("event_map_setup", hl_vm_simple(&vm, 1)))
 		return;
 	memset(e, 0, sizeof(e));
 	e[0].guest_kind = KVMPFM_EVK_GENERIC;
@@ -412,12 +408,12 @@ static void expect_block(struct hl_vcpu *v, const char *name, uint16_t version,
 	int ret = raw_cmd(v, version, cmd, ctx, count, arg_size, &status);
 
 	if (ret) {
-		hl_check(false, name, "DOORBELL ioctl failed: %s",
-			 hl_errname(ret));
+		t_check(false, name, "DOORBELL ioctl failed: %s",
+			hl_errname(ret));
 		return;
 	}
-	hl_check(status == want, name, "status %s, want %s",
-		 hl_status_str(status), hl_status_str2(want));
+	t_check(status == want, name, "status %s, want %s",
+		hl_status_str(status), hl_status_str2(want));
 }
 
 static void t_block(void)
@@ -429,12 +425,9 @@ static void t_block(void)
 	uint32_t id = 0;
 	int ret;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(1);
 	o.bind.max_vector = 2;
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check(!ret, "block_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("block_setup", hl_vm_create(&vm, &o)))
 		return;
 	v = &vm.vcpus[0];
 	cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
@@ -473,27 +466,28 @@ static void t_block(void)
 		     PVPFM_CMD_SMPL_REGISTER, id, 0, 4, -EINVAL);
 
 	ret = hl_vm_stats(&vm, &st1);
-	hl_check(!ret && st1.doorbells - st0.doorbells == 16 &&
-		 st1.commands - st0.commands == 16 &&
-		 st1.command_errors - st0.command_errors == 15,
-		 "vm_stats_count_commands",
-		 "ret %d doorbells +%llu commands +%llu errors +%llu", ret,
-		 (unsigned long long)(st1.doorbells - st0.doorbells),
-		 (unsigned long long)(st1.commands - st0.commands),
-		 (unsigned long long)(st1.command_errors - st0.command_errors));
-	hl_check(st1.contexts == 1 && st1.sets == 1 && !st1.loaded,
-		 "vm_stats_contexts", "contexts %u sets %u loaded %u",
-		 st1.contexts, st1.sets, st1.loaded);
+	t_check(!ret && st1.doorbells - st0.doorbells == 16 &&
+		st1.commands - st0.commands == 16 &&
+		st1.command_errors - st0.command_errors == 15,
+		"vm_stats_count_commands",
+		"ret %d doorbells +%llu commands +%llu errors +%llu", ret,
+		(unsigned long long)(st1.doorbells - st0.doorbells),
+		(unsigned long long)(st1.commands - st0.commands),
+		(unsigned long long)(st1.command_errors - st0.command_errors));
+	t_check(st1.contexts == 1 && st1.sets == 1 && !st1.loaded,
+		"vm_stats_contexts", "contexts %u sets %u loaded %u",
+		st1.contexts, st1.sets, st1.loaded);
 	hl_vm_destroy(&vm);
 }
 
-/* ---- issue 9: limits and their ceilings (item 1) ---------------------- */
+/* ---- limits and their ceilings ---------------------------------------- */
 
 /*
- * BIND_VM with one limit at each value of the issue's sweep, and at the
- * ceiling and one above: E2BIG above the ceiling, else bound. Before,
- * everything was bound (2^28 contexts or sets
- * WARNed in kvmalloc; a 2^44 buffer limit let a guest oops the host).
+ * BIND_VM with one limit at each value of the sweep (1, 2^28, 2^32 - 1,
+ * 2^40, 2^44, all ones) and at the ceiling and one above: E2BIG above
+ * the ceiling, else bound. Without a ceiling, 2^28 contexts or sets
+ * would reach kvmalloc's size WARN and a 2^44 buffer limit would let a
+ * guest make the host allocate without bound.
  */
 static void t_limits_sweep(const uint64_t *ceil)
 {
@@ -561,25 +555,25 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 	for (l = 0; l < HL_LIM_N; l++)
 		hl_lim_set(&b, l, ceil[l]);
 	ret = limits_vm(&vm, &b);
-	if (!hl_check(!ret, "limits_ceiling_bind_ok", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("limits_ceiling_bind_ok", ret))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
 	for (l = 0; l < HL_LIM_N; l++)
 		if (!ret && hl_lim_of_info(&info, l) != ceil[l])
 			ret = -ERANGE;
-	hl_check(!ret, "limits_ceiling_pmu_info", "%s: contexts %u sets %u "
-		 "vector %u smpl_buf %" PRIu64, hl_status_str(ret),
-		 info.max_contexts, info.max_sets, info.max_vector,
-		 (uint64_t)info.max_smpl_buf);
+	t_check(!ret, "limits_ceiling_pmu_info", "%s: contexts %u sets %u "
+		"vector %u smpl_buf %" PRIu64, hl_status_str(ret),
+		info.max_contexts, info.max_sets, info.max_vector,
+		(uint64_t)info.max_smpl_buf);
 
 	/* every context, then one more */
 	n = ceil[HL_LIM_CONTEXTS];
 	ids = calloc(n, sizeof(*ids));
 	for (i = 0, ret = 0; ids && i < n && !ret; i++)
 		ret = cb_create(&v->cb, 0, &ids[i]);
-	hl_check(ids && !ret, "limits_ceiling_all_contexts",
-		 "context %u of %u: %s", i, n, hl_status_str(ret));
+	t_check(ids && !ret, "limits_ceiling_all_contexts",
+		"context %u of %u: %s", i, n, hl_status_str(ret));
 	HL_EXPECT("limits_ceiling_context_over_emfile",
 		  cb_create(&v->cb, 0, NULL), -EMFILE);
 	for (i = 0; ids && i < n; i++)
@@ -598,8 +592,8 @@ static void t_limits_at_ceiling(const uint64_t *ceil)
 
 		ret = cb_create_sets(&v->cb, id, &sets[i], k);
 	}
-	hl_check(sets && !ret, "limits_ceiling_all_sets", "%s",
-		 hl_status_str(ret));
+	t_check(sets && !ret, "limits_ceiling_all_sets", "%s",
+		hl_status_str(ret));
 	if (sets)
 		HL_EXPECT("limits_ceiling_set_over_enospc",
 			  cb_create_sets(&v->cb, id, &sets[n], 1), -ENOSPC);
@@ -648,13 +642,13 @@ static void t_limits_one(void)
 	for (l = 0; l < HL_LIM_N; l++)
 		hl_lim_set(&b, l, 1);
 	ret = limits_vm(&vm, &b);
-	if (!hl_check(!ret, "limits_one_bind_ok", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("limits_one_bind_ok", ret))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
-	hl_check(!ret && info.max_contexts == 1 && info.max_sets == 1 &&
-		 info.max_vector == 1 && info.max_smpl_buf == 1,
-		 "limits_one_pmu_info", "%s", hl_status_str(ret));
+	t_check(!ret && info.max_contexts == 1 && info.max_sets == 1 &&
+		info.max_vector == 1 && info.max_smpl_buf == 1,
+		"limits_one_pmu_info", "%s", hl_status_str(ret));
 	HL_EXPECT("limits_one_context_ok", cb_create(&v->cb, 0, &id), 0);
 	HL_EXPECT("limits_one_second_context_emfile",
 		  cb_create(&v->cb, 0, NULL), -EMFILE);
@@ -681,9 +675,9 @@ static void t_limits(void)
 		ceil[l] = hl_ceiling(l);
 		ok &= ceil[l] == dfl[l];
 	}
-	hl_check(ok, "limits_ceilings_default", "contexts %" PRIu64
-		 " sets %" PRIu64 " vector %" PRIu64 " smpl_buf %" PRIu64,
-		 ceil[0], ceil[1], ceil[2], ceil[3]);
+	t_check(ok, "limits_ceilings_default", "contexts %" PRIu64
+		" sets %" PRIu64 " vector %" PRIu64 " smpl_buf %" PRIu64,
+		ceil[0], ceil[1], ceil[2], ceil[3]);
 	/* a module without them is held to the documented defaults */
 	for (l = 0; l < HL_LIM_N; l++)
 		if (!ceil[l])
@@ -694,7 +688,7 @@ static void t_limits(void)
 	t_limits_at_ceiling(ceil);
 }
 
-/* ---- issue 9: module stats for the operator only (item 10) ------------ */
+/* ---- module stats for the operator only ------------------------------- */
 
 struct unpriv_result {
 	int uid;		/* after dropping */
@@ -709,83 +703,79 @@ struct unpriv_result {
  * capabilities left), and asks for the module-wide stats on that file
  * and on one it opens itself (the node's mode decides whether it can).
  */
+static int module_stats_child(void *unused, void *res)
+{
+	struct unpriv_result *r = res;
+	struct kvmpfm_module_stats st;
+	int fd = open(KVMPFM_DEVICE, O_RDWR), fd2;
+
+	(void)unused;
+	memset(r, 0, sizeof(*r));
+	if (fd < 0 || hl_drop_to_nobody())
+		return 2;
+	r->uid = getuid();
+	r->api = ioctl(fd, KVMPFM_GET_API_VERSION, 0);
+	r->stats = HL_IOCTL(fd, KVMPFM_GET_MODULE_STATS, &st);
+	fd2 = open(KVMPFM_DEVICE, O_RDWR);
+	r->reopen = fd2 < 0 ? -errno : 0;
+	r->stats_reopen = fd2 < 0 ? 0 :
+			  HL_IOCTL(fd2, KVMPFM_GET_MODULE_STATS, &st);
+	return 0;
+}
+
 static void t_module_stats_unpriv(void)
 {
 	struct kvmpfm_module_stats st;
 	struct unpriv_result r;
 	struct stat sb;
-	int fds[2], st_code = 0;
-	pid_t pid;
+	int st_code;
 
 	HL_EXPECT("module_stats_root_ok", hl_module_stats(&st), 0);
 	if (!stat(KVMPFM_DEVICE, &sb))
-		hl_note("note: %s is mode %04o uid %d gid %d", KVMPFM_DEVICE,
-			(unsigned int)(sb.st_mode & 07777), (int)sb.st_uid,
-			(int)sb.st_gid);
-	if (pipe(fds)) {
-		hl_check(false, "module_stats_unpriv_setup", "pipe: %s",
-			 hl_errname(errno));
-		return;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		int fd = open(KVMPFM_DEVICE, O_RDWR), fd2;
-
-		memset(&r, 0, sizeof(r));
-		if (fd < 0 || setgroups(0, NULL) || setgid(65534) ||
-		    setuid(65534))
-			_exit(2);
-		r.uid = getuid();
-		r.api = ioctl(fd, KVMPFM_GET_API_VERSION, 0);
-		r.stats = HL_IOCTL(fd, KVMPFM_GET_MODULE_STATS, &st);
-		fd2 = open(KVMPFM_DEVICE, O_RDWR);
-		r.reopen = fd2 < 0 ? -errno : 0;
-		r.stats_reopen = fd2 < 0 ? 0 :
-				 HL_IOCTL(fd2, KVMPFM_GET_MODULE_STATS, &st);
-		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
-			_exit(3);
-		_exit(0);
-	}
-	close(fds[1]);
+		t_note("note: %s is mode %04o uid %d gid %d", KVMPFM_DEVICE,
+		       (unsigned int)(sb.st_mode & 07777), (int)sb.st_uid,
+		       (int)sb.st_gid);
 	memset(&r, 0, sizeof(r));
 	r.api = -1;
-	if (read(fds[0], &r, sizeof(r)) != sizeof(r))
-		r.uid = -1;
-	close(fds[0]);
-	waitpid(pid, &st_code, 0);
-	if (!hl_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
-		      r.uid == 65534, "module_stats_unpriv_child",
-		      "child status %#x uid %d", st_code, r.uid))
+	r.uid = -1;
+	st_code = hl_child(module_stats_child, NULL, &r, sizeof(r));
+	if (st_code < 0) {
+		t_check(false, "module_stats_unpriv_setup", "no child: %s",
+			hl_errname(st_code));
 		return;
-	hl_check(r.api == KVMPFM_API_VERSION, "module_stats_unpriv_fd_usable",
-		 "GET_API_VERSION %d", r.api);
+	}
+	if (!t_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
+		     r.uid == HL_NOBODY, "module_stats_unpriv_child",
+		     "child status %#x uid %d", st_code, r.uid))
+		return;
+	t_check(r.api == KVMPFM_API_VERSION, "module_stats_unpriv_fd_usable",
+		"GET_API_VERSION %d", r.api);
 	HL_EXPECT("module_stats_unpriv_eperm", r.stats, -EPERM);
 	if (r.reopen)
-		hl_note("note: uid 65534 cannot open %s itself: %s",
-			KVMPFM_DEVICE, hl_errname(r.reopen));
+		t_note("note: uid 65534 cannot open %s itself: %s",
+		       KVMPFM_DEVICE, hl_errname(r.reopen));
 	else
 		HL_EXPECT("module_stats_unpriv_own_open_eperm",
 			  r.stats_reopen, -EPERM);
 }
 
 /*
- * Issue 9 item 2: the node is 0660 (root and, by udev rule, group kvm;
+ * The node is 0660 (root and, by udev rule, group kvm;
  * the rig's L1 has devtmpfs only, so root:root), never world-accessible.
  */
 static void t_node_mode(void)
 {
 	struct stat sb;
 
-	if (!hl_check(!stat(KVMPFM_DEVICE, &sb), "node_mode_stat", "%s: %s",
-		      KVMPFM_DEVICE, hl_errname(errno)))
+	if (!t_check(!stat(KVMPFM_DEVICE, &sb), "node_mode_stat", "%s: %s",
+		     KVMPFM_DEVICE, hl_errname(errno)))
 		return;
-	hl_check((sb.st_mode & 07777) == 0660, "node_mode_0660",
-		 "%s is mode %04o", KVMPFM_DEVICE,
-		 (unsigned int)(sb.st_mode & 07777));
-	hl_check(!(sb.st_mode & 0007), "node_not_world_accessible",
-		 "%s is mode %04o", KVMPFM_DEVICE,
-		 (unsigned int)(sb.st_mode & 07777));
+	t_check((sb.st_mode & 07777) == 0660, "node_mode_0660",
+		"%s is mode %04o", KVMPFM_DEVICE,
+		(unsigned int)(sb.st_mode & 07777));
+	t_check(!(sb.st_mode & 0007), "node_not_world_accessible",
+		"%s is mode %04o", KVMPFM_DEVICE,
+		(unsigned int)(sb.st_mode & 07777));
 }
 
 struct map_unpriv_result {
@@ -800,18 +790,45 @@ struct map_unpriv_result {
 };
 
 /*
- * Issue 9 item 2: an event map whose aliases count outside the guest
+ * An event map whose aliases count outside the guest
  * (SOFTWARE: the vCPU thread in host kernel mode too) needs CAP_PERFMON,
  * as perf would demand; guest-only PMU aliases do not (KVM's vPMU gives
  * any guest as much). A child makes its VM as root, drops to uid/gid
  * 65534 and sets maps on it.
  */
+/* the maps a child sets as HL_NOBODY */
+struct map_unpriv_maps {
+	struct kvmpfm_event_map_entry sw, hw[2], cache, raw;
+};
+
+static int event_map_child(void *arg, void *res)
+{
+	const struct map_unpriv_maps *m = arg;
+	struct map_unpriv_result *r = res;
+	struct hl_vm vm;
+
+	memset(r, 0, sizeof(*r));
+	r->setup = hl_vm_simple(&vm, 1);
+	if (!r->setup)
+		r->setup = hl_drop_to_nobody();
+	if (!r->setup) {
+		r->uid = getuid();
+		r->sw = set_map(&vm, &m->sw, 1, 0);
+		r->sw_hw = set_map(&vm, m->hw, 2, 0);
+		r->hw = set_map(&vm, m->hw, 1, 0);
+		r->cache = set_map(&vm, &m->cache, 1, 0);
+		r->raw = set_map(&vm, &m->raw, 1, 0);
+		r->empty = set_map(&vm, NULL, 0, 0);
+	}
+	return 0;
+}
+
 static void t_event_map_unpriv(void)
 {
 	struct kvmpfm_event_map_entry sw, hw[2], cache, raw;
+	struct map_unpriv_maps m;
 	struct map_unpriv_result r;
-	int fds[2], st_code = 0;
-	pid_t pid;
+	int st_code;
 
 	memset(&sw, 0, sizeof(sw));
 	sw.guest_kind = KVMPFM_EVK_GENERIC;
@@ -830,46 +847,22 @@ static void t_event_map_unpriv(void)
 	raw = hw[0];
 	raw.host_type = 4;	/* PERF_TYPE_RAW */
 	raw.host_config = 0x76;
+	m = (struct map_unpriv_maps){
+		.sw = sw, .hw = { hw[0], hw[1] }, .cache = cache, .raw = raw,
+	};
 
-	if (pipe(fds)) {
-		hl_check(false, "event_map_unpriv_setup", "pipe: %s",
-			 hl_errname(errno));
-		return;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		struct hl_vm vm;
-
-		memset(&r, 0, sizeof(r));
-		r.setup = hl_vm_simple(&vm, 1);
-		if (!r.setup && (setgroups(0, NULL) || setgid(65534) ||
-				 setuid(65534)))
-			r.setup = -errno;
-		if (!r.setup) {
-			r.uid = getuid();
-			r.sw = set_map(&vm, &sw, 1, 0);
-			r.sw_hw = set_map(&vm, hw, 2, 0);
-			r.hw = set_map(&vm, hw, 1, 0);
-			r.cache = set_map(&vm, &cache, 1, 0);
-			r.raw = set_map(&vm, &raw, 1, 0);
-			r.empty = set_map(&vm, NULL, 0, 0);
-		}
-		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
-			_exit(3);
-		_exit(0);
-	}
-	close(fds[1]);
 	memset(&r, 0, sizeof(r));
 	r.setup = -EIO;
-	if (read(fds[0], &r, sizeof(r)) != sizeof(r))
-		r.setup = -EIO;
-	close(fds[0]);
-	waitpid(pid, &st_code, 0);
-	if (!hl_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
-		      !r.setup && r.uid == 65534, "event_map_unpriv_child",
-		      "child status %#x setup %s uid %d", st_code,
-		      hl_errname(r.setup), r.uid))
+	st_code = hl_child(event_map_child, &m, &r, sizeof(r));
+	if (st_code < 0) {
+		t_check(false, "event_map_unpriv_setup", "no child: %s",
+			hl_errname(st_code));
+		return;
+	}
+	if (!t_check(WIFEXITED(st_code) && !WEXITSTATUS(st_code) &&
+		     !r.setup && r.uid == HL_NOBODY, "event_map_unpriv_child",
+		     "child status %#x setup %s uid %d", st_code,
+		     hl_errname(r.setup), r.uid))
 		return;
 	HL_EXPECT("event_map_unpriv_software_eperm", r.sw, -EPERM);
 	HL_EXPECT("event_map_unpriv_hw_plus_software_eperm", r.sw_hw, -EPERM);
@@ -940,10 +933,8 @@ static int ids_vm(struct hl_vm *vm)
 	static const uint32_t ids[] = { 3, 1 };
 	struct hl_vm_opts o;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
+	o = hl_vm_opts_simple(2);
 	o.no_bind_vcpus = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	o.vcpu_ids = ids;
 	return hl_vm_create(vm, &o);
 }
@@ -957,10 +948,8 @@ static void t_vcpu_ids(void)
 {
 	struct bind_req r;
 	struct hl_vm vm;
-	int ret;
 
-	ret = ids_vm(&vm);
-	if (!hl_check(!ret, "vcpu_ids_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("vcpu_ids_setup", ids_vm(&vm)))
 		return;
 	r = bind_req(-1, 0, &vm.vcpus[0]);
 	hl_call(&vm.vcpus[0], bind_index_fn, &r);
@@ -991,8 +980,7 @@ static void t_one_vm_binding(void)
 	struct hl_vm vm;
 	int fd2, ret;
 
-	ret = ids_vm(&vm);
-	if (!hl_check(!ret, "one_vm_binding_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("one_vm_binding_setup", ids_vm(&vm)))
 		return;
 	/* the first binding's vCPU 0 runs KVM vCPU 0: the VM is the first's */
 	r = bind_req(-1, 0, &vm.vcpus[0]);
@@ -1048,13 +1036,12 @@ static void t_foreign_vcpu(void)
 	o.nr_vcpus = 2;
 	o.no_bind_vcpus = true;
 	o.bind = b;
-	ret = hl_vm_create(&x, &o);
-	if (!hl_check(!ret, "foreign_vcpu_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("foreign_vcpu_setup", hl_vm_create(&x, &o)))
 		return;
 	o.no_pfm = true;
 	ret = hl_vm_create(&y, &o);
-	if (!hl_check(!ret, "foreign_vcpu_setup_other", "VM: %s",
-		      hl_errname(ret))) {
+	if (!t_check(!ret, "foreign_vcpu_setup_other", "VM: %s",
+		     hl_errname(ret))) {
 		hl_vm_destroy(&x);
 		return;
 	}
@@ -1119,11 +1106,10 @@ static void t_mem_table(void)
 	struct pvpfm_pmu_info info;
 	struct hl_vm vm;
 	uint32_t i;
-	int ret, st;
+	int st;
 	pid_t pid;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check(!ret, "mem_table_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("mem_table_setup", hl_vm_simple(&vm, 1)))
 		return;
 	table_ram(&m, &vm);
 	expect_table(&vm, &m, "mem_table_ram_ok", 0);
@@ -1201,9 +1187,9 @@ static void t_mem_table(void)
 		_exit(-set_table(vm.pfm_fd, &m) & 0xff);
 	st = 0;
 	waitpid(pid, &st, 0);
-	hl_check(WIFEXITED(st) && WEXITSTATUS(st) == EPERM,
-		 "mem_table_other_process_eperm", "child got %s",
-		 WIFEXITED(st) ? hl_errname(WEXITSTATUS(st)) : "killed");
+	t_check(WIFEXITED(st) && WEXITSTATUS(st) == EPERM,
+		"mem_table_other_process_eperm", "child got %s",
+		WIFEXITED(st) ? hl_errname(WEXITSTATUS(st)) : "killed");
 	hl_vm_destroy(&vm);
 }
 
@@ -1235,8 +1221,7 @@ static void t_dirty_log_ioctl(void)
 	bool found;
 	int ret;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("dirty_log_setup", hl_vm_simple(&vm, 1)))
 		return;
 	v = &vm.vcpus[0];
 	ret = cb_pmu_info(&v->cb, &info);
@@ -1252,23 +1237,23 @@ static void t_dirty_log_ioctl(void)
 		  hl_dirty_fetch(&vm, (uint64_t *)8, 64, &nr, &more), -EFAULT);
 	/* what the failed fetch took is not lost: the next one has it */
 	ret = ret ? ret : hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
-	hl_check(!ret && has_gfn(gfns, nr, v->cmd_gpa) && !more,
-		 "dirty_log_after_efault_nothing_lost",
-		 "%s: %u gfns, the block's first page %sin them, more %u",
-		 hl_status_str(ret), nr,
-		 has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ", more);
+	t_check(!ret && has_gfn(gfns, nr, v->cmd_gpa) && !more,
+		"dirty_log_after_efault_nothing_lost",
+		"%s: %u gfns, the block's first page %sin them, more %u",
+		hl_status_str(ret), nr,
+		has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ", more);
 	/* taken is forgotten */
 	ret = hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
-	hl_check(!ret && !nr && !more, "dirty_log_taken_forgotten",
-		 "%s: %u gfns, more %u", hl_status_str(ret), nr, more);
+	t_check(!ret && !nr && !more, "dirty_log_taken_forgotten",
+		"%s: %u gfns, more %u", hl_status_str(ret), nr, more);
 	/* the next DOORBELL writes the block again */
 	ret = cb_pmu_info(&v->cb, &info);
 	ret = ret ? ret : hl_dirty_fetch(&vm, gfns, 64, &nr, &more);
-	hl_check(!ret && has_gfn(gfns, nr, v->cmd_gpa),
-		 "dirty_log_doorbell_again",
-		 "%s: the block's first page %sin the %u gfns",
-		 hl_status_str(ret), has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ",
-		 nr);
+	t_check(!ret && has_gfn(gfns, nr, v->cmd_gpa),
+		"dirty_log_doorbell_again",
+		"%s: the block's first page %sin the %u gfns",
+		hl_status_str(ret), has_gfn(gfns, nr, v->cmd_gpa) ? "" : "not ",
+		nr);
 	/*
 	 * A fetch with room for one page makes progress: one page each time
 	 * until none is left, the block's page among them
@@ -1283,10 +1268,10 @@ static void t_dirty_log_ioctl(void)
 		if (!more)
 			break;
 	}
-	hl_check(!ret && nr == 1 && !more && found, "dirty_log_one_at_a_time",
-		 "%s after %u fetches of one: last %u gfns, more %u, the "
-		 "block's page %sseen", hl_status_str(ret), fetches + 1, nr,
-		 more, found ? "" : "not ");
+	t_check(!ret && nr == 1 && !more && found, "dirty_log_one_at_a_time",
+		"%s after %u fetches of one: last %u gfns, more %u, the "
+		"block's page %sseen", hl_status_str(ret), fetches + 1, nr,
+		more, found ? "" : "not ");
 	hl_vm_destroy(&vm);
 }
 
@@ -1308,5 +1293,5 @@ int main(void)
 	t_mem_table();
 	t_dirty_log_ioctl();
 	hl_check_module_idle("ioctl_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -34,8 +34,6 @@
 
 #include "hostlib.h"
 
-#define MS		1000000ULL
-#define US		1000ULL
 #define SLOT_BUF	1		/* the buffer's memslot */
 #define SLOT_NEW	2		/* put at its address after the move */
 #define BUF_GPA		(16UL << 20)	/* above the VM's RAM (slot 0) */
@@ -165,9 +163,9 @@ static bool phase(const char *name, int (*change)(void), uint8_t *canary)
 	ok = !ret && wait_samples(&n);
 	burn_stop = 1;
 	hl_call_wait(v);
-	return hl_check(ok, name, "memslot change %s, %" PRIu64
-			" samples in %llu s", hl_status_str(ret), n,
-			PHASE_WAIT_NS / 1000000000ULL);
+	return t_check(ok, name, "memslot change %s, %" PRIu64
+		       " samples in %llu s", hl_status_str(ret), n,
+		       PHASE_WAIT_NS / 1000000000ULL);
 }
 
 static int make_readonly(void)
@@ -211,17 +209,14 @@ static void t_memslot(void)
 	uint64_t gpa = BUF_GPA;
 	int ret, d, moved = 0;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
-	o.bind.personality = PVPFM_PERS_AMD64;
-	ret = hl_vm_create(&vm, &o);
-	if (!hl_check(!ret, "memslot_setup", "VM: %s", hl_errname(ret)))
+	o = hl_vm_opts_simple(1);
+	if (!hl_check_vm("memslot_setup", hl_vm_create(&vm, &o)))
 		return;
 	v = &vm.vcpus[0];
 	page_b = mmap(NULL, 2 * HL_PAGE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page_b == MAP_FAILED) {
-		hl_check(false, "memslot_setup", "mmap: %s", hl_errname(errno));
+		t_check(false, "memslot_setup", "mmap: %s", hl_errname(errno));
 		goto out;
 	}
 	page_c = page_b + HL_PAGE;
@@ -236,34 +231,34 @@ static void t_memslot(void)
 	ret = ret ? ret : cb_write_pmds(&v->cb, ctx, &p, 1);
 	ret = ret ? ret : cb_load(&v->cb, ctx, 0, 0, 0, v->guest_tgid);
 	ret = ret ? ret : cb_start(&v->cb, ctx);
-	if (!hl_check(!ret, "memslot_context", "context: %s", hl_status_str(ret)))
+	if (!t_check(!ret, "memslot_context", "context: %s", hl_status_str(ret)))
 		goto out;
 
 	/* the buffer's memslot as registered: samples there, page dirty */
 	clear_log();
 	if (phase("memslot_baseline", nothing, NULL)) {
 		d = page_dirty(BUF_GPA);
-		hl_check(hdr_count(page_b) && d == 1, "memslot_baseline_written",
-			 "header count %" PRIu64 ", dirty log %d",
-			 hdr_count(page_b), d);
+		t_check(hdr_count(page_b) && d == 1, "memslot_baseline_written",
+			"header count %" PRIu64 ", dirty log %d",
+			hdr_count(page_b), d);
 	}
 
 	/* read-only: KVM cannot flip that flag, so delete + create */
 	if (phase("memslot_readonly", make_readonly, page_b))
-		hl_check(intact(page_b), "memslot_readonly_canary",
-			 "samples written into a read-only memslot's page");
+		t_check(intact(page_b), "memslot_readonly_canary",
+			"samples written into a read-only memslot's page");
 
 	if (phase("memslot_delete", delete_slot, page_b))
-		hl_check(intact(page_b), "memslot_delete_canary",
-			 "samples written into the page of a deleted memslot");
+		t_check(intact(page_b), "memslot_delete_canary",
+			"samples written into the page of a deleted memslot");
 
 	/* created again: its page gets the samples again */
 	memset(page_b, 0, HL_PAGE);
 	if (phase("memslot_recreate", recreate, NULL)) {
 		d = page_dirty(BUF_GPA);
-		hl_check(hdr_count(page_b) && d == 1, "memslot_recreate_written",
-			 "header count %" PRIu64 ", dirty log %d",
-			 hdr_count(page_b), d);
+		t_check(hdr_count(page_b) && d == 1, "memslot_recreate_written",
+			"header count %" PRIu64 ", dirty log %d",
+			hdr_count(page_b), d);
 	}
 
 	/*
@@ -272,16 +267,16 @@ static void t_memslot(void)
 	 * the guest now sees at another address.
 	 */
 	if (phase("memslot_move", move_away, page_b)) {
-		hl_check(intact(page_b), "memslot_move_canary",
-			 "samples written into the moved memslot's page");
-		hl_check(hdr_count(page_c), "memslot_move_follows",
-			 "the memslot now at the buffer's address: header count %"
-			 PRIu64, hdr_count(page_c));
+		t_check(intact(page_b), "memslot_move_canary",
+			"samples written into the moved memslot's page");
+		t_check(hdr_count(page_c), "memslot_move_follows",
+			"the memslot now at the buffer's address: header count %"
+			PRIu64, hdr_count(page_c));
 		/* one fetch: the buffer's frame in it, the moved one not */
 		d = pages_dirty(BUF_GPA, MOVED_GPA, &moved);
-		hl_check(d == 1 && !moved, "memslot_move_dirty_log",
-			 "in the dirty log: the buffer's frame %d (want 1), "
-			 "the moved memslot's %d (want 0)", d, moved);
+		t_check(d == 1 && !moved, "memslot_move_dirty_log",
+			"in the dirty log: the buffer's frame %d (want 1), "
+			"the moved memslot's %d (want 0)", d, moved);
 	}
 out:
 	hl_vm_destroy(&vm);
@@ -345,8 +340,8 @@ static void db_refused(const char *name, struct db_req *r, uint8_t *hva,
 	snprintf(n, sizeof(n), "%s_doorbell_efault", name);
 	HL_EXPECT(n, r->db, -EFAULT);
 	snprintf(n, sizeof(n), "%s_nothing_written", name);
-	hl_check(!memcmp(copy, hva, PVPFM_CMD_BLOCK_SIZE), n,
-		 "the command block changed");
+	t_check(!memcmp(copy, hva, PVPFM_CMD_BLOCK_SIZE), n,
+		"the command block changed");
 }
 
 static void t_cmd_block_outside(void)
@@ -357,14 +352,13 @@ static void t_cmd_block_outside(void)
 	uint8_t *page_d;
 	int ret;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check(!ret, "cmd_block_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("cmd_block_setup", hl_vm_simple(&vm, 1)))
 		return;
 	v = &vm.vcpus[0];
 	page_d = mmap(NULL, PVPFM_CMD_BLOCK_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page_d == MAP_FAILED) {
-		hl_check(false, "cmd_block_setup", "mmap: %s", hl_errname(errno));
+		t_check(false, "cmd_block_setup", "mmap: %s", hl_errname(errno));
 		goto out;
 	}
 	/* a command block in a memslot of its own: it works */
@@ -376,9 +370,9 @@ static void t_cmd_block_outside(void)
 	r.hva = page_d;
 	if (!ret)
 		hl_call(v, db_fn, &r);
-	hl_check(!ret && !r.set && !r.db, "cmd_block_own_memslot_ok",
-		 "memslot %s, SET_CMD_BLOCK %s, DOORBELL %s",
-		 hl_status_str(ret), hl_status_str(r.set), hl_status_str2(r.db));
+	t_check(!ret && !r.set && !r.db, "cmd_block_own_memslot_ok",
+		"memslot %s, SET_CMD_BLOCK %s, DOORBELL %s",
+		hl_status_str(ret), hl_status_str(r.set), hl_status_str2(r.db));
 
 	/* its memslot deleted, the table without it */
 	ret = hl_set_memslot(&vm, SLOT_CMD, 0, CMD_GPA, 0, NULL);
@@ -397,9 +391,9 @@ static void t_cmd_block_outside(void)
 	r.hva = v->cmd;
 	block_lay(v->cmd);
 	hl_call(v, db_fn, &r);
-	hl_check(!r.set && !r.db, "cmd_block_back_in_ram_ok",
-		 "SET_CMD_BLOCK %s, DOORBELL %s", hl_status_str(r.set),
-		 hl_status_str2(r.db));
+	t_check(!r.set && !r.db, "cmd_block_back_in_ram_ok",
+		"SET_CMD_BLOCK %s, DOORBELL %s", hl_status_str(r.set),
+		hl_status_str2(r.db));
 	ret = HL_IOCTL(vm.pfm_fd, KVMPFM_SET_MEM_TABLE, &empty);
 	HL_EXPECT("cmd_block_empty_table", ret, 0);
 	db_refused("cmd_block_empty_table", &r, v->cmd, copy);
@@ -409,9 +403,9 @@ static void t_cmd_block_outside(void)
 	r.gpa = 0;
 	if (!ret)
 		hl_call(v, db_fn, &r);
-	hl_check(!ret && !r.db, "cmd_block_table_again_ok",
-		 "SET_MEM_TABLE %s, DOORBELL %s", hl_status_str(ret),
-		 hl_status_str2(r.db));
+	t_check(!ret && !r.db, "cmd_block_table_again_ok",
+		"SET_MEM_TABLE %s, DOORBELL %s", hl_status_str(ret),
+		hl_status_str2(r.db));
 	munmap(page_d, PVPFM_CMD_BLOCK_SIZE);
 out:
 	hl_vm_destroy(&vm);
@@ -423,5 +417,5 @@ int main(void)
 	t_memslot();
 	t_cmd_block_outside();
 	hl_check_module_idle("memslot_module_idle");
-	return hl_summary();
+	return t_done();
 }

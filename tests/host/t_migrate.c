@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * t_migrate: KVMPFM_GET_STATE on one VM, KVMPFM_SET_STATE into another in
- * the same L1, as QEMU does across a migration (issue 11).
+ * the same L1, as QEMU does across a migration.
  *
  *   counts go on    a system-wide context with two time-switched sets
  *                   (VM_EXITS in each, cycles aliased to task-clock in set
@@ -37,7 +37,6 @@
 
 #include "hostlib.h"
 
-#define MS		1000000ULL
 #define EXITS		1000
 #define TIMEOUT_NS	(10 * MS)
 #define PAUSE_NS	(300 * MS)
@@ -64,9 +63,7 @@ static int vm_up(struct hl_vm *vm, bool map, bool bind_vcpus)
 {
 	struct hl_vm_opts o;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(2);
 	o.no_bind_vcpus = !bind_vcpus;
 	if (map) {
 		o.map = &cycles_map;
@@ -116,8 +113,8 @@ static uint32_t count_ctx(struct hl_vcpu *v)
 	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
 	ret = ret ? ret : cb_start(&v->cb, id);
 	if (ret) {
-		hl_note("%s: %s (err_index %u)", __func__, hl_status_str(ret),
-			v->cb.hdr.err_index);
+		t_note("%s: %s (err_index %u)", __func__, hl_status_str(ret),
+		       v->cb.hdr.err_index);
 		return 0;
 	}
 	return id;
@@ -140,7 +137,7 @@ static uint32_t smpl_ctx(struct hl_vm *vm, struct hl_vcpu *v)
 	ret = ret ? ret : cb_write_pmds(&v->cb, id, &p, 1);
 	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
 	if (ret) {
-		hl_note("%s: %s", __func__, hl_status_str(ret));
+		t_note("%s: %s", __func__, hl_status_str(ret));
 		return 0;
 	}
 	return id;
@@ -187,9 +184,9 @@ static bool export(struct hl_vm *vm, struct stream *s)
 
 	memset(&st, 0, sizeof(st));
 	ret = state_ioctl(vm, KVMPFM_GET_STATE, &st);
-	if (!hl_check(!ret && st.size && st.size <= st.max_size,
-		      "export_size", "size query: %s, %u bytes, max %u",
-		      hl_status_str(ret), st.size, st.max_size))
+	if (!t_check(!ret && st.size && st.size <= st.max_size,
+		     "export_size", "size query: %s, %u bytes, max %u",
+		     hl_status_str(ret), st.size, st.max_size))
 		return false;
 	s->size = st.size;
 	s->max = st.max_size;
@@ -200,10 +197,10 @@ static bool export(struct hl_vm *vm, struct stream *s)
 		  -ENOSPC);
 	st.size = s->size;
 	ret = state_ioctl(vm, KVMPFM_GET_STATE, &st);
-	hl_note("stream: %u bytes (2 contexts, 3 sets), at most %u for this "
-		"VM's limits", st.size, st.max_size);
-	return hl_check(!ret && st.size == s->size, "export", "%s, %u bytes",
-			hl_status_str(ret), st.size);
+	t_note("stream: %u bytes (2 contexts, 3 sets), at most %u for this "
+	       "VM's limits", st.size, st.max_size);
+	return t_check(!ret && st.size == s->size, "export", "%s, %u bytes",
+		       hl_status_str(ret), st.size);
 }
 
 /*
@@ -255,49 +252,49 @@ static void t_counts(struct hl_vm *src, struct hl_vm *dst,
 	hl_module_stats(&ms0);
 	ret = import(dst, s->buf, s->size, &st);
 	hl_module_stats(&ms1);
-	if (!hl_check(!ret, "import", "%s, reason %u ctx %u set %u pmd %u "
-		      "at %llu", hl_status_str(ret), st.reason, st.ctx_id,
-		      st.set, st.pmd, (unsigned long long)st.offset))
+	if (!t_check(!ret, "import", "%s, reason %u ctx %u set %u pmd %u "
+		     "at %llu", hl_status_str(ret), st.reason, st.ctx_id,
+		     st.set, st.pmd, (unsigned long long)st.offset))
 		return;
-	hl_check(ms1.pinned_pages - ms0.pinned_pages == SMPL_PAGES,
-		 "import_pins_sampling_pages", "%lld pages pinned by the import",
-		 (long long)(ms1.pinned_pages - ms0.pinned_pages));
-	hl_check(ms1.perf_events > ms0.perf_events, "import_opens_counters",
-		 "host perf events %lld -> %lld", (long long)ms0.perf_events,
-		 (long long)ms1.perf_events);
+	t_check(ms1.pinned_pages - ms0.pinned_pages == SMPL_PAGES,
+		"import_pins_sampling_pages", "%lld pages pinned by the import",
+		(long long)(ms1.pinned_pages - ms0.pinned_pages));
+	t_check(ms1.perf_events > ms0.perf_events, "import_opens_counters",
+		"host perf events %lld -> %lld", (long long)ms0.perf_events,
+		(long long)ms1.perf_events);
 	read_counts(v, id, &after);
-	hl_note("before export: VM_EXITS set0 %" PRIu64 " set1 %" PRIu64
-		", act %" PRIu64 " ns, runs %" PRIu64, before->exits0,
-		before->exits1, before->act, before->runs);
-	hl_note("after import:  VM_EXITS set0 %" PRIu64 " set1 %" PRIu64
-		", act %" PRIu64 " ns, runs %" PRIu64, after.exits0,
-		after.exits1, after.act, after.runs);
-	hl_check(after.exits0 == before->exits0 &&
-		 after.exits1 == before->exits1, "counts_continue",
-		 "VM_EXITS %" PRIu64 "/%" PRIu64 " after, %" PRIu64 "/%"
-		 PRIu64 " before", after.exits0, after.exits1, before->exits0,
-		 before->exits1);
+	t_note("before export: VM_EXITS set0 %" PRIu64 " set1 %" PRIu64
+	       ", act %" PRIu64 " ns, runs %" PRIu64, before->exits0,
+	       before->exits1, before->act, before->runs);
+	t_note("after import:  VM_EXITS set0 %" PRIu64 " set1 %" PRIu64
+	       ", act %" PRIu64 " ns, runs %" PRIu64, after.exits0,
+	       after.exits1, after.act, after.runs);
+	t_check(after.exits0 == before->exits0 &&
+		after.exits1 == before->exits1, "counts_continue",
+		"VM_EXITS %" PRIu64 "/%" PRIu64 " after, %" PRIu64 "/%"
+		PRIu64 " before", after.exits0, after.exits1, before->exits0,
+		before->exits1);
 	/* 300 ms between export and import, not active time */
-	hl_check(after.act >= before->act &&
-		 after.act < before->act + PAUSE_NS / 2, "pause_not_active",
-		 "active %" PRIu64 " ns after, %" PRIu64 " ns before, %llu ms "
-		 "paused", after.act, before->act, PAUSE_NS / MS);
+	t_check(after.act >= before->act &&
+		after.act < before->act + PAUSE_NS / 2, "pause_not_active",
+		"active %" PRIu64 " ns after, %" PRIu64 " ns before, %llu ms "
+		"paused", after.act, before->act, PAUSE_NS / MS);
 	hl_call(v, io_fn, NULL);
 	usleep(100000);
 	read_counts(v, id, &later);
-	hl_check(later.exits0 + later.exits1 >=
-		 after.exits0 + after.exits1 + EXITS, "counts_grow_on_destination",
-		 "VM_EXITS %" PRIu64 " -> %" PRIu64 " for %d exits",
-		 after.exits0 + after.exits1, later.exits0 + later.exits1,
-		 EXITS);
-	hl_check(later.runs > after.runs, "sets_switch_on_destination",
-		 "set runs %" PRIu64 " -> %" PRIu64, after.runs, later.runs);
+	t_check(later.exits0 + later.exits1 >=
+		after.exits0 + after.exits1 + EXITS, "counts_grow_on_destination",
+		"VM_EXITS %" PRIu64 " -> %" PRIu64 " for %d exits",
+		after.exits0 + after.exits1, later.exits0 + later.exits1,
+		EXITS);
+	t_check(later.runs > after.runs, "sets_switch_on_destination",
+		"set runs %" PRIu64 " -> %" PRIu64, after.runs, later.runs);
 	HL_EXPECT("smpl_ctx_usable_on_destination",
 		  cb_start(&dst->vcpus[1].cb, sid), 0);
 	HL_EXPECT("second_import_not_empty", import(dst, s->buf, s->size, &st),
 		  -EBUSY);
-	hl_check(st.reason == KVMPFM_STATE_NOT_EMPTY, "second_import_reason",
-		 "reason %u", st.reason);
+	t_check(st.reason == KVMPFM_STATE_NOT_EMPTY, "second_import_reason",
+		"reason %u", st.reason);
 	(void)src;
 }
 
@@ -306,14 +303,14 @@ static void t_missing_event(const struct stream *s, uint32_t id)
 	struct kvmpfm_state st;
 	struct hl_vm vm;
 
-	if (!hl_check(!vm_up(&vm, false, true), "nomap_vm", "setup"))
+	if (!t_check(!vm_up(&vm, false, true), "nomap_vm", "setup"))
 		return;
 	HL_EXPECT("missing_event_refused", import(&vm, s->buf, s->size, &st),
 		  -ENOENT);
-	hl_check(st.reason == KVMPFM_STATE_EVENT && st.ctx_id == id &&
-		 st.set == 0 && st.pmd == 0, "missing_event_named",
-		 "reason %u, context %u (want %u), set %u, PMD %u", st.reason,
-		 st.ctx_id, id, st.set, st.pmd);
+	t_check(st.reason == KVMPFM_STATE_EVENT && st.ctx_id == id &&
+		st.set == 0 && st.pmd == 0, "missing_event_named",
+		"reason %u, context %u (want %u), set %u, PMD %u", st.reason,
+		st.ctx_id, id, st.set, st.pmd);
 	hl_vm_destroy(&vm);
 }
 
@@ -323,12 +320,12 @@ static void t_unbound(const struct stream *s)
 	struct hl_vm vm;
 	int ret;
 
-	if (!hl_check(!vm_up(&vm, true, false), "unbound_vm", "setup"))
+	if (!t_check(!vm_up(&vm, true, false), "unbound_vm", "setup"))
 		return;
 	ret = import(&vm, s->buf, s->size, &st);
-	hl_check(ret && st.reason == KVMPFM_STATE_COUNTER,
-		 "unbound_vcpus_refused", "%s, reason %u",
-		 hl_status_str(ret), st.reason);
+	t_check(ret && st.reason == KVMPFM_STATE_COUNTER,
+		"unbound_vcpus_refused", "%s, reason %u",
+		hl_status_str(ret), st.reason);
 	hl_vm_destroy(&vm);
 }
 
@@ -340,7 +337,7 @@ static void t_malformed(const struct stream *s)
 	uint8_t *b = malloc(s->size);
 	int ret;
 
-	if (!hl_check(!vm_up(&vm, true, true), "malformed_vm", "setup"))
+	if (!t_check(!vm_up(&vm, true, true), "malformed_vm", "setup"))
 		return;
 	HL_EXPECT("truncated_refused", import(&vm, s->buf, s->size - 8, &st),
 		  -EINVAL);
@@ -348,8 +345,8 @@ static void t_malformed(const struct stream *s)
 	/* refused on its size alone: the buffer is never read */
 	HL_EXPECT("oversized_refused_e2big",
 		  import(&vm, s->buf, s->max + 1, &st), -E2BIG);
-	hl_check(st.reason == KVMPFM_STATE_LIMIT, "oversized_reason",
-		 "reason %u", st.reason);
+	t_check(st.reason == KVMPFM_STATE_LIMIT, "oversized_reason",
+		"reason %u", st.reason);
 	memset(&st, 0, sizeof(st));
 	st.buf = (uintptr_t)s->buf;
 	st.size = s->size;
@@ -374,10 +371,10 @@ static void t_malformed(const struct stream *s)
 		refused++;
 		noreason += ret != -ENOMEM && st.reason == KVMPFM_STATE_OK;
 	}
-	hl_note("%u flipped streams: %u taken, %u refused", i, taken, refused);
-	hl_check(i == FLIPS && refused && !noreason, "flipped_streams",
-		 "%u of %d tried, %u refused without a reason", i, FLIPS,
-		 noreason);
+	t_note("%u flipped streams: %u taken, %u refused", i, taken, refused);
+	t_check(i == FLIPS && refused && !noreason, "flipped_streams",
+		"%u of %d tried, %u refused without a reason", i, FLIPS,
+		noreason);
 	free(b);
 	hl_vm_destroy(&vm);
 }
@@ -392,13 +389,13 @@ int main(void)
 
 	hl_init();
 	kfd = hl_klog_start();
-	if (!hl_check(!vm_up(&src, true, true) && !vm_up(&dst, true, true),
-		      "setup", "two VMs"))
-		return hl_summary();
+	if (!t_check(!vm_up(&src, true, true) && !vm_up(&dst, true, true),
+		     "setup", "two VMs"))
+		return t_done();
 	id = count_ctx(&src.vcpus[0]);
 	sid = smpl_ctx(&src, &src.vcpus[1]);
-	if (!hl_check(id && sid, "contexts", "count %u smpl %u", id, sid))
-		return hl_summary();
+	if (!t_check(id && sid, "contexts", "count %u smpl %u", id, sid))
+		return t_done();
 	hl_call(&src.vcpus[0], io_fn, NULL);
 	usleep(50000);
 	read_counts(&src.vcpus[0], id, &before);
@@ -414,7 +411,7 @@ int main(void)
 	hl_vm_destroy(&dst);
 	free(s.buf);
 	hl_check_module_idle("module_idle");
-	hl_check(kfd >= 0 && hl_klog_concerns(kfd, 20, "migrate: L1 log: ") == 0,
-		 "l1_log_clean", "WARN/BUG/oops in L1's log (or unreadable)");
-	return hl_summary();
+	t_check(kfd >= 0 && hl_klog_concerns(kfd, 20, "migrate: L1 log: ") == 0,
+		"l1_log_clean", "WARN/BUG/oops in L1's log (or unreadable)");
+	return t_done();
 }

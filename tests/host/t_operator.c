@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_operator: the operator's interface (issue 15) with real KVM VMs:
+ * t_operator: the operator's interface with real KVM VMs:
  * KVMPFM_SET_IDENTITY, KVMPFM_LIST_VMS, KVMPFM_GET_SNAPSHOT and
  * KVMPFM_SET_EVENT_FILTER, and host-tools/kvm-perfmon-stat reading them.
  *
@@ -196,15 +196,15 @@ static void t_list_and_sizes(void *buf, uint64_t id_a, uint64_t id_b)
 	uint32_t size = 16;
 	int n = list_vms(vm_a.pfm_fd, NULL, 0);
 
-	hl_check(n == 2, "list_counts_two", "LIST_VMS with no room: %d", n);
-	hl_check(id_a && id_b && id_a != id_b, "list_names_found",
-		 "vm-a id %" PRIu64 ", vm-b id %" PRIu64, id_a, id_b);
+	t_check(n == 2, "list_counts_two", "LIST_VMS with no room: %d", n);
+	t_check(id_a && id_b && id_a != id_b, "list_names_found",
+		"vm-a id %" PRIu64 ", vm-b id %" PRIu64, id_a, id_b);
 	HL_EXPECT("list_reserved_einval",
 		  HL_IOCTL(vm_a.pfm_fd, KVMPFM_LIST_VMS, &bad), -EINVAL);
 	HL_EXPECT("snapshot_small_enospc",
 		  snapshot(vm_a.pfm_fd, id_a, buf, &size), -ENOSPC);
-	hl_check(size > sizeof(struct kvmpfm_snap_vm), "snapshot_size_needed",
-		 "size needed %u", size);
+	t_check(size > sizeof(struct kvmpfm_snap_vm), "snapshot_size_needed",
+		"size needed %u", size);
 	size = SNAP_ROOM;
 	HL_EXPECT("snapshot_unknown_enoent",
 		  snapshot(vm_a.pfm_fd, ~0ULL, buf, &size), -ENOENT);
@@ -232,7 +232,7 @@ static uint32_t t_vm_a(void *buf, uint64_t id)
 	ret = ret ?: write_vpmd(v, ctx, PVPFM_VPMD_VCPU_RUN_NS, &flags);
 	ret = ret ?: cb_load(&v->cb, ctx, v->index, 0, 0, v->guest_tgid);
 	ret = ret ?: cb_start(&v->cb, ctx);
-	if (!hl_check(!ret, "vm_a_counting", "%s", hl_status_str(ret)))
+	if (!t_check(!ret, "vm_a_counting", "%s", hl_status_str(ret)))
 		return 0;
 	/* on purpose: EBADF (no such context), EINVAL (no such PMC) x2 */
 	HL_EXPECT("vm_a_ebadf", cb_stop(&v->cb, 9999), -EBADF);
@@ -244,64 +244,64 @@ static uint32_t t_vm_a(void *buf, uint64_t id)
 		  -EINVAL);
 
 	HL_EXPECT("vm_a_snapshot", snapshot(vm_a.pfm_fd, id, buf, &size), 0);
-	hl_check(s->size >= sizeof(*s) && s->nr_vcpus == 2 &&
-		 s->pid == getpid() && s->id == id &&
-		 s->personality == PVPFM_PERS_AMD64 && s->counters == 4,
-		 "vm_a_record", "size %u vcpus %u pid %d personality %u",
-		 s->size, s->nr_vcpus, s->pid, s->personality);
-	hl_check(s->identity.uuid[0] == 0xaa && s->identity.uuid[15] == 0xaa,
-		 "vm_a_uuid", "uuid[0] %#x", s->identity.uuid[0]);
-	hl_check(s->calls[PVPFM_CMD_CREATE_CONTEXT] == 1 &&
-		 s->calls[PVPFM_CMD_WRITE_PMDS] == 1 &&
-		 s->calls[PVPFM_CMD_LOAD_CONTEXT] == 1 &&
-		 s->calls[PVPFM_CMD_START] == 1 &&
-		 s->calls[PVPFM_CMD_STOP] == 1 &&
-		 s->calls[PVPFM_CMD_WRITE_PMCS] == 2,
-		 "vm_a_calls_by_command", "create %llu write_pmds %llu load "
-		 "%llu start %llu stop %llu write_pmcs %llu",
-		 (unsigned long long)s->calls[PVPFM_CMD_CREATE_CONTEXT],
-		 (unsigned long long)s->calls[PVPFM_CMD_WRITE_PMDS],
-		 (unsigned long long)s->calls[PVPFM_CMD_LOAD_CONTEXT],
-		 (unsigned long long)s->calls[PVPFM_CMD_START],
-		 (unsigned long long)s->calls[PVPFM_CMD_STOP],
-		 (unsigned long long)s->calls[PVPFM_CMD_WRITE_PMCS]);
-	hl_check(s->refusals[EBADF] == 1 && s->refusals[EINVAL] == 2 &&
-		 s->stats.command_errors == 3 && !s->notavail && !s->filtered,
-		 "vm_a_refusals_by_errno", "EBADF %llu EINVAL %llu errors %llu "
-		 "notavail %llu filtered %llu",
-		 (unsigned long long)s->refusals[EBADF],
-		 (unsigned long long)s->refusals[EINVAL],
-		 (unsigned long long)s->stats.command_errors,
-		 (unsigned long long)s->notavail,
-		 (unsigned long long)s->filtered);
-	if (!hl_check(s->nr_ctxs == 1 && s->nr_events == 1, "vm_a_records",
-		      "contexts %u events %u", s->nr_ctxs, s->nr_events))
+	t_check(s->size >= sizeof(*s) && s->nr_vcpus == 2 &&
+		s->pid == getpid() && s->id == id &&
+		s->personality == PVPFM_PERS_AMD64 && s->counters == 4,
+		"vm_a_record", "size %u vcpus %u pid %d personality %u",
+		s->size, s->nr_vcpus, s->pid, s->personality);
+	t_check(s->identity.uuid[0] == 0xaa && s->identity.uuid[15] == 0xaa,
+		"vm_a_uuid", "uuid[0] %#x", s->identity.uuid[0]);
+	t_check(s->calls[PVPFM_CMD_CREATE_CONTEXT] == 1 &&
+		s->calls[PVPFM_CMD_WRITE_PMDS] == 1 &&
+		s->calls[PVPFM_CMD_LOAD_CONTEXT] == 1 &&
+		s->calls[PVPFM_CMD_START] == 1 &&
+		s->calls[PVPFM_CMD_STOP] == 1 &&
+		s->calls[PVPFM_CMD_WRITE_PMCS] == 2,
+		"vm_a_calls_by_command", "create %llu write_pmds %llu load "
+		"%llu start %llu stop %llu write_pmcs %llu",
+		(unsigned long long)s->calls[PVPFM_CMD_CREATE_CONTEXT],
+		(unsigned long long)s->calls[PVPFM_CMD_WRITE_PMDS],
+		(unsigned long long)s->calls[PVPFM_CMD_LOAD_CONTEXT],
+		(unsigned long long)s->calls[PVPFM_CMD_START],
+		(unsigned long long)s->calls[PVPFM_CMD_STOP],
+		(unsigned long long)s->calls[PVPFM_CMD_WRITE_PMCS]);
+	t_check(s->refusals[EBADF] == 1 && s->refusals[EINVAL] == 2 &&
+		s->stats.command_errors == 3 && !s->notavail && !s->filtered,
+		"vm_a_refusals_by_errno", "EBADF %llu EINVAL %llu errors %llu "
+		"notavail %llu filtered %llu",
+		(unsigned long long)s->refusals[EBADF],
+		(unsigned long long)s->refusals[EINVAL],
+		(unsigned long long)s->stats.command_errors,
+		(unsigned long long)s->notavail,
+		(unsigned long long)s->filtered);
+	if (!t_check(s->nr_ctxs == 1 && s->nr_events == 1, "vm_a_records",
+		     "contexts %u events %u", s->nr_ctxs, s->nr_events))
 		return ctx;
 	c = ctx_rec(s, 0);
 	e = ev_rec(s, 0);
-	hl_check(c->id == ctx && c->state == KVMPFM_CTX_LOADED &&
-		 c->system_wide && c->vcpu == 0 && c->started &&
-		 c->nr_sets == 1, "vm_a_context", "id %u state %u sw %u "
-		 "vcpu %d started %u sets %u", c->id, c->state, c->system_wide,
-		 c->vcpu, c->started, c->nr_sets);
-	hl_check(e->vcpu == 0 && e->ctx_id == ctx &&
-		 e->pmd == PVPFM_VPMD_VCPU_RUN_NS &&
-		 e->guest_kind == KVMPFM_EVK_VIRTUAL &&
-		 e->guest_event == PVPFM_VPMD_VCPU_RUN_NS &&
-		 !(e->flags & KVMPFM_SNAP_EV_EMULATED), "vm_a_event",
-		 "vcpu %u ctx %u pmd %u kind %u event %u flags %#x", e->vcpu,
-		 e->ctx_id, e->pmd, e->guest_kind, e->guest_event, e->flags);
-	hl_check(vcpu_rec(s, 0)->ctx_id == ctx &&
-		 vcpu_rec(s, 0)->host_tid == v->tid &&
-		 vcpu_rec(s, 0)->counters_open == 1 &&
-		 vcpu_rec(s, 0)->doorbells == s->stats.doorbells &&
-		 s->stats.doorbells >= 7 && vcpu_rec(s, 1)->ctx_id == 0,
-		 "vm_a_vcpus", "vCPU 0: ctx %u tid %d (want %d) counters %u "
-		 "doorbells %llu; vCPU 1: ctx %u", vcpu_rec(s, 0)->ctx_id,
-		 vcpu_rec(s, 0)->host_tid, (int)v->tid,
-		 vcpu_rec(s, 0)->counters_open,
-		 (unsigned long long)vcpu_rec(s, 0)->doorbells,
-		 vcpu_rec(s, 1)->ctx_id);
+	t_check(c->id == ctx && c->state == KVMPFM_CTX_LOADED &&
+		c->system_wide && c->vcpu == 0 && c->started &&
+		c->nr_sets == 1, "vm_a_context", "id %u state %u sw %u "
+		"vcpu %d started %u sets %u", c->id, c->state, c->system_wide,
+		c->vcpu, c->started, c->nr_sets);
+	t_check(e->vcpu == 0 && e->ctx_id == ctx &&
+		e->pmd == PVPFM_VPMD_VCPU_RUN_NS &&
+		e->guest_kind == KVMPFM_EVK_VIRTUAL &&
+		e->guest_event == PVPFM_VPMD_VCPU_RUN_NS &&
+		!(e->flags & KVMPFM_SNAP_EV_EMULATED), "vm_a_event",
+		"vcpu %u ctx %u pmd %u kind %u event %u flags %#x", e->vcpu,
+		e->ctx_id, e->pmd, e->guest_kind, e->guest_event, e->flags);
+	t_check(vcpu_rec(s, 0)->ctx_id == ctx &&
+		vcpu_rec(s, 0)->host_tid == v->tid &&
+		vcpu_rec(s, 0)->counters_open == 1 &&
+		vcpu_rec(s, 0)->doorbells == s->stats.doorbells &&
+		s->stats.doorbells >= 7 && vcpu_rec(s, 1)->ctx_id == 0,
+		"vm_a_vcpus", "vCPU 0: ctx %u tid %d (want %d) counters %u "
+		"doorbells %llu; vCPU 1: ctx %u", vcpu_rec(s, 0)->ctx_id,
+		vcpu_rec(s, 0)->host_tid, (int)v->tid,
+		vcpu_rec(s, 0)->counters_open,
+		(unsigned long long)vcpu_rec(s, 0)->doorbells,
+		vcpu_rec(s, 1)->ctx_id);
 	return ctx;
 }
 
@@ -327,8 +327,8 @@ static void t_filters(void *buf, uint64_t id_b)
 	HL_EXPECT("filter_ctx", ret, 0);
 	HL_EXPECT("filter_denied_einval",
 		  write_vpmd(v, ctx, PVPFM_VPMD_VCPU_RUN_NS, &flags), -EINVAL);
-	hl_check(flags & PFM_REG_RETFL_NOTAVAIL, "filter_denied_notavail",
-		 "reg_flags %#x", flags);
+	t_check(flags & PFM_REG_RETFL_NOTAVAIL, "filter_denied_notavail",
+		"reg_flags %#x", flags);
 	HL_EXPECT("filter_other_passes",
 		  write_vpmd(v, ctx, PVPFM_VPMD_VM_EXITS, &flags), 0);
 
@@ -344,21 +344,21 @@ static void t_filters(void *buf, uint64_t id_b)
 		  write_vpmd(v, ctx, PVPFM_VPMD_VCPU_RUN_NS, &flags), -EINVAL);
 	HL_EXPECT("filter_not_allowed_einval",
 		  write_vpmd(v, ctx, PVPFM_VPMD_HALT_EXITS, &flags), -EINVAL);
-	hl_check(flags & PFM_REG_RETFL_NOTAVAIL,
-		 "filter_not_allowed_notavail", "reg_flags %#x", flags);
+	t_check(flags & PFM_REG_RETFL_NOTAVAIL,
+		"filter_not_allowed_notavail", "reg_flags %#x", flags);
 
 	size = SNAP_ROOM;
 	HL_EXPECT("filter_snapshot", snapshot(op_fd, id_b, buf, &size), 0);
-	hl_check(s->filtered == 3 && s->notavail == 0 &&
-		 s->refusals[EINVAL] == 3 &&
-		 s->filter_action == KVMPFM_FILTER_ALLOW && s->filter_nr == 2 &&
-		 s->vmm_filter_action == KVMPFM_FILTER_DENY &&
-		 s->vmm_filter_nr == 1,
-		 "filter_counted", "filtered %llu notavail %llu EINVAL %llu "
-		 "operator's %u/%u VMM's %u/%u", (unsigned long long)s->filtered,
-		 (unsigned long long)s->notavail,
-		 (unsigned long long)s->refusals[EINVAL], s->filter_action,
-		 s->filter_nr, s->vmm_filter_action, s->vmm_filter_nr);
+	t_check(s->filtered == 3 && s->notavail == 0 &&
+		s->refusals[EINVAL] == 3 &&
+		s->filter_action == KVMPFM_FILTER_ALLOW && s->filter_nr == 2 &&
+		s->vmm_filter_action == KVMPFM_FILTER_DENY &&
+		s->vmm_filter_nr == 1,
+		"filter_counted", "filtered %llu notavail %llu EINVAL %llu "
+		"operator's %u/%u VMM's %u/%u", (unsigned long long)s->filtered,
+		(unsigned long long)s->notavail,
+		(unsigned long long)s->refusals[EINVAL], s->filter_action,
+		s->filter_nr, s->vmm_filter_action, s->vmm_filter_nr);
 	/* deny of nothing: no filter, the VMM's own only */
 	HL_EXPECT("filter_vmm_clears_own", filter(vm_b.pfm_fd, 0,
 						  KVMPFM_FILTER_DENY, 0), 0);
@@ -434,13 +434,13 @@ static void t_filter_alias(void)
 	int ret;
 
 	ret = hl_vm_create(&vm_c, &o);
-	if (!hl_check(!ret, "alias_vm", "%s", hl_status_str(ret)))
+	if (!t_check(!ret, "alias_vm", "%s", hl_status_str(ret)))
 		return;
 	id = set_name(&vm_c, "vm-c", 0xcc) ? 0 : find_id("vm-c", buf);
 	ret = id ? filter_of(vm_a.pfm_fd, id, KVMPFM_FILTER_DENY,
 			     KVMPFM_EVK_GENERIC, deny, 1) : -ENOENT;
 	ret = ret ?: cb_create(&v->cb, 0, &ctx);
-	if (!hl_check(!ret, "alias_filter_set", "%s", hl_status_str(ret)))
+	if (!t_check(!ret, "alias_filter_set", "%s", hl_status_str(ret)))
 		goto out;
 	/* by a filter: counted as filtered, not as NOTAVAIL (no host PMU) */
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
@@ -448,24 +448,24 @@ static void t_filter_alias(void)
 		size = SNAP_ROOM;
 		if (snapshot(vm_a.pfm_fd, id, buf, &size))
 			memset(buf, 0, sizeof(*s));
-		hl_check(ret == -EINVAL && (flags & PFM_REG_RETFL_NOTAVAIL) &&
-			 s->filtered == i + 1 && !s->notavail,
-			 refused[i].name, "PMC0=%#llx: %s, reg_flags %#x, "
-			 "filtered %llu notavail %llu",
-			 (unsigned long long)SEL(refused[i].event),
-			 hl_status_str(ret), flags,
-			 (unsigned long long)s->filtered,
-			 (unsigned long long)s->notavail);
+		t_check(ret == -EINVAL && (flags & PFM_REG_RETFL_NOTAVAIL) &&
+			s->filtered == i + 1 && !s->notavail,
+			refused[i].name, "PMC0=%#llx: %s, reg_flags %#x, "
+			"filtered %llu notavail %llu",
+			(unsigned long long)SEL(refused[i].event),
+			hl_status_str(ret), flags,
+			(unsigned long long)s->filtered,
+			(unsigned long long)s->notavail);
 	}
 	ret = write_pmc(v, ctx, 0, SEL(0xc4), &flags);
-	hl_check(!ret && flags == PVPFM_REG_RETFL_EMULATED,
-		 "alias_software_passes", "%s, reg_flags %#x",
-		 hl_status_str(ret), flags);
+	t_check(!ret && flags == PVPFM_REG_RETFL_EMULATED,
+		"alias_software_passes", "%s, reg_flags %#x",
+		hl_status_str(ret), flags);
 	size = SNAP_ROOM;
 	HL_EXPECT("alias_snapshot", snapshot(vm_a.pfm_fd, id, buf, &size), 0);
-	hl_check(s->filtered == 4 && s->notavail == 0, "alias_counted_filtered",
-		 "filtered %llu notavail %llu", (unsigned long long)s->filtered,
-		 (unsigned long long)s->notavail);
+	t_check(s->filtered == 4 && s->notavail == 0, "alias_counted_filtered",
+		"filtered %llu notavail %llu", (unsigned long long)s->filtered,
+		(unsigned long long)s->notavail);
 	cb_destroy(&v->cb, ctx);
 out:
 	hl_vm_destroy(&vm_c);
@@ -515,13 +515,13 @@ static void t_filter_running(void *buf, uint64_t id_a, uint32_t ctx)
 	cb_read_pmd(&v->cb, ctx, 0, PVPFM_VPMD_VCPU_RUN_NS, &before);
 	hl_call(v, busy_fn, &busy);
 	cb_read_pmd(&v->cb, ctx, 0, PVPFM_VPMD_VCPU_RUN_NS, &after);
-	hl_check(after >= before + busy / 2, "running_counter_goes_on",
-		 "VCPU_RUN_NS %" PRIu64 " -> %" PRIu64 " over %" PRIu64
-		 " ns busy", before, after, busy);
+	t_check(after >= before + busy / 2, "running_counter_goes_on",
+		"VCPU_RUN_NS %" PRIu64 " -> %" PRIu64 " over %" PRIu64
+		" ns busy", before, after, busy);
 	HL_EXPECT("running_snapshot", snapshot(vm_a.pfm_fd, id_a, buf, &size),
 		  0);
-	hl_check(s->nr_events == 1, "running_event_kept", "events %u",
-		 s->nr_events);
+	t_check(s->nr_events == 1, "running_event_kept", "events %u",
+		s->nr_events);
 	filter(vm_a.pfm_fd, 0, KVMPFM_FILTER_DENY, 0);
 }
 
@@ -534,41 +534,34 @@ struct unpriv_result {
  * On VM a's own binding (inherited, as a VMM holds it): its own filter
  * (vm_id 0) yes, the operator's (naming VM a's id) no.
  */
+static int unprivileged_child(void *arg, void *res)
+{
+	uint64_t id_a = *(const uint64_t *)arg;
+	struct unpriv_result *r = res;
+	static char buf[4096];
+	uint32_t size = sizeof(buf);
+	int fd = open(KVMPFM_DEVICE, O_RDWR);
+
+	if (fd < 0 || hl_drop_to_nobody())
+		return 2;
+	r->uid = getuid();
+	r->list = list_vms(fd, NULL, 0);
+	r->snap = snapshot(fd, id_a, buf, &size);
+	r->filter = filter(fd, id_a, KVMPFM_FILTER_DENY, 0);
+	r->own_id = filter(vm_a.pfm_fd, id_a, KVMPFM_FILTER_DENY, 0);
+	r->own_zero = filter(vm_a.pfm_fd, 0, KVMPFM_FILTER_DENY, 0);
+	return 0;
+}
+
 static void t_unprivileged(uint64_t id_a)
 {
 	struct unpriv_result r = { .uid = -1 };
-	int fds[2], st = 0;
-	pid_t pid;
+	int st = hl_child(unprivileged_child, &id_a, &r, sizeof(r));
 
-	if (pipe(fds))
+	if (st < 0)
 		return;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		static char buf[4096];
-		uint32_t size = sizeof(buf);
-		int fd = open(KVMPFM_DEVICE, O_RDWR);
-
-		if (fd < 0 || setgroups(0, NULL) || setgid(65534) ||
-		    setuid(65534))
-			_exit(2);
-		r.uid = getuid();
-		r.list = list_vms(fd, NULL, 0);
-		r.snap = snapshot(fd, id_a, buf, &size);
-		r.filter = filter(fd, id_a, KVMPFM_FILTER_DENY, 0);
-		r.own_id = filter(vm_a.pfm_fd, id_a, KVMPFM_FILTER_DENY, 0);
-		r.own_zero = filter(vm_a.pfm_fd, 0, KVMPFM_FILTER_DENY, 0);
-		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
-			_exit(3);
-		_exit(0);
-	}
-	close(fds[1]);
-	if (read(fds[0], &r, sizeof(r)) != sizeof(r))
-		r.uid = -1;
-	close(fds[0]);
-	waitpid(pid, &st, 0);
-	if (!hl_check(r.uid == 65534, "unpriv_child", "status %#x uid %d", st,
-		      r.uid))
+	if (!t_check(r.uid == HL_NOBODY, "unpriv_child", "status %#x uid %d",
+		     st, r.uid))
 		return;
 	HL_EXPECT("unpriv_list_eperm", r.list, -EPERM);
 	HL_EXPECT("unpriv_snapshot_eperm", r.snap, -EPERM);
@@ -586,7 +579,7 @@ static void t_stat_tool(void)
 	int st;
 
 	if (access("./kvm-perfmon-stat", X_OK)) {
-		hl_check(false, "stat_tool_present", "no ./kvm-perfmon-stat");
+		t_check(false, "stat_tool_present", "no ./kvm-perfmon-stat");
 		return;
 	}
 	p = popen("./kvm-perfmon-stat --json --vm vm-b", "r");
@@ -595,8 +588,8 @@ static void t_stat_tool(void)
 		filtered |= !!strstr(line, "\"FILTERED\": 4");
 	}
 	st = p ? pclose(p) : -1;
-	hl_check(st == 0 && b && filtered, "stat_tool_json_vm_b",
-		 "status %#x, name %d, FILTERED 4 %d", st, b, filtered);
+	t_check(st == 0 && b && filtered, "stat_tool_json_vm_b",
+		"status %#x, name %d, FILTERED 4 %d", st, b, filtered);
 	p = popen("./kvm-perfmon-stat", "r");
 	b = false;
 	while (p && fgets(line, sizeof(line), p)) {
@@ -605,11 +598,11 @@ static void t_stat_tool(void)
 		b |= !strncmp(line, "vm-b ", 5);
 	}
 	st = p ? pclose(p) : -1;
-	hl_check(st == 0 && a && b, "stat_tool_table", "status %#x, vm-a %d, "
-		 "vm-b %d", st, a, b);
+	t_check(st == 0 && a && b, "stat_tool_table", "status %#x, vm-a %d, "
+		"vm-b %d", st, a, b);
 	st = system("./kvm-perfmon-stat --vm no-such-vm >/dev/null 2>&1");
-	hl_check(WIFEXITED(st) && WEXITSTATUS(st) == 4, "stat_tool_no_vm_4",
-		 "status %#x", st);
+	t_check(WIFEXITED(st) && WEXITSTATUS(st) == 4, "stat_tool_no_vm_4",
+		"status %#x", st);
 }
 
 /* what a scrape costs: one snapshot of VM a, many times */
@@ -626,11 +619,11 @@ static void t_cost(void *buf, uint64_t id_a)
 		bad += !!snapshot(vm_a.pfm_fd, id_a, buf, &size);
 	}
 	t1 = hl_mono_ns();
-	hl_check(!bad, "cost_snapshots_ok", "%d of %d failed", bad, n);
-	hl_note("operator: one snapshot of a VM (%u vCPUs, %u contexts, %u "
-		"events, %u bytes): %.1f us on the rig's L1 (TCG)",
-		s->nr_vcpus, s->nr_ctxs, s->nr_events, size,
-		(t1 - t0) / 1e3 / n);
+	t_check(!bad, "cost_snapshots_ok", "%d of %d failed", bad, n);
+	t_note("operator: one snapshot of a VM (%u vCPUs, %u contexts, %u "
+	       "events, %u bytes): %.1f us on the rig's L1 (TCG)",
+	       s->nr_vcpus, s->nr_ctxs, s->nr_events, size,
+	       (t1 - t0) / 1e3 / n);
 }
 
 int main(void)
@@ -643,8 +636,8 @@ int main(void)
 	hl_init();
 	ret = hl_vm_simple(&vm_a, 2);
 	ret = ret ?: hl_vm_simple(&vm_b, 1);
-	if (!hl_check(!ret, "operator_vms", "VMs: %s", hl_errname(ret)))
-		return hl_summary();
+	if (!t_check(!ret, "operator_vms", "VMs: %s", hl_errname(ret)))
+		return t_done();
 	t_identity();
 	id_a = find_id("vm-a", buf);
 	id_b = find_id("vm-b", buf);
@@ -661,12 +654,12 @@ int main(void)
 
 	hl_vm_destroy(&vm_b);
 	n = list_vms(vm_a.pfm_fd, ids, 4);
-	hl_check(n == 1 && ids[0] == id_a, "gone_from_list",
-		 "%d VMs listed, first %" PRIu64, n, ids[0]);
+	t_check(n == 1 && ids[0] == id_a, "gone_from_list",
+		"%d VMs listed, first %" PRIu64, n, ids[0]);
 	n = SNAP_ROOM;
 	HL_EXPECT("gone_snapshot_enoent",
 		  snapshot(vm_a.pfm_fd, id_b, buf, (uint32_t *)&n), -ENOENT);
 	hl_vm_destroy(&vm_a);
 	hl_check_module_idle("operator_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -28,9 +28,6 @@
 
 #include "hostlib.h"
 
-#define MS		1000000ULL
-#define US		1000ULL
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 /*
  * Set switches happen in the host's deferred work (timer -> irq_work ->
  * workqueue -> the VM's lock): an activation may outlast its timeout by
@@ -122,7 +119,7 @@ static void time_switch(const char *name, uint64_t t0, uint64_t t1,
 
 	r.ctx = sets_ctx(v0, 2, flags, timeout);
 	snprintf(n, sizeof(n), "%s_setup", name);
-	if (!hl_check(r.ctx, n, "no context"))
+	if (!t_check(r.ctx, n, "no context"))
 		return;
 	hl_vm_stats(&vm, &s0);
 	ret = hl_call(v0, timed_busy_fn, &r);
@@ -136,38 +133,38 @@ static void time_switch(const char *name, uint64_t t0, uint64_t t1,
 	act = in[0].set_act_duration + in[1].set_act_duration;
 
 	snprintf(n, sizeof(n), "%s_both_sets_run", name);
-	hl_check(!ret && in[0].set_runs >= 2 && in[1].set_runs >= 1 &&
-		 sw >= 2 && sw + 1 == in[0].set_runs + in[1].set_runs, n,
-		 "status %s runs %" PRIu64 "/%" PRIu64 " switches %" PRIu64
-		 " in %" PRIu64 " ns (want >= 2, runs = switches + 1)",
-		 hl_status_str(ret), (uint64_t)in[0].set_runs,
-		 (uint64_t)in[1].set_runs, sw, r.wall);
+	t_check(!ret && in[0].set_runs >= 2 && in[1].set_runs >= 1 &&
+		sw >= 2 && sw + 1 == in[0].set_runs + in[1].set_runs, n,
+		"status %s runs %" PRIu64 "/%" PRIu64 " switches %" PRIu64
+		" in %" PRIu64 " ns (want >= 2, runs = switches + 1)",
+		hl_status_str(ret), (uint64_t)in[0].set_runs,
+		(uint64_t)in[1].set_runs, sw, r.wall);
 	/* the set active at STOP has one activation not completed */
 	done0 = in[0].set_runs - (in[0].set_runs > in[1].set_runs);
 	done1 = in[1].set_runs - (in[0].set_runs == in[1].set_runs);
 	snprintf(n, sizeof(n), "%s_timeouts_respected", name);
-	hl_check(in[0].set_act_duration + HL_BRACKET_ABS >= done0 * t0 &&
-		 in[1].set_act_duration + HL_BRACKET_ABS >= done1 * t1 &&
-		 in[0].set_act_duration <= in[0].set_runs * (t0 + SWITCH_LATENCY) &&
-		 in[1].set_act_duration <= in[1].set_runs * (t1 + SWITCH_LATENCY),
-		 n, "set 0: %" PRIu64 " ns active in %" PRIu64 " runs (%" PRIu64
-		 " completed, timeout %" PRIu64 "), set 1: %" PRIu64 " ns in %"
-		 PRIu64 " (%" PRIu64 ", %" PRIu64 "); want timeout <= "
-		 "activation <= timeout + %llu ms", (uint64_t)in[0].set_act_duration,
-		 (uint64_t)in[0].set_runs, done0, t0,
-		 (uint64_t)in[1].set_act_duration, (uint64_t)in[1].set_runs,
-		 done1, t1, SWITCH_LATENCY / MS);
+	t_check(in[0].set_act_duration + HL_BRACKET_ABS >= done0 * t0 &&
+		in[1].set_act_duration + HL_BRACKET_ABS >= done1 * t1 &&
+		in[0].set_act_duration <= in[0].set_runs * (t0 + SWITCH_LATENCY) &&
+		in[1].set_act_duration <= in[1].set_runs * (t1 + SWITCH_LATENCY),
+		n, "set 0: %" PRIu64 " ns active in %" PRIu64 " runs (%" PRIu64
+		" completed, timeout %" PRIu64 "), set 1: %" PRIu64 " ns in %"
+		PRIu64 " (%" PRIu64 ", %" PRIu64 "); want timeout <= "
+		"activation <= timeout + %llu ms", (uint64_t)in[0].set_act_duration,
+		(uint64_t)in[0].set_runs, done0, t0,
+		(uint64_t)in[1].set_act_duration, (uint64_t)in[1].set_runs,
+		done1, t1, SWITCH_LATENCY / MS);
 	snprintf(n, sizeof(n), "%s_active_time_within_wall_time", name);
 	/*
 	 * A switch stops the clock while the host closes and opens counters
 	 * (IPIs from its work): the sets' active time is at most the wall
 	 * time; how much less is printed below.
 	 */
-	hl_check(act <= r.wall + HL_BRACKET_ABS && act > 0, n,
-		 "act_duration %" PRIu64 " + %" PRIu64 " ns, wall time %" PRIu64
-		 " ns (want 0 < active <= wall)",
-		 (uint64_t)in[0].set_act_duration,
-		 (uint64_t)in[1].set_act_duration, r.wall);
+	t_check(act <= r.wall + HL_BRACKET_ABS && act > 0, n,
+		"act_duration %" PRIu64 " + %" PRIu64 " ns, wall time %" PRIu64
+		" ns (want 0 < active <= wall)",
+		(uint64_t)in[0].set_act_duration,
+		(uint64_t)in[1].set_act_duration, r.wall);
 	snprintf(n, sizeof(n), "%s_run_ns_within_cpu_time", name);
 	/*
 	 * Each set counts only while active, the two never overlap: their
@@ -180,32 +177,32 @@ static void time_switch(const char *name, uint64_t t0, uint64_t t1,
 	 * switch of the thread (the host's switch work preempts it on a
 	 * one-CPU L1) may add up to CSW_SKEW to the sets' sum.
 	 */
-	hl_check(run0 + run1 <= r.cpu + HL_BRACKET_ABS + r.csw * CSW_SKEW &&
-		 run0 && run1, n,
-		 "VCPU_RUN_NS set0 %" PRIu64 " + set1 %" PRIu64
-		 " ns, thread CPU %" PRIu64 " ns, %" PRIu64 " context switches",
-		 run0, run1, r.cpu, r.csw);
+	t_check(run0 + run1 <= r.cpu + HL_BRACKET_ABS + r.csw * CSW_SKEW &&
+		run0 && run1, n,
+		"VCPU_RUN_NS set0 %" PRIu64 " + set1 %" PRIu64
+		" ns, thread CPU %" PRIu64 " ns, %" PRIu64 " context switches",
+		run0, run1, r.cpu, r.csw);
 	snprintf(n, sizeof(n), "%s_timeout_left", name);
-	hl_check(in[0].set_timeout <= t0 && in[1].set_timeout <= t1, n,
-		 "left %" PRIu64 "/%" PRIu64 " of %" PRIu64 "/%" PRIu64,
-		 (uint64_t)in[0].set_timeout, (uint64_t)in[1].set_timeout,
-		 t0, t1);
+	t_check(in[0].set_timeout <= t0 && in[1].set_timeout <= t1, n,
+		"left %" PRIu64 "/%" PRIu64 " of %" PRIu64 "/%" PRIu64,
+		(uint64_t)in[0].set_timeout, (uint64_t)in[1].set_timeout,
+		t0, t1);
 	snprintf(n, sizeof(n), "%s_host_times", name);
-	hl_check(in[0].set_reserved3[PVPFM_SETINFO_HOST_ENABLED] > 0 &&
-		 in[0].set_reserved3[PVPFM_SETINFO_HOST_RUNNING] ==
-		 in[0].set_reserved3[PVPFM_SETINFO_HOST_ENABLED], n,
-		 "set 0 host enabled %" PRIu64 " running %" PRIu64
-		 " (software events: never multiplexed)",
-		 (uint64_t)in[0].set_reserved3[PVPFM_SETINFO_HOST_ENABLED],
-		 (uint64_t)in[0].set_reserved3[PVPFM_SETINFO_HOST_RUNNING]);
-	hl_note("%s: %" PRIu64 " switches, runs %" PRIu64 "/%" PRIu64
-		", active %" PRIu64 "/%" PRIu64 " ns, RUN_NS %" PRIu64 "/%"
-		PRIu64 " ns, CPU %" PRIu64 " ns, wall %" PRIu64 " ns, %" PRIu64
-		" context switches", name, sw,
-		(uint64_t)in[0].set_runs, (uint64_t)in[1].set_runs,
-		(uint64_t)in[0].set_act_duration,
-		(uint64_t)in[1].set_act_duration, run0, run1, r.cpu, r.wall,
-		r.csw);
+	t_check(in[0].set_reserved3[PVPFM_SETINFO_HOST_ENABLED] > 0 &&
+		in[0].set_reserved3[PVPFM_SETINFO_HOST_RUNNING] ==
+		in[0].set_reserved3[PVPFM_SETINFO_HOST_ENABLED], n,
+		"set 0 host enabled %" PRIu64 " running %" PRIu64
+		" (software events: never multiplexed)",
+		(uint64_t)in[0].set_reserved3[PVPFM_SETINFO_HOST_ENABLED],
+		(uint64_t)in[0].set_reserved3[PVPFM_SETINFO_HOST_RUNNING]);
+	t_note("%s: %" PRIu64 " switches, runs %" PRIu64 "/%" PRIu64
+	       ", active %" PRIu64 "/%" PRIu64 " ns, RUN_NS %" PRIu64 "/%"
+	       PRIu64 " ns, CPU %" PRIu64 " ns, wall %" PRIu64 " ns, %" PRIu64
+	       " context switches", name, sw,
+	       (uint64_t)in[0].set_runs, (uint64_t)in[1].set_runs,
+	       (uint64_t)in[0].set_act_duration,
+	       (uint64_t)in[1].set_act_duration, run0, run1, r.cpu, r.wall,
+	       r.csw);
 	cb_unload(&v0->cb, r.ctx);
 	cb_destroy(&v0->cb, r.ctx);
 }
@@ -222,7 +219,7 @@ static void t_ovfl_switch(void)
 	int ret;
 
 	r.ctx = sets_ctx(v0, 2, flags, NULL);
-	if (!hl_check(r.ctx, "ovfl_switch_setup", "no context"))
+	if (!t_check(r.ctx, "ovfl_switch_setup", "no context"))
 		return;
 	cb_unload(&v0->cb, r.ctx);
 	cb_pmd_init(&p, RUN_NS, 0, -(5 * MS));
@@ -238,24 +235,24 @@ static void t_ovfl_switch(void)
 	ret = ret ? ret : cb_getinfo_sets(&v0->cb, r.ctx, in, 2);
 	cb_read_pmd(&v0->cb, r.ctx, 1, RUN_NS, &run1);
 	/* two loads made two activations of set 0 */
-	hl_check(!ret && s1.set_switches - s0.set_switches == 1 &&
-		 s1.overflows - s0.overflows == 2 && in[0].set_runs == 2 &&
-		 in[1].set_runs == 1 && in[0].set_ovfl_pmds[4] == 1,
-		 "ovfl_switch_after_threshold",
-		 "status %s switches +%" PRIu64 " overflows +%" PRIu64
-		 " runs %" PRIu64 "/%" PRIu64 " (want 2/1) set 0 ovfl_pmds[4] %#"
-		 PRIx64, hl_status_str(ret),
-		 (uint64_t)(s1.set_switches - s0.set_switches),
-		 (uint64_t)(s1.overflows - s0.overflows),
-		 (uint64_t)in[0].set_runs, (uint64_t)in[1].set_runs,
-		 (uint64_t)in[0].set_ovfl_pmds[4]);
+	t_check(!ret && s1.set_switches - s0.set_switches == 1 &&
+		s1.overflows - s0.overflows == 2 && in[0].set_runs == 2 &&
+		in[1].set_runs == 1 && in[0].set_ovfl_pmds[4] == 1,
+		"ovfl_switch_after_threshold",
+		"status %s switches +%" PRIu64 " overflows +%" PRIu64
+		" runs %" PRIu64 "/%" PRIu64 " (want 2/1) set 0 ovfl_pmds[4] %#"
+		PRIx64, hl_status_str(ret),
+		(uint64_t)(s1.set_switches - s0.set_switches),
+		(uint64_t)(s1.overflows - s0.overflows),
+		(uint64_t)in[0].set_runs, (uint64_t)in[1].set_runs,
+		(uint64_t)in[0].set_ovfl_pmds[4]);
 	/* set 1 counts from the switch on: at most what is left after 10 ms */
-	hl_check(run1 > 0 && run1 <= r.cpu - 10 * MS + HL_BRACKET_ABS,
-		 "ovfl_switch_next_set_counts",
-		 "set 1 VCPU_RUN_NS %" PRIu64 " ns, want 0 < it <= CPU %" PRIu64
-		 " ns - 10 ms", run1, r.cpu);
-	hl_note("overflow switch: set 1 counted %" PRIu64 " of %" PRIu64
-		" ns left after set 0's 10 ms", run1, (uint64_t)(r.cpu - 10 * MS));
+	t_check(run1 > 0 && run1 <= r.cpu - 10 * MS + HL_BRACKET_ABS,
+		"ovfl_switch_next_set_counts",
+		"set 1 VCPU_RUN_NS %" PRIu64 " ns, want 0 < it <= CPU %" PRIu64
+		" ns - 10 ms", run1, r.cpu);
+	t_note("overflow switch: set 1 counted %" PRIu64 " of %" PRIu64
+	       " ns left after set 0's 10 ms", run1, (uint64_t)(r.cpu - 10 * MS));
 	cb_unload(&v0->cb, r.ctx);
 	cb_destroy(&v0->cb, r.ctx);
 }
@@ -271,7 +268,7 @@ static void t_ovfl_pingpong(void)
 	int ret, i;
 
 	r.ctx = sets_ctx(v0, 2, flags, NULL);
-	if (!hl_check(r.ctx, "ovfl_pingpong_setup", "no context"))
+	if (!t_check(r.ctx, "ovfl_pingpong_setup", "no context"))
 		return;
 	cb_unload(&v0->cb, r.ctx);
 	for (i = 0; i < 2; i++) {
@@ -290,13 +287,13 @@ static void t_ovfl_pingpong(void)
 	 * Set 0 switches after 2 overflows, set 1 after 1: after 2k
 	 * switches, 3k or 3k + 1 overflows; after 2k + 1, 3k + 2.
 	 */
-	hl_check(!ret && sw >= 1 &&
-		 (sw % 2 ? ov == 3 * (sw / 2) + 2 :
+	t_check(!ret && sw >= 1 &&
+		(sw % 2 ? ov == 3 * (sw / 2) + 2 :
 			   ov == 3 * (sw / 2) || ov == 3 * (sw / 2) + 1),
-		 "ovfl_pingpong_3_overflows_per_2_switches",
-		 "status %s: %" PRIu64 " overflows, %" PRIu64 " switches in %"
-		 PRIu64 " ns of CPU", hl_status_str(ret), ov, sw, r.cpu);
-	hl_note("ping-pong: %" PRIu64 " overflows, %" PRIu64 " switches", ov, sw);
+		"ovfl_pingpong_3_overflows_per_2_switches",
+		"status %s: %" PRIu64 " overflows, %" PRIu64 " switches in %"
+		PRIu64 " ns of CPU", hl_status_str(ret), ov, sw, r.cpu);
+	t_note("ping-pong: %" PRIu64 " overflows, %" PRIu64 " switches", ov, sw);
 	cb_unload(&v0->cb, r.ctx);
 	cb_destroy(&v0->cb, r.ctx);
 }
@@ -348,7 +345,7 @@ static uint32_t thread_ctx(uint32_t tid)
 	ret = ret ? ret : cb_write_pmds(&v0->cb, id, &p, 1);
 	ret = ret ? ret : cb_load(&v0->cb, id, tid, 0, 0, v0->guest_tgid);
 	if (ret)
-		hl_note("%s: %s", __func__, hl_status_str(ret));
+		t_note("%s: %s", __func__, hl_status_str(ret));
 	return ret ? 0 : id;
 }
 
@@ -366,28 +363,28 @@ static void t_switch_follow(void)
 	uint64_t val = 0, val2 = 0;
 	int ret;
 
-	if (!hl_check(id, "switch_setup", "no context"))
+	if (!t_check(id, "switch_setup", "no context"))
 		return;
 	ret = hl_call(v0, sw_fn, &a);
 	ret = ret ? ret : hl_call(v0, sw_fn, &idle);
 	ret = ret ? ret : hl_call(v1, sw_fn, &b);
 	HL_EXPECT("switch_in_out_two_vcpus_ok", ret, 0);
 	cb_read_pmd(&v0->cb, id, 0, RUN_NS, &val);
-	hl_check(hl_bracket(val, a.burnt + b.burnt, a.cpu + b.cpu),
-		 "switch_counts_only_while_in",
-		 "VCPU_RUN_NS %" PRIu64 " ns, thread in for %" PRIu64 "..%"
-		 PRIu64 " ns of CPU on vCPUs 0 and 1, out for %" PRIu64 " ns",
-		 val, a.burnt + b.burnt, a.cpu + b.cpu, idle.cpu);
+	t_check(hl_bracket(val, a.burnt + b.burnt, a.cpu + b.cpu),
+		"switch_counts_only_while_in",
+		"VCPU_RUN_NS %" PRIu64 " ns, thread in for %" PRIu64 "..%"
+		PRIu64 " ns of CPU on vCPUs 0 and 1, out for %" PRIu64 " ns",
+		val, a.burnt + b.burnt, a.cpu + b.cpu, idle.cpu);
 
 	/* in on vCPU 0, then in on vCPU 1 without a switch-out on vCPU 0 */
 	ret = hl_call(v0, sw_fn, &c);
 	ret = ret ? ret : hl_call(v1, sw_fn, &d);
 	HL_EXPECT("switch_in_elsewhere_without_out_ok", ret, 0);
 	cb_read_pmd(&v0->cb, id, 0, RUN_NS, &val2);
-	hl_check(hl_bracket(val2 - val, c.burnt + d.burnt, c.cpu + d.cpu),
-		 "switch_moved_thread_counts",
-		 "+%" PRIu64 " ns for %" PRIu64 "..%" PRIu64 " ns of CPU on "
-		 "vCPU 0 then 1", val2 - val, c.burnt + d.burnt, c.cpu + d.cpu);
+	t_check(hl_bracket(val2 - val, c.burnt + d.burnt, c.cpu + d.cpu),
+		"switch_moved_thread_counts",
+		"+%" PRIu64 " ns for %" PRIu64 "..%" PRIu64 " ns of CPU on "
+		"vCPU 0 then 1", val2 - val, c.burnt + d.burnt, c.cpu + d.cpu);
 	/* vCPU 0 has nothing in any more: a context can come in there */
 	HL_EXPECT("switch_old_vcpu_free",
 		  cb_switch(&v0->cb, 0, id, 555, v0->guest_tgid), 0);
@@ -407,7 +404,7 @@ static void t_switch_two_threads(void)
 	uint64_t va = 0, vb = 0;
 	int ret;
 
-	if (!hl_check(a && b, "switch_two_setup", "no contexts"))
+	if (!t_check(a && b, "switch_two_setup", "no contexts"))
 		return;
 	ret = hl_call(v0, sw_fn, &s1);
 	ret = ret ? ret : hl_call(v0, sw_fn, &s2);
@@ -415,12 +412,12 @@ static void t_switch_two_threads(void)
 	cb_read_pmd(&v0->cb, a, 0, RUN_NS, &va);
 	cb_read_pmd(&v0->cb, b, 0, RUN_NS, &vb);
 	/* a: from its START in s1 to the switch in s2; b: s2 after it */
-	hl_check(hl_bracket(va, s1.burnt, s1.cpu + s2.cpu - s2.burnt) &&
-		 hl_bracket(vb, s2.burnt, s2.cpu),
-		 "switch_two_threads_own_share",
-		 "thread 11: %" PRIu64 " ns (want %" PRIu64 "..%" PRIu64
-		 "), thread 22: %" PRIu64 " ns (want %" PRIu64 "..%" PRIu64 ")",
-		 va, s1.burnt, s1.cpu + s2.cpu - s2.burnt, vb, s2.burnt, s2.cpu);
+	t_check(hl_bracket(va, s1.burnt, s1.cpu + s2.cpu - s2.burnt) &&
+		hl_bracket(vb, s2.burnt, s2.cpu),
+		"switch_two_threads_own_share",
+		"thread 11: %" PRIu64 " ns (want %" PRIu64 "..%" PRIu64
+		"), thread 22: %" PRIu64 " ns (want %" PRIu64 "..%" PRIu64 ")",
+		va, s1.burnt, s1.cpu + s2.cpu - s2.burnt, vb, s2.burnt, s2.cpu);
 	cb_unload(&v0->cb, a);
 	cb_unload(&v0->cb, b);
 	cb_destroy(&v0->cb, a);
@@ -466,10 +463,7 @@ static void t_switch_errors(void)
 	}
 	cb_unload(&v0->cb, a);
 	cb_unload(&v0->cb, b);
-	cb_destroy(&v0->cb, a);
-	cb_destroy(&v0->cb, b);
-	cb_destroy(&v0->cb, u);
-	cb_destroy(&v0->cb, s);
+	hl_destroy_ctxs(v0, (uint32_t[]){ a, b, u, s }, 4);
 }
 
 /*
@@ -489,33 +483,30 @@ static void t_fast_switch_progress(void)
 
 	base = hl_run_io_timed(v0, 1000, 10000 * MS, &done_base);
 	id = sets_ctx(v0, 2, flags, timeout);
-	if (!hl_check(id && done_base, "fast_switch_setup",
-		      "context %u, 1000 OUTs alone %s", id,
-		      done_base ? "done" : "not done"))
+	if (!t_check(id && done_base, "fast_switch_setup",
+		     "context %u, 1000 OUTs alone %s", id,
+		     done_base ? "done" : "not done"))
 		return;
 	cb_start(&v0->cb, id);
 	sw = switches_now(&vm);
 	loaded = hl_run_io_timed(v0, 1000, 10000 * MS, &done);
 	sw = switches_now(&vm) - sw;
 	cb_stop(&v0->cb, id);
-	hl_check(done, "fast_switch_guest_progress",
-		 "1000 OUTs: %.1f ms alone; with two sets switching at the floor "
-		 "%s after %.1f s (%" PRIu64 " set switches meanwhile)",
-		 base / 1e6, done ? "done" : "NOT done", loaded / 1e9, sw);
-	hl_note("1000 OUTs: %.1f ms alone, %.1f ms with fastest set switching "
-		"(%" PRIu64 " switches)", base / 1e6, loaded / 1e6, sw);
+	t_check(done, "fast_switch_guest_progress",
+		"1000 OUTs: %.1f ms alone; with two sets switching at the floor "
+		"%s after %.1f s (%" PRIu64 " set switches meanwhile)",
+		base / 1e6, done ? "done" : "NOT done", loaded / 1e9, sw);
+	t_note("1000 OUTs: %.1f ms alone, %.1f ms with fastest set switching "
+	       "(%" PRIu64 " switches)", base / 1e6, loaded / 1e6, sw);
 	cb_unload(&v0->cb, id);
 	cb_destroy(&v0->cb, id);
 }
 
 int main(void)
 {
-	int ret;
-
 	hl_init();
-	ret = hl_vm_simple(&vm, 2);
-	if (!hl_check(!ret, "sets_vm_setup", "VM: %s", hl_errname(ret)))
-		return hl_summary();
+	if (!hl_check_vm("sets_vm_setup", hl_vm_simple(&vm, 2)))
+		return t_done();
 	v0 = &vm.vcpus[0];
 	v1 = &vm.vcpus[1];
 	time_switch("time_switch_equal", 10 * MS, 10 * MS, 200 * MS);
@@ -528,5 +519,5 @@ int main(void)
 	t_fast_switch_progress();
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("sets_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -38,11 +38,6 @@
 
 #include "hostlib.h"
 
-#define MS		1000000ULL
-#define US		1000ULL
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
-#define VM_EXITS	PVPFM_VPMD_VM_EXITS
-#define PFAULTS		PVPFM_VPMD_HOST_PAGE_FAULTS
 /* the engine's message queue depth (ARCHITECTURE.md: fixed-depth FIFO) */
 #define MSGQ_DEPTH	32
 #define SMPL_PAGES	2
@@ -208,16 +203,16 @@ static void check_entries(const char *pfx, struct buf *b, uint64_t count,
 		last_exits = vals[0];
 	}
 	snprintf(name, sizeof(name), "%s_entries_valid", pfx);
-	hl_check(ok && count, name, "%s", count ? why : "no entries");
+	t_check(ok && count, name, "%s", count ? why : "no entries");
 	snprintf(name, sizeof(name), "%s_entries_ip_is_guest_rip", pfx);
-	hl_check(ip_ok, name, "want ip %#" PRIx64, rip);
+	t_check(ip_ok, name, "want ip %#" PRIx64, rip);
 	snprintf(name, sizeof(name), "%s_entries_thread", pfx);
-	hl_check(ids_ok, name, "want pid %u tgid %u", tid, tgid);
+	t_check(ids_ok, name, "want pid %u tgid %u", tid, tgid);
 	snprintf(name, sizeof(name), "%s_entries_reset_values", pfx);
-	hl_check(reset_ok && (rmask ? distinct >= count / 4 : !distinct), name,
-		 "reset %#" PRIx64 " mask %#" PRIx64 ": %s, %" PRIu64
-		 " changes in %" PRIu64 " entries", reset, rmask,
-		 reset_ok ? "in range" : "out of range", distinct, count);
+	t_check(reset_ok && (rmask ? distinct >= count / 4 : !distinct), name,
+		"reset %#" PRIx64 " mask %#" PRIx64 ": %s, %" PRIu64
+		" changes in %" PRIu64 " entries", reset, rmask,
+		reset_ok ? "in range" : "out of range", distinct, count);
 }
 
 static int run_once_fn(struct hl_vcpu *v, void *unused)
@@ -252,7 +247,7 @@ static void sample_run(const char *pfx, uint64_t rmask)
 
 	ret = cb_create_smpl(&v0->cb, PFM_FL_SYSTEM_WIDE, bufsz, &r.ctx);
 	snprintf(name, sizeof(name), "%s_create", pfx);
-	if (!hl_check(!ret, name, "%s", hl_status_str(ret)))
+	if (!t_check(!ret, name, "%s", hl_status_str(ret)))
 		return;
 	buf_alloc(&b, SMPL_PAGES);
 	/* pages 1.. first, then page 0 */
@@ -265,21 +260,21 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	HL_EXPECT(name, ret, 0);
 	buf_read(&b);
 	snprintf(name, sizeof(name), "%s_header_written_at_register", pfx);
-	hl_check(buf_hdr(&b)->hdr_version == PFM_DFL_SMPL_VERSION &&
-		 buf_hdr(&b)->hdr_buf_size == bufsz && !buf_hdr(&b)->hdr_count &&
-		 buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t) &&
-		 buf_hdr(&b)->hdr_min_buf_space == 40 + 10 * 8, name,
-		 "version %#x size %" PRIu64 " count %" PRIu64 " offs %" PRIu64
-		 " min_space %" PRIu64, buf_hdr(&b)->hdr_version,
-		 (uint64_t)buf_hdr(&b)->hdr_buf_size,
-		 (uint64_t)buf_hdr(&b)->hdr_count,
-		 (uint64_t)buf_hdr(&b)->hdr_cur_offs,
-		 (uint64_t)buf_hdr(&b)->hdr_min_buf_space);
+	t_check(buf_hdr(&b)->hdr_version == PFM_DFL_SMPL_VERSION &&
+		buf_hdr(&b)->hdr_buf_size == bufsz && !buf_hdr(&b)->hdr_count &&
+		buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t) &&
+		buf_hdr(&b)->hdr_min_buf_space == 40 + 10 * 8, name,
+		"version %#x size %" PRIu64 " count %" PRIu64 " offs %" PRIu64
+		" min_space %" PRIu64, buf_hdr(&b)->hdr_version,
+		(uint64_t)buf_hdr(&b)->hdr_buf_size,
+		(uint64_t)buf_hdr(&b)->hdr_count,
+		(uint64_t)buf_hdr(&b)->hdr_cur_offs,
+		(uint64_t)buf_hdr(&b)->hdr_min_buf_space);
 
 	cb_pmd_init(&p, RUN_NS, 0, -period);
 	p.reg_short_reset = -period;
 	p.reg_long_reset = -period;
-	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(PFAULTS);
+	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(HOST_PAGE_FAULTS);
 	if (rmask) {
 		p.reg_flags = PFM_REGFL_RANDOM;
 		p.reg_random_mask = rmask;
@@ -288,7 +283,7 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	ret = cb_write_pmds(&v0->cb, r.ctx, &p, 1);
 	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
 	snprintf(name, sizeof(name), "%s_load", pfx);
-	if (!hl_check(!ret, name, "%s", hl_status_str(ret)))
+	if (!t_check(!ret, name, "%s", hl_status_str(ret)))
 		goto out;
 	hl_call(v0, get_rip, &rip);
 	hl_eventfd_read(v0);
@@ -298,43 +293,43 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	buf_read(&b);
 	cap = dfl_capacity(bufsz, esz, 40 + 10 * 8);
 	snprintf(name, sizeof(name), "%s_notified_when_full", pfx);
-	hl_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count == cap &&
-		 buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t) + cap * esz &&
-		 buf_hdr(&b)->hdr_overflows == 1 &&
-		 s1.samples - s0.samples == cap && s1.samples_lost == s0.samples_lost,
-		 name, "status %s eventfd %" PRIu64 " after %" PRIu64
-		 " ns CPU: hdr_count %" PRIu64 " (want %" PRIu64 "), cur_offs %"
-		 PRIu64 ", hdr_overflows %" PRIu64 ", samples +%" PRIu64
-		 " lost +%" PRIu64, hl_status_str(ret), r.notes, r.cpu,
-		 (uint64_t)buf_hdr(&b)->hdr_count, cap,
-		 (uint64_t)buf_hdr(&b)->hdr_cur_offs,
-		 (uint64_t)buf_hdr(&b)->hdr_overflows,
-		 (uint64_t)(s1.samples - s0.samples),
-		 (uint64_t)(s1.samples_lost - s0.samples_lost));
+	t_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count == cap &&
+		buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t) + cap * esz &&
+		buf_hdr(&b)->hdr_overflows == 1 &&
+		s1.samples - s0.samples == cap && s1.samples_lost == s0.samples_lost,
+		name, "status %s eventfd %" PRIu64 " after %" PRIu64
+		" ns CPU: hdr_count %" PRIu64 " (want %" PRIu64 "), cur_offs %"
+		PRIu64 ", hdr_overflows %" PRIu64 ", samples +%" PRIu64
+		" lost +%" PRIu64, hl_status_str(ret), r.notes, r.cpu,
+		(uint64_t)buf_hdr(&b)->hdr_count, cap,
+		(uint64_t)buf_hdr(&b)->hdr_cur_offs,
+		(uint64_t)buf_hdr(&b)->hdr_overflows,
+		(uint64_t)(s1.samples - s0.samples),
+		(uint64_t)(s1.samples_lost - s0.samples_lost));
 	/* no faster than the period (randomized: period - mask) */
 	snprintf(name, sizeof(name), "%s_not_faster_than_period", pfx);
-	hl_check(r.cpu + HL_BRACKET_ABS >= cap * (period - rmask), name,
-		 "%" PRIu64 " samples of %" PRIu64 " ns (mask %#" PRIx64
-		 ") took only %" PRIu64 " ns of CPU", cap, period, rmask, r.cpu);
-	hl_note("%s: %" PRIu64 " samples of period %" PRIu64 " ns in %" PRIu64
-		" ns of CPU: %" PRIu64 " ns per sample", pfx, cap, period,
-		r.cpu, cap ? r.cpu / cap : 0);
+	t_check(r.cpu + HL_BRACKET_ABS >= cap * (period - rmask), name,
+		"%" PRIu64 " samples of %" PRIu64 " ns (mask %#" PRIx64
+		") took only %" PRIu64 " ns of CPU", cap, period, rmask, r.cpu);
+	t_note("%s: %" PRIu64 " samples of period %" PRIu64 " ns in %" PRIu64
+	       " ns of CPU: %" PRIu64 " ns per sample", pfx, cap, period,
+	       r.cpu, cap ? r.cpu / cap : 0);
 	check_entries(pfx, &b, buf_hdr(&b)->hdr_count, rip, -period, rmask,
 		      0, 0);
 
 	memset(&m, 0, sizeof(m));
 	ret = cb_read_msg(&v0->cb, r.ctx, &m);
 	snprintf(name, sizeof(name), "%s_ovfl_message", pfx);
-	hl_check(!ret && m.type == PFM_MSG_OVFL &&
-		 (m.pfm_ovfl_msg.msg_ovfl_pmds[WORD(RUN_NS)] == BIT(RUN_NS)) &&
-		 m.pfm_ovfl_msg.msg_active_set == 0 &&
-		 m.pfm_ovfl_msg.msg_ovfl_cpu == 0 &&
-		 m.pfm_ovfl_msg.msg_ovfl_ip == rip, name,
-		 "status %s type %u pmds[4] %#" PRIx64 " set %u cpu %u ip %#"
-		 PRIx64, hl_status_str(ret), m.type,
-		 (uint64_t)m.pfm_ovfl_msg.msg_ovfl_pmds[4],
-		 m.pfm_ovfl_msg.msg_active_set, m.pfm_ovfl_msg.msg_ovfl_cpu,
-		 (uint64_t)m.pfm_ovfl_msg.msg_ovfl_ip);
+	t_check(!ret && m.type == PFM_MSG_OVFL &&
+		(m.pfm_ovfl_msg.msg_ovfl_pmds[WORD(RUN_NS)] == BIT(RUN_NS)) &&
+		m.pfm_ovfl_msg.msg_active_set == 0 &&
+		m.pfm_ovfl_msg.msg_ovfl_cpu == 0 &&
+		m.pfm_ovfl_msg.msg_ovfl_ip == rip, name,
+		"status %s type %u pmds[4] %#" PRIx64 " set %u cpu %u ip %#"
+		PRIx64, hl_status_str(ret), m.type,
+		(uint64_t)m.pfm_ovfl_msg.msg_ovfl_pmds[4],
+		m.pfm_ovfl_msg.msg_active_set, m.pfm_ovfl_msg.msg_ovfl_cpu,
+		(uint64_t)m.pfm_ovfl_msg.msg_ovfl_ip);
 	snprintf(name, sizeof(name), "%s_one_message", pfx);
 	HL_EXPECT(name, cb_read_msg(&v0->cb, r.ctx, &m), -EAGAIN);
 
@@ -343,8 +338,8 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	hl_call(v0, busy_fn, &(uint64_t){ 10 * MS });
 	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &v2val);
 	snprintf(name, sizeof(name), "%s_masked_does_not_count", pfx);
-	hl_check(v1val == v2val, name, "RUN_NS %#" PRIx64 " then %#" PRIx64,
-		 v1val, v2val);
+	t_check(v1val == v2val, name, "RUN_NS %#" PRIx64 " then %#" PRIx64,
+		v1val, v2val);
 	snprintf(name, sizeof(name), "%s_start_masked_ebusy", pfx);
 	HL_EXPECT(name, cb_start(&v0->cb, r.ctx), -EBUSY);
 
@@ -355,22 +350,22 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	snprintf(name, sizeof(name), "%s_restart", pfx);
 	HL_EXPECT(name, rr.ret, 0);
 	snprintf(name, sizeof(name), "%s_restart_empties_buffer", pfx);
-	hl_check(buf_hdr(&b)->hdr_count == 0 &&
-		 buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t), name,
-		 "hdr_count %" PRIu64 " cur_offs %" PRIu64,
-		 (uint64_t)buf_hdr(&b)->hdr_count,
-		 (uint64_t)buf_hdr(&b)->hdr_cur_offs);
+	t_check(buf_hdr(&b)->hdr_count == 0 &&
+		buf_hdr(&b)->hdr_cur_offs == sizeof(pfm_dfl_smpl_hdr_t), name,
+		"hdr_count %" PRIu64 " cur_offs %" PRIu64,
+		(uint64_t)buf_hdr(&b)->hdr_count,
+		(uint64_t)buf_hdr(&b)->hdr_cur_offs);
 	r.start = false;
 	ret = hl_call(v0, until_notified_fn, &r);
 	buf_read(&b);
 	snprintf(name, sizeof(name), "%s_second_fill_notified", pfx);
-	hl_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count == cap &&
-		 buf_hdr(&b)->hdr_overflows == 2 &&
-		 !cb_read_msg(&v0->cb, r.ctx, &m) && m.type == PFM_MSG_OVFL,
-		 name,
-		 "eventfd %" PRIu64 " hdr_count %" PRIu64 " overflows %" PRIu64
-		 " msg type %u", r.notes, (uint64_t)buf_hdr(&b)->hdr_count,
-		 (uint64_t)buf_hdr(&b)->hdr_overflows, m.type);
+	t_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count == cap &&
+		buf_hdr(&b)->hdr_overflows == 2 &&
+		!cb_read_msg(&v0->cb, r.ctx, &m) && m.type == PFM_MSG_OVFL,
+		name,
+		"eventfd %" PRIu64 " hdr_count %" PRIu64 " overflows %" PRIu64
+		" msg type %u", r.notes, (uint64_t)buf_hdr(&b)->hdr_count,
+		(uint64_t)buf_hdr(&b)->hdr_overflows, m.type);
 	cb_restart(&v0->cb, r.ctx);
 	cb_stop(&v0->cb, r.ctx);
 out:
@@ -381,15 +376,15 @@ out:
 
 		hl_module_stats(&ms);
 		snprintf(name, sizeof(name), "%s_pages_pinned", pfx);
-		hl_check(ms.pinned_pages == SMPL_PAGES, name, "pinned_pages %"
-			 PRId64 " with a %d-page buffer registered",
-			 (int64_t)ms.pinned_pages, SMPL_PAGES);
+		t_check(ms.pinned_pages == SMPL_PAGES, name, "pinned_pages %"
+			PRId64 " with a %d-page buffer registered",
+			(int64_t)ms.pinned_pages, SMPL_PAGES);
 		cb_destroy(&v0->cb, r.ctx);
 		hl_module_stats(&ms);
 		gone = ms.pinned_pages;
 		snprintf(name, sizeof(name), "%s_pages_released", pfx);
-		hl_check(!gone, name, "pinned_pages %" PRIu64
-			 " after the context was destroyed", gone);
+		t_check(!gone, name, "pinned_pages %" PRIu64
+			" after the context was destroyed", gone);
 	}
 }
 
@@ -410,33 +405,33 @@ static void t_notify_no_format(void)
 	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
 	hl_eventfd_read(v0);
 	ret = ret ? ret : hl_call(v0, until_notified_fn, &r);
-	hl_check(!ret && r.notes == 1 && r.cpu + HL_BRACKET_ABS >= 2 * MS,
-		 "notify_eventfd_on_overflow",
-		 "status %s eventfd %" PRIu64 " after %" PRIu64
-		 " ns of CPU (period 2 ms)", hl_status_str(ret), r.notes, r.cpu);
-	hl_note("notification after %" PRIu64 " us of CPU for a 2 ms period",
-		r.cpu / 1000);
+	t_check(!ret && r.notes == 1 && r.cpu + HL_BRACKET_ABS >= 2 * MS,
+		"notify_eventfd_on_overflow",
+		"status %s eventfd %" PRIu64 " after %" PRIu64
+		" ns of CPU (period 2 ms)", hl_status_str(ret), r.notes, r.cpu);
+	t_note("notification after %" PRIu64 " us of CPU for a 2 ms period",
+	       r.cpu / 1000);
 	ret = cb_read_msg(&v0->cb, r.ctx, &m);
-	hl_check(!ret && m.type == PFM_MSG_OVFL &&
-		 m.pfm_ovfl_msg.msg_ovfl_pmds[WORD(RUN_NS)] == BIT(RUN_NS),
-		 "notify_message", "status %s type %u pmds %#" PRIx64,
-		 hl_status_str(ret), m.type,
-		 (uint64_t)m.pfm_ovfl_msg.msg_ovfl_pmds[4]);
+	t_check(!ret && m.type == PFM_MSG_OVFL &&
+		m.pfm_ovfl_msg.msg_ovfl_pmds[WORD(RUN_NS)] == BIT(RUN_NS),
+		"notify_message", "status %s type %u pmds %#" PRIx64,
+		hl_status_str(ret), m.type,
+		(uint64_t)m.pfm_ovfl_msg.msg_ovfl_pmds[4]);
 	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &a);
 	hl_call(v0, busy_fn, &(uint64_t){ 5 * MS });
 	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &b);
-	hl_check(a == b, "notify_masked_frozen", "%#" PRIx64 " then %#" PRIx64,
-		 a, b);
+	t_check(a == b, "notify_masked_frozen", "%#" PRIx64 " then %#" PRIx64,
+		a, b);
 	HL_EXPECT("notify_restart", cb_restart(&v0->cb, r.ctx), 0);
 	memset(&p, 0, sizeof(p));
 	p.reg_num = RUN_NS;
 	cb_read_pmds(&v0->cb, r.ctx, &p, 1);
 	/* counting again from the long reset value (the doorbells since ran) */
-	hl_check(p.reg_last_reset_val == -(3 * MS) &&
-		 p.reg_value >= -(3 * MS),
-		 "notify_restart_long_reset",
-		 "value %#" PRIx64 " last reset %#" PRIx64 " (long reset -3 ms)",
-		 (uint64_t)p.reg_value, (uint64_t)p.reg_last_reset_val);
+	t_check(p.reg_last_reset_val == -(3 * MS) &&
+		p.reg_value >= -(3 * MS),
+		"notify_restart_long_reset",
+		"value %#" PRIx64 " last reset %#" PRIx64 " (long reset -3 ms)",
+		(uint64_t)p.reg_value, (uint64_t)p.reg_last_reset_val);
 	cb_stop(&v0->cb, r.ctx);
 	cb_unload(&v0->cb, r.ctx);
 	cb_destroy(&v0->cb, r.ctx);
@@ -456,11 +451,11 @@ static void t_notify_no_format(void)
 	r.max_ns = 20 * MS;
 	r.start = true;
 	ret = ret ? ret : hl_call(v0, until_notified_fn, &r);
-	hl_check(!ret && r.notes == 1 &&
-		 cb_read_msg(&v0->cb, r.ctx, &m) == -EAGAIN &&
-		 cb_start(&v0->cb, r.ctx) == -EBUSY,
-		 "notify_no_msg_masked_no_message",
-		 "status %s eventfd %" PRIu64, hl_status_str(ret), r.notes);
+	t_check(!ret && r.notes == 1 &&
+		cb_read_msg(&v0->cb, r.ctx, &m) == -EAGAIN &&
+		cb_start(&v0->cb, r.ctx) == -EBUSY,
+		"notify_no_msg_masked_no_message",
+		"status %s eventfd %" PRIu64, hl_status_str(ret), r.notes);
 	HL_EXPECT("notify_no_msg_restart", cb_restart(&v0->cb, r.ctx), 0);
 	cb_unload(&v0->cb, r.ctx);
 	cb_destroy(&v0->cb, r.ctx);
@@ -487,11 +482,11 @@ static void t_reset_pmds(void)
 	ret = ret ? ret : hl_start_busy_stop(v0, id, 10 * MS, NULL, NULL);
 	hl_vm_stats(&vm, &s1);
 	cb_read_pmd(&v0->cb, id, 0, VM_EXITS, &val);
-	hl_check(!ret && s1.overflows - s0.overflows == 1 && val >= mark &&
-		 val < mark + 100, "reset_pmds_reset_on_overflow",
-		 "status %s overflows +%" PRIu64 " VM_EXITS %#" PRIx64
-		 " (want its short reset %#" PRIx64 ")", hl_status_str(ret),
-		 (uint64_t)(s1.overflows - s0.overflows), val, mark);
+	t_check(!ret && s1.overflows - s0.overflows == 1 && val >= mark &&
+		val < mark + 100, "reset_pmds_reset_on_overflow",
+		"status %s overflows +%" PRIu64 " VM_EXITS %#" PRIx64
+		" (want its short reset %#" PRIx64 ")", hl_status_str(ret),
+		(uint64_t)(s1.overflows - s0.overflows), val, mark);
 	cb_unload(&v0->cb, id);
 	cb_destroy(&v0->cb, id);
 }
@@ -533,33 +528,33 @@ static void t_thread_samples(void)
 	ret = ret ? ret : cb_smpl_register(&v1->cb, r.ctx, 0, 2, b.gpa);
 	cb_pmd_init(&p, RUN_NS, 0, -(1 * MS));
 	p.reg_short_reset = -(1 * MS);
-	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(PFAULTS);
+	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(HOST_PAGE_FAULTS);
 	ret = ret ? ret : cb_write_pmds(&v1->cb, r.ctx, &p, 1);
 	ret = ret ? ret : cb_load(&v1->cb, r.ctx, 777, 0, 0, v1->guest_tgid);
 	hl_call(v1, get_rip, &rip);
 	hl_eventfd_read(v1);
 	ret = ret ? ret : hl_call(v1, thread_sample_fn, &r);
 	buf_read(&b);
-	hl_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count ==
-		 dfl_capacity(2 * HL_PAGE, esz, 120), "thread_samples_filled",
-		 "status %s eventfd %" PRIu64 " count %" PRIu64,
-		 hl_status_str(ret), r.notes, (uint64_t)buf_hdr(&b)->hdr_count);
+	t_check(!ret && r.notes == 1 && buf_hdr(&b)->hdr_count ==
+		dfl_capacity(2 * HL_PAGE, esz, 120), "thread_samples_filled",
+		"status %s eventfd %" PRIu64 " count %" PRIu64,
+		hl_status_str(ret), r.notes, (uint64_t)buf_hdr(&b)->hdr_count);
 	{
 		pfm_dfl_smpl_entry_t *e = (void *)(b.copy + sizeof(pfm_dfl_smpl_hdr_t));
 
-		hl_check(e->pid == 777 && e->tgid == v1->guest_tgid && e->cpu == 1 &&
-			 e->ip == rip, "thread_samples_name_thread",
-			 "entry 0: pid %u tgid %u cpu %u ip %#" PRIx64,
-			 e->pid, e->tgid, e->cpu, (uint64_t)e->ip);
+		t_check(e->pid == 777 && e->tgid == v1->guest_tgid && e->cpu == 1 &&
+			e->ip == rip, "thread_samples_name_thread",
+			"entry 0: pid %u tgid %u cpu %u ip %#" PRIx64,
+			e->pid, e->tgid, e->cpu, (uint64_t)e->ip);
 	}
 	ret = cb_read_msg(&v1->cb, r.ctx, &m);
-	hl_check(!ret && m.type == PFM_MSG_OVFL &&
-		 m.pfm_ovfl_msg.msg_ovfl_tid == 777 &&
-		 m.pfm_ovfl_msg.msg_ovfl_pid == v1->guest_tgid &&
-		 m.pfm_ovfl_msg.msg_ovfl_cpu == 1, "thread_message_names_thread",
-		 "status %s tid %u pid %u cpu %u", hl_status_str(ret),
-		 m.pfm_ovfl_msg.msg_ovfl_tid, m.pfm_ovfl_msg.msg_ovfl_pid,
-		 m.pfm_ovfl_msg.msg_ovfl_cpu);
+	t_check(!ret && m.type == PFM_MSG_OVFL &&
+		m.pfm_ovfl_msg.msg_ovfl_tid == 777 &&
+		m.pfm_ovfl_msg.msg_ovfl_pid == v1->guest_tgid &&
+		m.pfm_ovfl_msg.msg_ovfl_cpu == 1, "thread_message_names_thread",
+		"status %s tid %u pid %u cpu %u", hl_status_str(ret),
+		m.pfm_ovfl_msg.msg_ovfl_tid, m.pfm_ovfl_msg.msg_ovfl_pid,
+		m.pfm_ovfl_msg.msg_ovfl_cpu);
 	cb_unload(&v1->cb, r.ctx);
 	cb_destroy(&v1->cb, r.ctx);
 }
@@ -581,14 +576,14 @@ static void t_msg_queue(void)
 	hl_vm_stats(&vm, &s1);
 	while (!cb_read_msg(&v0->cb, id, &m) && m.type == PFM_MSG_END)
 		got++;
-	hl_check(!ret && got == MSGQ_DEPTH &&
-		 s1.messages - s0.messages == MSGQ_DEPTH &&
-		 s1.messages_lost - s0.messages_lost == 40 - MSGQ_DEPTH,
-		 "msg_queue_depth_32",
-		 "status %s: read %d END messages of 40, messages +%" PRIu64
-		 " lost +%" PRIu64, hl_status_str(ret), got,
-		 (uint64_t)(s1.messages - s0.messages),
-		 (uint64_t)(s1.messages_lost - s0.messages_lost));
+	t_check(!ret && got == MSGQ_DEPTH &&
+		s1.messages - s0.messages == MSGQ_DEPTH &&
+		s1.messages_lost - s0.messages_lost == 40 - MSGQ_DEPTH,
+		"msg_queue_depth_32",
+		"status %s: read %d END messages of 40, messages +%" PRIu64
+		" lost +%" PRIu64, hl_status_str(ret), got,
+		(uint64_t)(s1.messages - s0.messages),
+		(uint64_t)(s1.messages_lost - s0.messages_lost));
 	cb_destroy(&v0->cb, id);
 }
 
@@ -615,14 +610,14 @@ static void t_register(void)
 		  cb_smpl_register(&v0->cb, id, 3, 0, g), -EINVAL);
 	g[1] = base + 100;
 	ret = cb_smpl_register(&v0->cb, id, 0, 2, g);
-	hl_check(ret == -EFAULT && v0->cb.hdr.err_index == 1,
-		 "register_unaligned_efault", "status %s err_index %u",
-		 hl_status_str(ret), v0->cb.hdr.err_index);
+	t_check(ret == -EFAULT && v0->cb.hdr.err_index == 1,
+		"register_unaligned_efault", "status %s err_index %u",
+		hl_status_str(ret), v0->cb.hdr.err_index);
 	g[1] = HL_MEM_SIZE + 16 * HL_PAGE;
 	ret = cb_smpl_register(&v0->cb, id, 0, 2, g);
-	hl_check(ret == -EFAULT && v0->cb.hdr.err_index == 1,
-		 "register_outside_ram_efault", "status %s err_index %u",
-		 hl_status_str(ret), v0->cb.hdr.err_index);
+	t_check(ret == -EFAULT && v0->cb.hdr.err_index == 1,
+		"register_outside_ram_efault", "status %s err_index %u",
+		hl_status_str(ret), v0->cb.hdr.err_index);
 	{
 		/* nr_pages says 2, the argument holds 1 */
 		struct {
@@ -638,9 +633,9 @@ static void t_register(void)
 	g[0] = g[1] = base + 3 * HL_PAGE;
 	ret = cb_smpl_register(&v0->cb, id, 0, 2, g);
 	hl_module_stats(&ms);
-	hl_check(!ret && ms.pinned_pages >= 1, "register_same_page_twice_ok",
-		 "status %s pinned %" PRId64, hl_status_str(ret),
-		 (int64_t)ms.pinned_pages);
+	t_check(!ret && ms.pinned_pages >= 1, "register_same_page_twice_ok",
+		"status %s pinned %" PRId64, hl_status_str(ret),
+		(int64_t)ms.pinned_pages);
 	/* re-register page 1 elsewhere: the old pin goes */
 	g[0] = base;
 	HL_EXPECT("register_replace_page_ok",
@@ -652,8 +647,8 @@ static void t_register(void)
 	cb_unload(&v0->cb, id);
 	cb_destroy(&v0->cb, id);
 	hl_module_stats(&ms);
-	hl_check(!ms.pinned_pages, "register_pins_released",
-		 "pinned_pages %" PRId64 " after destroy", (int64_t)ms.pinned_pages);
+	t_check(!ms.pinned_pages, "register_pins_released",
+		"pinned_pages %" PRId64 " after destroy", (int64_t)ms.pinned_pages);
 }
 
 /*
@@ -675,22 +670,19 @@ static void t_dirty_log(void)
 	uint64_t buf;
 	int ret;
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
+	o = hl_vm_opts_simple(1);
 	o.dirty_log = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
-	ret = hl_vm_create(&dvm, &o);
-	if (!hl_check(!ret, "dirty_log_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("dirty_log_setup", hl_vm_create(&dvm, &o)))
 		return;
 	v = &dvm.vcpus[0];
 	hl_dirty_log(&dvm, bm);		/* start clean */
 	ret = cb_pmu_info(&v->cb, &info);
 	hl_dirty_log(&dvm, bm);
-	hl_check(!ret && hl_dirty(bm, v->cmd_gpa), "dirty_log_command_block",
-		 "status %s: the command block page %#" PRIx64 " the host wrote "
-		 "results to is not in the module's dirty log",
-		 hl_status_str(ret),
-		 (uint64_t)v->cmd_gpa);
+	t_check(!ret && hl_dirty(bm, v->cmd_gpa), "dirty_log_command_block",
+		"status %s: the command block page %#" PRIx64 " the host wrote "
+		"results to is not in the module's dirty log",
+		hl_status_str(ret),
+		(uint64_t)v->cmd_gpa);
 
 	buf = hl_gpa_alloc(&dvm, HL_PAGE);
 	ret = cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE, HL_PAGE, &r.ctx);
@@ -702,13 +694,13 @@ static void t_dirty_log(void)
 	hl_dirty_log(&dvm, bm);
 	ret = ret ? ret : hl_call(v, until_notified_fn, &r);
 	hl_dirty_log(&dvm, bm);
-	hl_check(!ret && r.notes && ((pfm_dfl_smpl_hdr_t *)hl_hva(&dvm, buf))->hdr_count &&
-		 hl_dirty(bm, buf), "dirty_log_sampling_buffer",
-		 "status %s, %" PRIu64 " samples: the buffer page %#" PRIx64
-		 " the host wrote them to is %sin the module's dirty log",
-		 hl_status_str(ret),
-		 (uint64_t)((pfm_dfl_smpl_hdr_t *)hl_hva(&dvm, buf))->hdr_count,
-		 buf, hl_dirty(bm, buf) ? "" : "not ");
+	t_check(!ret && r.notes && ((pfm_dfl_smpl_hdr_t *)hl_hva(&dvm, buf))->hdr_count &&
+		hl_dirty(bm, buf), "dirty_log_sampling_buffer",
+		"status %s, %" PRIu64 " samples: the buffer page %#" PRIx64
+		" the host wrote them to is %sin the module's dirty log",
+		hl_status_str(ret),
+		(uint64_t)((pfm_dfl_smpl_hdr_t *)hl_hva(&dvm, buf))->hdr_count,
+		buf, hl_dirty(bm, buf) ? "" : "not ");
 	hl_vm_destroy(&dvm);
 }
 
@@ -717,19 +709,16 @@ int main(void)
 	int ret;
 
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
-	ret = hl_vm_simple(&vm, 2);
-	if (!hl_check(!ret, "smpl_vm_setup", "VM: %s", hl_errname(ret)))
-		return hl_summary();
+	hl_check_allow_host_page_faults();
+	if (!hl_check_vm("smpl_vm_setup", hl_vm_simple(&vm, 2)))
+		return t_done();
 	v0 = &vm.vcpus[0];
 	v1 = &vm.vcpus[1];
 	ret = hl_call(v0, run_once_fn, NULL);
 	ret = ret ? ret : hl_call(v1, run_once_fn, NULL);
-	if (!hl_check(!ret, "smpl_vcpus_entered", "KVM_RUN: %s",
-		      hl_errname(ret)))
-		return hl_summary();
+	if (!t_check(!ret, "smpl_vcpus_entered", "KVM_RUN: %s",
+		     hl_errname(ret)))
+		return t_done();
 	sample_run("smpl", 0);
 	sample_run("smpl_random", 0xffff);
 	t_notify_no_format();
@@ -740,5 +729,5 @@ int main(void)
 	t_dirty_log();
 	hl_vm_destroy(&vm);
 	hl_check_module_idle("smpl_module_idle");
-	return hl_summary();
+	return t_done();
 }

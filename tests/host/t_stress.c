@@ -10,7 +10,7 @@
  * vCPUs, sets switching on timers and overflows. The threads also burn CPU
  * and run the guest now and then, so the virtual PMDs count and overflow.
  * The blocks go in rounds of T_STRESS_ROUND (50,000), each on a new VM
- * bound with random limits (issue 9): each max_* at 0 (the default), a
+ * bound with random limits: each max_* at 0 (the default), a
  * small value, a random one up to the module's ceiling or the ceiling
  * itself; before it, one BIND_VM with a limit above its ceiling, which
  * must fail with E2BIG.
@@ -46,8 +46,6 @@
 #define NR_VCPUS	4
 #define REG_SLOTS	48
 #define MAX_ERRNO	HL_MAX_ERRNO
-#define MS		1000000ULL
-#define US		1000ULL
 
 #define SEL_USR		(1ULL << 16)
 #define SEL_OS		(1ULL << 17)
@@ -354,11 +352,38 @@ static int random_block(struct hl_vcpu *v, uint64_t *s, uint8_t *blk)
 	return h->status;
 }
 
+/* a guest page for a sampling buffer: one of the heap's first 1024 */
+static uint64_t heap_gpa(uint64_t *s)
+{
+	return HL_HEAP_GPA + pick(s, 1024) * HL_PAGE;
+}
+
+/*
+ * A context with @flags, owned by this thread; with @pages (at most 8)
+ * a sampling buffer registered at pages @gpa picks. Returns the first
+ * failing status, or 0; its id in *@id (0 if none was made).
+ */
+static int ctx_create(struct hl_vcpu *v, uint64_t *s, uint32_t flags,
+		      uint32_t pages, uint64_t (*gpa)(uint64_t *s),
+		      uint32_t *id)
+{
+	uint64_t g[8];
+	uint32_t i;
+	int ret;
+
+	ret = pages ? cb_create_smpl(&v->cb, flags, pages * HL_PAGE, id) :
+		      cb_create(&v->cb, flags, id);
+	if (ret)
+		return ret;
+	own_add(v, s, *id);
+	for (i = 0; i < pages; i++)
+		g[i] = gpa(s);
+	return pages ? cb_smpl_register(&v->cb, *id, 0, pages, g) : 0;
+}
+
 static int op_create(struct hl_vcpu *v, uint64_t *s)
 {
-	uint32_t flags = 0, id = 0, pages = 0, i;
-	uint64_t g[8];
-	int ret;
+	uint32_t flags = 0, id = 0, pages = 0;
 
 	switch (pick(s, 5)) {
 	case 0:
@@ -375,17 +400,7 @@ static int op_create(struct hl_vcpu *v, uint64_t *s)
 	}
 	if (pick(s, 3) == 0 && !no_smpl)
 		pages = 1 + pick(s, 4);
-	ret = pages ? cb_create_smpl(&v->cb, flags, pages * HL_PAGE, &id) :
-		      cb_create(&v->cb, flags, &id);
-	if (ret)
-		return ret;
-	own_add(v, s, id);
-	if (pages) {
-		for (i = 0; i < pages; i++)
-			g[i] = any_gpa(s);
-		ret = cb_smpl_register(&v->cb, id, 0, pages, g);
-	}
-	return ret;
+	return ctx_create(v, s, flags, pages, any_gpa, &id);
 }
 
 static int op_load(struct hl_vcpu *v, uint64_t *s, uint32_t id)
@@ -437,20 +452,13 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 	uint32_t flags = sys ? PFM_FL_SYSTEM_WIDE : 0, id = 0, pages = 0, i;
 	pfarg_setdesc_t sd[2];
 	pfarg_pmd_t p[4];
-	uint64_t g[4], per;
+	uint64_t per;
 	int ret, n = 2;
 
 	t->scenarios++;
 	if (smpl)
 		pages = 1 + pick(s, 4);
-	ret = pages ? cb_create_smpl(&v->cb, flags, pages * HL_PAGE, &id) :
-		      cb_create(&v->cb, flags, &id);
-	if (ret)
-		return ret;
-	own_add(v, s, id);
-	for (i = 0; i < pages; i++)
-		g[i] = HL_HEAP_GPA + pick(s, 1024) * HL_PAGE;
-	ret = pages ? cb_smpl_register(&v->cb, id, 0, pages, g) : 0;
+	ret = ctx_create(v, s, flags, pages, heap_gpa, &id);
 	if (ret)
 		return ret;
 	memset(sd, 0, sizeof(sd));
@@ -824,9 +832,7 @@ static bool bind_over_ceiling(uint64_t *s, int l, uint64_t *val, int *got)
 	if (ceil_of[l] >= max)
 		return true;
 	*val = ceil_of[l] + 1 + (pick(s, 2) ? 0 : pick(s, max - ceil_of[l]));
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = NR_VCPUS;
-	o.bind.personality = PVPFM_PERS_AMD64;
+	o = hl_vm_opts_simple(NR_VCPUS);
 	hl_lim_set(&o.bind, l, *val);
 	*got = hl_vm_create(&bad, &o);
 	if (!*got)
@@ -1034,9 +1040,7 @@ int main(void)
 	int ret, i, e, kfd, concerns, r;
 
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
+	hl_check_allow_host_page_faults();
 	kfd = hl_klog_start();
 	env = getenv("T_STRESS_COMMANDS");
 	total = env ? strtoull(env, NULL, 0) : 100000;
@@ -1070,30 +1074,29 @@ int main(void)
 		o.nr_vcpus = NR_VCPUS;
 		o.no_pfm = true;
 		printf("stress: control: no /dev/kvm-perfmon at all\n");
-		ret = hl_vm_create(&vm, &o);
-		if (!hl_check(!ret, "stress_vm_setup", "VM: %s", hl_errname(ret)))
-			return hl_summary();
+		if (!hl_check_vm("stress_vm_setup", hl_vm_create(&vm, &o)))
+			return t_done();
 		for (i = 0; i < NR_VCPUS; i++)
 			hl_call_async(&vm.vcpus[i], stress_fn, NULL);
 		for (i = 0; i < NR_VCPUS; i++)
 			hl_call_wait(&vm.vcpus[i]);
 		hl_vm_destroy(&vm);
 		printf("stress: control done\n");
-		return hl_summary();
+		return t_done();
 	}
 	for (i = 0; i < HL_LIM_N; i++)
 		ceil_of[i] = hl_ceiling(i);
-	hl_check(ceil_of[0] && ceil_of[1] && ceil_of[2] && ceil_of[3],
-		 "stress_ceilings_read", "contexts %" PRIu64 " sets %" PRIu64
-		 " vector %" PRIu64 " smpl_buf %" PRIu64, ceil_of[0], ceil_of[1],
-		 ceil_of[2], ceil_of[3]);
+	t_check(ceil_of[0] && ceil_of[1] && ceil_of[2] && ceil_of[3],
+		"stress_ceilings_read", "contexts %" PRIu64 " sets %" PRIu64
+		" vector %" PRIu64 " smpl_buf %" PRIu64, ceil_of[0], ceil_of[1],
+		ceil_of[2], ceil_of[3]);
 	for (i = 0; i < HL_LIM_N; i++)
 		if (!ceil_of[i])
 			ceil_of[i] = 1;
 	ret = keeper_up();
-	if (!hl_check(!ret, "stress_keeper_setup", "keeper VM: %s",
-		      hl_status_str(ret)))
-		return hl_summary();
+	if (!t_check(!ret, "stress_keeper_setup", "keeper VM: %s",
+		     hl_status_str(ret)))
+		return t_done();
 
 	t0 = hl_mono_ns();
 	for (r = 0, left = total; left >= NR_VCPUS; r++, left -= n) {
@@ -1130,35 +1133,35 @@ int main(void)
 	       " notifications %" PRIu64 "\n", t.overflows, t.samples,
 	       t.messages, t.set_switches, t.notifications);
 
-	hl_check(!stalls, "stress_vcpus_make_progress",
-		 "%d stall(s) of 30 s or more (%d in a DOORBELL); first: %s; "
-		 "afterwards no guest runs", stalls, stalls_in_doorbell,
-		 stall_what);
-	hl_check(t.sent >= total - total % NR_VCPUS, "stress_all_commands_sent",
-		 "%" PRIu64 " of %" PRIu64, t.sent, total);
+	t_check(!stalls, "stress_vcpus_make_progress",
+		"%d stall(s) of 30 s or more (%d in a DOORBELL); first: %s; "
+		"afterwards no guest runs", stalls, stalls_in_doorbell,
+		stall_what);
+	t_check(t.sent >= total - total % NR_VCPUS, "stress_all_commands_sent",
+		"%" PRIu64 " of %" PRIu64, t.sent, total);
 	/* the only DOORBELL failure a block can cause: EFAULT */
-	hl_check(t.failed == t.efault, "stress_doorbell_answers",
-		 "%" PRIu64 " DOORBELL ioctls failed, %" PRIu64 " with EFAULT",
-		 t.failed, t.efault);
-	hl_check(!t.agree_bad, "stress_stats_agree",
-		 "%d VM(s) whose stats disagree with what was sent; first: %s",
-		 t.agree_bad, t.first_bad);
-	hl_check(t.e2big_ok == t.e2big_tried, "stress_bind_over_ceiling_e2big",
-		 "%d of %d binds above a ceiling refused with E2BIG; first "
-		 "wrong: %s", t.e2big_ok, t.e2big_tried, t.first_bad);
-	hl_check(!t.limits_bad, "stress_random_limits_given",
-		 "%d VM(s) not bound or not given their limits; first: %s",
-		 t.limits_bad, t.first_bad);
-	hl_check(!t.leak_bad, "stress_module_back_after_each_vm",
-		 "%d VM(s) left something in the module; first: %s",
-		 t.leak_bad, t.first_bad);
-	hl_check(t.overflows > 0 && t.samples > 0 && t.messages > 0 &&
-		 t.set_switches > 0 && t.notifications > 0,
-		 "stress_deep_states_reached",
-		 "overflows %" PRIu64 " samples %" PRIu64 " messages %" PRIu64
-		 " set switches %" PRIu64 " notifications %" PRIu64,
-		 t.overflows, t.samples, t.messages, t.set_switches,
-		 t.notifications);
+	t_check(t.failed == t.efault, "stress_doorbell_answers",
+		"%" PRIu64 " DOORBELL ioctls failed, %" PRIu64 " with EFAULT",
+		t.failed, t.efault);
+	t_check(!t.agree_bad, "stress_stats_agree",
+		"%d VM(s) whose stats disagree with what was sent; first: %s",
+		t.agree_bad, t.first_bad);
+	t_check(t.e2big_ok == t.e2big_tried, "stress_bind_over_ceiling_e2big",
+		"%d of %d binds above a ceiling refused with E2BIG; first "
+		"wrong: %s", t.e2big_ok, t.e2big_tried, t.first_bad);
+	t_check(!t.limits_bad, "stress_random_limits_given",
+		"%d VM(s) not bound or not given their limits; first: %s",
+		t.limits_bad, t.first_bad);
+	t_check(!t.leak_bad, "stress_module_back_after_each_vm",
+		"%d VM(s) left something in the module; first: %s",
+		t.leak_bad, t.first_bad);
+	t_check(t.overflows > 0 && t.samples > 0 && t.messages > 0 &&
+		t.set_switches > 0 && t.notifications > 0,
+		"stress_deep_states_reached",
+		"overflows %" PRIu64 " samples %" PRIu64 " messages %" PRIu64
+		" set switches %" PRIu64 " notifications %" PRIu64,
+		t.overflows, t.samples, t.messages, t.set_switches,
+		t.notifications);
 
 	/* the keeper VM: its contexts are its own */
 	ret = hl_vm_stats(&keeper, &kst);
@@ -1168,28 +1171,28 @@ int main(void)
 			    i == 1 ? PVPFM_VPMD_VM_EXITS :
 			    i == 2 ? PVPFM_VPMD_HALT_EXITS :
 				     PVPFM_VPMD_HOST_PAGE_FAULTS, &kvals[i]);
-	hl_check(!ret && kst.contexts == 1 && kst.loaded == 1 && !kst.overflows &&
-		 kvals[0] < 50 * MS && !kvals[1] && !kvals[2] && !kvals[3],
-		 "stress_keeper_vm_untouched",
-		 "keeper: contexts %u loaded %u overflows %" PRIu64
-		 " RUN_NS %" PRIu64 " VM_EXITS %" PRIu64 " HALT %" PRIu64
-		 " PF %" PRIu64, kst.contexts, kst.loaded,
-		 (uint64_t)kst.overflows, kvals[0], kvals[1], kvals[2], kvals[3]);
+	t_check(!ret && kst.contexts == 1 && kst.loaded == 1 && !kst.overflows &&
+		kvals[0] < 50 * MS && !kvals[1] && !kvals[2] && !kvals[3],
+		"stress_keeper_vm_untouched",
+		"keeper: contexts %u loaded %u overflows %" PRIu64
+		" RUN_NS %" PRIu64 " VM_EXITS %" PRIu64 " HALT %" PRIu64
+		" PF %" PRIu64, kst.contexts, kst.loaded,
+		(uint64_t)kst.overflows, kvals[0], kvals[1], kvals[2], kvals[3]);
 
 	t0 = hl_mono_ns();
 	hl_vm_destroy(&keeper);
 	t1 = hl_mono_ns();
 	printf("stress: teardown of the keeper VM took %.1f ms\n",
 	       (t1 - t0) / 1e6);
-	if (hl_check(hl_module_idle(2000, why, sizeof(why)),
-		     "stress_module_idle",
-		     "module stats not zero after teardown: %s", why))
+	if (t_check(hl_module_idle(2000, why, sizeof(why)),
+		    "stress_module_idle",
+		    "module stats not zero after teardown: %s", why))
 		printf("stress: module allocation counters at the end: %s\n",
 		       why);
 	concerns = hl_klog_concerns(kfd, 20, "stress: L1 log: ");
 	printf("stress: L1 kernel log lines of concern: %d\n", concerns);
-	hl_check(!concerns, "stress_kernel_log_clean",
-		 "%d line(s) of concern in L1's kernel log%s", concerns,
-		 concerns < 0 ? " (could not read it)" : "");
-	return hl_summary();
+	t_check(!concerns, "stress_kernel_log_clean",
+		"%d line(s) of concern in L1's kernel log%s", concerns,
+		concerns < 0 ? " (could not read it)" : "");
+	return t_done();
 }

@@ -38,12 +38,6 @@
 
 #include "hostlib.h"
 
-#define MS		1000000ULL
-#define US		1000ULL
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
-#define VM_EXITS	PVPFM_VPMD_VM_EXITS
-#define PFAULTS		PVPFM_VPMD_HOST_PAGE_FAULTS
-
 static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * MS };
@@ -89,7 +83,7 @@ static int busy_ctx(struct busy_vm *b, struct hl_vcpu *v)
 	p[0].reg_smpl_pmds[VM_EXITS / 64] = 1ULL << (VM_EXITS % 64);
 	cb_pmd_init(&p[1], VM_EXITS, 0, 0);
 	cb_pmd_init(&p[2], RUN_NS, 1, 0);
-	cb_pmd_init(&p[3], PFAULTS, 1, 0);
+	cb_pmd_init(&p[3], HOST_PAGE_FAULTS, 1, 0);
 	ret = ret ? ret : cb_write_pmds(&v->cb, id, p, 4);
 	ret = ret ? ret : cb_load(&v->cb, id, v->index, 0, 0, v->guest_tgid);
 	ret = ret ? ret : cb_start(&v->cb, id);
@@ -152,8 +146,8 @@ static int busy_vm_up(struct busy_vm *b, int nr, const char *name)
 		for (i = 0; i < nr; i++)
 			hl_call_async(&b->vm.vcpus[i], work_fn, b);
 	if (ret) {
-		hl_check(false, name, "setting up the busy VM: %s",
-			 hl_status_str(ret));
+		t_check(false, name, "setting up the busy VM: %s",
+			hl_status_str(ret));
 		hl_vm_destroy(&b->vm);
 	}
 	return ret;
@@ -168,15 +162,28 @@ static void busy_vm_stop(struct busy_vm *b)
 		hl_call_wait(&b->vm.vcpus[i]);
 }
 
+/* busy_vm_up, the vCPUs busy for @ms, busy_vm_stop: 0 or the setup's error */
+static int busy_vm_run(struct busy_vm *b, int nr, unsigned int ms,
+		       const char *name)
+{
+	int ret = busy_vm_up(b, nr, name);
+
+	if (ret)
+		return ret;
+	sleep_ms(ms);
+	busy_vm_stop(b);
+	return 0;
+}
+
 static bool module_busy(const char *name)
 {
 	struct kvmpfm_module_stats st;
 
 	hl_module_stats(&st);
-	return hl_check(st.vms >= 1 && st.perf_events > 0 && st.pinned_pages > 0,
-			name, "the busy VM holds vms %" PRId64 " perf_events %"
-			PRId64 " pinned_pages %" PRId64, (int64_t)st.vms,
-			(int64_t)st.perf_events, (int64_t)st.pinned_pages);
+	return t_check(st.vms >= 1 && st.perf_events > 0 && st.pinned_pages > 0,
+		       name, "the busy VM holds vms %" PRId64 " perf_events %"
+		       PRId64 " pinned_pages %" PRId64, (int64_t)st.vms,
+		       (int64_t)st.perf_events, (int64_t)st.pinned_pages);
 }
 
 static void t_close_pfm_fd(void)
@@ -197,10 +204,10 @@ static void t_close_pfm_fd(void)
 		ebadf += b.loops_err[i] == HL_IOCTL_ERR(EBADF);
 		loops += b.loops[i];
 	}
-	hl_check(ebadf == b.vm.nr_vcpus, "close_pfm_fd_doorbells_ebadf",
-		 "%d of %d vCPU threads saw EBADF after the close", ebadf,
-		 b.vm.nr_vcpus);
-	hl_note("close_pfm_fd: %" PRIu64 " work loops before the close", loops);
+	t_check(ebadf == b.vm.nr_vcpus, "close_pfm_fd_doorbells_ebadf",
+		"%d of %d vCPU threads saw EBADF after the close", ebadf,
+		b.vm.nr_vcpus);
+	t_note("close_pfm_fd: %" PRIu64 " work loops before the close", loops);
 	hl_vm_destroy(&b.vm);
 	hl_check_module_idle("close_pfm_fd_vm_destroyed_idle");
 }
@@ -220,7 +227,7 @@ static void t_child(const char *name, int how)
 		static struct busy_vm b;
 
 		close(pfd[0]);
-		hl_passed = hl_failed = 0;
+		t_passed = t_failed = 0;
 		if (busy_vm_up(&b, 2, "child_setup"))
 			_exit(3);
 		sleep_ms(200);
@@ -236,8 +243,8 @@ static void t_child(const char *name, int how)
 	}
 	close(pfd[1]);
 	snprintf(n, sizeof(n), "%s_child_ready", name);
-	if (!hl_check(read(pfd[0], &c, 1) == 1 && c == 1, n,
-		      "the child did not get its VM busy")) {
+	if (!t_check(read(pfd[0], &c, 1) == 1 && c == 1, n,
+		     "the child did not get its VM busy")) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
 		close(pfd[0]);
@@ -251,11 +258,28 @@ static void t_child(const char *name, int how)
 	}
 	waitpid(pid, &st, 0);
 	snprintf(n, sizeof(n), "%s_child_ended", name);
-	hl_check(how == 0 ? WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL :
+	t_check(how == 0 ? WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL :
 			    WIFEXITED(st) && WEXITSTATUS(st) == 0, n,
-		 "wait status %#x", st);
+		"wait status %#x", st);
 	snprintf(n, sizeof(n), "%s_module_idle", name);
 	hl_check_module_idle(n);
+}
+
+/*
+ * The binding closed last, @b's VM already half gone: the module holds the
+ * VM until then ("@what_module_holds_vm"), nothing after
+ * ("@what_module_idle")
+ */
+static void binding_closed_last(struct busy_vm *b, const char *what)
+{
+	char n[96];
+
+	snprintf(n, sizeof(n), "%s_module_holds_vm", what);
+	module_busy(n);
+	hl_vm_close_pfm(&b->vm);
+	snprintf(n, sizeof(n), "%s_module_idle", what);
+	hl_check_module_idle(n);
+	hl_vm_destroy(&b->vm);
 }
 
 static void t_close_vm_fd_first(void)
@@ -273,10 +297,7 @@ static void t_close_vm_fd_first(void)
 	busy_vm_stop(&b);
 	ret = cb_pmu_info(&b.vm.vcpus[0].cb, &info);
 	HL_EXPECT("close_vm_fd_first_doorbell_still_works", ret, 0);
-	module_busy("close_vm_fd_first_module_holds_vm");
-	hl_vm_close_pfm(&b.vm);
-	hl_check_module_idle("close_vm_fd_first_module_idle");
-	hl_vm_destroy(&b.vm);
+	binding_closed_last(&b, "close_vm_fd_first");
 }
 
 static void t_vm_gone_first(void)
@@ -285,10 +306,8 @@ static void t_vm_gone_first(void)
 	struct pvpfm_pmu_info info;
 	int i, ret;
 
-	if (busy_vm_up(&b, 2, "vm_gone_first_setup"))
+	if (busy_vm_run(&b, 2, 100, "vm_gone_first_setup"))
 		return;
-	sleep_ms(100);
-	busy_vm_stop(&b);
 	/* every KVM fd and the guest RAM go; the perfmon binding stays */
 	for (i = 0; i < b.vm.nr_vcpus; i++) {
 		munmap(b.vm.vcpus[i].run, b.vm.vcpus[i].run_size);
@@ -318,10 +337,7 @@ static void t_vm_gone_first(void)
 	sleep_ms(50);
 	ret = cb_pmu_info(&b.vm.vcpus[0].cb, &info);
 	HL_EXPECT("vm_gone_first_doorbell_efault", ret, HL_IOCTL_ERR(EFAULT));
-	module_busy("vm_gone_first_module_holds_vm");
-	hl_vm_close_pfm(&b.vm);
-	hl_check_module_idle("vm_gone_first_module_idle");
-	hl_vm_destroy(&b.vm);
+	binding_closed_last(&b, "vm_gone_first");
 }
 
 static void t_vcpu_threads_exit(void)
@@ -330,22 +346,20 @@ static void t_vcpu_threads_exit(void)
 	struct kvmpfm_vm_stats s0, s1;
 	int ret;
 
-	if (busy_vm_up(&b, 2, "vcpu_threads_exit_setup"))
+	if (busy_vm_run(&b, 2, 100, "vcpu_threads_exit_setup"))
 		return;
-	sleep_ms(100);
-	busy_vm_stop(&b);
 	hl_vm_stop_threads(&b.vm);	/* the bound threads exit */
 	hl_vm_stats(&b.vm, &s0);
 	sleep_ms(200);
 	ret = hl_vm_stats(&b.vm, &s1);
-	hl_check(!ret && s1.contexts == 4 && s1.loaded == 2,
-		 "vcpu_threads_exit_vm_alive",
-		 "status %s contexts %u loaded %u; set switches %" PRIu64
-		 " in 200 ms after the threads exited", hl_errname(ret),
-		 s1.contexts, s1.loaded,
-		 (uint64_t)(s1.set_switches - s0.set_switches));
-	hl_note("vcpu_threads_exit: %" PRIu64 " set switches after the threads "
-		"exited", (uint64_t)(s1.set_switches - s0.set_switches));
+	t_check(!ret && s1.contexts == 4 && s1.loaded == 2,
+		"vcpu_threads_exit_vm_alive",
+		"status %s contexts %u loaded %u; set switches %" PRIu64
+		" in 200 ms after the threads exited", hl_errname(ret),
+		s1.contexts, s1.loaded,
+		(uint64_t)(s1.set_switches - s0.set_switches));
+	t_note("vcpu_threads_exit: %" PRIu64 " set switches after the threads "
+	       "exited", (uint64_t)(s1.set_switches - s0.set_switches));
 	hl_vm_close_pfm(&b.vm);
 	hl_check_module_idle("vcpu_threads_exit_module_idle");
 	hl_vm_destroy(&b.vm);
@@ -358,10 +372,8 @@ static void t_destroy_everything(void)
 	struct hl_vcpu *v0, *v1;
 	int ret = 0, r;
 
-	if (busy_vm_up(&b, 2, "destroy_everything_setup"))
+	if (busy_vm_run(&b, 2, 100, "destroy_everything_setup"))
 		return;
-	sleep_ms(100);
-	busy_vm_stop(&b);
 	v0 = &b.vm.vcpus[0];
 	v1 = &b.vm.vcpus[1];
 	/* vCPU 0's: unload while running, then destroy */
@@ -378,11 +390,11 @@ static void t_destroy_everything(void)
 	ret = ret ? ret : r;
 	HL_EXPECT("destroy_everything_commands", ret, 0);
 	hl_module_stats(&st);
-	hl_check(!st.perf_events && !st.pinned_pages && st.vms == 1,
-		 "destroy_everything_nothing_held",
-		 "with no context left: perf_events %" PRId64 " pinned_pages %"
-		 PRId64 " vms %" PRId64, (int64_t)st.perf_events,
-		 (int64_t)st.pinned_pages, (int64_t)st.vms);
+	t_check(!st.perf_events && !st.pinned_pages && st.vms == 1,
+		"destroy_everything_nothing_held",
+		"with no context left: perf_events %" PRId64 " pinned_pages %"
+		PRId64 " vms %" PRId64, (int64_t)st.perf_events,
+		(int64_t)st.pinned_pages, (int64_t)st.vms);
 	hl_vm_destroy(&b.vm);
 	hl_check_module_idle("destroy_everything_module_idle");
 }
@@ -393,10 +405,8 @@ static void t_rebind(void)
 	struct pvpfm_pmu_info info;
 	int i, ret;
 
-	if (busy_vm_up(&b, 2, "rebind_setup"))
+	if (busy_vm_run(&b, 2, 50, "rebind_setup"))
 		return;
-	sleep_ms(50);
-	busy_vm_stop(&b);
 	hl_vm_close_pfm(&b.vm);
 	hl_check_module_idle("rebind_first_binding_gone");
 	ret = hl_vm_bind(&b.vm);
@@ -453,8 +463,7 @@ static void t_one_binding(void)
 	uint32_t id = 0;
 	int fd1, ret;
 
-	ret = hl_vm_simple(&vm, 1);
-	if (!hl_check(!ret, "one_binding_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("one_binding_setup", hl_vm_simple(&vm, 1)))
 		return;
 	v = &vm.vcpus[0];
 	fd1 = vm.pfm_fd;
@@ -490,9 +499,7 @@ static void t_one_binding(void)
 int main(void)
 {
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
+	hl_check_allow_host_page_faults();
 	t_close_pfm_fd();
 	t_child("kill_child", 0);
 	t_child("child_exit", 1);
@@ -503,5 +510,5 @@ int main(void)
 	t_rebind();
 	t_one_binding();
 	hl_check_module_idle("teardown_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * t_throttle: a guest cannot make the host handle overflows without
- * bound (issue 9, item 3). Period-1 sampling of VM_EXITS into a guest
+ * bound. Period-1 sampling of VM_EXITS into a guest
  * buffer, in two sets that switch on every overflow
  * (PFM_SETFL_OVFL_SWITCH, reg_ovfl_switch_cnt 1: each overflow makes the
  * host close one set's counter and open the other's, which perf's own
@@ -12,7 +12,7 @@
  *             runs in the vCPU thread and makes no exit of its own)
  *   exiting   the guest does nothing but halt, and its halts exit to this
  *             VMM (no irqchip), which enters it again at once: the most
- *             VM exits one vCPU can make, each an overflow, for RUN_NS.
+ *             VM exits one vCPU can make, each an overflow, for EXITING_NS.
  *             With the module's max_overflow_rate set to RATE, the
  *             overflows the host handles stay within RATE per second
  *             (+ SLACK), and the ones it skipped are counted: in the
@@ -40,9 +40,6 @@
 
 #include "hostlib.h"
 
-#define MS		((uint64_t)1000000)
-#define SEC		((uint64_t)1000000000)
-#define VM_EXITS	PVPFM_VPMD_VM_EXITS
 #define RATE_PARAM	"/sys/module/kvm_perfmon/parameters/max_overflow_rate"
 /* the bound the test sets: overflows per second per VM */
 #define RATE		1000
@@ -52,7 +49,7 @@
  * a window's worth per second and one per vCPU per window on top.
  */
 #define SLACK(secs)	((RATE / 100 + 100) * (secs))
-#define RUN_NS		(30 * SEC)
+#define EXITING_NS	(30 * SEC)
 #define IDLE_NS		(5 * SEC)
 /*
  * Host CPU outside the vCPU thread, ms per s of wall time. L1's own
@@ -228,7 +225,7 @@ static void run_phase(struct hl_vm *vm, struct phase *ph)
 	ph->buf = hl_gpa_alloc(vm, BUF_PAGES * HL_PAGE);
 	ph->ctx = throttle_ctx(v, ph->buf);
 	snprintf(n, sizeof(n), "throttle_%s_setup", ph->name);
-	if (!hl_check(ph->ctx, n, "no context"))
+	if (!t_check(ph->ctx, n, "no context"))
 		return;
 	hdr = hl_hva(vm, ph->buf);
 	hl_vm_stats(vm, &s0);
@@ -241,7 +238,7 @@ static void run_phase(struct hl_vm *vm, struct phase *ph)
 	}
 	hl_vm_stats(vm, &s1);
 	snprintf(n, sizeof(n), "throttle_%s_ran", ph->name);
-	hl_check(!ph->ret && ph->wall, n, "status %s", hl_status_str(ph->ret));
+	t_check(!ph->ret && ph->wall, n, "status %s", hl_status_str(ph->ret));
 
 	secs = (ph->wall + SEC / 2) / SEC;
 	if (!secs)
@@ -251,40 +248,40 @@ static void run_phase(struct hl_vm *vm, struct phase *ph)
 	guest_lost = (uint64_t)hdr->hdr_reserved[PFM_DFL_HDR_LOST];
 	outside = ph->busy > ph->vcpu_cpu ? ph->busy - ph->vcpu_cpu : 0;
 	outside = outside * 1000 / ph->wall;	/* ms per s */
-	hl_note("throttle %s: %" PRIu64 " ms, %" PRIu64 " exits seen by the "
-		"VMM, %" PRIu64 " overflows (%" PRIu64 "/s), %" PRIu64
-		" samples, %" PRIu64 " lost (guest header %" PRIu64 "), %"
-		PRIu64 " set switches, %" PRIu64 " restarts; vCPU thread CPU %"
-		PRIu64 " ms, host CPU outside the vCPU thread %" PRIu64
-		" ms per s", ph->name, ph->wall / MS, ph->exits, ovfl,
-		ovfl / secs, (uint64_t)(s1.samples - s0.samples), lost,
-		guest_lost, (uint64_t)(s1.set_switches - s0.set_switches), ph->restarts,
-		ph->vcpu_cpu / MS, outside);
+	t_note("throttle %s: %" PRIu64 " ms, %" PRIu64 " exits seen by the "
+	       "VMM, %" PRIu64 " overflows (%" PRIu64 "/s), %" PRIu64
+	       " samples, %" PRIu64 " lost (guest header %" PRIu64 "), %"
+	       PRIu64 " set switches, %" PRIu64 " restarts; vCPU thread CPU %"
+	       PRIu64 " ms, host CPU outside the vCPU thread %" PRIu64
+	       " ms per s", ph->name, (uint64_t)(ph->wall / MS), ph->exits, ovfl,
+	       ovfl / secs, (uint64_t)(s1.samples - s0.samples), lost,
+	       guest_lost, (uint64_t)(s1.set_switches - s0.set_switches), ph->restarts,
+	       (uint64_t)(ph->vcpu_cpu / MS), outside);
 	snprintf(n, sizeof(n), "throttle_%s_host_cpu_outside_vcpu", ph->name);
-	hl_check(outside <= OUTSIDE_MAX, n,
-		 "%" PRIu64 " ms per s of host CPU outside the vCPU thread, "
-		 "want <= %d", outside, OUTSIDE_MAX);
+	t_check(outside <= OUTSIDE_MAX, n,
+		"%" PRIu64 " ms per s of host CPU outside the vCPU thread, "
+		"want <= %d", outside, OUTSIDE_MAX);
 	snprintf(n, sizeof(n), "throttle_%s_overflow_rate", ph->name);
-	hl_check(ovfl <= RATE * secs + SLACK(secs), n,
-		 "%" PRIu64 " overflows handled in %" PRIu64 " s, want <= %"
-		 PRIu64 " (max_overflow_rate %d/s)", ovfl, secs,
-		 (uint64_t)(RATE * secs + SLACK(secs)), RATE);
+	t_check(ovfl <= RATE * secs + SLACK(secs), n,
+		"%" PRIu64 " overflows handled in %" PRIu64 " s, want <= %"
+		PRIu64 " (max_overflow_rate %d/s)", ovfl, secs,
+		(uint64_t)(RATE * secs + SLACK(secs)), RATE);
 	if (ph->exiting) {
 		snprintf(n, sizeof(n), "throttle_%s_lost_visible_in_guest",
 			 ph->name);
-		hl_check(guest_lost > 0 && guest_lost == lost, n,
-			 "guest buffer header counts %" PRIu64 " lost samples, "
-			 "the VM's stats %" PRIu64 ": the throttling must show "
-			 "in both, alike", guest_lost, lost);
+		t_check(guest_lost > 0 && guest_lost == lost, n,
+			"guest buffer header counts %" PRIu64 " lost samples, "
+			"the VM's stats %" PRIu64 ": the throttling must show "
+			"in both, alike", guest_lost, lost);
 		snprintf(n, sizeof(n), "throttle_%s_never_silent", ph->name);
-		hl_check(2 * (s1.samples - s0.samples + lost) >= ph->exits, n,
-			 "%" PRIu64 " samples + %" PRIu64 " lost for %" PRIu64
-			 " exits: overflows went uncounted",
-			 (uint64_t)(s1.samples - s0.samples), lost, ph->exits);
+		t_check(2 * (s1.samples - s0.samples + lost) >= ph->exits, n,
+			"%" PRIu64 " samples + %" PRIu64 " lost for %" PRIu64
+			" exits: overflows went uncounted",
+			(uint64_t)(s1.samples - s0.samples), lost, ph->exits);
 		snprintf(n, sizeof(n), "throttle_%s_guest_exited", ph->name);
-		hl_check(ph->exits > 10 * RATE, n,
-			 "%" PRIu64 " exits: too few to need throttling",
-			 ph->exits);
+		t_check(ph->exits > 10 * RATE, n,
+			"%" PRIu64 " exits: too few to need throttling",
+			ph->exits);
 	}
 	cb_unload(&v->cb, ph->ctx);
 	cb_destroy(&v->cb, ph->ctx);
@@ -293,7 +290,7 @@ static void run_phase(struct hl_vm *vm, struct phase *ph)
 int main(void)
 {
 	struct phase idle = { .name = "idle", .ns = IDLE_NS };
-	struct phase exiting = { .name = "exiting", .ns = RUN_NS,
+	struct phase exiting = { .name = "exiting", .ns = EXITING_NS,
 				 .exiting = true };
 	struct hl_vm_opts o;
 	struct hl_vm vm;
@@ -303,27 +300,25 @@ int main(void)
 	rate_old = param_read();
 	ret = rate_old >= 0 ? param_write(RATE) : -ENOENT;
 	/* without it, the phases still run: their figures show what it costs */
-	hl_check(!ret, "throttle_param", "%s: read %ld, write %s", RATE_PARAM,
-		 rate_old, hl_errname(ret));
+	t_check(!ret, "throttle_param", "%s: read %ld, write %s", RATE_PARAM,
+		rate_old, hl_errname(ret));
 
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
+	o = hl_vm_opts_simple(1);
 	o.irqchip = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&vm, &o);
-	if (hl_check(!ret, "throttle_idle_vm", "irqchip VM: %s",
-		     hl_errname(ret))) {
+	if (t_check(!ret, "throttle_idle_vm", "irqchip VM: %s",
+		    hl_errname(ret))) {
 		run_phase(&vm, &idle);
 		hl_vm_destroy(&vm);
 	}
 
 	ret = hl_vm_simple(&vm, 1);
-	if (hl_check(!ret, "throttle_exiting_vm", "VM: %s", hl_errname(ret))) {
+	if (hl_check_vm("throttle_exiting_vm", ret)) {
 		run_phase(&vm, &exiting);
 		hl_vm_destroy(&vm);
 	}
 	if (rate_old >= 0)
 		param_write(rate_old);
 	hl_check_module_idle("throttle_module_idle");
-	return hl_summary();
+	return t_done();
 }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_uaf: issue 9, finding 4 (use after free of a counter's backend
- * state). perf runs the overflow handler of the tracepoint-backed
- * virtual PMDs (VM_EXITS: kvm_exit, HALT_EXITS: kvm_vcpu_wakeup,
- * HOST_PAGE_FAULTS: kvm_page_fault) under RCU, the last two with
- * interrupts on; a counter closed by another thread used to be freed
- * while a handler on the vCPU's CPU could still read it (fixed: the
- * struct is freed with kvfree_rcu, VM release waits a grace period).
+ * t_uaf: no use after free of a counter's backend state. perf runs the
+ * overflow handler of the tracepoint-backed virtual PMDs (VM_EXITS:
+ * kvm_exit, HALT_EXITS: kvm_vcpu_wakeup, HOST_PAGE_FAULTS:
+ * kvm_page_fault) under RCU, the last two with interrupts on; a counter
+ * closed by another thread must not be freed while a handler on the
+ * vCPU's CPU can still read it (the module frees it with kvfree_rcu, and
+ * VM release waits a grace period).
  *
  * Each iteration builds a VM (in-kernel irqchip, 2 vCPUs) whose vCPU 0
  * counts the three tracepoint PMDs at period 1 (value, short and long
@@ -38,23 +38,17 @@
  * on a one-CPU L1 (the host stage of make test) nothing can close the
  * counter in the middle of it; there this test covers the teardown paths
  * under period-1 sampling (oops, WARN, leaks: the log and the counters)
- * but cannot fail on finding 4. On a two-CPU L1 (make test-host-smp2)
+ * but cannot fail on that race. On a two-CPU L1 (make test-host-smp2)
  * vCPU 0 runs on CPU 0, vCPU 1 and the main thread on CPU 1, and a close
  * can land while a handler runs. The rig's kernel (Debian's) has no KASAN
  * and no KFENCE, and SLUB keeps a freed object's words (its free pointer
- * lies mid-object), so a stale read of the old code would mostly see the
- * old values; it shows (a GP fault in kvmpfm_overflow, failing the log
- * check) with slab poisoning (slub_debug=P for kmalloc-cg-256, where the
- * 240-byte struct lives) or when the object was reused in between.
- * Measured on 2026-11-24, two-CPU L1 with that poisoning (boot-l1.sh
- * cannot add to L1's command line: a copy outside the tree did), and
- * today's module with the fix reverted (kvmpfm_free in counter_release,
- * no synchronize_rcu at release): 60 iterations passed; with 100 us, then
- * 2 ms of delay added at the handler's start, 30 iterations passed each.
- * So on this rig the loop has not caught the bug. Probably a handler is
- * rarely in flight at a close: every overflow queues task work that
- * takes vm->lock before the vCPU enters the guest again, and the closing
- * thread holds vm->lock while it closes the counters (not verified).
+ * lies mid-object), so a stale read by a module that frees too early
+ * would mostly see the old values; it shows (a GP fault in
+ * kvmpfm_overflow, failing the log check) with slab poisoning
+ * (slub_debug=P for kmalloc-cg-256, where the 240-byte struct lives) or
+ * when the object was reused in between.
+ * How often it has caught the freed-too-early module on this rig:
+ * tests/host/README.
  *
  * T_UAF_ITERS (default 30) and T_UAF_SEED (1) in the environment;
  * T_UAF_VERBOSE prints each step of each iteration.
@@ -75,12 +69,6 @@
 
 #include "hostlib.h"
 
-#define MS		1000000ULL
-#define US		1000ULL
-#define VM_EXITS	PVPFM_VPMD_VM_EXITS
-#define HALTS		PVPFM_VPMD_HALT_EXITS
-#define PFAULTS		PVPFM_VPMD_HOST_PAGE_FAULTS
-#define RUN_NS		PVPFM_VPMD_VCPU_RUN_NS
 #define SMPL_PAGES	2
 #define BIT(n)		(1ULL << ((n) % 64))
 #define WORD(n)		((n) / 64)
@@ -169,11 +157,11 @@ static int uaf_ctx(struct uaf_vm *u)
 	ret = ret ? ret : cb_create_sets(&v->cb, u->ctx, d, 2);
 	for (s = 0; s < 2; s++) {
 		pmd_period1(&p[3 * s], VM_EXITS, s);
-		pmd_period1(&p[3 * s + 1], HALTS, s);
-		pmd_period1(&p[3 * s + 2], PFAULTS, s);
+		pmd_period1(&p[3 * s + 1], HALT_EXITS, s);
+		pmd_period1(&p[3 * s + 2], HOST_PAGE_FAULTS, s);
 		if (u->smpl)
-			p[3 * s].reg_smpl_pmds[WORD(HALTS)] =
-				BIT(HALTS) | BIT(PFAULTS);
+			p[3 * s].reg_smpl_pmds[WORD(HALT_EXITS)] =
+				BIT(HALT_EXITS) | BIT(HOST_PAGE_FAULTS);
 	}
 	cb_pmd_init(&p[6], RUN_NS, 1, 0);
 	ret = ret ? ret : cb_write_pmds(&v->cb, u->ctx, p, 7);
@@ -342,10 +330,8 @@ static int uaf_up(struct uaf_vm *u, bool smpl, int ncpus)
 	memset(u, 0, sizeof(*u));
 	u->smpl = smpl;
 	u->ncpus = ncpus;
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 2;
+	o = hl_vm_opts_simple(2);
 	o.irqchip = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
 	ret = hl_vm_create(&u->vm, &o);
 	ret = ret ? ret : uaf_ctx(u);
 	if (ret) {
@@ -381,7 +367,7 @@ static int probe_fn(struct hl_vcpu *v, void *p)
 
 static void t_probe(void)
 {
-	static const uint16_t pmds[] = { VM_EXITS, HALTS, PFAULTS };
+	static const uint16_t pmds[] = { VM_EXITS, HALT_EXITS, HOST_PAGE_FAULTS };
 	static const char *const names[] = {
 		"uaf_vm_exits_period1_overflows",
 		"uaf_halt_exits_period1_overflows",
@@ -397,12 +383,9 @@ static void t_probe(void)
 	int ret;
 
 	memset(&u, 0, sizeof(u));
-	memset(&o, 0, sizeof(o));
-	o.nr_vcpus = 1;
+	o = hl_vm_opts_simple(1);
 	o.irqchip = true;
-	o.bind.personality = PVPFM_PERS_AMD64;
-	ret = hl_vm_create(&u.vm, &o);
-	if (!hl_check(!ret, "uaf_probe_setup", "VM: %s", hl_errname(ret)))
+	if (!hl_check_vm("uaf_probe_setup", hl_vm_create(&u.vm, &o)))
 		return;
 	v = &u.vm.vcpus[0];
 	for (i = 0; i < 3; i++) {
@@ -416,16 +399,16 @@ static void t_probe(void)
 		ret = ret ? ret : hl_call(v, probe_fn, &u);
 		ret = ret ? ret : cb_stop(&v->cb, id);
 		ret = ret ? ret : hl_vm_stats(&u.vm, &b);
-		hl_check(!ret && b.overflows > a.overflows, names[i],
-			 "status %s; overflows %" PRIu64 " in one guest cycle "
-			 "(64 zapped pages written, 100 OUTs, %" PRIu64
-			 " halts so far)", hl_status_str(ret),
-			 ret ? 0 : (uint64_t)(b.overflows - a.overflows),
-			 u.halts);
+		t_check(!ret && b.overflows > a.overflows, names[i],
+			"status %s; overflows %" PRIu64 " in one guest cycle "
+			"(64 zapped pages written, 100 OUTs, %" PRIu64
+			" halts so far)", hl_status_str(ret),
+			ret ? 0 : (uint64_t)(b.overflows - a.overflows),
+			u.halts);
 		if (!ret)
-			hl_note("uaf: PMD %u alone at period 1: %" PRIu64
-				" overflows in one guest cycle", pmds[i],
-				(uint64_t)(b.overflows - a.overflows));
+			t_note("uaf: PMD %u alone at period 1: %" PRIu64
+			       " overflows in one guest cycle", pmds[i],
+			       (uint64_t)(b.overflows - a.overflows));
 		if (id)
 			cb_destroy(&v->cb, id);
 	}
@@ -474,7 +457,7 @@ static void kill_child(int wfd, bool smpl, int ncpus)
 	static struct uaf_vm u;
 	char c = 1;
 
-	hl_passed = hl_failed = 0;
+	t_passed = t_failed = 0;
 	if (uaf_up(&u, smpl, ncpus))
 		_exit(3);
 	if (!busy_yet(&u))
@@ -532,15 +515,15 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 		}
 		if (!ret || !WIFSIGNALED(st)) {
 			snprintf(name, sizeof(name), "uaf_%d_kill_child", i);
-			hl_check(false, name, "the child did not get its VM "
-				 "busy (wait status %#x)", st);
+			t_check(false, name, "the child did not get its VM "
+				"busy (wait status %#x)", st);
 			ok = false;
 		}
 	} else {
 		ret = uaf_up(&u, smpl, ncpus);
 		if (ret) {
 			snprintf(name, sizeof(name), "uaf_%d_setup", i);
-			hl_check(false, name, "%s", hl_status_str(ret));
+			t_check(false, name, "%s", hl_status_str(ret));
 			t->failed_setup++;
 			return false;
 		}
@@ -564,11 +547,11 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 		    (mode == M_DESTROY && !u.destroyed)) {
 			snprintf(name, sizeof(name), "uaf_%d_%s_ran", i,
 				 mode_name[mode]);
-			hl_check(false, name, "guest cycles %" PRIu64 " (%s), "
-				 "set switches from vCPU 1 %" PRIu64 " of %"
-				 PRIu64 ", destroyed %" PRIu64, u.cycles,
-				 hl_errname(u.run_err), u.switches_ok,
-				 u.switches, u.destroyed);
+			t_check(false, name, "guest cycles %" PRIu64 " (%s), "
+				"set switches from vCPU 1 %" PRIu64 " of %"
+				PRIu64 ", destroyed %" PRIu64, u.cycles,
+				hl_errname(u.run_err), u.switches_ok,
+				u.switches, u.destroyed);
 			ok = false;
 		}
 		hl_vm_destroy(&u.vm);
@@ -580,9 +563,9 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 	t->overflows += m1.overflows - m0.overflows;
 	if (!idle || m1.overflows <= m0.overflows) {
 		snprintf(name, sizeof(name), "uaf_%d_%s", i, mode_name[mode]);
-		hl_check(false, name, "%s%s; overflows %" PRIu64,
-			 idle ? "" : "module not idle: ", idle ? "idle" : why,
-			 (uint64_t)(m1.overflows - m0.overflows));
+		t_check(false, name, "%s%s; overflows %" PRIu64,
+			idle ? "" : "module not idle: ", idle ? "idle" : why,
+			(uint64_t)(m1.overflows - m0.overflows));
 		ok = false;
 	}
 	return ok;
@@ -595,9 +578,7 @@ int main(void)
 	int i, iters, ncpus, kfd, concerns, bad = 0;
 
 	hl_init();
-	/* counts HOST_PAGE_FAULTS: the host admin's to allow */
-	hl_check(!hl_allow_host_page_faults(true), "allow_host_page_faults",
-		 "cannot write the module parameter");
+	hl_check_allow_host_page_faults();
 	env = getenv("T_UAF_ITERS");
 	iters = env ? atoi(env) : 30;
 	env = getenv("T_UAF_SEED");
@@ -608,22 +589,22 @@ int main(void)
 	verbose = getenv("T_UAF_VERBOSE") != NULL;
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	kfd = hl_klog_start();
-	hl_check(kfd >= 0, "uaf_kernel_log_open", "/dev/kmsg: %s",
-		 hl_errname(kfd));
+	t_check(kfd >= 0, "uaf_kernel_log_open", "/dev/kmsg: %s",
+		hl_errname(kfd));
 	/* vCPU threads are on CPU 0 (hostlib); the closing thread elsewhere */
 	if (ncpus > 1)
 		hl_pin_cpu(1);
 	else
-		hl_note("uaf: one L1 CPU: a close cannot land inside an "
-			"overflow handler here (see the header); "
-			"make test-host-smp2 runs this on two");
+		t_note("uaf: one L1 CPU: a close cannot land inside an "
+		       "overflow handler here (see the header); "
+		       "make test-host-smp2 runs this on two");
 
 	t_probe();
 	in_faults = mmap(NULL, HL_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!hl_check(in_faults != MAP_FAILED, "uaf_shared_page", "mmap: %s",
-		      hl_errname(errno)))
-		return hl_summary();
+	if (!t_check(in_faults != MAP_FAILED, "uaf_shared_page", "mmap: %s",
+		     hl_errname(errno)))
+		return t_done();
 
 	memset(&t, 0, sizeof(t));
 	for (i = 0; i < iters; i++) {
@@ -633,8 +614,8 @@ int main(void)
 			       "overflows %" PRIu64 "\n", i + 1, bad,
 			       t.overflows);
 	}
-	hl_check(!bad, "uaf_loop", "%d of %d iterations failed (see above)",
-		 bad, iters);
+	t_check(!bad, "uaf_loop", "%d of %d iterations failed (see above)",
+		bad, iters);
 	printf("uaf: %d iterations on %d L1 CPU(s), seed %" PRIu64
 	       ": close %d, kill %d, destroy %d (%d of them while vCPU 0 "
 	       "wrote its pages); overflows %" PRIu64
@@ -648,8 +629,8 @@ int main(void)
 	hl_check_module_idle("uaf_module_idle");
 	concerns = hl_klog_concerns(kfd, 20, "uaf: L1 log: ");
 	printf("uaf: L1 kernel log lines of concern: %d\n", concerns);
-	hl_check(concerns == 0, "uaf_kernel_log_clean",
-		 "%d line(s) of concern in L1's kernel log%s", concerns,
-		 concerns < 0 ? " (could not read it)" : "");
-	return hl_summary();
+	t_check(concerns == 0, "uaf_kernel_log_clean",
+		"%d line(s) of concern in L1's kernel log%s", concerns,
+		concerns < 0 ? " (could not read it)" : "");
+	return t_done();
 }

@@ -216,5 +216,5 @@ EOF
 	done
 done
 
-echo "config-test: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+rig_summary config-test
 [ "${rig_failed:-0}" = 0 ]

@@ -458,7 +458,7 @@ checks() {
 	echo "libvirtd's errors in the journal (for the record):"
 	journalctl -b -u libvirtd.service -p err --no-pager -q | tail -n 10 | sed 's/^/    /'
 
-	echo "libvirt: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+	rig_summary libvirt
 	[ "${rig_failed:-0}" = 0 ]
 }
 

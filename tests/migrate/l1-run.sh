@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=sh
 #
-# Live migration with monitoring active (issue 11), in the rig's L1
+# Live migration with monitoring active, in the rig's L1
 # (busybox sh; /payload/run, from tests/migrate/rig-migrate.sh through
 # pv-guest.sh --l1-run). The guest program livemig (guest/tests/livemig.c)
 # counts with two time-switched sets, samples into a buffer that fills
@@ -275,5 +275,5 @@ for vm in $VMS; do
 done
 grep -a -E '^(PASS|FAIL): livemig|^livemig: (samples|blocked)' \
 	/tmp/c/console.log | tr -d '\r' | sed 's/^/migrate-l1: guest: /'
-say "${rig_passed:-0} passed, ${rig_failed:-0} failed"
+say "$(rig_summary "")"
 [ "${rig_failed:-0}" = 0 ]

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Live migration with monitoring active, for real (issue 11): in the rig's
+# Live migration with monitoring active, for real: in the rig's
 # L1, an L2 guest running guest/tests/livemig moves from QEMU to QEMU
 # (tests/migrate/l1-run.sh says how, and what is checked there).
 #

@@ -18,8 +18,13 @@ had it accepted), the bad set as EINVAL, the restart as EBUSY, and no
 other cause. Prints PASS/FAIL lines; exit status 1 on a failure.
 """
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "common"))
+from judge import Judge  # noqa: E402
 
 UUIDS = {
     "vm-a": "6c0d2a8e-1f0b-4c59-9d5e-00000000000a",
@@ -27,17 +32,8 @@ UUIDS = {
 }
 FILTERED_VM = "vm-b"    # its filter denies HOST_PAGE_FAULTS
 
-failures = 0
-
-
-def check(ok, name, why=""):
-    global failures
-    if ok:
-        print(f"PASS: {name}")
-    else:
-        failures += 1
-        print(f"FAIL: {name} ({why})")
-    return ok
+JUDGE = Judge()
+check = JUDGE.check
 
 
 def blocks(lines):
@@ -211,8 +207,7 @@ def main():
           list(series(ms, "kvmperfmon_up").values()) == [1.0],
           "metrics: kvmperfmon_up 1", "")
 
-    print(f"check.py: {failures} failed")
-    return 1 if failures else 0
+    return JUDGE.verdict("check.py")
 
 
 if __name__ == "__main__":

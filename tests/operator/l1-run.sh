@@ -203,5 +203,5 @@ for vm in $VMS; do
 	rig_check "$rc" "$vm: run-l2 (the guest's checks, its kernel log)" "exit $rc"
 done
 
-echo "operator-l1: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+rig_summary operator-l1
 [ "${rig_failed:-0}" = 0 ]

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The operator's view, for real (issue 15): in the rig's L1, two VMs at
+# The operator's view, for real: in the rig's L1, two VMs at
 # once (vm-a; vm-b with an event filter) run guest/tests/operator, which
 # counts, samples and has calls refused on purpose and prints what it did;
 # tests/operator/l1-run.sh runs kvm-perfmon-stat (table, --json, --vm, as
@@ -309,5 +309,5 @@ if [ -f "$logdir/metrics.txt" ]; then
 	python3 "$here/check.py" "$console" "$logdir/metrics.txt" || r=$?
 	rig_check "$r" "check.py: the stat tool and the scrape against the guests"
 fi
-echo "operator: ${rig_passed:-0} passed, ${rig_failed:-0} failed"
+rig_summary operator
 [ "${rig_failed:-0}" = 0 ]

@@ -5,11 +5,14 @@
 # prints about a run (its result, its retries). Sourced, never run, by
 # every script that prints or reads them: init.sh (/init of L1 and L2,
 # which finds this file at /etc/rig-protocol.sh), run-l2.sh (in L1, same
-# path), boot-l1.sh, pv-guest.sh, scripts/run.sh, scripts/stage.sh and the
-# judges tests/bench/check.sh and tests/run/check.sh (L0).
+# path), the payload runners (tests/host/l1-run.sh, guest/tests/run,
+# tests/rig/smoke/run), boot-l1.sh, pv-guest.sh, scripts/run.sh,
+# scripts/stage.sh and the judges tests/bench/check.sh and
+# tests/run/check.sh (L0).
 # POSIX sh plus `local`: busybox ash in L1 and L2, bash in L0. Defines
-# functions only, all named rig_* (rig_check counts in the variables
-# rig_passed and rig_failed; rig_fail is the function rig_judge calls).
+# functions only, all named rig_* (rig_check and rig_tally count in the
+# variables rig_passed and rig_failed; rig_fail is the function
+# rig_judge calls).
 #
 # Markers: /init (init.sh) of level L (L1 or L2) prints, in this order,
 #   ===L-INIT uptime=S===            /init starts (S: the kernel's uptime)
@@ -103,11 +106,12 @@ rig_judge() {
 }
 
 # Test lines: every check prints "PASS: NAME" or "FAIL: NAME (WHY)", and
-# each program "N passed, N failed" last (the summaries grep them).
-# rig_check STATUS NAME [WHY]: one check's line, PASS if STATUS is 0;
-# counted in rig_passed and rig_failed (unset: none yet), for the shell
-# scripts that print such lines (tests/operator in L0 and L1,
-# qemu-errors.sh) to end with "${rig_passed:-0} passed, ${rig_failed:-0} failed"
+# each program "N passed, N failed" last (the summaries grep them); a
+# runner of programs adds their counts up and ends with
+# "WHAT: N passed, N failed". The C programs print them with
+# tests/common/result.c; the shell scripts with these functions, which
+# count in rig_passed and rig_failed (unset: none yet).
+# rig_check STATUS NAME [WHY]: one check's line, PASS if STATUS is 0
 rig_check() {
 	if [ "$1" = 0 ]; then
 		echo "PASS: $2"
@@ -116,6 +120,27 @@ rig_check() {
 		echo "FAIL: $2${3:+ ($3)}"
 		rig_failed=$((${rig_failed:-0} + 1))
 	fi
+}
+
+# rig_summary [WHAT]: the closing line, "[WHAT: ]N passed, N failed"
+rig_summary() {
+	echo "${1:+$1: }${rig_passed:-0} passed, ${rig_failed:-0} failed"
+}
+
+# rig_tally FILE: a program's closing line in its output FILE (the last
+# "N passed, N failed") added to rig_passed and rig_failed, its failed
+# count in rig_tally_failed; status 1, nothing added, if FILE has none
+rig_tally() {
+	local line p f
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1)
+	[ -n "$line" ] || return 1
+	p=${line%% passed*}
+	f=${line#*passed, }
+	f=${f%% failed*}
+	rig_passed=$((${rig_passed:-0} + p))
+	rig_failed=$((${rig_failed:-0} + f))
+	# shellcheck disable=SC2034 # the caller's
+	rig_tally_failed=$f
 }
 
 # rig_awk_judge: awk functions for a judge of a run's output (run with

@@ -144,9 +144,10 @@ cp "$guest_ko" "$work/l2/perfmon2.ko"
 [ "${#files[@]}" -eq 0 ] || cp -a "${files[@]}" "$work/l2/guest/"
 cat >"$work/l2/run" <<'GUEST'
 #!/bin/sh
+. /etc/rig-protocol.sh
 echo "guest: $(grep -c ^processor /proc/cpuinfo) vCPUs, kernel $(uname -r)"
 if ! insmod /payload/perfmon2.ko; then
-	echo "FAIL: insmod perfmon2.ko (kernel log below)"
+	rig_check 1 "insmod perfmon2.ko" "kernel log below"
 	dmesg | grep -i perfmon2 | tail -n 10
 	exit 1
 fi

@@ -33,8 +33,8 @@ expect() {
 }
 
 if [ -e /dev/kvm-perfmon ]; then
-	echo "FAIL: qemu: these checks need kvm-perfmon.ko not loaded"
-	echo "0 passed, 1 failed"
+	rig_check 1 "qemu: these checks need kvm-perfmon.ko not loaded"
+	rig_summary ""
 	exit 1
 fi
 expect "no module: realize fails" \
@@ -80,5 +80,5 @@ if [ -x /payload/setpriv ]; then
 else
 	rig_check 1 "qemu: /payload/setpriv missing (pv-guest.sh --qemu-errors copies it)"
 fi
-echo "${rig_passed:-0} passed, ${rig_failed:-0} failed"
+rig_summary ""
 [ "${rig_failed:-0}" -eq 0 ]

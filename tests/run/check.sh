@@ -102,7 +102,7 @@ rc=$?
 here=$(cd "$(dirname "$0")" && pwd)
 console=${2:-$(dirname "${1:-.}")/console.log}
 if [ ! -f "$console" ]; then
-	echo "FAIL: pfmon: no console log $console (the cases' output)"
+	rig_check 1 "pfmon: no console log $console" "the cases' output"
 	exit 1
 fi
 python3 "$here/check_pfmon.py" "$console" "$here/../../guest/tools/pfmon_cli.c" || rc=1

@@ -15,20 +15,17 @@ Prints PASS:/FAIL: lines like tests/run/check.sh and, last,
 import csv
 import io
 import json
+import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "common"))
+from judge import Judge  # noqa: E402
+
 WHAT = "pfmon"
-failed = 0
-
-
-def judge(ok, name, why=""):
-    global failed
-    if ok:
-        print(f"PASS: {WHAT}: {name}")
-    else:
-        print(f"FAIL: {WHAT}: {name} ({why})")
-        failed += 1
+JUDGE = Judge(WHAT)
+judge = JUDGE.check
 
 
 KLOG = re.compile(r"^\[\s*\d+\.\d+\] ")
@@ -373,5 +370,4 @@ if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: check_pfmon.py CONSOLE_LOG PFMON_C")
     main()
-    print(f"{WHAT} cases: {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(JUDGE.verdict(f"{WHAT} cases"))

@@ -19,6 +19,7 @@
 #include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
 #include "../../../include/uapi/perfmon2_ioctl.h"
+#include "../../../tests/common/result.h"
 
 /* libpfm-3.x's declarations, verbatim in substance */
 extern int pfm_create_context(pfarg_ctx_t *ctx, char *smpl_name,
@@ -52,26 +53,13 @@ _Static_assert(sizeof(struct pfm2_create_arg) == 40, "pfm2_create_arg");
 _Static_assert(sizeof(struct pfm2_vec_arg) == 16, "pfm2_vec_arg");
 _Static_assert(PFM_PMD_BV == 5 && PFM_HW_PMD_BV == 4, "bit vectors");
 
-static int passed, failed;
-
-static void check(const char *name, int ok, const char *why)
-{
-	if (ok) {
-		printf("PASS: %s\n", name);
-		passed++;
-	} else {
-		printf("FAIL: %s (%s)\n", name, why);
-		failed++;
-	}
-}
-
 static void expect_errno(const char *name, int ret, int want)
 {
 	char why[128];
 
 	snprintf(why, sizeof(why), "returned %d, errno %s; want -1, %s",
 		 ret, strerror(errno), strerror(want));
-	check(name, ret == -1 && errno == want, why);
+	t_check(ret == -1 && errno == want, name, "%s", why);
 }
 
 /* @call, @what on a descriptor that is no context, fails with EBADF */
@@ -100,7 +88,7 @@ int main(void)
 		expect_errno("no /dev/perfmon2: create gives ENOSYS",
 			     pfm_create_context(&ctx, NULL, NULL, 0), ENOSYS);
 	} else {
-		printf("SKIP: no /dev/perfmon2: create gives ENOSYS (%s exists)\n",
+		t_skip("no /dev/perfmon2: create gives ENOSYS", "%s exists",
 		       PFM2_DEVICE);
 	}
 
@@ -108,7 +96,7 @@ int main(void)
 
 	fd = open("/dev/null", O_RDWR);
 	if (fd < 0) {
-		check("open /dev/null", 0, strerror(errno));
+		t_fail("open /dev/null", "%s", strerror(errno));
 	} else {
 		EXPECT_EBADF("write_pmcs", pfm_write_pmcs(fd, &pmc, 1));
 		EXPECT_EBADF("write_pmds", pfm_write_pmds(fd, &pmd, 1));
@@ -123,6 +111,5 @@ int main(void)
 		EXPECT_EBADF("unload", pfm_unload_context(fd));
 		close(fd);
 	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return t_done();
 }

@@ -12,18 +12,9 @@
 # Prints a PASS/FAIL line per check, "check-man: N passed, N failed"
 # last; exit status 1 if one failed.
 set -u
-
-passed=0
-failed=0
-judge() {
-	if [ "$1" = 0 ]; then
-		echo "PASS: $2"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $2${3:+ ($3)}"
-		failed=$((failed + 1))
-	fi
-}
+# rig_check, rig_summary: the result lines
+# shellcheck source=tests/rig/protocol.sh
+. "$(dirname "$0")/../tests/rig/protocol.sh"
 
 while [ $# -ge 2 ]; do
 	prog=$1 page=$2
@@ -35,7 +26,7 @@ while [ $# -ge 2 ]; do
 		warn="no page"
 	fi
 	[ -z "$warn" ]
-	judge $? "$name: groff -man -ww, no warning" "$warn"
+	rig_check $? "$name: groff -man -ww, no warning" "$warn"
 
 	order=$(sed -n 's/^\.SH //p' "$page" | tr '\n' ',')
 	missing=
@@ -44,15 +35,15 @@ while [ $# -ge 2 ]; do
 		case ",$order" in *",$s,"*) ;; *) missing="$missing $s" ;; esac
 	done
 	[ -z "$missing" ]
-	judge $? "$name: its sections" "missing:$missing; has: $order"
+	rig_check $? "$name: its sections" "missing:$missing; has: $order"
 	case "$order" in
 	NAME,SYNOPSIS,DESCRIPTION,*OPTIONS,*EXIT\ STATUS,*FILES,*SEE\ ALSO,) r=0 ;;
 	*) r=1 ;;
 	esac
-	judge $r "$name: in man-pages(7)'s order" "$order"
+	rig_check $r "$name: in man-pages(7)'s order" "$order"
 
 	"$prog" --man | cmp -s - "$page"
-	judge $? "$name: what ${prog##*/} --man prints"
+	rig_check $? "$name: what ${prog##*/} --man prints"
 
 	text=$(groff -man -Tascii -P-cbou -rLL=300n "$page" 2>/dev/null)
 	missing=
@@ -61,7 +52,7 @@ while [ $# -ge 2 ]; do
 		printf '%s\n' "$text" | grep -q -e "$o" || missing="$missing $o"
 	done
 	[ -z "$missing" ]
-	judge $? "$name: every option of --help" "missing:$missing"
+	rig_check $? "$name: every option of --help" "missing:$missing"
 done
-echo "check-man: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+rig_summary check-man
+[ "${rig_failed:-0}" = 0 ]

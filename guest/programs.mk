@@ -4,6 +4,8 @@
 # project's flags, and libperfmon2 with its headers, which guest/lib builds
 # into build/guest. Include with TOP set to the repo root; the including
 # Makefile's `all` is the default goal.
+# GUEST_LIB, not LIBDIR: make install passes LIBDIR, where libperfmon2
+# goes on the target system.
 
 -include $(TOP)/scripts/flags.mk
 CFLAGS_PROJECT ?= -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
@@ -12,7 +14,7 @@ CFLAGS := $(CFLAGS_PROJECT) $(EXTRA_CFLAGS)
 
 GUEST := $(TOP)/build/guest
 INC := $(GUEST)/include
-LIBDIR := $(GUEST)/lib
+GUEST_LIB := $(GUEST)/lib
 CPPFLAGS := -I$(INC)
 
 .PHONY: all lib
@@ -20,4 +22,4 @@ all:
 
 lib:
 	$(MAKE) --no-print-directory -C $(TOP)/guest/lib
-$(LIBDIR)/libperfmon2.a $(LIBDIR)/libperfmon2.so $(INC)/perfmon/perfmon.h: lib
+$(GUEST_LIB)/libperfmon2.a $(GUEST_LIB)/libperfmon2.so $(INC)/perfmon/perfmon.h: lib

@@ -133,43 +133,42 @@ static const char index_page[] =
 
 static const char text_type[] = "text/plain; charset=utf-8";
 
-static enum MHD_Result queue(struct MHD_Connection *conn, unsigned int code,
-			     const char *type, struct MHD_Response *r)
+/* a constant page of @type; NULL when out of memory */
+static struct MHD_Response *constant_page(const char *type, const char *body)
 {
-	enum MHD_Result ret;
-
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(conn, code, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-/* a constant page */
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code,
-			     const char *type, const char *body)
-{
-	return queue(conn, code, type, MHD_create_response_from_buffer(
-			     strlen(body), (void *)body,
-			     MHD_RESPMEM_PERSISTENT));
-}
-
-/* 401 with WWW-Authenticate: Basic realm="kvm-perfmon-exporter" */
-static enum MHD_Result unauthorized(struct MHD_Connection *conn)
-{
-	static const char body[] = "Unauthorized\n";
 	struct MHD_Response *r;
-	enum MHD_Result ret;
 
 	r = MHD_create_response_from_buffer(strlen(body), (void *)body,
 					    MHD_RESPMEM_PERSISTENT);
+	if (r)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	return r;
+}
+
+/*
+ * queues @r (NULL: out of memory) and drops this function's reference; a
+ * 401 carries WWW-Authenticate: Basic realm="kvm-perfmon-exporter"
+ */
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned int code,
+			     struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, text_type);
-	ret = MHD_queue_basic_auth_fail_response(conn, BASIC_AUTH_REALM, r);
+	if (code == MHD_HTTP_UNAUTHORIZED)
+		ret = MHD_queue_basic_auth_fail_response(conn,
+							 BASIC_AUTH_REALM, r);
+	else
+		ret = MHD_queue_response(conn, code, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code,
+			     const char *type, const char *body)
+{
+	return queue(conn, code, constant_page(type, body));
 }
 
 static bool authorized(struct server *srv, struct MHD_Connection *conn)
@@ -209,7 +208,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	(void)data_size;
 	(void)state;
 	if (!authorized(srv, conn))
-		return unauthorized(conn);
+		return reply(conn, MHD_HTTP_UNAUTHORIZED, text_type,
+			     "Unauthorized\n");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text_type,
@@ -234,8 +234,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		scrape_put(s);
 		return MHD_NO;
 	}
-	return queue(conn, MHD_HTTP_OK,
-		     "text/plain; version=0.0.4; charset=utf-8", r);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; version=0.0.4; charset=utf-8");
+	return queue(conn, MHD_HTTP_OK, r);
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -384,15 +385,11 @@ int main(int argc, char **argv)
 			once = true;
 			break;
 		default:
-			fprintf(stderr, "Try 'kvm-perfmon-exporter --help'.\n");
-			return SNAP_EXIT_USAGE;
+			return snap_usage_try_help(cli.name);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "kvm-perfmon-exporter: unexpected '%s'; try "
-			"--help\n", argv[optind]);
-		return SNAP_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return snap_usage_operand(cli.name, argv[optind]);
 	memset(&l, 0, sizeof(l));
 	if (parse_listen(listen_arg, &l)) {
 		fprintf(stderr, "kvm-perfmon-exporter: --web.listen-address "

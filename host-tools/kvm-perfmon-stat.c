@@ -375,15 +375,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->json = true;
 			break;
 		default:
-			fprintf(stderr, "Try 'kvm-perfmon-stat --help'.\n");
-			return SNAP_EXIT_USAGE;
+			return snap_usage_try_help(cli.name);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "kvm-perfmon-stat: unexpected '%s'; try "
-			"--help\n", argv[optind]);
-		return SNAP_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return snap_usage_operand(cli.name, argv[optind]);
 	if (o->count && !o->interval) {
 		fprintf(stderr, "kvm-perfmon-stat: --count needs --interval\n");
 		return SNAP_EXIT_USAGE;

@@ -51,6 +51,18 @@ int snap_open_exit(int err)
 	return err == ENOENT ? SNAP_EXIT_NO_MODULE : errno_exit(err);
 }
 
+int snap_usage_try_help(const char *prog)
+{
+	fprintf(stderr, "Try '%s --help'.\n", prog);
+	return SNAP_EXIT_USAGE;
+}
+
+int snap_usage_operand(const char *prog, const char *arg)
+{
+	fprintf(stderr, "%s: unexpected '%s'; try --help\n", prog, arg);
+	return SNAP_EXIT_USAGE;
+}
+
 /* the ids of the bound VMs; *@nr of them, or an exit code */
 static int list_ids(int fd, uint64_t **ids, uint32_t *nr, char *err,
 		    size_t len)

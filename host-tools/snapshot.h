@@ -56,6 +56,11 @@ extern const struct cli_exit snap_exit_status[];
 	"the module's device node, read with the operator's ioctls\n"	\
 	"(root:kvm 0660 with the package's udev rule)"
 
+/* the usage errors both tools answer alike; each returns SNAP_EXIT_USAGE */
+int snap_usage_try_help(const char *prog);
+/* @arg, an operand neither tool takes */
+int snap_usage_operand(const char *prog, const char *arg);
+
 /* opens the device; -1 with errno and a message in @err[@len] */
 int snap_open(char *err, size_t len);
 /* the exit code for snap_open's failure with @err (its errno) */

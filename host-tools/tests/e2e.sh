@@ -82,6 +82,15 @@ status() {
 	curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@"
 }
 
+# expect_status CODE NAME CURL_ARG...: a check that the request answers CODE
+expect_status() {
+	local want=$1 name=$2 code
+	shift 2
+	code=$(status "$@")
+	[ "$code" = "$want" ]
+	rig_check $? "$name" "$code"
+}
+
 # ---- the default: loopback only ----------------------------------------
 r=0
 start_exporter default || r=1
@@ -89,12 +98,8 @@ rig_check "$r" "exporter starts without options" "$(cat "$work/default.log")"
 out=$(ss -ltnH "sport = :$PORT" | awk '{ print $4 }')
 [ "$out" = "127.0.0.1:$PORT" ]
 rig_check $? "by default it listens on 127.0.0.1:$PORT alone" "ss: $out"
-code=$(status "http://127.0.0.1:$PORT/metrics")
-[ "$code" = 200 ]
-rig_check $? "by default: 200 on 127.0.0.1" "$code"
-code=$(status "http://$OTHER_ADDR:$PORT/metrics")
-[ "$code" = 000 ]
-rig_check $? "by default: nothing on $OTHER_ADDR (another address of the host)" "$code"
+expect_status 200 "by default: 200 on 127.0.0.1" "http://127.0.0.1:$PORT/metrics"
+expect_status 000 "by default: nothing on $OTHER_ADDR (another address of the host)" "http://$OTHER_ADDR:$PORT/metrics"
 curl -s "http://127.0.0.1:$PORT/metrics" >"$work/metrics.txt"
 out=$(promtool check metrics <"$work/metrics.txt" 2>&1)
 rig_check $? "promtool check metrics on a scrape with a VM named 'evil\\xff\"vm\\\\\\n'" "$out"
@@ -148,18 +153,10 @@ hdrs=$(curl -s -D - -o /dev/null --max-time 10 "${tls[@]}" "$url")
 code=$(head -1 <<<"$hdrs" | awk '{ print $2 }')
 [ "$code" = 401 ] && grep -qi '^WWW-Authenticate: Basic realm="kvm-perfmon-exporter"' <<<"$hdrs"
 rig_check $? "TLS, no credentials: 401 with WWW-Authenticate: Basic" "$hdrs"
-code=$(status "${tls[@]}" -u prometheus:wrong "$url")
-[ "$code" = 401 ]
-rig_check $? "TLS, wrong password: 401" "$code"
-code=$(status "${tls[@]}" -u nobody:s3cret "$url")
-[ "$code" = 401 ]
-rig_check $? "TLS, unknown user: 401" "$code"
-code=$(status "${tls[@]}" -u prometheus:s3cret "$url")
-[ "$code" = 200 ]
-rig_check $? "TLS, right password: 200" "$code"
-code=$(status "${tls[@]}" -u prometheus:s3cret "https://$OTHER_ADDR:$PORT/metrics")
-[ "$code" = 200 ]
-rig_check $? "TLS on :$PORT (every address, as asked): 200 on $OTHER_ADDR" "$code"
+expect_status 401 "TLS, wrong password: 401" "${tls[@]}" -u prometheus:wrong "$url"
+expect_status 401 "TLS, unknown user: 401" "${tls[@]}" -u nobody:s3cret "$url"
+expect_status 200 "TLS, right password: 200" "${tls[@]}" -u prometheus:s3cret "$url"
+expect_status 200 "TLS on :$PORT (every address, as asked): 200 on $OTHER_ADDR" "${tls[@]}" -u prometheus:s3cret "https://$OTHER_ADDR:$PORT/metrics"
 code=$(status -u prometheus:s3cret "http://127.0.0.1:$PORT/metrics")
 [ "$code" != 200 ]
 rig_check $? "plain HTTP to the TLS port: no answer" "$code"
@@ -200,9 +197,7 @@ done
 alive=$(cat "$work/alive" 2>/dev/null)
 [ "$alive" = "$PER_IP_LIMIT" ]
 rig_check $? "$SLOW_CLIENTS silent connections from 127.0.0.2: $PER_IP_LIMIT kept, the rest closed" "kept ${alive:-?}"
-code=$(status "${tls[@]}" -u prometheus:s3cret "$url")
-[ "$code" = 200 ]
-rig_check $? "while they hold: curl from 127.0.0.1 gets 200" "$code"
+expect_status 200 "while they hold: curl from 127.0.0.1 gets 200" "${tls[@]}" -u prometheus:s3cret "$url"
 cat >"$work/prometheus.yml" <<EOF2
 global:
   scrape_interval: 1s

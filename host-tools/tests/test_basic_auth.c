@@ -43,33 +43,61 @@ static bool ok(const char *user, const char *password)
 	return basic_auth_ok(&auth, user, password);
 }
 
+struct credentials {
+	const char *user;
+	const char *password;
+};
+
+static void assert_each(const struct credentials *c, size_t n, bool want)
+{
+	for (; n--; c++)
+		if (ok(c->user, c->password) != want)
+			fail_msg("%s / \"%s\": %s", c->user, c->password,
+				 want ? "refused" : "accepted");
+}
+
+#define ASSERT_ACCEPTED(c)	assert_each(c, sizeof(c) / sizeof(c[0]), true)
+#define ASSERT_REFUSED(c)	assert_each(c, sizeof(c) / sizeof(c[0]), false)
+
+static const struct credentials right[] = {
+	{ "prometheus", "s3cret" },
+	{ "ops", "s3cret" },		/* $2y$ */
+	{ "grafana", "other" },
+};
+
+static const struct credentials wrong[] = {
+	{ "prometheus", "S3cret" },
+	{ "prometheus", "s3cre" },
+	{ "prometheus", "s3cret " },
+	{ "prometheus", "" },
+	/* another user's password */
+	{ "grafana", "s3cret" },
+	{ "prometheus", "other" },
+};
+
+/* the first user's password, under a name nobody has */
+static const struct credentials unknown[] = {
+	{ "nobody", "s3cret" },
+	{ "Prometheus", "s3cret" },
+	{ "", "s3cret" },
+};
+
 static void test_right_password(void **state)
 {
 	(void)state;
-	assert_true(ok("prometheus", "s3cret"));
-	assert_true(ok("ops", "s3cret"));	/* $2y$ */
-	assert_true(ok("grafana", "other"));
+	ASSERT_ACCEPTED(right);
 }
 
 static void test_wrong_password(void **state)
 {
 	(void)state;
-	assert_false(ok("prometheus", "S3cret"));
-	assert_false(ok("prometheus", "s3cre"));
-	assert_false(ok("prometheus", "s3cret "));
-	assert_false(ok("prometheus", ""));
-	/* another user's password */
-	assert_false(ok("grafana", "s3cret"));
-	assert_false(ok("prometheus", "other"));
+	ASSERT_REFUSED(wrong);
 }
 
 static void test_unknown_user(void **state)
 {
 	(void)state;
-	/* the first user's password, under a name nobody has */
-	assert_false(ok("nobody", "s3cret"));
-	assert_false(ok("Prometheus", "s3cret"));
-	assert_false(ok("", "s3cret"));
+	ASSERT_REFUSED(unknown);
 }
 
 static void test_no_credentials(void **state)
@@ -94,29 +122,41 @@ static void test_hash_is_not_a_password(void **state)
 	assert_false(ok("prometheus", HASH_S3CRET_B));
 }
 
+/* one request after another, and the bcrypts counted after each */
+struct step {
+	struct credentials c;
+	bool accepted;
+	unsigned long bcrypts;
+};
+
 /* the second right password is a compare; wrong ones are never kept */
 static void test_matched_password_kept(void **state)
 {
+	static const struct step steps[] = {
+		{ { "prometheus", "s3cret" }, true, 1 },
+		{ { "prometheus", "s3cret" }, true, 1 },
+		{ { "prometheus", "s3cret" }, true, 1 },
+		/* a prefix, an extension, another case: a bcrypt each */
+		{ { "prometheus", "s3cre" }, false, 2 },
+		{ { "prometheus", "s3crets3cret" }, false, 3 },
+		{ { "prometheus", "S3CRET" }, false, 4 },
+		/* kept per user: another user's right one is a bcrypt */
+		{ { "ops", "other" }, false, 5 },
+		{ { "ops", "s3cret" }, true, 6 },
+		/* an unknown user with a kept password: a bcrypt, no */
+		{ { "nobody", "s3cret" }, false, 7 },
+		{ { "prometheus", "s3cret" }, true, 7 },
+	};
+	const struct step *s;
+
 	(void)state;
-	assert_true(ok("prometheus", "s3cret"));
-	assert_int_equal(auth.bcrypts, 1);
-	assert_true(ok("prometheus", "s3cret"));
-	assert_true(ok("prometheus", "s3cret"));
-	assert_int_equal(auth.bcrypts, 1);
-	/* a prefix, an extension, another case of the kept one: a bcrypt each */
-	assert_false(ok("prometheus", "s3cre"));
-	assert_false(ok("prometheus", "s3crets3cret"));
-	assert_false(ok("prometheus", "S3CRET"));
-	assert_int_equal(auth.bcrypts, 4);
-	/* kept per user: another user's right password is its own bcrypt */
-	assert_false(ok("ops", "other"));
-	assert_true(ok("ops", "s3cret"));
-	assert_int_equal(auth.bcrypts, 6);
-	/* an unknown user with a kept password: still a bcrypt, still no */
-	assert_false(ok("nobody", "s3cret"));
-	assert_int_equal(auth.bcrypts, 7);
-	assert_true(ok("prometheus", "s3cret"));
-	assert_int_equal(auth.bcrypts, 7);
+	for (s = steps; s < steps + sizeof(steps) / sizeof(steps[0]); s++) {
+		assert_each(&s->c, 1, s->accepted);
+		if (auth.bcrypts != s->bcrypts)
+			fail_msg("after %s / \"%s\": %lu bcrypts, want %lu",
+				 s->c.user, s->c.password, auth.bcrypts,
+				 s->bcrypts);
+	}
 }
 
 static void *wrong_in_thread(void *arg)

@@ -42,47 +42,54 @@ static void see_cause(const char *cause, uint64_t n, void *arg)
 		fail_msg("unexpected cause %s", cause);
 }
 
-static void test_mediated_apart(void **state)
+/* every cause snap_for_each_cause reports for @s, and their sum, as @want */
+static void assert_causes(const struct snap *s, struct causes want)
 {
-	struct snap s;
 	struct causes c = { 0 };
 
-	(void)state;
-	memset(&s, 0, sizeof(s));
+	snap_for_each_cause(s, see_cause, &c);
+	assert_int_equal(c.notavail, want.notavail);
+	assert_int_equal(c.filtered, want.filtered);
+	assert_int_equal(c.mediated, want.mediated);
+	assert_int_equal(c.einval, want.einval);
+	assert_int_equal(c.eopnotsupp, want.eopnotsupp);
+	assert_int_equal(c.ebusy, want.ebusy);
+	assert_int_equal(c.sum, want.sum);
+}
+
+static void test_mediated_apart(void **state)
+{
 	/* 1 NOTAVAIL, 1 FILTERED, 2 MEDIATED registers, 1 plain EINVAL */
-	s.vm.notavail = 1;
-	s.vm.filtered = 1;
-	s.vm.host_mediated = 2;
-	s.vm.refusals[EINVAL] = 5;
-	/* a load whose counter could not open for the mediated vPMU */
-	s.vm.refusals[EOPNOTSUPP] = 1;
-	s.vm.refusals[EBUSY] = 1;
-	s.vm.stats.command_errors = 7;
-	snap_for_each_cause(&s, see_cause, &c);
-	assert_int_equal(c.notavail, 1);
-	assert_int_equal(c.filtered, 1);
-	assert_int_equal(c.mediated, 3);
-	assert_int_equal(c.einval, 1);
-	assert_int_equal(c.eopnotsupp, 0);
-	assert_int_equal(c.ebusy, 1);
-	assert_int_equal(c.sum, snap_refusals(&s));
+	static const struct snap s = { .vm = {
+		.notavail = 1,
+		.filtered = 1,
+		.host_mediated = 2,
+		.refusals = {
+			[EINVAL] = 5,
+			/* a counter that could not open: mediated vPMU */
+			[EOPNOTSUPP] = 1,
+			[EBUSY] = 1,
+		},
+		.stats.command_errors = 7,
+	} };
+
+	(void)state;
+	assert_causes(&s, (struct causes){
+		.notavail = 1, .filtered = 1, .mediated = 3, .einval = 1,
+		.eopnotsupp = 0, .ebusy = 1, .sum = snap_refusals(&s) });
 }
 
 /* a module before the field (zero there): no MEDIATED line at all */
 static void test_no_mediated_no_line(void **state)
 {
-	struct snap s;
-	struct causes c = { 0 };
+	static const struct snap s = { .vm = {
+		.notavail = 1,
+		.refusals = { [EINVAL] = 1 },
+		.stats.command_errors = 1,
+	} };
 
 	(void)state;
-	memset(&s, 0, sizeof(s));
-	s.vm.notavail = 1;
-	s.vm.refusals[EINVAL] = 1;
-	s.vm.stats.command_errors = 1;
-	snap_for_each_cause(&s, see_cause, &c);
-	assert_int_equal(c.mediated, 0);
-	assert_int_equal(c.notavail, 1);
-	assert_int_equal(c.sum, 1);
+	assert_causes(&s, (struct causes){ .notavail = 1, .sum = 1 });
 }
 
 int main(void)

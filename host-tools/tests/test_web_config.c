@@ -98,18 +98,22 @@ static void expect_refused(const char *yaml, const char *line,
 	assert_int_equal(c.nr_users, 0);
 }
 
-static void test_empty_file_is_plain_http(void **state)
+/* @yaml loads as plain HTTP: no TLS, no users */
+static void expect_plain_http(const char *yaml)
 {
 	struct web_config c;
 
-	(void)state;
-	expect_ok("", &c);
+	expect_ok(yaml, &c);
 	assert_null(c.cert_pem);
 	assert_int_equal(c.nr_users, 0);
 	web_config_free(&c);
-	expect_ok("# nothing\n", &c);
-	assert_null(c.cert_pem);
-	web_config_free(&c);
+}
+
+static void test_empty_file_is_plain_http(void **state)
+{
+	(void)state;
+	expect_plain_http("");
+	expect_plain_http("# nothing\n");
 }
 
 static void test_tls_and_users(void **state)
@@ -151,10 +155,7 @@ static void test_null_sections(void **state)
 	struct web_config c;
 
 	(void)state;
-	expect_ok("tls_server_config:\nbasic_auth_users: ~\n", &c);
-	assert_null(c.cert_pem);
-	assert_int_equal(c.nr_users, 0);
-	web_config_free(&c);
+	expect_plain_http("tls_server_config:\nbasic_auth_users: ~\n");
 	expect_ok("tls_server_config:\n  cert_file: server.crt\n"
 		  "  key_file: server.key\n"
 		  "  client_auth_type: NoClientCert\n", &c);

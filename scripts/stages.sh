@@ -9,7 +9,6 @@
 #                                  starting stages at the first failure
 #   scripts/stages.sh run STAGE    one stage, with its rig settings
 #                                  (make test-STAGE)
-#   scripts/stages.sh names        the stages' names, in order
 #   scripts/stages.sh field STAGE FIELD
 #                                  one field of a stage's line (start,
 #                                  slot, l1, l2, retries, description)
@@ -147,7 +146,6 @@ update_doc() {
 case "${1:-}" in
 all) run_all ;;
 run) run_stage "${2:?usage: stages.sh run STAGE}" ;;
-names) rows | cut -d' ' -f1 ;;
 field)
 	row "${2:?usage: stages.sh field STAGE FIELD}"
 	case "${3:-}" in
@@ -159,5 +157,5 @@ help) print_help ;;
 table) print_table ;;
 check-doc) check_doc "${2:?usage: stages.sh check-doc FILE}" ;;
 update-doc) update_doc "${2:?usage: stages.sh update-doc FILE}" ;;
-*) die "usage: stages.sh all | run STAGE | names | field STAGE FIELD | help | table | check-doc FILE | update-doc FILE" ;;
+*) die "usage: stages.sh all | run STAGE | field STAGE FIELD | help | table | check-doc FILE | update-doc FILE" ;;
 esac

@@ -70,6 +70,20 @@ void die(const char *fmt, ...)
 	exit(PFMON_EXIT_FAIL);
 }
 
+void *grow(void *arr, size_t *cap, size_t n, size_t size, size_t first)
+{
+	size_t want;
+
+	if (n < *cap)
+		return arr;
+	want = *cap ? 2 * *cap : first;
+	arr = reallocarray(arr, want, size);
+	if (!arr)
+		die("out of memory");
+	*cap = want;
+	return arr;
+}
+
 int sysfs_read(const char *rel, char *buf, size_t size)
 {
 	char path[256];

@@ -102,6 +102,12 @@ extern const char *csv_sep;
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
 					      noreturn));
 int sysfs_read(const char *rel, char *buf, size_t size);
+/*
+ * Room for element @n of @arr, an array of @size-byte elements and *@cap
+ * slots: @arr, or the array moved to twice the slots (@first when it had
+ * none) if it was full. Dies when memory runs out.
+ */
+void *grow(void *arr, size_t *cap, size_t n, size_t size, size_t first);
 
 /* pfmon_events.c */
 extern char model[64];

@@ -292,12 +292,7 @@ static void add_listed(const char *ev, const char *umask, const char *desc,
 {
 	struct listed *l;
 
-	if (nlst == lst_cap) {
-		lst_cap = lst_cap ? 2 * lst_cap : 256;
-		lst = realloc(lst, lst_cap * sizeof(*lst));
-		if (!lst)
-			die("out of memory");
-	}
+	lst = grow(lst, &lst_cap, nlst, sizeof(*lst), 256);
 	l = &lst[nlst++];
 	snprintf(l->name, sizeof(l->name), "%s%s%s", ev, umask ? ":" : "",
 		 umask ? umask : "");

@@ -117,12 +117,7 @@ const char *syms_maps(void)
 
 void syms_hit(uint64_t ip)
 {
-	if (nips == ips_cap) {
-		ips_cap = ips_cap ? 2 * ips_cap : 4096;
-		ips = realloc(ips, ips_cap * sizeof(*ips));
-		if (!ips)
-			die("out of memory");
-	}
+	ips = grow(ips, &ips_cap, nips, sizeof(*ips), 4096);
 	ips[nips++] = ip;
 }
 
@@ -155,12 +150,7 @@ static void load_kallsyms(void)
 			zero = false;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
-		if (nksyms == cap) {
-			cap = cap ? 2 * cap : 65536;
-			ksyms = realloc(ksyms, cap * sizeof(*ksyms));
-			if (!ksyms)
-				die("out of memory");
-		}
+		ksyms = grow(ksyms, &cap, nksyms, sizeof(*ksyms), 65536);
 		ksyms[nksyms].addr = a;
 		if (asprintf(&ksyms[nksyms].name, mod[0] ? "%s [%s]" : "%s [kernel]",
 			     name, mod) < 0)
@@ -201,12 +191,7 @@ static void count(const char *key)
 			buckets[i].hits++;
 			return;
 		}
-	if (nbuckets == buckets_cap) {
-		buckets_cap = buckets_cap ? 2 * buckets_cap : 256;
-		buckets = realloc(buckets, buckets_cap * sizeof(*buckets));
-		if (!buckets)
-			die("out of memory");
-	}
+	buckets = grow(buckets, &buckets_cap, nbuckets, sizeof(*buckets), 256);
 	buckets[nbuckets].key = strdup(key);
 	if (!buckets[nbuckets].key)
 		die("out of memory");

@@ -17,6 +17,7 @@
 #include <perfmon/perfmon_dfl_smpl.h>
 #include <perfmon/pv_perfmon.h>
 
+#include "tests/common/child.h"
 #include "tests/common/result.h"
 #include "tests/common/testdefs.h"
 

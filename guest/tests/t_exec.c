@@ -101,13 +101,18 @@ static void collect(int fd, struct run *r)
 			r->end_msg = true;
 }
 
-/* @r to the test through @wfd, and this child's end */
-static void report(struct run *r, int wfd)
+/* what a monitor runs: the program it execs, and that program's mode */
+struct exec_job {
+	const char *path;
+	const char *mode;
+};
+
+/* @r, with errno, as the monitor's result @res (t_child) */
+static int report(struct run *r, void *res)
 {
 	r->err = errno;
-	if (write(wfd, r, sizeof(*r)) != sizeof(*r))
-		_exit(1);
-	_exit(0);
+	memcpy(res, r, sizeof(*r));
+	return 0;
 }
 
 /*
@@ -132,11 +137,13 @@ static int nobody_ctx(struct run *r)
 }
 
 /*
- * In a child of the test: as uid 65534, monitor a child that execs @path
- * (argv[1] = @mode), report in @r through @wfd.
+ * In a child of the test (t_child): as uid 65534, monitor a child that
+ * execs @job's path (argv[1] = its mode); a struct run in @res.
  */
-static void monitor(const char *path, const char *mode, int wfd)
+static int monitor(void *job, void *res)
 {
+	const char *path = ((struct exec_job *)job)->path;
+	const char *mode = ((struct exec_job *)job)->mode;
 	struct run r = { 0 };
 	pid_t pid;
 	int fd;
@@ -158,7 +165,7 @@ static void monitor(const char *path, const char *mode, int wfd)
 	}
 	collect(fd, &r);
 out:
-	report(&r, wfd);
+	return report(&r, res);
 }
 
 /* the held exec: a thread that serves the userfaultfd of its process */
@@ -225,10 +232,11 @@ static void held_child(const char *path, struct held *hd)
 }
 
 /* as monitor(), attaching to a child held inside its exec of @path */
-static void monitor_held(const char *path, const char *mode, int wfd)
+static int monitor_held(void *job, void *res)
 {
+	const char *path = ((struct exec_job *)job)->path;
+	struct held hd = { .mode = ((struct exec_job *)job)->mode };
 	int ready[2], go[2], fd = -1;
-	struct held hd = { .mode = mode };
 	struct run r = { 0 };
 	pid_t pid;
 	char c;
@@ -269,31 +277,19 @@ static void monitor_held(const char *path, const char *mode, int wfd)
 	}
 	collect(fd, &r);
 out:
-	report(&r, wfd);
+	return report(&r, res);
 }
 
-typedef void (*monitor_fn)(const char *path, const char *mode, int wfd);
+typedef int (*monitor_fn)(void *job, void *res);
 
 static bool run_one(monitor_fn fn, const char *path, const char *mode,
 		    struct run *r)
 {
-	int fds[2], st = 0;
-	pid_t pid;
+	struct exec_job job = { .path = path, .mode = mode };
 
 	memset(r, 0, sizeof(*r));
-	if (pipe(fds))
-		return false;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		fn(path, mode, fds[1]);
-	}
-	close(fds[1]);
-	if (read(fds[0], r, sizeof(*r)) != sizeof(*r))
-		r->setup = 9;
-	close(fds[0]);
-	waitpid(pid, &st, 0);
+	r->setup = 9;	/* the step "no report came", until one does */
+	t_child(fn, &job, r, sizeof(*r));
 	return !r->setup;
 }
 

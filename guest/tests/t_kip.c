@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,32 +105,23 @@ static void kip_sample(struct kip_run *r)
 	close(fd);
 }
 
+/* in the child (t_child): as uid *@uid (0: stays root), a kip_run in @res */
+static int kip_child_run(void *uid, void *res)
+{
+	uid_t id = *(uid_t *)uid;
+
+	if (id && (setgroups(0, NULL) || setgid(id) || setuid(id)))
+		run_fail(res, "drop to the uid");
+	else
+		kip_sample(res);
+	return 0;
+}
+
 /* a child samples as @uid (0: stays root); false if it could not report */
 static bool kip_child(uid_t uid, struct kip_run *r)
 {
-	int p[2], st;
-	pid_t pid;
-
 	memset(r, 0, sizeof(*r));
-	if (pipe(p))
-		return false;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return false;
-	if (!pid) {
-		close(p[0]);
-		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
-			run_fail(r, "drop to the uid");
-		else
-			kip_sample(r);
-		_exit(write(p[1], r, sizeof(*r)) != sizeof(*r));
-	}
-	close(p[1]);
-	st = read(p[0], r, sizeof(*r)) == sizeof(*r);
-	close(p[0]);
-	waitpid(pid, NULL, 0);
-	return st;
+	return t_child(kip_child_run, &uid, r, sizeof(*r)) == 0;
 }
 
 /* the child's run, as "who": its samples' IPs; true if it sampled */

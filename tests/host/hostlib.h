@@ -38,6 +38,7 @@
 #include "include/uapi/kvm_perfmon.h"
 #include "include/uapi/pv_perfmon.h"
 #include "include/uapi/perfmon2.h"
+#include "tests/common/child.h"
 #include "tests/common/cmdblock.h"
 #include "tests/common/result.h"
 #include "tests/common/testdefs.h"
@@ -348,16 +349,8 @@ int hl_run_delay_ns(pid_t tid, uint64_t *ns);
 int hl_thread_cpu_of(pid_t tid, uint64_t *ns);
 int hl_pin_cpu(int cpu);		/* this thread to one CPU */
 
-/* ---- child processes (lib/child.c) ------------------------------------- */
-/*
- * @fn(@arg, @res) in a child process. If it returns 0, the child's @len
- * bytes of @res come back into @res through a pipe (@res stays as the
- * caller left it if none came); the child exits with what @fn returned
- * (3 if the bytes did not go). Returns the child's wait status, or
- * -errno if no child ran.
- */
-int hl_child(int (*fn)(void *arg, void *res), void *arg, void *res,
-	     size_t len);
+/* ---- users (lib/user.c) ------------------------------------------------ */
+/* (a call made in a child process: t_child, tests/common/child.h) */
 /* the uid and gid of the unprivileged user the tests drop to */
 #define HL_NOBODY		65534
 /* this process to HL_NOBODY, no supplementary groups: 0 or -errno */

@@ -738,7 +738,7 @@ static void t_module_stats_unpriv(void)
 	memset(&r, 0, sizeof(r));
 	r.api = -1;
 	r.uid = -1;
-	st_code = hl_child(module_stats_child, NULL, &r, sizeof(r));
+	st_code = t_child(module_stats_child, NULL, &r, sizeof(r));
 	if (st_code < 0) {
 		t_check(false, "module_stats_unpriv_setup", "no child: %s",
 			hl_errname(st_code));
@@ -853,7 +853,7 @@ static void t_event_map_unpriv(void)
 
 	memset(&r, 0, sizeof(r));
 	r.setup = -EIO;
-	st_code = hl_child(event_map_child, &m, &r, sizeof(r));
+	st_code = t_child(event_map_child, &m, &r, sizeof(r));
 	if (st_code < 0) {
 		t_check(false, "event_map_unpriv_setup", "no child: %s",
 			hl_errname(st_code));

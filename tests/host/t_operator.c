@@ -556,7 +556,7 @@ static int unprivileged_child(void *arg, void *res)
 static void t_unprivileged(uint64_t id_a)
 {
 	struct unpriv_result r = { .uid = -1 };
-	int st = hl_child(unprivileged_child, &id_a, &r, sizeof(r));
+	int st = t_child(unprivileged_child, &id_a, &r, sizeof(r));
 
 	if (st < 0)
 		return;

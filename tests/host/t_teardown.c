@@ -213,7 +213,7 @@ static void t_close_pfm_fd(void)
 }
 
 /* a child with a busy VM; @how: 0 SIGKILL by the parent, 1 exit(0) */
-static void t_child(const char *name, int how)
+static void t_vm_in_child(const char *name, int how)
 {
 	char n[96], c = 0;
 	int pfd[2], st = 0;
@@ -501,8 +501,8 @@ int main(void)
 	hl_init();
 	hl_check_allow_host_page_faults();
 	t_close_pfm_fd();
-	t_child("kill_child", 0);
-	t_child("child_exit", 1);
+	t_vm_in_child("kill_child", 0);
+	t_vm_in_child("child_exit", 1);
 	t_close_vm_fd_first();
 	t_vm_gone_first();
 	t_vcpu_threads_exit();

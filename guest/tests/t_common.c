@@ -7,10 +7,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -347,6 +350,48 @@ int t_read_run_exits(int fd, uint64_t *run_ns, uint64_t *exits)
 pid_t t_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+pid_t t_stopped_child(uint64_t busy_ns, unsigned int exits, const char *name)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		t_fail(name, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (!pid) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		t_busy_ns(busy_ns);
+		t_exits(exits);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	if (t_check(WIFSTOPPED(status), name, "status %#x", status))
+		return pid;
+	t_kill_child(pid);
+	return -1;
+}
+
+void t_kill_child(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+bool t_check_end_msg(int fd, const char *name)
+{
+	pfarg_msg_t msg;
+	int n;
+
+	memset(&msg, 0, sizeof(msg));
+	n = read(fd, &msg, sizeof(msg));
+	return t_check(n == sizeof(msg) && msg.type == PFM_MSG_END, name,
+		       "read %d, type %u", n, msg.type);
 }
 
 bool t_root(void)

@@ -91,6 +91,19 @@ int t_read_run_exits(int fd, uint64_t *run_ns, uint64_t *exits);
 pid_t t_gettid(void);
 
 /*
+ * A child stopped for this process, its tracer (PTRACE_TRACEME, SIGSTOP),
+ * as perfmon2 programs attach to one; once continued it busies itself for
+ * @busy_ns, makes @exits VM exits and exits 0. Its pid once it has
+ * stopped (PASS @name), else -1 (FAIL @name; a child that did not stop is
+ * killed).
+ */
+pid_t t_stopped_child(uint64_t busy_ns, unsigned int exits, const char *name);
+/* child @pid killed (SIGKILL) and reaped */
+void t_kill_child(pid_t pid);
+/* the next message read from @fd is PFM_MSG_END: PASS or FAIL @name */
+bool t_check_end_msg(int fd, const char *name);
+
+/*
  * The host's word: a serial port it writes lines to (a QEMU pipe chardev
  * on an isa-serial), opened raw. t_control_wait: PASS @name if the next
  * line is @want within @timeout_s.

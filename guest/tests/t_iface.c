@@ -196,23 +196,12 @@ static void attach(void)
 	const uint16_t pmds[] = { PVPFM_VPMD_VCPU_RUN_NS, PVPFM_VPMD_VM_EXITS };
 	uint64_t run = 0, exits = 0;
 	short revents;
-	pfarg_msg_t msg;
 	int fd, status, n;
 	pid_t child;
 
-	child = fork();
+	child = t_stopped_child(50 * MS, CHILD_EXITS,
+				"iface: child ptrace-stopped");
 	if (child < 0)
-		return;
-	if (!child) {
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		raise(SIGSTOP);
-		t_busy_ns(50 * MS);
-		t_exits(CHILD_EXITS);
-		_exit(0);
-	}
-	waitpid(child, &status, 0);
-	if (!t_check(WIFSTOPPED(status), "iface: child ptrace-stopped",
-		     "status %#x", status))
 		return;
 	fd = t_create(0);
 	if (fd < 0)
@@ -233,18 +222,13 @@ static void attach(void)
 	n = t_poll_in(fd, 2000, &revents);
 	t_check(n == 1 && (revents & POLLIN), "iface: poll sees the end message",
 		"poll %d, revents %#x", n, revents);
-	memset(&msg, 0, sizeof(msg));
-	n = read(fd, &msg, sizeof(msg));
-	t_check(n == sizeof(msg) && msg.type == PFM_MSG_END,
-		"iface: PFM_MSG_END when the thread exits", "read %d, type %u",
-		n, msg.type);
+	t_check_end_msg(fd, "iface: PFM_MSG_END when the thread exits");
 	t_expect_err("iface: unload after the thread ended: EINVAL",
 		     pfm_unload_context(fd), EINVAL);
 	close(fd);
 	return;
 kill:
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
+	t_kill_child(child);
 	if (fd >= 0)
 		close(fd);
 }

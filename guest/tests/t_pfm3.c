@@ -34,8 +34,7 @@
 static void restart_gone(void)
 {
 	const uint16_t pmds[] = { PVPFM_VPMD_VCPU_RUN_NS };
-	pfarg_msg_t msg;
-	int fd = -1, status, n;
+	int fd = -1, status;
 	pid_t child;
 
 	fd = t_create(0);
@@ -45,22 +44,11 @@ static void restart_gone(void)
 	}
 	t_expect_err("pfm3: restart, never loaded: EBUSY", pfm_restart(fd),
 		     EBUSY);
-	child = fork();
+	child = t_stopped_child(10 * MS, 0, "pfm3: child ptrace-stopped");
 	if (child < 0) {
-		t_fail("pfm3: fork", "%s", strerror(errno));
 		close(fd);
 		return;
 	}
-	if (!child) {
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		raise(SIGSTOP);
-		t_busy_ns(10 * MS);
-		_exit(0);
-	}
-	waitpid(child, &status, 0);
-	if (!t_check(WIFSTOPPED(status), "pfm3: child ptrace-stopped",
-		     "status %#x", status))
-		goto kill;
 	if (t_write_pmds(fd, pmds, 1, 0) ||
 	    !t_expect_ok("pfm3: load on the child", t_load(fd, child, 0)) ||
 	    !t_expect_ok("pfm3: start", pfm_start(fd, NULL)))
@@ -73,17 +61,13 @@ static void restart_gone(void)
 	/* a libpfm-3 monitor's loop: restart; EBUSY means it is over */
 	t_expect_err("pfm3: restart after the child exited: EBUSY",
 		     pfm_restart(fd), EBUSY);
-	memset(&msg, 0, sizeof(msg));
-	n = read(fd, &msg, sizeof(msg));
-	t_check(n == sizeof(msg) && msg.type == PFM_MSG_END,
-		"pfm3: PFM_MSG_END queued", "read %d, type %u", n, msg.type);
+	t_check_end_msg(fd, "pfm3: PFM_MSG_END queued");
 	t_expect_err("pfm3: restart after reading PFM_MSG_END: EBUSY",
 		     pfm_restart(fd), EBUSY);
 	close(fd);
 	return;
 kill:
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
+	t_kill_child(child);
 	close(fd);
 }
 

@@ -33,6 +33,7 @@ mkbcrypt=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PORT=17995		# the exporter's default
 PROM_PORT=17997
+PROM_WAIT_S=60
 OTHER_ADDR=10.99.0.1	# not loopback's 127.0.0.0/8
 PER_IP_LIMIT=4		# kvm-perfmon-exporter.c's PER_IP_CONNECTION_LIMIT
 SLOW_CLIENTS=20		# more than the old global limit of 16
@@ -56,6 +57,9 @@ trap cleanup EXIT
 # rig_check: the PASS/FAIL lines and their counts
 # shellcheck source=tests/rig/protocol.sh
 . "$here/../../tests/rig/protocol.sh"
+# prom_start, promql, prom_sees
+# shellcheck source=tests/common/prometheus.sh
+. "$here/../../tests/common/prometheus.sh"
 
 # start the exporter with "$@", its log in $work/$name.log; its pid in
 # $exp. False if it did not say it listens within 10 s.
@@ -198,42 +202,12 @@ alive=$(cat "$work/alive" 2>/dev/null)
 [ "$alive" = "$PER_IP_LIMIT" ]
 rig_check $? "$SLOW_CLIENTS silent connections from 127.0.0.2: $PER_IP_LIMIT kept, the rest closed" "kept ${alive:-?}"
 expect_status 200 "while they hold: curl from 127.0.0.1 gets 200" "${tls[@]}" -u prometheus:s3cret "$url"
-cat >"$work/prometheus.yml" <<EOF2
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: kvm-perfmon
-    scheme: https
-    tls_config:
-      ca_file: $work/server.crt
-    basic_auth:
-      username: prometheus
-      password: s3cret
-    static_configs:
-      - targets: ['127.0.0.1:$PORT']
-EOF2
-prometheus --config.file="$work/prometheus.yml" \
-	--storage.tsdb.path="$work/tsdb" \
-	--web.listen-address="127.0.0.1:$PROM_PORT" \
-	--log.level=warn >"$work/prometheus.log" 2>&1 &
-pids+=("$!")
-promql() {
-	curl -sfG "http://127.0.0.1:$PROM_PORT/api/v1/query" \
-		--data-urlencode "query=$1" |
-		python3 -c 'import json, sys
-r = json.load(sys.stdin)["data"]["result"]
-print(r[0]["value"][1] if r else "")' 2>/dev/null
-}
-got=
-for _ in $(seq 60); do
-	got=$(promql 'up{job="kvm-perfmon"} + on() kvmperfmon_vms' || true)
-	[ "$got" = 3 ] && break
-	sleep 1
-done
-[ "$got" = 3 ]
+prom_start "$work" "$work/prometheus.log" "127.0.0.1:$PORT" \
+	"$work/server.crt" prometheus s3cret
+pids+=("$prom_pid")
+prom_sees 'up{job="kvm-perfmon"} + on() kvmperfmon_vms' 3
 rig_check $? "Prometheus scrapes over TLS with basic auth while they hold: up 1, kvmperfmon_vms 2" \
-	"up + vms = ${got:-nothing}; $(tail -3 "$work/prometheus.log")"
+	"up + vms = $(promql 'up{job="kvm-perfmon"} + on() kvmperfmon_vms' || echo nothing); $(tail -3 "$work/prometheus.log")"
 stop_exporter
 rig_check $? "exit 0 on SIGTERM with connections held"
 

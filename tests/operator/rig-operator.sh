@@ -50,6 +50,9 @@ make -s -C "$top/guest/tests"
 # rig_check: PASS/FAIL lines, counted
 # shellcheck source=tests/rig/protocol.sh
 . "$top/tests/rig/protocol.sh"
+# prom_start, promql, prom_ready, prom_sees
+# shellcheck source=tests/common/prometheus.sh
+. "$top/tests/common/prometheus.sh"
 
 rm -rf "$logdir"
 mkdir -p "$logdir"
@@ -111,46 +114,6 @@ say() {
 			echo "$1" >&3 && exec 3>&-; } 2>/dev/null || true
 		sleep 2
 		n=$((n + 2))
-	done
-	return 1
-}
-
-# a PromQL instant query, at time $2 (default now): its first value.
-# False, saying nothing, while Prometheus does not answer (it is still
-# starting: the callers poll); an answer that is not a query result says
-# why on stderr
-promql() {
-	local out
-	out=$(curl -sfG "http://127.0.0.1:$PROM_PORT/api/v1/query" \
-		--data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"}) ||
-		return 1
-	python3 -c 'import json, sys
-try:
-    r = json.loads(sys.argv[1])["data"]["result"]
-except (ValueError, KeyError, TypeError) as e:
-    sys.exit("rig-operator.sh: Prometheus answered %r: %s" % (sys.argv[1][:200], e))
-print(r[0]["value"][1] if r else "")' "$out"
-}
-
-# wait until Prometheus answers queries
-prom_ready() {
-	local n=0
-	while [ "$n" -lt "$PROM_WAIT_S" ]; do
-		curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null && return 0
-		sleep 1
-		n=$((n + 1))
-	done
-	return 1
-}
-
-# wait until PromQL $1 gives $2 (a value)
-prom_sees() {
-	local n=0
-	[ -n "$2" ] || return 1
-	while [ "$n" -lt "$PROM_WAIT_S" ]; do
-		[ "$(promql "$1" || true)" = "$2" ] && return 0
-		sleep 1
-		n=$((n + 1))
 	done
 	return 1
 }
@@ -229,28 +192,9 @@ else
 	# promtool passes an empty file: the guide must still hold the alert
 	case $out in *"SUCCESS: 0 rules"*) r=1 ;; esac
 	rig_check "$r" "promtool check rules on doc/ADMIN.md's alert" "$out"
-	cat >"$work/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files: ['$work/rules.yml']
-scrape_configs:
-  - job_name: kvm-perfmon
-    scheme: https
-    tls_config:
-      ca_file: $work/server.crt
-    basic_auth:
-      username: $EXPORTER_USER
-      password: $PASSWORD
-    static_configs:
-      - targets: ['127.0.0.1:$PORT']
-EOF
-	prometheus --config.file="$work/prometheus.yml" \
-		--storage.tsdb.path="$work/tsdb" \
-		--web.listen-address="127.0.0.1:$PROM_PORT" \
-		--log.level=warn >"$logdir/prometheus.log" 2>&1 &
-	prom=$!
+	prom_start "$work" "$logdir/prometheus.log" "127.0.0.1:$PORT" \
+		"$work/server.crt" "$EXPORTER_USER" "$PASSWORD" "$work/rules.yml"
+	prom=$prom_pid
 	r=0
 	prom_ready || r=$?
 	rig_check "$r" "Prometheus is ready on 127.0.0.1:$PROM_PORT" \

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Install the Debian packages the nested test rig needs (see
-# doc/TEST-RIG.md). Idempotent: packages already installed are not
-# touched and apt is not even asked. Run as root on Debian bookworm.
+# doc/TEST-RIG.md), with the project's (scripts/deps.sh). Idempotent:
+# packages already installed are not touched and apt is not even asked.
+# Run as root (or with sudo) on Debian bookworm.
 set -euo pipefail
 
 # Why each package is here:
@@ -22,26 +23,6 @@ PKGS=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static
       cpio gzip kmod xz-utils zstd gcc make libc6-dev libc-bin
       debootstrap e2fsprogs)
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "deps.sh: must run as root (apt-get install)" >&2
-	exit 1
-fi
-
-missing=()
-for p in "${PKGS[@]}"; do
-	# dpkg-query prints "install ok installed" only for fully installed ones.
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
-done
-
-if [ "${#missing[@]}" -eq 0 ]; then
-	echo "deps.sh: all rig packages installed"
-	exit 0
-fi
-
-echo "deps.sh: installing: ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-# --no-install-recommends: recommends would pull in e.g. firmware and GUI bits
-# the rig never uses; everything needed is named above or a hard dependency.
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+# scripts/deps.sh installs them with the project's own (one installer:
+# apt is asked only for what is missing)
+exec "$(dirname "${BASH_SOURCE[0]}")/../../scripts/deps.sh" "${PKGS[@]}"

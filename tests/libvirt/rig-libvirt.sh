@@ -3,10 +3,12 @@
 #
 # The libvirt stage: the rig's L1 as a real Debian trixie KVM
 # host. Installs the project's Debian packages, as a user would (apt, in a
-# chroot on L0), into a throw-away copy of a debootstrap-made L1 image
-# (systemd, AppArmor, libvirt-daemon-system; tests/libvirt/mkimage.sh,
-# cached by content) and the guest's into a copy of a debootstrap-made L2
-# image, which goes into L1's image as the disk file of a libvirt domain;
+# chroot on L0), into a copy of a debootstrap-made L1 image (systemd,
+# AppArmor, libvirt-daemon-system; tests/libvirt/mkimage.sh, cached by
+# content) and the guest's into a copy of a debootstrap-made L2 image;
+# such an installed disk is cached by content too (installed_disk). Each
+# run takes a throw-away copy of both, adds the test's files, and puts
+# L2's into L1's image as the disk file of a libvirt domain;
 # boots L1 from its disk under L0's TCG (tests/rig/boot-l1.sh --disk), where
 # tests/libvirt/l1-test.sh runs the domains with a real libvirtd; judges the
 # run as every rig run is judged (rig_judge: markers, payload status, L1's
@@ -142,6 +144,8 @@ image() {
 
 rm -rf "$logdir"
 mkdir -p "$logdir"
+# the leak check L1's test runs (tests/host's)
+make -s -C "$top/tests/host" "$top/tests/host/out/bin/kvmpfm-stats"
 step "images: L1 and L2 (debootstrap, cached by content; cold: both at once)"
 image l2 "$logdir/l2-image" "${l2_debs[@]}" &
 l2_job=$!
@@ -198,33 +202,83 @@ install_debs() {
 		die "DKMS built nothing for the image's kernel $kver (log: $log)"
 }
 
-# L2's image, made beside L1's (two cores: the copies and DKMS builds
+# The installed disks, cached by content: the key is this script (how it
+# installs), the image (its directory is named by its own key) and the
+# packages' bytes. The cache keeps a level's newest KEEP_INSTALLED.
+INSTALLED_CACHE=${XDG_CACHE_HOME:-${HOME:?set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/libvirt-installed
+KEEP_INSTALLED=2
+
+# installed_disk LEVEL IMG OUT DEB...: writes to OUT the path of a disk
+# that is LEVEL's image IMG (mkimage.sh's directory) with DEB... installed
+# by apt and their modules built by DKMS for the image's kernel
+# (install_debs); made now if the cache lacks it
+installed_disk() {
+	local level=$1 img=$2 out=$3 key dir
+	shift 3
+	key=$({
+		cat "${BASH_SOURCE[0]}"
+		echo "$level ${img##*/}"
+		sha256sum "$@" | cut -d' ' -f1 | sort
+	} | sha256sum | cut -c1-16)
+	dir=$INSTALLED_CACHE/$level/$key
+	mkdir -p "$INSTALLED_CACHE/$level"
+	(
+		flock 9
+		if [ -s "$dir/disk.img" ]; then
+			step "$level: the image with the packages installed, from the cache ($key)"
+			touch "$dir"
+			exit 0
+		fi
+		step "$level: a copy of the image; the packages with apt (cached as $key)"
+		tmp=$(mktemp -d "$INSTALLED_CACHE/$level/.build.XXXXXX")
+		mounts=()
+		trap 'unmount_all; rm -rf "$tmp"' EXIT
+		cp --sparse=always "$img/disk.img" "$tmp/disk.img"
+		open_image "$tmp/disk.img" "$tmp/root"
+		install_debs "$tmp/root" "$(cat "$img/kver")" \
+			"$logdir/install-$level.log" "$@"
+		close_image
+		rmdir "$tmp/root"
+		trap - EXIT
+		rm -rf "$dir"
+		mv "$tmp" "$dir"
+		# shellcheck disable=SC2012 # the cache's own names: hex keys
+		ls -td "$INSTALLED_CACHE/$level"/*/ | tail -n +"$((KEEP_INSTALLED + 1))" |
+			xargs -r rm -rf
+	) 9>>"$INSTALLED_CACHE/$level/.lock" || die "$level: installing the packages failed"
+	echo "$dir/disk.img" >"$out"
+}
+
+# L2's disk, made beside L1's (two cores: the copies and DKMS builds
 # overlap); its lines are shown once it is done
 prepare_l2() {
 	mounts=()
 	trap unmount_all EXIT
-	step "L2: a copy of the image; $L2_PKGS with apt"
-	cp --sparse=always "$l2_img/disk.img" "$work/l2.img"
+	installed_disk l2 "$l2_img" "$work/l2.disk" "${l2_debs[@]}"
+	step "L2: a copy of the installed image, with the test's init"
+	cp --sparse=always "$(cat "$work/l2.disk")" "$work/l2.img"
 	open_image "$work/l2.img" "$work/l2"
-	install_debs "$work/l2" "$(cat "$l2_img/kver")" "$logdir/install-l2.log" \
-		"${l2_debs[@]}"
 	install -m 755 "$here/l2-init.sh" "$work/l2/usr/local/sbin/l2-init"
 	install -m 644 "$top/tests/rig/protocol.sh" "$work/l2/etc/rig-protocol.sh"
+	install -m 644 "$top/tests/rig/bad-patterns" "$work/l2/etc/rig-bad-patterns"
 	close_image
 	step "L2: ready"
 }
 prepare_l2 >"$work/l2.out" 2>&1 &
 l2_job=$!
 
-step "L1: a copy of the image; the project's host packages with apt"
 l1_kver=$(cat "$l1_img/kver")
+installed_disk l1 "$l1_img" "$work/l1.disk" "${l1_debs[@]}"
+step "L1: a copy of the installed image, with the test"
 mkdir -p "$work/l1"
-cp --sparse=always "$l1_img/disk.img" "$work/l1/disk.img"
+cp --sparse=always "$(cat "$work/l1.disk")" "$work/l1/disk.img"
 cp "$l1_img/vmlinuz" "$l1_img/initrd.img" "$l1_img/kver" "$work/l1/"
-make -s -C "$top/tests/host" "$top/tests/host/out/bin/kvmpfm-stats"
 root=$work/l1/root
 open_image "$work/l1/disk.img" "$root"
-install_debs "$root" "$l1_kver" "$logdir/install-l1.log" "${l1_debs[@]}"
+# what install_debs checked when it made the disk: shown for this run
+chroot "$root" dkms status | sed 's/^/    dkms status: /'
+chroot "$root" dkms status -k "$l1_kver" | grep -q installed ||
+	die "DKMS built nothing for the image's kernel $l1_kver"
 # the test: its unit, scripts, the leak check of tests/host, the guest
 T=$root/usr/local/lib/kvm-perfmon-test
 mkdir -p "$T" "$root/var/lib/libvirt/boot" "$root/var/lib/libvirt/images"

@@ -14,10 +14,15 @@
  *   counting  spins; two sets switched every 20 ms (PFM_SETFL_TIME_SWITCH),
  *             each counting cycles (PMC0, the event map's task-clock in
  *             the rig) and VCPU_RUN_NS. Every 500 ms it prints a tick:
- *               livemig: tick N t=S cycles=C run=R act=A runs=N smpl=S
+ *               livemig: tick N t=S cycles=C run=R act=A act_t0=S0
+ *                        act_t1=S1 runs=N smpl=S
  *             (its own counts, the sets' act_duration and runs, summed;
  *             t is the guest's monotonic clock, which stands still while
- *             the VM is paused). At the end: every count monotonic, and
+ *             the VM is paused, when the tick begins; act_t0 and act_t1
+ *             the same clock just before and after the call that reads
+ *             act, which took a VM exit of its own: a window of a few
+ *             to tens of milliseconds under nested TCG, which holds the
+ *             moment act was taken). At the end: every count monotonic, and
  *             from tick to tick no more than the time allows (no reset,
  *             no double count). The host compares the ticks around each
  *             move: act_duration no further ahead than the guest's clock
@@ -77,6 +82,7 @@
 
 struct tick {
 	uint64_t t, cycles, run, act, runs;
+	uint64_t act_t0, act_t1;	/* the clock around act's reading */
 };
 
 static struct tick ticks[MAX_TICKS];
@@ -116,10 +122,12 @@ static void read_tick(int fd, struct tick *k)
 		t_read_pmd(fd, RUN_NS, s, &v);
 		k->run += v;
 	}
+	k->act_t0 = t_now_ns();
 	if (!pfm_getinfo_evtsets(fd, si, 2)) {
 		k->act = si[0].set_act_duration + si[1].set_act_duration;
 		k->runs = si[0].set_runs + si[1].set_runs;
 	}
+	k->act_t1 = t_now_ns();
 }
 
 static void *counting_fn(void *arg)
@@ -161,11 +169,13 @@ static void *counting_fn(void *arg)
 		next += TICK_NS;
 		read_tick(fd, &ticks[nr_ticks]);
 		printf("livemig: tick %u t=%.3f cycles=%llu run=%llu act=%llu "
-		       "runs=%llu smpl=%llu\n", nr_ticks,
-		       ticks[nr_ticks].t / 1e9,
+		       "act_t0=%.6f act_t1=%.6f runs=%llu smpl=%llu\n",
+		       nr_ticks, ticks[nr_ticks].t / 1e9,
 		       (unsigned long long)ticks[nr_ticks].cycles,
 		       (unsigned long long)ticks[nr_ticks].run,
 		       (unsigned long long)ticks[nr_ticks].act,
+		       ticks[nr_ticks].act_t0 / 1e9,
+		       ticks[nr_ticks].act_t1 / 1e9,
 		       (unsigned long long)ticks[nr_ticks].runs,
 		       (unsigned long long)samples);
 		fflush(stdout);

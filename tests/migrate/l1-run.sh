@@ -161,16 +161,20 @@ tick() {
 field() { echo "$1" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p"; }
 
 # the move between ticks $1 (before) and $2 (after): counts continue,
-# the paused time (the guest's clock stood still) is not active time
+# the paused time (the guest's clock stood still) is not active time.
+# act grew by no more than the guest's clock between the start of the
+# first tick's reading of it and the end of the second's (act_t0, act_t1:
+# the window that holds the moment of each reading), and 20 ms
 check_move() {
 	echo "migrate-l1: before: $1"
 	echo "migrate-l1: after:  $2"
 	awk -v t0="$(field "$1" t)" -v t1="$(field "$2" t)" \
 		-v c0="$(field "$1" cycles)" -v c1="$(field "$2" cycles)" \
-		-v a0="$(field "$1" act)" -v a1="$(field "$2" act)" 'BEGIN {
+		-v a0="$(field "$1" act)" -v a1="$(field "$2" act)" \
+		-v s0="$(field "$1" act_t0)" -v e1="$(field "$2" act_t1)" 'BEGIN {
 		dt = (t1 - t0) * 1e9
 		exit !(c1 >= c0 && a1 >= a0 && c1 - c0 <= 2 * dt + 1e8 &&
-		       a1 - a0 <= dt + 2e7)
+		       s0 > 0 && a1 - a0 <= (e1 - s0) * 1e9 + 2e7)
 	}'
 	rig_check $? "$3: counts continue, the pause is no active time" \
 		"cycles, act_duration against the guest's clock"

@@ -194,12 +194,17 @@ install_debs() {
 	rm -rf "$root/tmp/debs"
 	grep -E '^(Setting up|Unpacking|Building|DKMS|depmod|Installing|Signing)|dkms|\.ko' "$log" |
 		sed 's/^/    /' | head -n 40
-	# DKMS in a chroot: its kernel is the running one's name, for which
-	# the image has no headers; it builds for the image's own kernel too
-	# (the newest with headers). Say which, and fail if KVER lacks one.
-	chroot "$root" dkms status | sed 's/^/    dkms status: /'
-	chroot "$root" dkms status -k "$kver" | grep -q installed ||
-		die "DKMS built nothing for the image's kernel $kver (log: $log)"
+	check_dkms "$root" "$kver" "log: $log"
+}
+
+# check_dkms ROOT KVER [WHERE]: DKMS in a chroot takes the running kernel's name,
+# for which the image has no headers; it builds for the image's own
+# kernel too (the newest with headers). Say which, and fail if KVER lacks
+# one (WHERE: where to look then).
+check_dkms() {
+	chroot "$1" dkms status | sed 's/^/    dkms status: /'
+	chroot "$1" dkms status -k "$2" | grep -q installed ||
+		die "DKMS built nothing for the image's kernel $2${3:+ ($3)}"
 }
 
 # The installed disks, cached by content: the key is this script (how it
@@ -275,10 +280,8 @@ cp --sparse=always "$(cat "$work/l1.disk")" "$work/l1/disk.img"
 cp "$l1_img/vmlinuz" "$l1_img/initrd.img" "$l1_img/kver" "$work/l1/"
 root=$work/l1/root
 open_image "$work/l1/disk.img" "$root"
-# what install_debs checked when it made the disk: shown for this run
-chroot "$root" dkms status | sed 's/^/    dkms status: /'
-chroot "$root" dkms status -k "$l1_kver" | grep -q installed ||
-	die "DKMS built nothing for the image's kernel $l1_kver"
+# what install_debs checked when it made the disk, again on this copy
+check_dkms "$root" "$l1_kver"
 # the test: its unit, scripts, the leak check of tests/host, the guest
 T=$root/usr/local/lib/kvm-perfmon-test
 mkdir -p "$T" "$root/var/lib/libvirt/boot" "$root/var/lib/libvirt/images"

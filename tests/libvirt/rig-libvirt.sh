@@ -169,7 +169,8 @@ open_image() {
 close_image() {
 	local _
 	for _ in proc sys dev dev/pts image; do
-		umount "${mounts[-1]}"
+		[ "${#mounts[@]}" -gt 0 ] || return 0
+		umount "${mounts[-1]}" || return 1
 		unset 'mounts[-1]'
 	done
 }
@@ -238,12 +239,19 @@ installed_disk() {
 		tmp=$(mktemp -d "$INSTALLED_CACHE/$level/.build.XXXXXX")
 		mounts=()
 		trap 'unmount_all; rm -rf "$tmp"' EXIT
-		cp --sparse=always "$img/disk.img" "$tmp/disk.img"
-		open_image "$tmp/disk.img" "$tmp/root"
+		# set -e does not hold in a subshell whose status || tests:
+		# each step that must not fail is checked
+		cp --sparse=always "$img/disk.img" "$tmp/disk.img" || exit 1
+		open_image "$tmp/disk.img" "$tmp/root" || exit 1
 		install_debs "$tmp/root" "$(cat "$img/kver")" \
-			"$logdir/install-$level.log" "$@"
-		close_image
-		rmdir "$tmp/root"
+			"$logdir/install-$level.log" "$@" || exit 1
+		# a process apt or DKMS started may hold the chroot for a few
+		# seconds: the disk is cached only once it is unmounted whole
+		for _ in $(seq 60); do
+			close_image 2>/dev/null && break
+			sleep 1
+		done
+		[ "${#mounts[@]}" = 0 ] && rmdir "$tmp/root" || exit 1
 		trap - EXIT
 		rm -rf "$dir"
 		mv "$tmp" "$dir"

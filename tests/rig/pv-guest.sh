@@ -22,6 +22,8 @@
 #                     guest's own is S - 120
 #   --eventmap FILE   the device's event map (pv-perfmon,eventmap=)
 #   --l1-smp N        L1's CPUs (default 1: see tests/rig/README.md)
+#   --l2-pin CPUS     L1's CPUs the guest's threads run on (taskset -c),
+#                     or none (default 0: see run-l2.sh)
 #   --l1-around FILE  in L1, run FILE with "start" just before the guest
 #                     and "end" after it (tests/bench/l1-cost.sh), with
 #                     tests/host's kvmpfm-stats beside it in /payload
@@ -69,6 +71,7 @@ eventmap=
 qemu_errors=0
 summary=
 l1_smp=1
+l2_pin=0
 l1_around=
 l1_run=
 l1_files=()
@@ -77,8 +80,8 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--direct) direct=1 ;;
 	--qemu-errors) qemu_errors=1 ;;
-	--smp | --timeout | --eventmap | --summary | --l1-smp | --l1-around | \
-		--l1-run | --l1-file | --hostfwd)
+	--smp | --timeout | --eventmap | --summary | --l1-smp | --l2-pin | \
+		--l1-around | --l1-run | --l1-file | --hostfwd)
 		[ $# -ge 2 ] || die "$1 needs a value"
 		case "$1" in
 		--l1-run) l1_run=$2 ;;
@@ -86,6 +89,7 @@ while [ $# -gt 0 ]; do
 		--hostfwd) hostfwd+=(--hostfwd "$2") ;;
 		--smp) smp=$2 ;;
 		--l1-smp) l1_smp=$2 ;;
+		--l2-pin) l2_pin=$2 ;;
 		--l1-around) l1_around=$2 ;;
 		--timeout) timeout_s=$2 ;;
 		--eventmap) eventmap=$2 ;;
@@ -207,7 +211,7 @@ fi
 insmod /payload/kvm-perfmon.ko allow_host_page_faults=Y ||
 	{ echo "L1: insmod kvm-perfmon.ko failed"; exit 1; }
 [ -x /payload/around ] && /payload/around start
-/payload/qemu/run-l2 $limit ${smp:+-smp $smp} -device $device
+RUN_L2_PIN=$l2_pin /payload/qemu/run-l2 $limit ${smp:+-smp $smp} -device $device
 rc=\$?
 [ -x /payload/around ] && /payload/around end
 [ "\$rc" -ne 0 ] && exit "\$rc"

@@ -13,6 +13,8 @@
 #   RUN_L2_LOG    the log directory (default /tmp/l2)
 #   RUN_L2_NAME   the guest's -name (default l2)
 #   RUN_L2_ACCEL  QEMU's -accel (default kvm; e.g. kvm,dirty-ring-size=4096)
+#   RUN_L2_PIN    L1's CPUs for L2's threads (taskset -c), or none
+#                 (default 0, below)
 # and for live migration (tests/migrate), RUN_L2_MIGRATE, words of:
 #   in            QEMU takes L2 with -incoming: its /init ran elsewhere
 #   out           L2 leaves this QEMU by migration, which then quits: no
@@ -41,7 +43,7 @@ cr=$(printf '\r')
 # /usr/share/qemu) and two workarounds for L0:
 # --cpu host,-xsave: with XSAVE, L2 logs an XSAVE consistency WARNING
 #   (L0's TCG CPU model and kvm-amd disagree on the XSAVE area)
-# --pin 0: every thread of L2 on L1's CPU 0. L0 (QEMU 7.2, multi-threaded
+# --pin 0 (RUN_L2_PIN): every thread of L2 on L1's CPU 0. L0 (QEMU 7.2, multi-threaded
 #   TCG) corrupts L1 when nested guests run on both of L1's CPUs: L2 resets
 #   mid-run (3 of 6 runs of guest/tests/rig-run.sh), L1 panics or livelocks
 #   (tests/host/README). -accel tcg,thread=single in L0 is no way out: an
@@ -67,6 +69,8 @@ cr=$(printf '\r')
 HOLD=60
 L2_APPEND="tsc=reliable rig.hold=$HOLD watchdog_thresh=60"
 L2_APPEND="$L2_APPEND rcupdate.rcu_cpu_stall_timeout=180"
+pin=${RUN_L2_PIN:-0}
+[ "$pin" != none ] || pin=
 rm -f "$log/stopped" "$log/qemu.pid" "$log/init.stamp"
 init=$(rig_tag L2 INIT)
 result=$(rig_tag L2 RESULT)
@@ -74,7 +78,7 @@ rig_mark L2 BOOT
 # debug-threads: the vCPU thread is "CPU 0/KVM", for tests/bench/l1-cost.sh
 "$q/boot-guest" --limit "$limit" --firmware "$q/share" \
 	--accel "${RUN_L2_ACCEL:-kvm}" --cpu host,-xsave \
-	--pin 0 --smp 1 --mem 512M --append "$L2_APPEND" \
+	${pin:+--pin "$pin"} --smp 1 --mem 512M --append "$L2_APPEND" \
 	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" \
 	-- -pidfile "$log/qemu.pid" -name "${RUN_L2_NAME:-l2}",debug-threads=on "$@" |
 	while IFS= read -r line; do

@@ -653,37 +653,36 @@ static void show_file(const char *what, pid_t tid)
 	fclose(f);
 }
 
-/*
- * Print progress every 10 s until the threads are done. A thread that
- * rang no doorbell for 30 s gets its state printed: the command it is in
- * and its kernel stack (a hang in the host is then visible in the log).
- */
 /* what a stuck vCPU's thread and the host are doing, 1 s apart */
 static void stall_detail(struct hl_vcpu *v)
 {
 	const struct timespec sec = { 1, 0 };
 	struct kvmpfm_vm_stats a, b;
 	uint64_t io, intr, hlt, other;
+	int bound;
 
-	hl_vm_stats(&vm, &a);
+	/* a control's VM has no binding, so no stats */
+	bound = !hl_vm_stats(&vm, &a);
 	io = v->exits_io;
 	intr = v->exits_intr;
 	hlt = v->exits_hlt;
 	other = v->exits_other;
 	nanosleep(&sec, NULL);
-	hl_vm_stats(&vm, &b);
 	printf("stress:     in 1 s: KVM_RUN exits io +%" PRIu64 " intr +%" PRIu64
 	       " hlt +%" PRIu64 " other +%" PRIu64 " (totals %" PRIu64 "/%"
-	       PRIu64 "); VM: overflows +%" PRIu64 " samples +%" PRIu64
-	       " set switches +%" PRIu64 " notifications +%" PRIu64
-	       "; contexts %u loaded %u counters %u\n",
-	       v->exits_io - io, v->exits_intr - intr, v->exits_hlt - hlt,
-	       v->exits_other - other, v->exits_io, v->exits_intr,
-	       (uint64_t)(b.overflows - a.overflows),
-	       (uint64_t)(b.samples - a.samples),
-	       (uint64_t)(b.set_switches - a.set_switches),
-	       (uint64_t)(b.notifications - a.notifications), b.contexts,
-	       b.loaded, b.active_counters);
+	       PRIu64 ")", v->exits_io - io, v->exits_intr - intr,
+	       v->exits_hlt - hlt, v->exits_other - other, v->exits_io,
+	       v->exits_intr);
+	if (bound && !hl_vm_stats(&vm, &b))
+		printf("; VM: overflows +%" PRIu64 " samples +%" PRIu64
+		       " set switches +%" PRIu64 " notifications +%" PRIu64
+		       "; contexts %u loaded %u counters %u",
+		       (uint64_t)(b.overflows - a.overflows),
+		       (uint64_t)(b.samples - a.samples),
+		       (uint64_t)(b.set_switches - a.set_switches),
+		       (uint64_t)(b.notifications - a.notifications),
+		       b.contexts, b.loaded, b.active_counters);
+	printf("\n");
 }
 
 static int stalls, stalls_in_doorbell;
@@ -699,7 +698,23 @@ static void sysrq(char c)
 	}
 }
 
-/* @base blocks were sent by the earlier rounds, which started at @start */
+/*
+ * A thread's progress: its doorbells; in a control, which rings none,
+ * its guest runs and PMU_INFO calls.
+ */
+static uint64_t progress_of(int i)
+{
+	return only_runs ? __atomic_load_n(&ts[i].ops, __ATOMIC_RELAXED) :
+			   ts[i].h.doorbells;
+}
+
+/*
+ * Print progress every 10 s until the threads are done. A thread that
+ * made no progress for 30 s gets its state printed: the command it is
+ * in and its kernel stack (a hang in the host is then visible in the
+ * log). @base blocks were sent by the earlier rounds, which started at
+ * @start.
+ */
 static void monitor(uint64_t t0, uint64_t start, uint64_t base)
 {
 	uint64_t last[NR_VCPUS] = { 0 }, since[NR_VCPUS], now, total;
@@ -717,7 +732,7 @@ static void monitor(uint64_t t0, uint64_t start, uint64_t base)
 		total = 0;
 		for (i = 0; i < NR_VCPUS; i++) {
 			struct hl_vcpu *v = &vm.vcpus[i];
-			uint64_t d = ts[i].h.doorbells;
+			uint64_t d = progress_of(i);
 
 			pthread_mutex_lock(&v->mu);
 			done += v->state != 1;
@@ -730,22 +745,26 @@ static void monitor(uint64_t t0, uint64_t start, uint64_t base)
 			} else if (now - since[i] > 30000 * MS && !shown[i] &&
 				   v->state == 1) {
 				shown[i] = 1;
-				printf("stress: vCPU %d thread %d: no doorbell for "
+				printf("stress: vCPU %d thread %d: no %s for "
 				       "%.0f s, %s command %u, after %" PRIu64 "\n",
-				       i, (int)v->tid, (now - since[i]) / 1e9,
+				       i, (int)v->tid, only_runs ? "progress" :
+				       "doorbell", (now - since[i]) / 1e9,
 				       ts[i].h.in_doorbell ? "in DOORBELL of" :
 				       "last", ts[i].h.cur_cmd, d);
 				show_file("wchan", v->tid);
 				printf("\n");
+				/* its state (R: runnable) and the CPU it last ran on */
+				show_file("stat", v->tid);
 				show_file("stack", v->tid);
 				stall_detail(v);
 				/* every CPU's backtrace into L1's log */
 				sysrq('l');
 				if (!stalls++)
 					snprintf(stall_what, sizeof(stall_what),
-						 "vCPU %d: no doorbell for 30 s "
+						 "vCPU %d: no %s for 30 s "
 						 "after %" PRIu64 ", %s command %u",
-						 i, d, ts[i].h.in_doorbell ?
+						 i, only_runs ? "progress" :
+						 "doorbell", d, ts[i].h.in_doorbell ?
 						 "in DOORBELL of" : "last",
 						 ts[i].h.cur_cmd);
 				if (ts[i].h.in_doorbell) {
@@ -1076,11 +1095,16 @@ int main(void)
 		printf("stress: control: no /dev/kvm-perfmon at all\n");
 		if (!hl_check_vm("stress_vm_setup", hl_vm_create(&vm, &o)))
 			return t_done();
+		t0 = hl_mono_ns();
 		for (i = 0; i < NR_VCPUS; i++)
 			hl_call_async(&vm.vcpus[i], stress_fn, NULL);
+		monitor(t0, t0, 0);
 		for (i = 0; i < NR_VCPUS; i++)
 			hl_call_wait(&vm.vcpus[i]);
 		hl_vm_destroy(&vm);
+		t_check(!stalls, "stress_control_vcpus_make_progress",
+			"%d stall(s) of 30 s or more; first: %s", stalls,
+			stall_what);
 		printf("stress: control done\n");
 		return t_done();
 	}

@@ -668,6 +668,8 @@ static void stall_detail(struct hl_vcpu *v)
 	hlt = v->exits_hlt;
 	other = v->exits_other;
 	nanosleep(&sec, NULL);
+	/* a second stat line: did its CPU and guest time grow meanwhile? */
+	show_file("stat", v->tid);
 	printf("stress:     in 1 s: KVM_RUN exits io +%" PRIu64 " intr +%" PRIu64
 	       " hlt +%" PRIu64 " other +%" PRIu64 " (totals %" PRIu64 "/%"
 	       PRIu64 ")", v->exits_io - io, v->exits_intr - intr,

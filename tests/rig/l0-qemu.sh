@@ -19,20 +19,9 @@
 # the newest cached one is used, saying so.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-apt=$here/../kernels/apt.sh
-
-die() {
-	echo "l0-qemu.sh: $*" >&2
-	exit 2
-}
-
-[ $# -eq 1 ] || die "usage: l0-qemu.sh SUITE"
-suite=$1
-cache=${XDG_CACHE_HOME:-${HOME:?set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/l0-qemu/$suite
-mkdir -p "$cache"
-exec 8>>"$cache/.lock"
-flock 8
+# shellcheck source=tests/rig/suite-cache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/suite-cache.sh"
+suite_cache_open l0-qemu "$@"
 
 # The closure as apt resolves it against an empty dpkg status: every
 # package from the suite, glibc included. Recommends (display, audio,
@@ -41,14 +30,11 @@ debs=
 if "$apt" "$suite" update; then
 	debs=$("$apt" "$suite" apt-get -qq -o Debug::NoLocking=1 install \
 		--print-uris --no-install-recommends qemu-system-x86 2>/dev/null |
-		awk '{ print $2 }' | sort)
+		awk '{ print $2 }' | sort) || debs=
 fi
 if [ -z "$debs" ]; then
-	# shellcheck disable=SC2012 # the cache's own names: hex keys
-	newest=$(ls -td "$cache"/*/version 2>/dev/null | head -n 1)
-	[ -n "$newest" ] || die "cannot read $suite's index, and no QEMU of it is cached"
-	echo "l0-qemu.sh: $suite: no index (offline?); using the cached $(cat "$newest")" >&2
-	echo "${newest%/version}/qemu-system-x86_64"
+	newest=$(suite_cache_newest version)
+	echo "$newest/qemu-system-x86_64"
 	exit 0
 fi
 
@@ -63,9 +49,7 @@ if [ -x "$out/qemu-system-x86_64" ] && [ -s "$out/version" ]; then
 	exit 0
 fi
 
-rm -rf "$cache"/.build.*
-work=$(mktemp -d "$cache/.build.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+suite_cache_work
 echo "l0-qemu.sh: fetching $suite's qemu-system-x86 and its $(echo "$debs" | wc -l) packages" >&2
 mkdir "$work/debs"
 # root downloads into a directory the _apt user cannot write: no sandbox
@@ -105,9 +89,6 @@ ver=$("$out/qemu-system-x86_64" --version | head -n 1) || {
 	die "$suite's QEMU does not run here"
 }
 echo "$ver" >"$out/version"
-for d in "$cache"/*/; do
-	d=${d%/}
-	[ "$d" = "$out" ] || rm -rf "$d"
-done
+suite_cache_keep "$out"
 echo "l0-qemu.sh: $suite: $ver in $out" >&2
 echo "$out/qemu-system-x86_64"

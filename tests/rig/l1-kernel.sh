@@ -17,34 +17,20 @@
 # cached one is used, saying so.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-apt=$here/../kernels/apt.sh
-
-die() {
-	echo "l1-kernel.sh: $*" >&2
-	exit 2
-}
-
-[ $# -eq 1 ] || die "usage: l1-kernel.sh SUITE"
-suite=$1
-cache=${XDG_CACHE_HOME:-${HOME:?set HOME or XDG_CACHE_HOME}/.cache}/kvm-perfmon/l1-kernels/$suite
-mkdir -p "$cache"
-exec 8>>"$cache/.lock"
-flock 8
+# shellcheck source=tests/rig/suite-cache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/suite-cache.sh"
+suite_cache_open l1-kernels "$@"
 
 # the flavour's image package the meta-package depends on, e.g.
 # linux-image-6.12.117+deb13-amd64 (= 6.12.117-1)
 pkg=
 if "$apt" "$suite" update; then
 	pkg=$("$apt" "$suite" apt-cache show --no-all-versions linux-image-amd64 \
-		2>/dev/null | sed -n 's/^Depends: .*\(linux-image-[0-9][^ ,]*-amd64\) (= \([^)]*\)).*/\1=\2/p')
+		2>/dev/null | sed -n 's/^Depends: .*\(linux-image-[0-9][^ ,]*-amd64\) (= \([^)]*\)).*/\1=\2/p') ||
+		pkg=
 fi
 if [ -z "$pkg" ]; then
-	# shellcheck disable=SC2012 # the cache's own names: hex keys
-	newest=$(ls -td "$cache"/*/kver 2>/dev/null | head -n 1)
-	[ -n "$newest" ] || die "cannot read $suite's index, and no kernel of it is cached"
-	echo "l1-kernel.sh: $suite: no index (offline?); using the cached $(cat "$newest")" >&2
-	echo "${newest%/kver}"
+	suite_cache_newest kver
 	exit 0
 fi
 
@@ -58,9 +44,7 @@ if [ -s "$out/kver" ]; then
 	exit 0
 fi
 
-rm -rf "$cache"/.build.*
-work=$(mktemp -d "$cache/.build.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+suite_cache_work
 echo "l1-kernel.sh: fetching $pkg from $suite" >&2
 # root downloads into a directory the _apt user cannot write: no sandbox
 (cd "$work" && "$apt" "$suite" apt-get -qq -o APT::Sandbox::User=root \
@@ -97,9 +81,6 @@ fi
 depmod -b "$work/root" "$rel"
 echo "$rel" >"$work/root/kver"
 mv -T "$work/root" "$out"
-for d in "$cache"/*/; do
-	d=${d%/}
-	[ "$d" = "$out" ] || rm -rf "$d"
-done
+suite_cache_keep "$out"
 echo "l1-kernel.sh: $suite's $rel in $out" >&2
 echo "$out"

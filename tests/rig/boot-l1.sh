@@ -125,6 +125,9 @@ fi
 # RIG_L0_QEMU: another qemu-system-x86_64 as L0 (e.g. a newer QEMU's
 # TCG, to tell whether L0 corrupts a two-CPU L1: tests/rig/README.md)
 QEMU=${RIG_L0_QEMU:-qemu-system-x86_64}
+# RIG_L0_ACCEL: L0's -accel (default tcg, a TCG thread per L1 CPU; e.g.
+# tcg,thread=single: one thread for all, tests/rig/README.md)
+ACCEL=${RIG_L0_ACCEL:-tcg}
 command -v "$QEMU" >/dev/null || die "$QEMU missing: run tests/rig/deps.sh"
 if [ -n "$disk" ]; then
 	kver=$(cat "$disk/kver" 2>/dev/null || echo "the image's")
@@ -223,7 +226,7 @@ append+=" rig.heartbeat=1 tsc=reliable unknown_nmi_panic"
 #                         --disk writes none, and is not held to it)
 #   --disk                the image as a virtio disk; cache=unsafe: it is
 #                         this run's own copy, thrown away after it
-qemu_cmd=("$QEMU" -accel tcg -cpu max -smp "$smp" -m 4G -nographic -no-reboot
+qemu_cmd=("$QEMU" -accel "$ACCEL" -cpu max -smp "$smp" -m 4G -nographic -no-reboot
 	-kernel "$kernel" -append "$append" -pidfile "$work/qemu.pid"
 	-serial mon:stdio -chardev "file,id=heartbeat,path=$work/heartbeat"
 	-serial chardev:heartbeat

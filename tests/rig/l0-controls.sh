@@ -10,7 +10,7 @@
 # L0: `system` (this machine's qemu-system-x86_64, bookworm's 7.2) or a
 # Debian suite, whose QEMU tests/rig/l0-qemu.sh unpacks (trixie: 10.0,
 # unstable: 11.1); `SUITE,single` runs it with one TCG thread for all of
-# L1's CPUs (-accel tcg,thread=single) instead of one a CPU.
+# L1's CPUs (RIG_L0_ACCEL=tcg,thread=single) instead of one a CPU.
 # Controls (none uses kvm-perfmon; L1 has two CPUs, nothing is pinned):
 #   host  t_stress's control without kvm-perfmon: plain KVM VMs whose
 #         vCPU threads run guests on both of L1's CPUs
@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
 	--boots) boots=${2:?--boots needs a count} ;;
 	--controls) controls=${2:?--controls needs a list} ;;
 	--out) out=${2:?--out needs a directory} ;;
-	-h | --help) sed -n '4,25p' "$0"; exit 0 ;;
+	-h | --help) sed -n '4,/^set -euo/{/^set/d;p}' "$0"; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
 	esac
@@ -63,30 +63,14 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/l0-controls.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# l0_wrapper L0: a qemu-system-x86_64 for RIG_L0_QEMU
-l0_wrapper() {
-	local suite=${1%,single} q
+# l0_qemu L0: its qemu-system-x86_64, for RIG_L0_QEMU
+l0_qemu() {
+	local suite=${1%,single}
 	if [ "$suite" = system ]; then
-		q=$(command -v qemu-system-x86_64) || die "no qemu-system-x86_64 (tests/rig/deps.sh)"
+		command -v qemu-system-x86_64 || die "no qemu-system-x86_64 (tests/rig/deps.sh)"
 	else
-		q=$("$here/l0-qemu.sh" "$suite" | tail -n 1) || die "no QEMU of $suite"
+		"$here/l0-qemu.sh" "$suite" | tail -n 1 || die "no QEMU of $suite"
 	fi
-	if [ "$suite" = "$1" ]; then
-		echo "$q"
-		return
-	fi
-	# boot-l1.sh's "-accel tcg" with the thread option added
-	cat >"$work/qemu-$suite-single" <<EOF
-#!/bin/bash
-args=()
-for a in "\$@"; do
-	[ "\$a" = tcg ] && a=tcg,thread=single
-	args+=("\$a")
-done
-exec "$q" "\${args[@]}"
-EOF
-	chmod +x "$work/qemu-$suite-single"
-	echo "$work/qemu-$suite-single"
 }
 
 # the L2 control's guest program: both vCPUs fork a fixed number of
@@ -122,15 +106,14 @@ run_control() {
 }
 
 # why LOGDIR: the first failed check of the payload's, else the first
-# reason boot-l1.sh gave; and the first kernel report of L1's or L2's
-# that names a fault
+# reason boot-l1.sh gave; and L1's first kernel log line of bad-patterns
+# (boot-l1.sh's bad.log)
 why() {
 	local reason report
 	reason=$(grep -a '^FAIL: ' "$1/console.log" 2>/dev/null | head -n 1 | tr -d '\r')
 	[ -n "$reason" ] ||
 		reason=$(sed -n 's/^fail: //p' "$1/result" 2>/dev/null | head -n 1)
-	report=$(grep -aoE 'corrupted stack end[^\r]*|BUG: [^\r]*|soft lockup[^\r]*|rcu_[a-z]+ self-detected stall|rcu: INFO: [^\r]*|general protection fault[^\r]*|Kernel panic[^\r]*' \
-		"$1/console.log" 2>/dev/null | head -n 1)
+	report=$(sed -n '1s/^\[ *[0-9.]*\] //p' "$1/bad.log" 2>/dev/null)
 	echo "${reason:-no result}${report:+; $report}" | cut -c1-200
 }
 
@@ -139,7 +122,9 @@ table=$work/table
 echo "| L0 | QEMU | control | boots | clean | failed boots: first reason |" >"$table"
 echo "|---|---|---|---|---|---|" >>"$table"
 for l0 in "$@"; do
-	q=$(l0_wrapper "$l0")
+	q=$(l0_qemu "$l0")
+	accel=tcg
+	[ "$l0" = "${l0%,single}" ] || accel=tcg,thread=single
 	ver=$("$q" --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')
 	for c in $controls; do
 		clean=0
@@ -153,8 +138,8 @@ for l0 in "$@"; do
 			rc=0
 			# bash's time counts the CPU of every process waited for:
 			# L0's QEMU with the rest
-			{ TIMEFORMAT='%R %U %S'; time RIG_L0_QEMU=$q RIG_L2_HANG_RETRIES=0 \
-				run_control "$c" "$log/rig" >"$log/run.log" 2>&1 || rc=$?; } 2>"$log/time"
+			{ TIMEFORMAT='%R %U %S'; time RIG_L0_QEMU=$q RIG_L0_ACCEL=$accel \
+				RIG_L2_HANG_RETRIES=0 run_control "$c" "$log/rig" >"$log/run.log" 2>&1 || rc=$?; } 2>"$log/time"
 			cpu=$(awk '{ printf "%.2f", ($2 + $3) / $1 }' "$log/time")
 			if [ "$rc" = 0 ]; then
 				clean=$((clean + 1))

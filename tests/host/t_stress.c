@@ -722,6 +722,7 @@ static void monitor(uint64_t t0, uint64_t start, uint64_t base)
 	uint64_t last[NR_VCPUS] = { 0 }, since[NR_VCPUS], now, total;
 	/* a round's end is seen within 0.1 s; progress every 10 s */
 	const struct timespec poll = { 0, 100 * MS };
+	const char *unit = only_runs ? "progress" : "doorbell";
 	int i, done, shown[NR_VCPUS] = { 0 };
 	static int tick;
 
@@ -749,8 +750,7 @@ static void monitor(uint64_t t0, uint64_t start, uint64_t base)
 				shown[i] = 1;
 				printf("stress: vCPU %d thread %d: no %s for "
 				       "%.0f s, %s command %u, after %" PRIu64 "\n",
-				       i, (int)v->tid, only_runs ? "progress" :
-				       "doorbell", (now - since[i]) / 1e9,
+				       i, (int)v->tid, unit, (now - since[i]) / 1e9,
 				       ts[i].h.in_doorbell ? "in DOORBELL of" :
 				       "last", ts[i].h.cur_cmd, d);
 				show_file("wchan", v->tid);
@@ -765,8 +765,7 @@ static void monitor(uint64_t t0, uint64_t start, uint64_t base)
 					snprintf(stall_what, sizeof(stall_what),
 						 "vCPU %d: no %s for 30 s "
 						 "after %" PRIu64 ", %s command %u",
-						 i, only_runs ? "progress" :
-						 "doorbell", d, ts[i].h.in_doorbell ?
+						 i, unit, d, ts[i].h.in_doorbell ?
 						 "in DOORBELL of" : "last",
 						 ts[i].h.cur_cmd);
 				if (ts[i].h.in_doorbell) {

@@ -270,7 +270,7 @@ struct pvpfm_pmu_info {
 	__u32 max_contexts;		/* per VM limits set by the host */
 	__u32 max_sets;
 	__u32 max_vector;		/* entries per call */
-	__u32 reserved;
+	__u32 set_timeout_res_ns;	/* set timeouts: multiples of it */
 	__u64 max_smpl_buf;		/* bytes per sampling buffer */
 	__u64 impl_pmcs[PFM_PMC_BV];
 	__u64 impl_pmds[PFM_PMD_BV];
@@ -415,8 +415,12 @@ static inline const char *pvpfm_vpmd_name(unsigned int num)
  * backs with another event, by the admin's event map (an alias marked
  * emulated): the counts are not those of the event the guest asked for.
  * A return flag beside perfmon2's PFM_REG_RETFL_*: cleared on input.
+ * Programs see bit 27; the command block carries bit 29, as it always
+ * has, and perfmon2.ko moves it: bit 29 is perfmon2 v2.2's
+ * PFM_REG_RETFL_NOSET, which a program may test.
  */
-#define PVPFM_REG_RETFL_EMULATED	(1U << 29)
+#define PVPFM_REG_RETFL_EMULATED	(1U << 27)
+#define PVPFM_CMD_RETFL_EMULATED	(1U << 29)
 
 /*
  * Returned beside PFM_REG_RETFL_NOTAVAIL in reg_flags of a refused

@@ -2,9 +2,12 @@
 /*
  * Contexts: creation and destruction, their states and transitions.
  *
- *   UNLOADED --load--> LOADED --overflow with notification--> MASKED
- *      ^                 |  ^                                   |
- *      +-----unload------+  +--------------restart--------------+
+ *   UNLOADED --load--> LOADED --overflow (pfm_ovfl.c)--> MASKED
+ *      ^                 |  ^                              |
+ *      +-----unload------+  +----------restart-------------+
+ *
+ * A context masked without a notification (saturated) is not restarted:
+ * it stays masked until unloaded.
  *
  * Orthogonal to the state: started (pfm_start/pfm_stop) and where the
  * context is in (its vCPU, or none while its thread is switched out).
@@ -66,6 +69,8 @@ static void ctx_unload(struct pfm_engine *e, struct pfm_context *ctx)
 	ctx->state = PFM_CTX_UNLOADED;
 	ctx->started = false;
 	ctx->blocked = false;
+	ctx->saturated = false;
+	ctx->switch_pending = false;
 	pfm_ctx_reset_forget(ctx);
 }
 
@@ -215,10 +220,11 @@ static int load_check_thread(struct pfm_engine *e,
 
 	if (e->nr_sys_loaded)
 		return -EBUSY;
+	/* one context per thread: perfmon2's EEXIST */
 	for (i = 0; i < e->lim.max_contexts; i++)
 		if (e->ctxs[i] && e->ctxs[i]->state != PFM_CTX_UNLOADED &&
 		    e->ctxs[i]->load_pid == arg->load.load_pid)
-			return -EBUSY;
+			return -EEXIST;
 	if (arg->flags & PVPFM_LOAD_SELF) {
 		if (arg->load.load_pid != who->tid)
 			return -EINVAL;
@@ -282,10 +288,11 @@ int pfm_cmd_unload_context(struct pfm_cmd_args *a)
 	struct pfm_context *ctx = a->ctx;
 	pfarg_msg_t msg;
 
-	if (ctx->state == PFM_CTX_UNLOADED)
-		return -EINVAL;
 	if (arg && (arg->flags & ~PVPFM_UNLOAD_TASK_EXIT))
 		return -EINVAL;
+	/* nothing to do, as perfmon2's __pfm_unload_context */
+	if (ctx->state == PFM_CTX_UNLOADED)
+		return 0;
 	ctx_unload(a->e, ctx);
 	if (arg && (arg->flags & PVPFM_UNLOAD_TASK_EXIT)) {
 		pfm_memset(&msg, 0, sizeof(msg));
@@ -304,14 +311,18 @@ int pfm_cmd_start(struct pfm_cmd_args *a)
 
 	if (ctx->state == PFM_CTX_UNLOADED)
 		return -EINVAL;
-	if (ctx->state == PFM_CTX_MASKED)
-		return -EBUSY;
+	/*
+	 * Masked, as perfmon2: started, and the set it names is the one
+	 * that counts once restarted (a switch that was due is dropped)
+	 */
 	if (start) {
 		set = pfm_set_find(ctx, start->start_set);
 		if (!set)
 			return -EINVAL;
-		if (set != ctx->active)
+		if (set != ctx->active) {
 			ret = pfm_set_activate(a->e, ctx, set);
+			ctx->switch_pending = false;
+		}
 	}
 	ctx->started = true;
 	update_counting(a->e, ctx);
@@ -335,11 +346,12 @@ int pfm_cmd_restart(struct pfm_cmd_args *a)
 	struct pfm_context *ctx = a->ctx;
 
 	/*
-	 * perfmon2's __pfm_restart: EBUSY unless masked, unloaded too (its
-	 * thread gone, perfmon2's ZOMBIE): nothing was notified, nothing to
-	 * resume, and programs read EBUSY as "the task terminated"
+	 * perfmon2's __pfm_restart: EBUSY unless masked by a notification,
+	 * unloaded too (its thread gone, perfmon2's ZOMBIE): nothing was
+	 * notified, nothing to resume, and programs read EBUSY as "the task
+	 * terminated"
 	 */
-	if (ctx->state != PFM_CTX_MASKED)
+	if (ctx->state != PFM_CTX_MASKED || ctx->saturated)
 		return -EBUSY;
 	if (ctx->smpl.fmt)
 		pfm_smpl_reset(e, ctx);
@@ -348,6 +360,10 @@ int pfm_cmd_restart(struct pfm_cmd_args *a)
 	pfm_ctx_reset_forget(ctx);
 	ctx->state = PFM_CTX_LOADED;
 	ctx->blocked = false;
+	if (ctx->switch_pending) {
+		ctx->switch_pending = false;
+		pfm_set_switch_next(e, ctx);
+	}
 	update_counting(e, ctx);
 	return 0;
 }

@@ -127,9 +127,16 @@ struct pfm_limits {
 	u64 max_smpl_buf;	/* bytes per sampling buffer */
 };
 
-#define PFM_DFL_MAX_CONTEXTS	64
+/*
+ * Defaults sized for real programs: a context per thread of a program of
+ * hundreds of threads (pfmon --follow-all; a guest user has a quarter,
+ * perfmon2.ko's max_ctx_per_user), and vectors as long as the command
+ * block holds, which leaves the guest's arg_mem_max (a page) the bound,
+ * as perfmon2's was.
+ */
+#define PFM_DFL_MAX_CONTEXTS	1024
 #define PFM_DFL_MAX_SETS	32
-#define PFM_DFL_MAX_VECTOR	64
+#define PFM_DFL_MAX_VECTOR	PFM_LIMIT_MAX_VECTOR
 #define PFM_DFL_MAX_SMPL_BUF	(4ULL << 20)
 
 /*
@@ -159,7 +166,7 @@ struct pfm_engine_cfg {
 	u8 arch_version;	/* INTEL_ARCH: perfmon version (1-3) */
 	u8 counter_width;	/* backing counter width, 8..64 bits */
 	u32 nr_vcpus;		/* vCPU indexes are 0..nr_vcpus-1 */
-	u64 timer_granularity_ns; /* set timeouts round up to this */
+	u64 timer_granularity_ns; /* set timeouts are multiples of it */
 	/* zero fields take the defaults; each at most PFM_LIMIT_MAX_* */
 	struct pfm_limits limits;
 };

@@ -5,9 +5,17 @@
  * long resets, randomized periods) and overflow-triggered set switching.
  *
  * A PMD programmed to -p overflows after p events: its 64-bit value wraps
- * to zero. Without a notification it restarts from its short reset value;
- * with one, monitoring is masked and the long reset value is applied on
- * pfm_restart.
+ * to zero. What follows is perfmon2 v2.8x's (pfm_overflow_handler()):
+ *   - with the default sampling format, each overflow is recorded and the
+ *     PMD restarts from its short reset value until the buffer is full;
+ *   - without a format, every overflow masks monitoring, unless it makes
+ *     the set switch and no overflowed PMD asked for a notification;
+ *   - masked, the PMDs wait for pfm_restart, which applies their long
+ *     reset values (and a set switch that was due);
+ *   - a notification (a message, and SIGIO for an fd that asks) is sent
+ *     only if an overflowed PMD has PFM_REGFL_OVFL_NOTIFY. Masked without
+ *     one, the context saturates: its counts stay as they are and
+ *     pfm_restart refuses (EBUSY), as nothing was notified.
  */
 #include "pfm_priv.h"
 
@@ -114,32 +122,39 @@ static bool ovfl_switch_due(struct pfm_engine *e, struct pfm_set *set,
 	return due;
 }
 
-static bool notify_due(struct pfm_engine *e, struct pfm_context *ctx,
-		       const u64 *ovfl, const struct pfm_where *where, u32 vcpu)
+/* whether an overflowed PMD asked for a notification */
+static bool notify_asked(struct pfm_engine *e, struct pfm_set *set,
+			 const u64 *ovfl)
 {
-	struct pfm_set *set = ctx->active;
 	const struct pfm_pmd *p;
 	unsigned int n;
-	bool full = false;
 
-	if (ctx->smpl.fmt) {
-		/*
-		 * Samples of one interrupt are contiguous. Once an entry
-		 * fills the buffer the rest of the interrupt's samples still
-		 * go in where they fit, and are counted lost where not.
-		 */
-		pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS)
-			if (!pfm_smpl_record(e, ctx, n, where, vcpu))
-				full = true;
-		pfm_smpl_flush_hdr(e, ctx);
-		return full;
-	}
 	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS) {
 		p = pfm_set_pmd(&e->pmu, set, n);
 		if (p && (p->flags & PFM_REGFL_OVFL_NOTIFY))
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Record every overflowed PMD in the sampling buffer; true once it is
+ * full. Samples of one interrupt are contiguous: once an entry fills
+ * the buffer the rest of the interrupt's samples still go in where they
+ * fit, and are counted lost where not.
+ */
+static bool smpl_record_full(struct pfm_engine *e, struct pfm_context *ctx,
+			     const u64 *ovfl, const struct pfm_where *where,
+			     u32 vcpu)
+{
+	unsigned int n;
+	bool full = false;
+
+	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS)
+		if (!pfm_smpl_record(e, ctx, n, where, vcpu))
+			full = true;
+	pfm_smpl_flush_hdr(e, ctx);
+	return full;
 }
 
 static void post_ovfl_msg(struct pfm_engine *e, struct pfm_context *ctx,
@@ -161,21 +176,26 @@ static void post_ovfl_msg(struct pfm_engine *e, struct pfm_context *ctx,
 }
 
 /*
- * Mask monitoring until pfm_restart, which applies the long resets, and
- * notify. PFM_FL_OVFL_NO_MSG only leaves the message out: perfmon2's
+ * Mask monitoring until pfm_restart, which applies the long resets (and
+ * the set switch, if one was due), and notify if @notify.
+ * PFM_FL_OVFL_NO_MSG only leaves the message out: perfmon2's
  * pfm_notify_user() still woke the reader and sent SIGIO, which is what
  * a sampler whose SIGIO handler calls pfm_restart waits for. So the guest
  * is interrupted either way; it finds the context masked (CTX_STATE).
  */
-static void mask_and_notify(struct pfm_engine *e, struct pfm_context *ctx,
+static void mask_monitoring(struct pfm_engine *e, struct pfm_context *ctx,
 			    const u64 *ovfl, const struct pfm_where *where,
-			    u32 vcpu)
+			    u32 vcpu, bool notify, bool switch_due)
 {
 	ctx->state = PFM_CTX_MASKED;
 	if (ctx->counting)
 		pfm_counting_end(e, ctx);
 	ctx->reset_set = ctx->active;
 	pfm_memcpy(ctx->reset_pending, ovfl, sizeof(ctx->reset_pending));
+	ctx->switch_pending = switch_due;
+	ctx->saturated = !notify;
+	if (!notify)
+		return;
 	ctx->blocked = ctx->flags & PFM_FL_NOTIFY_BLOCK;
 	if (!(ctx->flags & PFM_FL_OVFL_NO_MSG))
 		post_ovfl_msg(e, ctx, ovfl, where, vcpu);
@@ -189,7 +209,7 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 	u64 ovfl[PFM_PMD_BV];
 	struct pfm_context *ctx;
 	struct pfm_set *set;
-	bool switch_due;
+	bool notify, switch_due, mask;
 	unsigned int w;
 
 	if (vcpu >= e->cfg.nr_vcpus)
@@ -210,18 +230,23 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 	}
 	pfm_memcpy(set->ovfl_pmds, ovfl, sizeof(set->ovfl_pmds));
 	if (ctx->state == PFM_CTX_MASKED) {
-		/* already notified: these wait for the same restart */
+		/* already masked: these wait for the same restart */
 		ctx->reset_set = set;
 		for (w = 0; w < PFM_PMD_BV; w++)
 			ctx->reset_pending[w] |= ovfl[w];
 		return;
 	}
-	if (notify_due(e, ctx, ovfl, where, vcpu))
-		mask_and_notify(e, ctx, ovfl, where, vcpu);
-	else
-		pfm_pmds_reset(e, ctx, set, ovfl, false);
-
+	notify = notify_asked(e, set, ovfl);
 	switch_due = ovfl_switch_due(e, set, ovfl);
+	if (ctx->smpl.fmt)
+		mask = smpl_record_full(e, ctx, ovfl, where, vcpu);
+	else
+		mask = notify || !switch_due;
+	if (mask) {
+		mask_monitoring(e, ctx, ovfl, where, vcpu, notify, switch_due);
+		return;
+	}
+	pfm_pmds_reset(e, ctx, set, ovfl, false);
 	if (switch_due)
 		pfm_set_switch_next(e, ctx);
 }

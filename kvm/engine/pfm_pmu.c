@@ -356,6 +356,7 @@ int pfm_cmd_pmu_info(struct pfm_cmd_args *a)
 	info->max_contexts = e->lim.max_contexts;
 	info->max_sets = e->lim.max_sets;
 	info->max_vector = e->lim.max_vector;
+	info->set_timeout_res_ns = e->cfg.timer_granularity_ns;
 	info->max_smpl_buf = e->lim.max_smpl_buf;
 	pfm_memcpy(info->impl_pmcs, e->pmu.impl_pmcs, sizeof(info->impl_pmcs));
 	pfm_memcpy(info->impl_pmds, e->pmu.impl_pmds, sizeof(info->impl_pmds));

@@ -8,7 +8,7 @@
  *     personality tables: which PMC/PMD indexes exist, their defaults,
  *     reserved bits and what each PMD counts;
  *   - up to limits.max_contexts contexts, each with 1..limits.max_sets
- *     event sets kept in id order; set 0 always exists;
+ *     event sets kept in id order (set 0 at creation);
  *   - per vCPU, the context currently active there (in), if any.
  *
  * A context is "in" on a vCPU when it is loaded and its thread (per-thread)
@@ -183,7 +183,7 @@ static inline struct pfm_pmd *pfm_set_pmd(const struct pfm_pmu *pmu,
 enum pfm_ctx_state {
 	PFM_CTX_UNLOADED,
 	PFM_CTX_LOADED,
-	PFM_CTX_MASKED,		/* overflow notified; waits for restart */
+	PFM_CTX_MASKED,		/* after an overflow; waits for restart */
 };
 
 #define PFM_SMPL_NONE		0
@@ -209,6 +209,8 @@ struct pfm_context {
 	bool started;
 	bool counting;
 	bool blocked;		/* NOTIFY_BLOCK: thread waits for restart */
+	bool saturated;		/* MASKED, nothing notified: no restart */
+	bool switch_pending;	/* MASKED: restart switches to the next set */
 	u32 load_pid;		/* thread, or CPU for system-wide */
 	u32 tid, tgid;		/* monitored thread, for samples/messages */
 	s32 vcpu;		/* where it is in, or -1 */
@@ -333,7 +335,7 @@ u64 pfm_set_timeout_left(struct pfm_engine *e, struct pfm_context *ctx,
 			 struct pfm_set *set);
 u64 pfm_set_act_duration(struct pfm_engine *e, struct pfm_context *ctx,
 			 struct pfm_set *set);
-bool pfm_set_timeout_round(const struct pfm_engine *e, u64 ns, u64 *timeout);
+bool pfm_set_timeout_valid(const struct pfm_engine *e, u64 ns);
 
 /* pfm_ctx.c */
 struct pfm_context *pfm_ctx_alloc(struct pfm_engine *e, u32 flags);

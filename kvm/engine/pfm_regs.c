@@ -7,9 +7,10 @@
  * event the host cannot count) in its reg_flags and its index in the
  * header's err_index. Entries before it stay applied, as in perfmon2.
  *
- * Reserved PMC bits must hold their default value: a value that changes
- * them is refused rather than silently corrected, so a guest never counts
- * something other than what it asked for.
+ * Reserved PMC bits take their default value whatever the guest wrote,
+ * as perfmon2 forced them: they select no event, and libpfm-3 writes
+ * only the fields it uses (FIXED_CTR_CTRL's enable bits without the PMI
+ * bits, say).
  */
 #include "pfm_priv.h"
 
@@ -94,7 +95,7 @@ _Static_assert(offsetof(pfarg_pmd_t, reg_flags) == PFM_REQ_FLAGS_OFF,
 	       "pfarg_pmc_t and pfarg_pmd_t differ in reg_flags");
 
 /* every per-entry return flag a call may set */
-#define PFM_RETFL_ALL	(PFM_REG_RETFL_MASK | PVPFM_REG_RETFL_EMULATED | \
+#define PFM_RETFL_ALL	(PFM_REG_RETFL_MASK | PVPFM_CMD_RETFL_EMULATED | \
 			 PVPFM_REG_RETFL_HOST_MEDIATED)
 
 /* a call's per-entry return flags start clear, whatever the guest wrote */
@@ -165,28 +166,28 @@ static int write_pmc(struct pfm_engine *e, struct pfm_context *ctx,
 	pfarg_pmc_t *req = entry;
 	const struct pfm_reg_desc *d = pfm_pmc_desc(&e->pmu, req->reg_num);
 	struct pfm_set *set;
+	u64 value;
 	u16 num;
 	int avail;
 
 	if (!d)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	num = d->num;
+	value = (req->reg_value & ~d->rsvd_msk) | (d->dfl_val & d->rsvd_msk);
 	/* NO_EMUL64 is refused: every PMD is 64-bit, see doc/PERFMON2-ABI.md */
 	if (req->reg_flags)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
 	set = pfm_set_find(ctx, req->reg_set);
 	if (!set)
 		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
-	if ((req->reg_value ^ d->dfl_val) & d->rsvd_msk)
-		return entry_error(&req->reg_flags, PFM_REG_RETFL_EINVAL);
-	avail = pmc_events_available(e, num, req->reg_value);
+	avail = pmc_events_available(e, num, value);
 	if (avail < 0)
 		return entry_notavail(e, &req->reg_flags, avail);
 	if (avail)
-		req->reg_flags |= PVPFM_REG_RETFL_EMULATED;
+		req->reg_flags |= PVPFM_CMD_RETFL_EMULATED;
 
 	edit_begin(e, ctx, set, ed);
-	*pfm_set_pmc(&e->pmu, set, num) = req->reg_value;
+	*pfm_set_pmc(&e->pmu, set, num) = value;
 	pfm_bit_set(set->used_pmcs, num);
 	return 0;
 }
@@ -268,25 +269,34 @@ int pfm_cmd_write_pmds(struct pfm_cmd_args *a)
 	return write_vector(a, sizeof(pfarg_pmd_t), write_pmd);
 }
 
+/*
+ * As perfmon2, only a PMD in use can be read: one written, or named in
+ * a written PMD's smpl_pmds or reset_pmds.
+ */
 int pfm_cmd_read_pmds(struct pfm_cmd_args *a)
 {
 	struct pfm_engine *e = a->e;
 	pfarg_pmd_t *req = a->arg;
 	const struct pfm_pmd *p;
 	struct pfm_set *set;
+	u16 num;
 	u32 i;
 
 	clear_retfl(req, a->hdr->count, sizeof(*req));
 	for (i = 0; i < a->hdr->count; i++) {
+		num = req[i].reg_num;
 		set = pfm_set_find(a->ctx, req[i].reg_set);
-		p = set ? pfm_set_pmd(&e->pmu, set, req[i].reg_num) : NULL;
-		if (!p) {
+		p = set ? pfm_set_pmd(&e->pmu, set, num) : NULL;
+		/* a PMD with a slot has a number below PFM_MAX_PMDS */
+		if (!p || !pfm_bit_test(set->used_pmds,
+					pfm_index_nospec(num, PFM_MAX_PMDS))) {
 			a->hdr->err_index = i;
 			return entry_error(&req[i].reg_flags,
 					   PFM_REG_RETFL_EINVAL);
 		}
-		req[i].reg_value = pfm_pmd_read(e, a->ctx, set, req[i].reg_num);
+		req[i].reg_value = pfm_pmd_read(e, a->ctx, set, num);
 		req[i].reg_last_reset_val = p->lval;
+		req[i].reg_ovfl_switch_cnt = p->ovflsw_thres;
 	}
 	return 0;
 }

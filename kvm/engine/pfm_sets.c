@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Event sets: their list (kept in id order, set 0 always present), the
+ * Event sets: their list (kept in id order, never empty), the
  * backing counters of the active set, 64-bit PMD values over narrower
  * counters, active time, time-based switching, and the three set calls.
  *
@@ -248,7 +248,7 @@ int pfm_set_activate(struct pfm_engine *e, struct pfm_context *ctx,
 	return ret;
 }
 
-/* round-robin in id order; after the last comes the first (set 0) */
+/* round-robin in id order; after the last comes the first */
 int pfm_set_switch_next(struct pfm_engine *e, struct pfm_context *ctx)
 {
 	u32 i;
@@ -299,21 +299,42 @@ void pfm_engine_timer(struct pfm_engine *e, u32 vcpu)
 }
 
 /*
- * A set's timeout of @ns as the timer can honour it: rounded up to the
- * timer granularity, so that no guest (nor a stream) makes the host
- * switch sets more often than that. False for 0 or one that overflows.
+ * Whether @ns is a timeout the set timer honours exactly: a multiple of
+ * its granularity, so that no guest (nor a stream) makes the host switch
+ * sets more often than that. perfmon2 asked the same of the clock's
+ * resolution (EINVAL otherwise); the guest reads this one in
+ * /sys/kernel/perfmon/device/set_timeout_res_ns.
  */
-bool pfm_set_timeout_round(const struct pfm_engine *e, u64 ns, u64 *timeout)
+bool pfm_set_timeout_valid(const struct pfm_engine *e, u64 ns)
 {
-	u64 gran = e->cfg.timer_granularity_ns;
-
-	if (!ns || ns > ~0ULL - gran)
-		return false;
-	*timeout = (ns + gran - 1) / gran * gran;
-	return true;
+	return ns && !(ns % e->cfg.timer_granularity_ns);
 }
 
 /* the set calls: sets change only while the context is unloaded */
+
+/*
+ * Create a set, or define an existing one anew, as perfmon2: with its
+ * PMCs back at their defaults and its runs and active time at zero
+ * (its PMDs stay as written).
+ */
+static void set_define(struct pfm_engine *e, struct pfm_set *set,
+		       const pfarg_setdesc_t *d)
+{
+	u16 s;
+
+	set->flags = d->set_flags;
+	set->timeout = d->set_flags & PFM_SETFL_TIME_SWITCH ? d->set_timeout : 0;
+	set->timeout_left = set->timeout;
+	set->runs = 0;
+	set->act_duration = 0;
+	set->host_enabled_ns = 0;
+	set->host_running_ns = 0;
+	set->ovfls_lost = 0;
+	for (s = 0; s < e->pmu.nr_pmcs; s++)
+		set->pmcs[s] = e->pmu.pmc[s].dfl_val;
+}
+
+#define PFM_SETFL_BOTH_SWITCH	(PFM_SETFL_OVFL_SWITCH | PFM_SETFL_TIME_SWITCH)
 
 int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
 {
@@ -321,7 +342,6 @@ int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
 	struct pfm_engine *e = a->e;
 	pfarg_setdesc_t *d = a->arg;
 	struct pfm_set *set;
-	u64 timeout = 0;
 	u32 i;
 	int ret;
 
@@ -330,10 +350,12 @@ int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
 	for (i = 0; i < a->hdr->count; i++, d++) {
 		a->hdr->err_index = i;
 		d->set_flags &= ~PFM_REG_RETFL_MASK;	/* a reused vector */
-		if (d->set_flags & ~known)
+		if ((d->set_flags & ~known) ||
+		    (d->set_flags & PFM_SETFL_BOTH_SWITCH) ==
+		    PFM_SETFL_BOTH_SWITCH)
 			goto bad_entry;
 		if ((d->set_flags & PFM_SETFL_TIME_SWITCH) &&
-		    !pfm_set_timeout_round(e, d->set_timeout, &timeout))
+		    !pfm_set_timeout_valid(e, d->set_timeout))
 			goto bad_entry;
 		set = pfm_set_find(a->ctx, d->set_id);
 		if (!set) {
@@ -346,11 +368,7 @@ int pfm_cmd_create_evtsets(struct pfm_cmd_args *a)
 				return ret;
 			}
 		}
-		set->flags = d->set_flags;
-		set->timeout = d->set_flags & PFM_SETFL_TIME_SWITCH ? timeout : 0;
-		set->timeout_left = set->timeout;
-		if (d->set_flags & PFM_SETFL_TIME_SWITCH)
-			d->set_timeout = timeout;
+		set_define(e, set, d);
 	}
 	a->hdr->err_index = 0;
 	return 0;
@@ -359,6 +377,10 @@ bad_entry:
 	return -EINVAL;
 }
 
+/*
+ * Any set may go, set 0 too (perfmon2), but not the context's last:
+ * a context always has a set to load.
+ */
 int pfm_cmd_delete_evtsets(struct pfm_cmd_args *a)
 {
 	struct pfm_context *ctx = a->ctx;
@@ -371,9 +393,8 @@ int pfm_cmd_delete_evtsets(struct pfm_cmd_args *a)
 	for (i = 0; i < a->hdr->count; i++, d++) {
 		a->hdr->err_index = i;
 		d->set_flags &= ~PFM_REG_RETFL_MASK;	/* a reused vector */
-		/* set 0 always exists: it cannot be deleted */
-		set = d->set_id ? pfm_set_find(ctx, d->set_id) : NULL;
-		if (!set) {
+		set = pfm_set_find(ctx, d->set_id);
+		if (!set || ctx->nr_sets == 1) {
 			d->set_flags |= PFM_REG_RETFL_EINVAL;
 			return -EINVAL;
 		}

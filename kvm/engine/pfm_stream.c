@@ -109,6 +109,8 @@ static void save_ctx(struct pfm_engine *e, struct writer *w,
 	c.reset_set = ctx->reset_set ? ctx->reset_set->id : 0;
 	c.started = ctx->started;
 	c.blocked = ctx->blocked;
+	c.saturated = ctx->saturated;
+	c.switch_pending = ctx->switch_pending;
 	c.smpl_fmt = ctx->smpl.fmt;
 	c.msg_count = ctx->msg_count;
 	c.smpl_buf_size = ctx->smpl.buf_size;
@@ -263,18 +265,21 @@ static int restore_ctx(struct pfm_engine *e, struct reader *r, const u8 *p,
 	const pfarg_msg_t *m;
 	u32 i;
 
-	if (!c || c->reserved0 || c->reserved1 || !c->id ||
+	if (!c || !c->id ||
 	    id_taken(e, c->id) || (c->flags & ~PFM_CTX_FLAGS_KNOWN) ||
 	    ((c->flags & PFM_FL_SYSTEM_WIDE) &&
 	     (c->flags & PFM_FL_NOTIFY_BLOCK)) ||
 	    c->state > PFM_CTX_MASKED || c->started > 1 || c->blocked > 1 ||
-	    c->has_reset > 1 || c->vcpu < -1 ||
+	    c->has_reset > 1 || c->saturated > 1 || c->switch_pending > 1 ||
+	    c->vcpu < -1 ||
 	    (c->vcpu >= 0 && (u32)c->vcpu >= e->cfg.nr_vcpus) ||
 	    (c->state == PFM_CTX_UNLOADED &&
 	     (c->vcpu >= 0 || c->started || c->blocked || c->has_reset)) ||
-	    /* only a notification masks; only a masked context waits */
-	    ((c->has_reset || c->blocked) && c->state != PFM_CTX_MASKED) ||
-	    (c->blocked && !(c->flags & PFM_FL_NOTIFY_BLOCK)) ||
+	    /* only a masked context waits, and only a notified one blocks */
+	    ((c->has_reset || c->blocked || c->saturated ||
+	      c->switch_pending) && c->state != PFM_CTX_MASKED) ||
+	    (c->blocked && (c->saturated ||
+			    !(c->flags & PFM_FL_NOTIFY_BLOCK))) ||
 	    ((c->flags & PFM_FL_SYSTEM_WIDE) && c->state != PFM_CTX_UNLOADED &&
 	     (u32)c->vcpu != c->load_pid) ||
 	    !c->nr_sets || c->msg_count > PFM_MSGQ_DEPTH ||
@@ -405,12 +410,10 @@ static int restore_set(struct pfm_engine *e, struct reader *r, const u8 *p,
 	struct pfm_set *set;
 	int ret;
 
-	u64 timeout = 0;
-
 	if (!s || !r->ctx || !r->sets_left || s->ctx_id != r->ctx->id ||
 	    s->reserved || (s->flags & ~PFM_SETFL_KNOWN) ||
 	    ((s->flags & PFM_SETFL_TIME_SWITCH) ?
-	     !pfm_set_timeout_round(e, s->timeout, &timeout) : !!s->timeout) ||
+	     !pfm_set_timeout_valid(e, s->timeout) : !!s->timeout) ||
 	    s->nr_pmcs > e->pmu.nr_pmcs || s->nr_pmds > e->pmu.nr_pmds ||
 	    left != s->nr_pmcs * sizeof(struct pfm_stream_pmc) +
 		    s->nr_pmds * sizeof(struct pfm_stream_pmd) ||
@@ -428,10 +431,10 @@ static int restore_set(struct pfm_engine *e, struct reader *r, const u8 *p,
 		return fail(r, PFM_STREAM_LIMIT);
 	}
 	set->flags = s->flags;
-	/* this host's timer floor holds, whatever the source's was */
-	set->timeout = timeout;
-	set->timeout_left = s->timeout_left < timeout ? s->timeout_left :
-							timeout;
+	/* a multiple of this host's timer granularity (checked above) */
+	set->timeout = s->timeout;
+	set->timeout_left = s->timeout_left < s->timeout ? s->timeout_left :
+							   s->timeout;
 	set->runs = s->runs;
 	set->act_duration = s->act_duration;
 	set->host_enabled_ns = s->host_enabled_ns;
@@ -508,7 +511,7 @@ static int finish_ctx(struct pfm_engine *e, struct reader *r)
 		return fail(r, PFM_STREAM_MALFORMED);
 	ctx->active = pfm_set_find(ctx, c->active_set);
 	ctx->reset_set = c->has_reset ? pfm_set_find(ctx, c->reset_set) : NULL;
-	if (!ctx->active || !pfm_set_find(ctx, 0) ||
+	if (!ctx->active ||
 	    (c->has_reset && !ctx->reset_set) ||
 	    (c->state != PFM_CTX_UNLOADED && ctx->smpl.fmt &&
 	     !pfm_smpl_ready(ctx)) ||
@@ -527,6 +530,8 @@ static int finish_ctx(struct pfm_engine *e, struct reader *r)
 	ctx->state = c->state;
 	ctx->started = c->started;
 	ctx->blocked = c->blocked;
+	ctx->saturated = c->saturated;
+	ctx->switch_pending = c->switch_pending;
 	if (ctx->flags & PFM_FL_SYSTEM_WIDE)
 		e->nr_sys_loaded++;
 	else

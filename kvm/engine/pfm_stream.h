@@ -64,10 +64,11 @@ struct pfm_stream_ctx {
 	u32 nr_sets;		/* SET records that follow */
 	u16 active_set;
 	u16 reset_set;
-	u8 started, blocked, has_reset, reserved0;
+	u8 started, blocked, has_reset;
+	u8 saturated;		/* masked without notification */
 	u32 smpl_fmt;		/* PFM_SMPL_* */
 	u32 msg_count;
-	u32 reserved1;
+	u32 switch_pending;	/* masked: restart switches set */
 	u64 smpl_buf_size;
 	u64 reset_pending[PFM_PMD_BV];
 	pfm_dfl_smpl_hdr_t smpl_hdr;

@@ -139,12 +139,28 @@ u32 t_ctx(struct t_env *t, u32 flags)
 	return (u32)id;
 }
 
+/* intel_arch's FIXED_CTR_CTRL, which controls PMDs 16 and up */
+#define T_FIXED_CTRL_PMC	16
+
 void t_pmc(struct t_env *t, u32 ctx, u16 set, u16 num, u64 value)
 {
+	u16 n, last = num < T_FIXED_CTRL_PMC ? num : PFM_FIRST_SW_PMD - 1;
 	pfarg_pmc_t pmc;
+	pfarg_pmd_t pmd;
+	uint64_t v;
 
 	cb_pmc_init(&pmc, num, set, value);
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &pmc, 1), 0);
+	/*
+	 * its PMDs, at 0 unless the test programmed them already (only a
+	 * PMD in use can be read); one not implemented is refused
+	 */
+	for (n = num; n <= last; n++) {
+		if (cb_read_pmd(&t->cb, ctx, set, n, &v) != -EINVAL)
+			continue;
+		cb_pmd_init(&pmd, n, set, 0);
+		cb_write_pmds(&t->cb, ctx, &pmd, 1);
+	}
 }
 
 void t_pmd(struct t_env *t, u32 ctx, u16 set, u16 num, u64 value)
@@ -232,6 +248,34 @@ u32 t_drain_msgs(struct t_env *t, u32 ctx, pfarg_msg_t *out, u32 max)
 		assert_true(n <= 4 * PFM_MSGQ_DEPTH);
 	}
 	return n;
+}
+
+u64 t_smpl_page_gpa(unsigned int i)
+{
+	return T_SMPL_GPA + (u64)i * PVPFM_PAGE_SIZE;
+}
+
+void t_smpl_fill(struct t_env *t, unsigned int first, unsigned int n)
+{
+	memset(sim_guest_ptr(t->sim, t_smpl_page_gpa(first),
+			     n * PVPFM_PAGE_SIZE),
+	       T_SMPL_FILL, n * PVPFM_PAGE_SIZE);
+}
+
+u32 t_smpl_ctx(struct t_env *t, u32 flags, u64 buf_size)
+{
+	u64 gpa[16];
+	unsigned int i, n = (buf_size + PVPFM_PAGE_SIZE - 1) / PVPFM_PAGE_SIZE;
+	int ctx;
+
+	assert_true(n <= 16);
+	t_smpl_fill(t, 0, 16);
+	ctx = t_create_smpl(t, flags, buf_size);
+	assert_true(ctx > 0);
+	for (i = 0; i < n; i++)
+		gpa[i] = t_smpl_page_gpa(i);
+	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, n, gpa), 0);
+	return ctx;
 }
 
 struct pfm_engine_stats t_stats(struct t_env *t)

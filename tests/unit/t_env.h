@@ -99,6 +99,13 @@ u64 t_runs(struct t_env *t, u32 ctx, u16 id);
 /* messages waiting on @ctx (reads them all; up to @max into @out) */
 u32 t_drain_msgs(struct t_env *t, u32 ctx, pfarg_msg_t *out, u32 max);
 
+/* sampling buffers: guest page @i of T_SMPL_GPA's, filled with T_SMPL_FILL */
+#define T_SMPL_FILL		0xa5
+u64 t_smpl_page_gpa(unsigned int i);
+void t_smpl_fill(struct t_env *t, unsigned int first, unsigned int n);
+/* a context with the default format, its buffer registered at page 0 */
+u32 t_smpl_ctx(struct t_env *t, u32 flags, u64 buf_size);
+
 struct pfm_engine_stats t_stats(struct t_env *t);
 
 /*

@@ -111,10 +111,14 @@ T_CTX_TEST(test_calls_on_unloaded_einval, 0)
 	assert_int_equal(cb_stop(&t->cb, ctx), -EINVAL);
 	/* perfmon2's __pfm_restart: EBUSY, the thread gone */
 	assert_int_equal(cb_restart(&t->cb, ctx), -EBUSY);
-	assert_int_equal(cb_unload(&t->cb, ctx), -EINVAL);
+	/* perfmon2's __pfm_unload_context: nothing to do, 0 */
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
 	assert_int_equal(cb_unload_flags(&t->cb, ctx, PVPFM_UNLOAD_TASK_EXIT),
-			 -EINVAL);
+			 0);
+	assert_int_equal(cb_unload_flags(&t->cb, ctx, 0x2), -EINVAL);
 	assert_int_equal(t_stats(t).loaded, 0);
+	/* and no PFM_MSG_END: the context was not loaded on a thread */
+	assert_int_equal(t_drain_msgs(t, ctx, NULL, 0), 0);
 }
 
 T_CTX_TEST(test_load_twice_ebusy, 0)
@@ -217,14 +221,14 @@ T_CTX_TEST(test_destroy_loaded_cleans_up, 0)
 	t_load_self(t, ctx);
 }
 
-/* perfmon2: one context per thread, detected at load */
+/* perfmon2: one context per thread, detected at load (EEXIST) */
 static void test_one_context_per_thread(void **state)
 {
 	struct t_env *t = T_ENV(state);
 	u32 a = t_ctx(t, 0), b = t_ctx(t, 0);
 
 	assert_int_equal(cb_load(&t->cb, a, 500, 0, 0, 50), 0);
-	assert_int_equal(cb_load(&t->cb, b, 500, 0, 0, 50), -EBUSY);
+	assert_int_equal(cb_load(&t->cb, b, 500, 0, 0, 50), -EEXIST);
 	assert_int_equal(cb_load(&t->cb, b, 501, 0, 0, 50), 0);
 	assert_int_equal(cb_unload(&t->cb, b), 0);
 	assert_int_equal(cb_unload(&t->cb, a), 0);

@@ -86,8 +86,8 @@ T_CTX_TEST(test_notify_msg_and_mask, 0)
 	assert_int_equal(t_read(t, ctx, 0, 0), v0);
 	assert_int_equal(t_read(t, ctx, 0, 1), 5);
 	assert_int_equal(t->sim->notifies, 1);
-	/* only pfm_restart unmasks: pfm_start is refused, nothing counts */
-	assert_int_equal(cb_start(&t->cb, ctx), -EBUSY);
+	/* only pfm_restart unmasks: pfm_start is taken (perfmon2), no count */
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_B, 7);
 	assert_int_equal(t_read(t, ctx, 0, 1), 5);
 
@@ -105,32 +105,69 @@ T_CTX_TEST(test_notify_msg_and_mask, 0)
 	assert_int_equal(t->sim->notifies, 2);
 }
 
-/* no notification: short reset at once, counting goes on */
+/*
+ * Sampling with no notification due yet: short reset at once, counting
+ * goes on
+ */
 T_CTX_TEST(test_short_reset, 0)
+{
+	u32 s = t_smpl_ctx(t, 0, 16 * PVPFM_PAGE_SIZE);
+	pfarg_msg_t m;
+
+	(void)ctx;
+	t_pmc(t, s, 0, 0, T_EVTSEL(EV_A));
+	pmd_prog(t, s, 0, -100, -50, -70, 0);
+	t_go(t, s);
+	assert_int_equal(last_reset(t, s, 0), (u64)-100);
+	sim_events(t->sim, 0, KEY_A, 100);
+	assert_int_equal(t_read(t, s, 0, 0), (u64)-50);
+	assert_int_equal(last_reset(t, s, 0), (u64)-50);
+	sim_events(t->sim, 0, KEY_A, 49);
+	assert_int_equal(t_read(t, s, 0, 0), (u64)-1);
+	sim_events(t->sim, 0, KEY_A, 1);
+	assert_int_equal(t_read(t, s, 0, 0), (u64)-50);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(t_read(t, s, 0, 0), (u64)-40);
+	assert_int_equal(t_stats(t).overflows, 2);
+	assert_int_equal(cb_read_msg(&t->cb, s, &m), -EAGAIN);
+	assert_int_equal(t->sim->notifies, 0);
+	/* a period of 1 with short reset -1: every event overflows */
+	pmd_prog(t, s, 0, -1, -1, -1, 0);
+	sim_events(t->sim, 0, KEY_A, 1000);
+	assert_int_equal(t_stats(t).overflows, 1002);
+	assert_int_equal(t_read(t, s, 0, 0), (u64)-1);
+}
+
+/*
+ * perfmon2 without a format: an overflow masks monitoring, notified or
+ * not. With no PFM_REGFL_OVFL_NOTIFY the context saturates: no message,
+ * no notification, the counts frozen, pfm_restart refused (nothing was
+ * notified) until the context is unloaded.
+ */
+T_CTX_TEST(test_saturation, 0)
 {
 	pfarg_msg_t m;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	pmd_prog(t, ctx, 0, -100, -50, -70, 0);
 	t_go(t, ctx);
-	assert_int_equal(last_reset(t, ctx, 0), (u64)-100);
+	sim_events(t->sim, 0, KEY_B, 3);
 	sim_events(t->sim, 0, KEY_A, 100);
-	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-50);
-	assert_int_equal(last_reset(t, ctx, 0), (u64)-50);
-	sim_events(t->sim, 0, KEY_A, 49);
-	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-1);
-	sim_events(t->sim, 0, KEY_A, 1);
-	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-50);
+	assert_int_equal(t_stats(t).overflows, 1);
+	assert_int_equal(t_read(t, ctx, 0, 0), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
-	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-40);
-	assert_int_equal(t_stats(t).overflows, 2);
+	sim_events(t->sim, 0, KEY_B, 10);
+	assert_int_equal(t_read(t, ctx, 0, 0), 0);
+	assert_int_equal(t_read(t, ctx, 0, 1), 3);
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 	assert_int_equal(t->sim->notifies, 0);
-	/* a period of 1 with short reset -1: every event overflows */
-	pmd_prog(t, ctx, 0, -1, -1, -1, 0);
-	sim_events(t->sim, 0, KEY_A, 1000);
-	assert_int_equal(t_stats(t).overflows, 1002);
-	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-1);
+	assert_int_equal(cb_restart(&t->cb, ctx), -EBUSY);
+	/* loaded again, it counts from where it stopped */
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
+	t_go(t, ctx);
+	sim_events(t->sim, 0, KEY_B, 4);
+	assert_int_equal(t_read(t, ctx, 0, 1), 7);
 }
 
 /* several PMDs overflowing at once: one message naming all of them */
@@ -153,16 +190,16 @@ T_CTX_TEST(test_simultaneous_one_msg, 0)
 }
 
 /* reg_reset_pmds: the PMDs reset on this PMD's overflow */
-T_CTX_TEST(test_reset_pmds, 0)
+static void reset_pmds_prog(struct t_env *t, u32 ctx, u32 flags)
 {
 	pfarg_pmd_t d;
-	pfarg_msg_t m;
 
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_C));
 	memset(&d, 0, sizeof(d));
 	d.reg_num = 0;
+	d.reg_flags = flags;
 	d.reg_value = d.reg_short_reset = -100;
 	d.reg_long_reset = -300;
 	d.reg_reset_pmds[0] = 1ULL << 1;
@@ -170,23 +207,30 @@ T_CTX_TEST(test_reset_pmds, 0)
 	pmd_prog(t, ctx, 1, 0, 7, 9, 0);
 	pmd_prog(t, ctx, 2, 0, 11, 13, 0);
 	t_go(t, ctx);
-
 	sim_events(t->sim, 0, KEY_B, 50);
 	sim_events(t->sim, 0, KEY_C, 50);
 	sim_events(t->sim, 0, KEY_A, 100);
-	assert_int_equal(t_read(t, ctx, 0, 1), 7);
-	assert_int_equal(t_read(t, ctx, 0, 2), 50);	/* not in reset_pmds */
-	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-100);
-	assert_int_equal(last_reset(t, ctx, 1), 7);
+}
+
+T_CTX_TEST(test_reset_pmds, 0)
+{
+	u32 s = t_smpl_ctx(t, 0, 16 * PVPFM_PAGE_SIZE);
+	pfarg_msg_t m;
+
+	/* sampling, the buffer not full: short resets at once */
+	reset_pmds_prog(t, s, 0);
+	assert_int_equal(t_read(t, s, 0, 1), 7);
+	assert_int_equal(t_read(t, s, 0, 2), 50);	/* not in reset_pmds */
+	assert_int_equal(t_read(t, s, 0, 0), (u64)-100);
+	assert_int_equal(last_reset(t, s, 1), 7);
 	sim_events(t->sim, 0, KEY_B, 3);
-	assert_int_equal(t_read(t, ctx, 0, 1), 10);
+	assert_int_equal(t_read(t, s, 0, 1), 10);
+	assert_int_equal(cb_destroy(&t->cb, s), 0);
 
 	/* with a notification the resets wait for restart, then are long */
-	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
-	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
-	sim_events(t->sim, 0, KEY_A, 100);
+	reset_pmds_prog(t, ctx, PFM_REGFL_OVFL_NOTIFY);
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
-	assert_int_equal(t_read(t, ctx, 0, 1), 10);
+	assert_int_equal(t_read(t, ctx, 0, 1), 50);
 	assert_int_equal(cb_restart(&t->cb, ctx), 0);
 	assert_int_equal(t_read(t, ctx, 0, 1), 9);
 	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-300);
@@ -263,7 +307,7 @@ static void random_periods(u32 seed, u64 mask, u64 p, u64 *periods,
 			   unsigned int n)
 {
 	struct t_env *t = t_env_new(NULL);
-	u32 ctx = t_ctx(t, 0);
+	u32 ctx = t_smpl_ctx(t, 0, 16 * PVPFM_PAGE_SIZE);
 	pfarg_pmd_t d;
 	u64 ovfl, lval, period = p;
 	unsigned int i;
@@ -654,6 +698,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T_TEST(test_notify_msg_and_mask),
 		T_TEST(test_short_reset),
+		T_TEST(test_saturation),
 		T_TEST(test_simultaneous_one_msg),
 		T_TEST(test_reset_pmds),
 		T_TEST(test_unimplemented_pmds_skipped),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * PMC/PMD writes and reads: per-entry PFM_REG_RETFL_* marking and
- * err_index, reserved bits of the personality tables, unimplemented
+ * err_index, reserved bits forced to the personality tables' defaults,
+ * reads of PMDs in use only, unimplemented
  * registers, events the host refuses, the EN bit, virtual PMDs, vector
  * limits, and 64-bit PMDs over narrower backing counters.
  */
@@ -32,9 +33,11 @@ static struct t_env *width_ctx(u8 width, u32 *ctx)
 T_CTX_TEST(test_pmcs_bad_entry_marked, 0)
 {
 	pfarg_pmc_t v[3];
+	u16 n;
 
 	cb_pmc_init(&v[0], 0, 0, T_EVTSEL(EV_A));
-	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B) | (1ULL << 21));
+	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B));
+	v[1].reg_flags = PFM_REGFL_NO_EMUL64;
 	cb_pmc_init(&v[2], 2, 0, T_EVTSEL(EV_C));
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 3), -EINVAL);
 	t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
@@ -42,8 +45,10 @@ T_CTX_TEST(test_pmcs_bad_entry_marked, 0)
 	assert_int_equal(v[2].reg_flags & PFM_REG_RETFL_MASK, 0);
 	/* the other fields come back unchanged */
 	assert_int_equal(v[1].reg_num, 1);
-	assert_int_equal(v[1].reg_value, T_EVTSEL(EV_B) | (1ULL << 21));
+	assert_int_equal(v[1].reg_value, T_EVTSEL(EV_B));
 
+	for (n = 0; n < 3; n++)
+		t_pmd(t, ctx, 0, n, 0);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 5);
 	sim_events(t->sim, 0, KEY_B, 6);
@@ -69,55 +74,59 @@ T_CTX_TEST(test_pmcs_success_clean, 0)
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 0), 0);
 }
 
+/* a PMC value, and what it counts once its reserved bits are forced */
 struct rsvd_case {
 	u64 value;
-	bool ok;
+	u64 effective;
 };
 
+/*
+ * Reserved bits take their default, whatever the guest wrote (perfmon2's
+ * (value & ~rsvd_msk) | (dfl_val & rsvd_msk)): each value is accepted and
+ * the host is asked to count exactly what the effective value says.
+ */
 static void check_rsvd(enum pvpfm_personality pers,
 		       const struct rsvd_case *c, unsigned int n)
 {
+	const struct sim_counter *sc;
 	struct t_opts o;
 	struct t_env *t;
-	pfarg_pmc_t v[2];
+	pfarg_pmc_t v;
 	unsigned int i;
 	u32 ctx;
-	int ret;
 
 	t_opts_default(&o);
 	o.personality = pers;
 	t = t_env_new(&o);
-	ctx = t_ctx(t, 0);
 	for (i = 0; i < n; i++) {
-		/* the case in second position: err_index must say 1 */
-		cb_pmc_init(&v[0], 0, 0, T_EVTSEL(EV_A));
-		cb_pmc_init(&v[1], 3, 0, c[i].value);
-		ret = cb_write_pmcs(&t->cb, ctx, v, 2);
-		if (c[i].ok) {
-			assert_int_equal(ret, 0);
-			assert_int_equal(v[1].reg_flags & PFM_REG_RETFL_MASK, 0);
-			continue;
-		}
-		assert_int_equal(ret, -EINVAL);
-		t_assert_stopped_at(t, 1, v[1].reg_flags, PFM_REG_RETFL_EINVAL);
+		ctx = t_ctx(t, 0);
+		cb_pmc_init(&v, 3, 0, c[i].value);
+		assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), 0);
+		assert_int_equal(v.reg_flags, 0);
+		t_pmd(t, ctx, 0, 3, 0);
+		t_go(t, ctx);
+		sc = sim_counter_find(t->sim, 0, 3);
+		assert_non_null(sc);
+		assert_int_equal(sc->c->ev.pmc_value, c[i].effective);
+		assert_int_equal(cb_destroy(&t->cb, ctx), 0);
 	}
 	t_env_free(t);
 }
 
-/* fam10h: reserved bits 20, 21, 36-39, 42-63 must keep the default (INT=1) */
+/* fam10h: reserved bits 20, 21, 36-39, 42-63 take the default (INT=1) */
 static void test_pmc_reserved_fam10h(void **state)
 {
+	const u64 a = T_EVTSEL(EV_A);
 	const struct rsvd_case c[] = {
-		{ T_EVTSEL(EV_A), true },
-		{ 1ULL << 20, true },			/* the default value */
-		{ T_EVTSEL(EV_A) | (1ULL << 21), false },
-		{ T_EVTSEL(EV_A) & ~PVPFM_EVTSEL_INT, false },	/* INT is reserved, =1 */
-		{ T_EVTSEL(0x1d6), true },		/* event bits 35:32 */
-		{ T_EVTSEL(EV_A) | (3ULL << 40), true },	/* guest/host only */
-		{ T_EVTSEL(EV_A) | (1ULL << 36), false },
-		{ T_EVTSEL(EV_A) | (1ULL << 39), false },
-		{ T_EVTSEL(EV_A) | (1ULL << 42), false },
-		{ T_EVTSEL(EV_A) | (1ULL << 63), false },
+		{ a, a },
+		{ a | (1ULL << 21), a },
+		{ a & ~PVPFM_EVTSEL_INT, a },		/* INT is reserved, =1 */
+		{ T_EVTSEL(0x1d6), T_EVTSEL(0x1d6) },	/* event bits 35:32 */
+		{ a | (3ULL << 40), a | (3ULL << 40) },	/* guest/host only */
+		{ a | (1ULL << 36), a },
+		{ a | (1ULL << 39), a },
+		{ a | (1ULL << 42), a },
+		{ a | (1ULL << 63), a },
 	};
 
 	(void)state;
@@ -127,17 +136,47 @@ static void test_pmc_reserved_fam10h(void **state)
 /* K8: the upper 32 bits are reserved too */
 static void test_pmc_reserved_k8(void **state)
 {
+	const u64 a = T_EVTSEL(EV_A);
+	const u64 edge = a | PVPFM_EVTSEL_EDGE | (0xffULL << 24);
 	const struct rsvd_case c[] = {
-		{ T_EVTSEL(EV_A), true },
-		{ T_EVTSEL(EV_A) | PVPFM_EVTSEL_EDGE | (0xffULL << 24), true },
-		{ T_EVTSEL(0x1d6), false },		/* bit 32 */
-		{ T_EVTSEL(EV_A) | (1ULL << 40), false },
-		{ T_EVTSEL(EV_A) | (1ULL << 21), false },
-		{ T_EVTSEL(EV_A) & ~PVPFM_EVTSEL_INT, false },
+		{ a, a },
+		{ edge, edge },
+		{ T_EVTSEL(0x1d6), T_EVTSEL(0xd6) },	/* bit 32 */
+		{ a | (1ULL << 40), a },
+		{ a | (1ULL << 21), a },
+		{ a & ~PVPFM_EVTSEL_INT, a },
 	};
 
 	(void)state;
 	check_rsvd(PVPFM_PERS_AMD64_K8, c, ARRAY_SIZE(c));
+}
+
+/*
+ * perfmon2 reads only a PMD in use: one written, or named in a written
+ * PMD's smpl_pmds or reset_pmds; its switch count comes back too
+ */
+T_CTX_TEST(test_read_pmds_in_use, 0)
+{
+	pfarg_pmd_t d;
+	uint64_t v;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	assert_int_equal(cb_read_pmd(&t->cb, ctx, 0, 1, &v), -EINVAL);
+	assert_int_equal(t->cb.hdr.err_index, 0);
+	assert_int_equal(cb_read_pmd(&t->cb, ctx, 0, PVPFM_VPMD_VM_EXITS, &v),
+			 -EINVAL);
+	cb_pmd_init(&d, 0, 0, 0);
+	d.reg_smpl_pmds[0] = 1ULL << 1;
+	d.reg_reset_pmds[0] = 1ULL << 2;
+	d.reg_ovfl_switch_cnt = 7;
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
+	assert_int_equal(cb_read_pmd(&t->cb, ctx, 0, 1, &v), 0);
+	assert_int_equal(cb_read_pmd(&t->cb, ctx, 0, 2, &v), 0);
+	assert_int_equal(cb_read_pmd(&t->cb, ctx, 0, 3, &v), -EINVAL);
+	memset(&d, 0, sizeof(d));
+	d.reg_num = 0;
+	assert_int_equal(cb_read_pmds(&t->cb, ctx, &d, 1), 0);
+	assert_int_equal(d.reg_ovfl_switch_cnt, 7);
 }
 
 static void test_pmc_unimplemented(void **state)
@@ -177,7 +216,7 @@ T_CTX_TEST(test_pmc_event_refused, 0)
 
 /*
  * An event the host backs with an admin's alias: accepted, counted, and
- * marked PVPFM_REG_RETFL_EMULATED on its entry (the guest sees it is not
+ * marked PVPFM_CMD_RETFL_EMULATED on its entry (the guest sees it is not
  * the real event); the mark is cleared when the entry is written again.
  */
 T_CTX_TEST(test_pmc_event_emulated, 0)
@@ -189,13 +228,13 @@ T_CTX_TEST(test_pmc_event_emulated, 0)
 	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B));
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 2), 0);
 	assert_int_equal(v[0].reg_flags, 0);
-	assert_int_equal(v[1].reg_flags, PVPFM_REG_RETFL_EMULATED);
+	assert_int_equal(v[1].reg_flags, PVPFM_CMD_RETFL_EMULATED);
 	/* the same vector again (flags as returned): same outcome */
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, v, 2), 0);
-	assert_int_equal(v[1].reg_flags, PVPFM_REG_RETFL_EMULATED);
+	assert_int_equal(v[1].reg_flags, PVPFM_CMD_RETFL_EMULATED);
 	/* an unaliased event in the same PMC: the mark goes */
 	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_C));
-	v[1].reg_flags = PVPFM_REG_RETFL_EMULATED;
+	v[1].reg_flags = PVPFM_CMD_RETFL_EMULATED;
 	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v[1], 1), 0);
 	assert_int_equal(v[1].reg_flags, 0);
 	cb_pmc_init(&v[1], 1, 0, T_EVTSEL(EV_B));
@@ -292,13 +331,16 @@ T_CTX_TEST(test_pmd_bitmasks_checked, 0)
 /* virtual PMDs need no PMC: writing them enables them */
 T_CTX_TEST(test_virtual_pmd_counts, 0)
 {
+	uint64_t v;
+
 	t_pmd(t, ctx, 0, PVPFM_VPMD_VM_EXITS, 1000);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS), 42);
 	sim_events(t->sim, 0, SIM_EV_VIRTUAL(PVPFM_VPMD_HALT_EXITS), 9);
 	sim_events(t->sim, 1, SIM_EV_VIRTUAL(PVPFM_VPMD_VM_EXITS), 100);
 	assert_int_equal(t_read(t, ctx, 0, PVPFM_VPMD_VM_EXITS), 1042);
-	assert_int_equal(t_read(t, ctx, 0, PVPFM_VPMD_HALT_EXITS), 0);
+	assert_int_equal(cb_read_pmd(&t->cb, ctx, 0, PVPFM_VPMD_HALT_EXITS,
+				     &v), -EINVAL);
 	assert_null(sim_counter_find(t->sim, 0, PVPFM_VPMD_HALT_EXITS));
 	/* written while counting: it starts counting at once */
 	t_pmd(t, ctx, 0, PVPFM_VPMD_HALT_EXITS, 0);
@@ -352,10 +394,19 @@ static void test_intel_fixed_counters(void **state)
 	assert_int_equal(t_read(t, ctx, 0, 16), 0);
 	assert_int_equal(t_read(t, ctx, 0, 17), 11);
 	assert_int_equal(t_read(t, ctx, 0, 0), 12);
-	/* a field of a counter that does not exist is reserved */
+	/* a field of a counter that does not exist is reserved: dropped */
 	cb_pmc_init(&v, 16, 0, 0x3888);
-	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), -EINVAL);
-	assert_int_equal(v.reg_flags & PFM_REG_RETFL_MASK, PFM_REG_RETFL_EINVAL);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), 0);
+	assert_null(sim_counter_find(t->sim, 0, 19));
+	/*
+	 * libpfm-3 writes only the enable bits it uses (0x00a: fixed
+	 * counter 0, user mode, PMI): the PMI bits take their default
+	 */
+	cb_pmc_init(&v, 16, 0, 0x00a);
+	assert_int_equal(cb_write_pmcs(&t->cb, ctx, &v, 1), 0);
+	assert_non_null(sim_counter_find(t->sim, 0, 16));
+	assert_int_equal(sim_counter_find(t->sim, 0, 16)->c->ev.pmc_value, 0x88a);
+	assert_null(sim_counter_find(t->sim, 0, 17));
 	t_env_free(t);
 
 	/* a host that cannot back fixed counters: NOTAVAIL */
@@ -379,6 +430,7 @@ static void test_vector_over_limit(void **state)
 	pfarg_pmc_t v[5];
 	pfarg_pmd_t d[5];
 	pfarg_setinfo_t si[5];
+	uint64_t pmd0;
 	u32 ctx, i;
 
 	(void)state;
@@ -395,7 +447,9 @@ static void test_vector_over_limit(void **state)
 	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, si, 5), -E2BIG);
 	assert_int_equal(d[0].reg_value, 1000);
 	assert_int_equal(si[0].set_runs, 0);
-	assert_int_equal(t_read(t, ctx, 0, 0), 0);
+	/* nothing applied: PMD0 is not in use */
+	assert_int_equal(cb_read_pmd(&t->cb, ctx, 0, 0, &pmd0), -EINVAL);
+	t_pmd(t, ctx, 0, 0, 0);
 	t_load_self(t, ctx);
 	assert_int_equal(cb_start(&t->cb, ctx), 0);
 	sim_events(t->sim, 0, KEY_A, 10);
@@ -499,6 +553,7 @@ int main(void)
 		T_TEST(test_pmcs_success_clean),
 		cmocka_unit_test(test_pmc_reserved_fam10h),
 		cmocka_unit_test(test_pmc_reserved_k8),
+		T_TEST(test_read_pmds_in_use),
 		T_TEST(test_pmc_unimplemented),
 		T_TEST(test_pmc_event_refused),
 		T_TEST(test_pmc_event_emulated),

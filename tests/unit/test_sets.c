@@ -113,9 +113,6 @@ T_CTX_TEST(test_delete_sets, 0)
 
 	t_set(t, ctx, 1, 0, 0);
 	t_set(t, ctx, 2, 0, 0);
-	desc_init(&d[0], 0, 0, 0);
-	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 1), -EINVAL);
-	t_assert_stopped_at(t, 0, d[0].set_flags, PFM_REG_RETFL_EINVAL);
 	desc_init(&d[0], 7, 0, 0);
 	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 1), -EINVAL);
 	assert_int_equal(d[0].set_flags & PFM_REG_RETFL_MASK,
@@ -125,7 +122,7 @@ T_CTX_TEST(test_delete_sets, 0)
 	/* the bad entry marked, the good one before it applied and clean */
 	desc_init(&d[0], 2, 0, 0);
 	d[0].set_flags = PFM_REG_RETFL_EINVAL;	/* stale, from a reused vector */
-	desc_init(&d[1], 0, 0, 0);
+	desc_init(&d[1], 9, 0, 0);
 	assert_int_equal(cb_delete_sets(&t->cb, ctx, d, 2), -EINVAL);
 	assert_int_equal(t->cb.hdr.err_index, 1);
 	assert_int_equal(d[0].set_flags, 0);
@@ -146,6 +143,35 @@ T_CTX_TEST(test_delete_sets, 0)
 	/* loading on a deleted set is refused */
 	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 1, PVPFM_LOAD_SELF,
 				 t->tgid[0]), -EINVAL);
+}
+
+/*
+ * perfmon2 deletes set 0 like any other; a context keeps one set at
+ * least (its last is refused), and set 0 can be made again
+ */
+T_CTX_TEST(test_delete_set0, 0)
+{
+	pfarg_setdesc_t d;
+
+	t_set(t, ctx, 3, 0, 0);
+	t_pmc(t, ctx, 3, 0, T_EVTSEL(EV_A));
+	desc_init(&d, 0, 0, 0);
+	assert_int_equal(cb_delete_sets(&t->cb, ctx, &d, 1), 0);
+	assert_int_equal(t_stats(t).sets, 1);
+	desc_init(&d, 3, 0, 0);
+	assert_int_equal(cb_delete_sets(&t->cb, ctx, &d, 1), -EINVAL);
+	t_assert_stopped_at(t, 0, d.set_flags, PFM_REG_RETFL_EINVAL);
+	/* set 3 alone: loaded on it, it counts */
+	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 0, PVPFM_LOAD_SELF,
+				 t->tgid[0]), -EINVAL);
+	assert_int_equal(cb_load(&t->cb, ctx, t->tid[0], 3, PVPFM_LOAD_SELF,
+				 t->tgid[0]), 0);
+	assert_int_equal(cb_start(&t->cb, ctx), 0);
+	sim_events(t->sim, 0, KEY_A, 6);
+	assert_int_equal(t_read(t, ctx, 3, 0), 6);
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
+	t_set(t, ctx, 0, 0, 0);
+	assert_int_equal(t_stats(t).sets, 2);
 }
 
 /* create on an existing set modifies it */
@@ -171,8 +197,39 @@ T_CTX_TEST(test_create_modifies, 0)
 	/* perfmon2: a time switch needs a timeout */
 	desc_init(&d, 1, PFM_SETFL_TIME_SWITCH, 0);
 	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), -EINVAL);
+	/* perfmon2: not both ways of switching */
+	desc_init(&d, 1, PFM_SETFL_TIME_SWITCH | PFM_SETFL_OVFL_SWITCH, 5 * US);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, &d, 1), -EINVAL);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_flags, PFM_SETFL_OVFL_SWITCH);
+}
+
+/*
+ * perfmon2: defining an existing set again starts it afresh: its runs and
+ * active time at zero, its PMCs at their defaults (its PMDs stay)
+ */
+T_CTX_TEST(test_create_resets, 0)
+{
+	pfarg_setinfo_t si;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 5);
+	sim_run(t->sim, 30 * US);
+	assert_int_equal(cb_unload(&t->cb, ctx), 0);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_runs, 1);
+	assert_true(si.set_act_duration > 0);
+	t_set(t, ctx, 0, 0, 0);
+	t_info(t, ctx, 0, &si);
+	assert_int_equal(si.set_runs, 0);
+	assert_int_equal(si.set_act_duration, 0);
+	assert_int_equal(t_read(t, ctx, 0, 0), 5);
+	/* PMC0 is back at its default: EN clear, nothing counts */
+	t_go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 5);
+	assert_int_equal(t_read(t, ctx, 0, 0), 5);
+	assert_null(sim_counter_find(t->sim, 0, 0));
 }
 
 /* no more than limits.max_sets sets; nothing allocated beyond */
@@ -203,7 +260,10 @@ static void test_max_sets(void **state)
 	t_env_free(t);
 }
 
-/* the effective timeout is rounded up to the timer granularity */
+/*
+ * perfmon2: a timeout is a multiple of the timer's resolution, else
+ * EINVAL (not rounded); here the set timer's granularity
+ */
 static void test_timeout_rounding(void **state)
 {
 	struct t_opts o;
@@ -217,20 +277,20 @@ static void test_timeout_rounding(void **state)
 	o.timer_granularity_ns = 1 * MS;
 	t = t_env_new(&o);
 	ctx = t_ctx(t, 0);
-	desc_init(&d[0], 1, PFM_SETFL_TIME_SWITCH, 1500 * US);
-	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 2 * MS);
+	desc_init(&d[0], 1, PFM_SETFL_TIME_SWITCH, 2 * MS);
+	desc_init(&d[1], 2, PFM_SETFL_TIME_SWITCH, 1500 * US);
 	desc_init(&d[2], 3, PFM_SETFL_TIME_SWITCH, 1);
-	assert_int_equal(cb_create_sets(&t->cb, ctx, d, 3), 0);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, d, 3), -EINVAL);
+	t_assert_stopped_at(t, 1, d[1].set_flags, PFM_REG_RETFL_EINVAL);
 	assert_int_equal(d[0].set_timeout, 2 * MS);
-	assert_int_equal(d[1].set_timeout, 2 * MS);
-	assert_int_equal(d[2].set_timeout, 1 * MS);
+	assert_int_equal(d[1].set_timeout, 1500 * US);
 	t_info(t, ctx, 1, &si);
 	assert_int_equal(si.set_timeout, 2 * MS);
-	t_info(t, ctx, 3, &si);
-	assert_int_equal(si.set_timeout, 1 * MS);
+	assert_int_equal(cb_create_sets(&t->cb, ctx, &d[2], 1), -EINVAL);
+	assert_int_equal(t_stats(t).sets, 2);
 
-	/* and the switch happens after the effective timeout */
-	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 1500 * US);
+	/* and the switch happens after the timeout */
+	t_set(t, ctx, 0, PFM_SETFL_TIME_SWITCH, 2 * MS);
 	t_go(t, ctx);
 	sim_run(t->sim, 2 * MS - 1);
 	assert_int_equal(t_runs(t, ctx, 1), 0);
@@ -406,11 +466,16 @@ T_CTX_TEST(test_ovfl_switch_cascade, 0)
 	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
 }
 
-/* switch count 3: the set switches on the third overflow */
+/*
+ * switch count 3: the set switches on the third overflow (sampling: the
+ * overflows before it do not mask)
+ */
 T_CTX_TEST(test_ovfl_switch_count, 0)
 {
 	const u64 n = 100;
 	pfarg_pmd_t d;
+
+	ctx = t_smpl_ctx(t, 0, 16 * PVPFM_PAGE_SIZE);
 
 	t_set(t, ctx, 0, PFM_SETFL_OVFL_SWITCH, 0);
 	t_set(t, ctx, 1, PFM_SETFL_OVFL_SWITCH, 0);
@@ -446,6 +511,8 @@ T_CTX_TEST(test_ovfl_switch_needs_flag, 0)
 	pfarg_setinfo_t si;
 	pfarg_pmd_t d;
 
+	ctx = t_smpl_ctx(t, 0, 16 * PVPFM_PAGE_SIZE);
+
 	t_set(t, ctx, 1, 0, 0);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	memset(&d, 0, sizeof(d));
@@ -460,6 +527,38 @@ T_CTX_TEST(test_ovfl_switch_needs_flag, 0)
 	/* the overflows are recorded all the same */
 	t_info(t, ctx, 0, &si);
 	assert_int_equal(si.set_ovfl_pmds[0], 1);
+}
+
+/*
+ * A switch due on an overflow that notifies: masked first, as perfmon2;
+ * the switch happens at pfm_restart, after the long reset
+ */
+T_CTX_TEST(test_ovfl_switch_at_restart, 0)
+{
+	pfarg_pmd_t d;
+	pfarg_msg_t m;
+
+	t_set(t, ctx, 0, PFM_SETFL_OVFL_SWITCH, 0);
+	t_set(t, ctx, 1, 0, 0);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	cb_pmd_init(&d, 0, 0, -10);
+	d.reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	d.reg_long_reset = -20;
+	d.reg_ovfl_switch_cnt = 1;
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
+	t_pmc(t, ctx, 1, 1, T_EVTSEL(EV_B));
+	t_go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 10);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), 0);
+	assert_int_equal(m.pfm_ovfl_msg.msg_active_set, 0);
+	assert_int_equal(t_runs(t, ctx, 1), 0);
+	sim_events(t->sim, 0, KEY_B, 5);
+	assert_int_equal(t_read(t, ctx, 1, 1), 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), 0);
+	assert_int_equal(t_runs(t, ctx, 1), 1);
+	assert_int_equal(t_read(t, ctx, 0, 0), (u64)-20);
+	sim_events(t->sim, 0, KEY_B, 5);
+	assert_int_equal(t_read(t, ctx, 1, 1), 5);
 }
 
 /* the same when the host cannot open the next set's counter on a switch */
@@ -574,7 +673,9 @@ int main(void)
 		T_TEST(test_getinfo_unknown_set),
 		T_TEST(test_sets_busy_while_loaded),
 		T_TEST(test_delete_sets),
+		T_TEST(test_delete_set0),
 		T_TEST(test_create_modifies),
+		T_TEST(test_create_resets),
 		cmocka_unit_test(test_max_sets),
 		cmocka_unit_test(test_timeout_rounding),
 		T_TEST(test_time_switch_round_robin),
@@ -584,6 +685,7 @@ int main(void)
 		T_TEST(test_ovfl_switch_cascade),
 		T_TEST(test_ovfl_switch_count),
 		T_TEST(test_ovfl_switch_needs_flag),
+		T_TEST(test_ovfl_switch_at_restart),
 		T_TEST(test_host_contention),
 		T_TEST(test_time_switch_open_fails_not_silent),
 		T_TEST(test_masked_time_not_counted),

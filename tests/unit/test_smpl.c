@@ -12,36 +12,7 @@
 
 #define HDR_SIZE	sizeof(pfm_dfl_smpl_hdr_t)
 #define ENT_SIZE	sizeof(pfm_dfl_smpl_entry_t)
-#define FILL		0xa5
-
-/* guest pages for buffers, filled with FILL */
-static u64 page_gpa(unsigned int i)
-{
-	return T_SMPL_GPA + (u64)i * PVPFM_PAGE_SIZE;
-}
-
-static void fill_pages(struct t_env *t, unsigned int first, unsigned int n)
-{
-	memset(sim_guest_ptr(t->sim, page_gpa(first), n * PVPFM_PAGE_SIZE),
-	       FILL, n * PVPFM_PAGE_SIZE);
-}
-
-/* a sampling context whose buffer is @pages contiguous pages at page 0 */
-static u32 smpl_ctx(struct t_env *t, u32 flags, u64 buf_size)
-{
-	u64 gpa[16];
-	unsigned int i, n = (buf_size + PVPFM_PAGE_SIZE - 1) / PVPFM_PAGE_SIZE;
-	int ctx;
-
-	assert_true(n <= 16);
-	fill_pages(t, 0, 16);
-	ctx = t_create_smpl(t, flags, buf_size);
-	assert_true(ctx > 0);
-	for (i = 0; i < n; i++)
-		gpa[i] = page_gpa(i);
-	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, n, gpa), 0);
-	return ctx;
-}
+#define FILL		T_SMPL_FILL
 
 static const pfm_dfl_smpl_hdr_t *hdr_of(struct t_env *t)
 {
@@ -134,7 +105,7 @@ static void test_smpl_header_and_entries(void **state)
 {
 	struct t_env *t = T_ENV(state);
 	const u16 smpl[] = { 257, 3, 1 };	/* recorded as 1, 3, 257 */
-	u32 ctx = smpl_ctx(t, 0, 8192);
+	u32 ctx = t_smpl_ctx(t, 0, 8192);
 	u64 vals[3];
 	pfarg_msg_t m;
 
@@ -187,7 +158,7 @@ static void test_smpl_header_and_entries(void **state)
 static void test_smpl_bare_entry(void **state)
 {
 	struct t_env *t = T_ENV(state);
-	u32 ctx = smpl_ctx(t, 0, 4096);
+	u32 ctx = t_smpl_ctx(t, 0, 4096);
 
 	sample_a_every_10(t, ctx, 2);
 	t_go(t, ctx);
@@ -206,7 +177,7 @@ static void test_smpl_bare_entry(void **state)
 static void test_smpl_throttled_lost(void **state)
 {
 	struct t_env *t = T_ENV(state);
-	u32 ctx = smpl_ctx(t, 0, 4096);
+	u32 ctx = t_smpl_ctx(t, 0, 4096);
 	const pfm_dfl_smpl_hdr_t *h = hdr_of(t);
 
 	sample_a_every_10(t, ctx, 2);
@@ -244,7 +215,7 @@ static void test_smpl_simultaneous(void **state)
 {
 	struct t_env *t = T_ENV(state);
 	const u16 s0[] = { 1 }, s2[] = { 1, 3 };
-	u32 ctx = smpl_ctx(t, 0, 4096);
+	u32 ctx = t_smpl_ctx(t, 0, 4096);
 	const pfm_dfl_smpl_entry_t *e;
 	u16 pmds[2];
 	u64 end, off;
@@ -304,7 +275,7 @@ static void smpl_simultaneous_at_full(bool fits)
 	/* the largest entry, hdr_min_buf_space, from a first context */
 	t_opts_default(&o);
 	t = t_env_new(&o);
-	smpl_ctx(t, 0, 4096);
+	t_smpl_ctx(t, 0, 4096);
 	min = hdr_of(t)->hdr_min_buf_space;
 	t_env_free(t);
 	/* the buffer has room for PMD0's entry and then @room < min */
@@ -315,15 +286,15 @@ static void smpl_simultaneous_at_full(bool fits)
 	size = HDR_SIZE + AT_FULL_E0 + room;
 
 	t = t_env_new(&o);
-	ctx = smpl_ctx(t, 0, size);
+	ctx = t_smpl_ctx(t, 0, size);
 	h = hdr_of(t);
 	assert_int_equal(h->hdr_min_buf_space, min);
 	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_C));
-	pmd_smpl(t, ctx, 0, 100, 100, 0, s0, 1);
-	pmd_smpl(t, ctx, 2, 100, 100, 0, s2, 6);
+	pmd_smpl(t, ctx, 0, 100, 100, PFM_REGFL_OVFL_NOTIFY, s0, 1);
+	pmd_smpl(t, ctx, 2, 100, 100, PFM_REGFL_OVFL_NOTIFY, s2, 6);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t->sim->overflow_calls, 1);
@@ -351,6 +322,37 @@ static void test_smpl_simultaneous_at_full(void **state)
 }
 
 /*
+ * perfmon2: a full buffer notifies only if the PMD asked for it. Without
+ * PFM_REGFL_OVFL_NOTIFY the buffer saturates: monitoring is masked with
+ * its samples kept, no message, no notification, no restart (pfmon's
+ * "the buffer is what it holds at the end").
+ */
+static void test_smpl_full_saturates(void **state)
+{
+	struct t_env *t = T_ENV(state);
+	const u16 s[] = { 1 };
+	u32 ctx = t_smpl_ctx(t, 0, 4096);
+	const pfm_dfl_smpl_hdr_t *h = hdr_of(t);
+	pfarg_msg_t m;
+	u64 count;
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	pmd_smpl(t, ctx, 0, 100, 500, 0, s, 1);
+	t_go(t, ctx);
+	sim_events(t->sim, 0, KEY_A, 100 * 4096);
+	count = h->hdr_count;
+	assert_true(count > 0 && count < 4096 / ENT_SIZE);
+	assert_int_equal(h->hdr_overflows, 1);
+	assert_int_equal(t_stats(t).samples, count);
+	assert_int_equal(cb_read_msg(&t->cb, ctx, &m), -EAGAIN);
+	assert_int_equal(t->sim->notifies, 0);
+	assert_int_equal(cb_restart(&t->cb, ctx), -EBUSY);
+	sim_events(t->sim, 0, KEY_A, 1000);
+	assert_int_equal(h->hdr_count, count);
+}
+
+/*
  * Buffer full: the entry that leaves less than hdr_min_buf_space makes the
  * notification; no sample was lost, no entry is partial; monitoring is
  * masked until pfm_restart, which empties the buffer and applies the long
@@ -361,7 +363,7 @@ static void test_smpl_full_restart(void **state)
 	struct t_env *t = T_ENV(state);
 	const u16 s[] = { 1 };
 	const u64 size = 4096, esz = ENT_SIZE + 8;
-	u32 ctx = smpl_ctx(t, 0, size);
+	u32 ctx = t_smpl_ctx(t, 0, size);
 	const pfm_dfl_smpl_hdr_t *h = hdr_of(t);
 	pfm_dfl_smpl_hdr_t snap;
 	pfarg_msg_t m;
@@ -427,14 +429,14 @@ static void test_smpl_scattered_pages(void **state)
 	struct t_env *t = T_ENV(state);
 	const u16 s[] = { 1 };
 	const u64 esz = ENT_SIZE + 8, size = 3 * PVPFM_PAGE_SIZE;
-	const u64 gpa[3] = { page_gpa(2), page_gpa(0), page_gpa(5) };
+	const u64 gpa[3] = { t_smpl_page_gpa(2), t_smpl_page_gpa(0), t_smpl_page_gpa(5) };
 	u8 *buf = calloc(1, size);
 	pfm_dfl_smpl_entry_t e;
 	unsigned int i;
 	u64 v;
 	int ctx;
 
-	fill_pages(t, 0, 8);
+	t_smpl_fill(t, 0, 8);
 	ctx = t_create_smpl(t, 0, size);
 	assert_true(ctx > 0);
 	assert_int_equal(cb_smpl_register(&t->cb, ctx, 1, 1, &gpa[1]), 0);
@@ -481,7 +483,7 @@ static void test_smpl_register_errors(void **state)
 {
 	struct t_env *t = T_ENV(state);
 	u32 plain = t_ctx(t, 0);
-	u64 gpa[2] = { page_gpa(0), page_gpa(1) };
+	u64 gpa[2] = { t_smpl_page_gpa(0), t_smpl_page_gpa(1) };
 	u64 raw[3];
 	struct pvpfm_smpl_register_arg *a = (void *)raw;
 	int ctx;
@@ -499,21 +501,21 @@ static void test_smpl_register_errors(void **state)
 	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 1, gpa), -EFAULT);
 	gpa[0] = T_GUEST_BASE + T_GUEST_SIZE;
 	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 1, gpa), -EFAULT);
-	gpa[0] = page_gpa(0) + 8;
+	gpa[0] = t_smpl_page_gpa(0) + 8;
 	assert_true(cb_smpl_register(&t->cb, ctx, 0, 1, gpa) < 0);
 	assert_int_equal(t->sim->pinned, 0);
 	/* nr_pages and arg_size disagree */
 	a->first_page = 0;
 	a->nr_pages = 2;
-	raw[1] = page_gpa(0);
+	raw[1] = t_smpl_page_gpa(0);
 	assert_int_equal(cb_cmd(&t->cb, PVPFM_CMD_SMPL_REGISTER, ctx, 0, a, 16),
 			 -EINVAL);
 	assert_int_equal(t->sim->pinned, 0);
 	/* registering a page again replaces it */
-	gpa[0] = page_gpa(0);
-	gpa[1] = page_gpa(1);
+	gpa[0] = t_smpl_page_gpa(0);
+	gpa[1] = t_smpl_page_gpa(1);
 	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 2, gpa), 0);
-	gpa[0] = page_gpa(3);
+	gpa[0] = t_smpl_page_gpa(3);
 	assert_int_equal(cb_smpl_register(&t->cb, ctx, 0, 1, gpa), 0);
 	assert_int_equal(t->sim->pinned, 2);
 	t_load_self(t, ctx);
@@ -558,7 +560,7 @@ static void test_smpl_create_checks(void **state)
 static void test_smpl_guest_write_fails(void **state)
 {
 	struct t_env *t = T_ENV(state);
-	u32 ctx = smpl_ctx(t, 0, 4096);
+	u32 ctx = t_smpl_ctx(t, 0, 4096);
 
 	sample_a_every_10(t, ctx, 0);
 	t_go(t, ctx);
@@ -580,7 +582,7 @@ static void test_smpl_guest_write_fails(void **state)
 /* a context with @flags samples PMD 2 every 10 of EV_A; one sample at @ip */
 static u32 kip_ctx(struct t_env *t, u32 flags, u64 ip, bool kernel)
 {
-	u32 ctx = smpl_ctx(t, flags, 4096);
+	u32 ctx = t_smpl_ctx(t, flags, 4096);
 
 	sample_a_every_10(t, ctx, 2);
 	t_go(t, ctx);
@@ -616,6 +618,7 @@ int main(void)
 		T_TEST(test_smpl_simultaneous),
 		cmocka_unit_test(test_smpl_simultaneous_at_full),
 		T_TEST(test_smpl_full_restart),
+		T_TEST(test_smpl_full_saturates),
 		T_TEST(test_smpl_scattered_pages),
 		T_TEST(test_smpl_register_errors),
 		cmocka_unit_test(test_smpl_create_checks),

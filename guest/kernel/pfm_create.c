@@ -172,6 +172,8 @@ static long pfm_create(void __user *uarg)
 			return -EFAULT;
 	}
 
+	/* bits 16-31 are perfmon2's arch-specific flags: none on x86, ignored */
+	arg.ctx.ctx_flags &= ~PFM_FL_ARCH_MASK;
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;

@@ -114,6 +114,31 @@ static long pfm_ctx_call(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 }
 
 /*
+ * An emulated event's mark (pv_perfmon.h): bit 29 in the command block,
+ * bit 27 for programs. A stale mark from a reused vector goes on the way
+ * in, as the host clears its return flags.
+ */
+static void pmc_marks_to_host(pfarg_pmc_t *pc, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		pc[i].reg_flags &= ~PVPFM_REG_RETFL_EMULATED;
+}
+
+static void pmc_marks_from_host(pfarg_pmc_t *pc, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!(pc[i].reg_flags & PVPFM_CMD_RETFL_EMULATED))
+			continue;
+		pc[i].reg_flags &= ~PVPFM_CMD_RETFL_EMULATED;
+		pc[i].reg_flags |= PVPFM_REG_RETFL_EMULATED;
+	}
+}
+
+/*
  * The vector calls. Limits first (E2BIG, without asking the host), then
  * the vector is copied in, sent, and copied back whatever the answer.
  */
@@ -149,11 +174,15 @@ static long pfm_vector_call(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 		.arg = vec,
 		.arg_size = size,
 	};
+	if (d->cmd == PVPFM_CMD_WRITE_PMCS)
+		pmc_marks_to_host(vec, v.count);
 	mutex_lock(&ctx->lock);
 	ret = pfm_dev_exec(&req);
 	mutex_unlock(&ctx->lock);
 	if (!ret) {
 		ret = req.status;
+		if (d->cmd == PVPFM_CMD_WRITE_PMCS)
+			pmc_marks_from_host(vec, v.count);
 		if (size && copy_to_user(uvec, vec, size) && !ret)
 			ret = -EFAULT;
 	}

@@ -21,8 +21,12 @@
  *   - unload or close from another thread: the hook is deactivated at once
  *     (the notifiers then do nothing) and a task_work unlinks it;
  *   - thread exit: the sched_process_exit tracepoint, which runs in the
- *     exiting thread before its last task_work, unloads the context with
- *     PVPFM_UNLOAD_TASK_EXIT (the host queues PFM_MSG_END) and unlinks.
+ *     exiting thread before its last task_work, unloads the context and
+ *     unlinks. The host queues PFM_MSG_END (PVPFM_UNLOAD_TASK_EXIT) for
+ *     a thread another one monitored, not for a self-monitoring one, as
+ *     perfmon2's __pfm_exit_thread(): a program whose threads each
+ *     monitor themselves, with SIGIO asked for on their context fds,
+ *     gets no signal from a thread's end.
  *   - an exec that changes credentials (setuid, setgid, file capabilities:
  *     the new mm is not SUID_DUMP_USER): the sched_process_exec
  *     tracepoint, in the thread before the new program's first
@@ -84,6 +88,7 @@ struct pfm_hook {
 	struct task_struct *task;	/* the monitored thread */
 	u64 exec_id;	/* @task's self_exec_id when the hook was made */
 	u32 ctx_id;
+	bool self;	/* loaded by @task itself: its end queues no END */
 	bool active;	/* the host has the context loaded on @task */
 	bool in;	/* ... and in, on the vCPU @task runs on */
 	bool linked;	/* on @task's preempt notifiers */
@@ -152,10 +157,12 @@ static int hook_switch(u32 out, u32 in, struct task_struct *in_task)
 	return ret;
 }
 
-/* the monitored thread ended: unload, the host queues PFM_MSG_END */
+/* the monitored thread ended: unload; END for another's monitor */
 static void hook_unload_exit(struct pfm_hook *h)
 {
-	struct pvpfm_unload_arg arg = { .flags = PVPFM_UNLOAD_TASK_EXIT };
+	struct pvpfm_unload_arg arg = {
+		.flags = h->self ? 0 : PVPFM_UNLOAD_TASK_EXIT,
+	};
 	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_UNLOAD_CONTEXT,
 		.ctx_id = h->ctx_id,
@@ -395,6 +402,7 @@ int pfm_hook_load_self(struct pfm_hook *h, struct pfm_dev_req *load)
 	if (!ret)
 		ret = load->status;
 	if (!ret) {
+		h->self = true;
 		h->active = true;
 		h->in = true;
 		hook_link_current(h);

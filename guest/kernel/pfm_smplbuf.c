@@ -121,9 +121,9 @@ int pfm_smplbuf_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!ctx->smpl_buf)
 		return -EINVAL;
-	/* the host writes the buffer; programs only read it */
+	/* the host writes the buffer; programs only read it (perfmon2: EINVAL) */
 	if (vma->vm_flags & VM_WRITE)
-		return -EACCES;
+		return -EINVAL;
 	if (vma->vm_pgoff || vma_pages(vma) > ctx->smpl_pages)
 		return -EINVAL;
 	vm_flags_clear(vma, VM_MAYWRITE);

@@ -394,6 +394,7 @@ PFM_DEV_U32(max_contexts, "%u", pfm_dev_info.pmu.max_contexts);
 PFM_DEV_U32(max_sets, "%u", pfm_dev_info.pmu.max_sets);
 PFM_DEV_U32(max_vector, "%u", pfm_dev_info.pmu.max_vector);
 PFM_DEV_U32(max_smpl_buf, "%llu", pfm_dev_info.pmu.max_smpl_buf);
+PFM_DEV_U32(set_timeout_res_ns, "%u", pfm_dev_info.pmu.set_timeout_res_ns);
 PFM_DEV_U32(commands, "%lld", atomic64_read(&pfm_dev_stats.commands));
 PFM_DEV_U32(commands_lost, "%lld", atomic64_read(&pfm_dev_stats.lost));
 PFM_DEV_U32(switches, "%lld", atomic64_read(&pfm_dev_stats.switches));
@@ -413,6 +414,7 @@ static struct attribute *device_attrs[] = {
 	&max_sets_attr.attr,
 	&max_vector_attr.attr,
 	&max_smpl_buf_attr.attr,
+	&set_timeout_res_ns_attr.attr,
 	&commands_attr.attr,
 	&commands_lost_attr.attr,
 	&switches_attr.attr,

@@ -37,6 +37,7 @@
 #define PFM_FL_NOTIFY_BLOCK	0x01	/* block monitored thread on notify */
 #define PFM_FL_SYSTEM_WIDE	0x02	/* system-wide (per-CPU) context */
 #define PFM_FL_OVFL_NO_MSG	0x80	/* no overflow message on notify */
+#define PFM_FL_ARCH_MASK	0xffff0000U	/* arch-specific: none on x86 */
 
 /* register flags, in (pfarg_pmc_t / pfarg_pmd_t reg_flags) */
 #define PFM_REGFL_OVFL_NOTIFY	0x1	/* PMD: notify on overflow */

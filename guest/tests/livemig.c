@@ -201,6 +201,7 @@ static int smpl_ctx(uint32_t flags, pfm_dfl_smpl_hdr_t **h)
 	p = mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
 	memset(&pd, 0, sizeof(pd));
 	pd.reg_num = RUN_NS;
+	pd.reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* a message when full */
 	pd.reg_value = -SMPL_PERIOD;
 	pd.reg_short_reset = -SMPL_PERIOD;
 	pd.reg_long_reset = -SMPL_PERIOD;

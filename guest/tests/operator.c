@@ -95,6 +95,7 @@ static int sampling(pfm_dfl_smpl_hdr_t **hp)
 	p = mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
 	memset(pd, 0, sizeof(pd));
 	pd[0].reg_num = RUN_NS;
+	pd[0].reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* a message when full */
 	pd[0].reg_value = -SMPL_PERIOD;
 	pd[0].reg_short_reset = -SMPL_PERIOD;
 	pd[0].reg_long_reset = -SMPL_PERIOD;

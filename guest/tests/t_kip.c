@@ -65,7 +65,7 @@ static void kip_sample(struct kip_run *r)
 	h = mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (h == MAP_FAILED)
 		return run_fail(r, "mmap");
-	t_pmd_period(&pd, RUN_NS, SMPL_PERIOD, 0);
+	t_pmd_period(&pd, RUN_NS, SMPL_PERIOD, PFM_REGFL_OVFL_NOTIFY);
 	if (pfm_write_pmds(fd, &pd, 1))
 		return run_fail(r, "write_pmds");
 	if (t_load(fd, t_gettid(), 0))

@@ -120,7 +120,7 @@ static void smpl(void)
 	sigio_arm(fd, h);
 	/* 200 us of vCPU time a sample: a fill every ~20 ms */
 	if (!t_expect_ok("nomsg: smpl: program, load on itself, start",
-			 program(fd, 200 * 1000ULL, 0)))
+			 program(fd, 200 * 1000ULL, PFM_REGFL_OVFL_NOTIFY)))
 		goto out;
 	run_until(ROUNDS);
 	t_check(sig_count >= ROUNDS,

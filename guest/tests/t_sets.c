@@ -29,6 +29,30 @@
 
 #define NSETS		3
 #define TIMEOUT_NS	(10 * MS)
+
+/*
+ * perfmon2: a timeout is a multiple of the timer's resolution, which the
+ * device publishes; another is refused (EINVAL), not rounded
+ */
+static void timeout_resolution(int fd)
+{
+	long long res = t_sysfs_num("device/set_timeout_res_ns", -1);
+	pfarg_setdesc_t sd;
+
+	if (!t_check(res > 0 && TIMEOUT_NS % res == 0,
+		     "sets: device/set_timeout_res_ns divides 10 ms", "%lld",
+		     res))
+		return;
+	memset(&sd, 0, sizeof(sd));
+	sd.set_id = 9;
+	sd.set_flags = PFM_SETFL_TIME_SWITCH;
+	sd.set_timeout = TIMEOUT_NS + res / 2;
+	t_expect_err("sets: a timeout between two multiples: EINVAL",
+		     pfm_create_evtsets(fd, &sd, 1), EINVAL);
+	t_check(sd.set_timeout == TIMEOUT_NS + res / 2,
+		"sets: a refused timeout is not rewritten", "%llu",
+		(unsigned long long)sd.set_timeout);
+}
 #define BUSY_NS		(600 * MS)
 #define SLACK_NS	(2 * MS)
 
@@ -119,13 +143,13 @@ int main(void)
 		return t_done();
 	ok = true;
 	for (i = 0; i < NSETS; i++)
-		ok &= sd[i].set_timeout >= TIMEOUT_NS &&
-		      sd[i].set_timeout < TIMEOUT_NS + 10 * MS;
-	t_check(ok, "sets: effective timeouts returned",
+		ok &= sd[i].set_timeout == TIMEOUT_NS;
+	t_check(ok, "sets: the timeouts are taken as they are",
 		"%llu, %llu, %llu ns for 10 ms requested",
 		(unsigned long long)sd[0].set_timeout,
 		(unsigned long long)sd[1].set_timeout,
 		(unsigned long long)sd[2].set_timeout);
+	timeout_resolution(fd);
 
 	for (i = 0; i < NSETS; i++) {
 		snprintf(name, sizeof(name), "sets: VCPU_RUN_NS, STEAL_NS in set %d", i);

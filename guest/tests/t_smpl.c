@@ -14,6 +14,8 @@
  *              O_NONBLOCK read and SIGIO; monitoring masked until
  *              pfm_restart, which empties the buffer; hdr_overflows counts
  *   no_msg     PFM_FL_OVFL_NO_MSG: full and masked, but no message
+ *   saturated  no PFM_REGFL_OVFL_NOTIFY: full and masked, nothing
+ *              notified, pfm_restart refused (perfmon2's saturation)
  *   random     PFM_REGFL_RANDOM: periods in [period, period + mask]
  *   block      PFM_FL_NOTIFY_BLOCK on a ptrace-attached child: it stops
  *              when its buffer fills, until pfm_restart, unload or close,
@@ -127,15 +129,16 @@ static pfm_dfl_smpl_hdr_t *smpl_map(int fd, size_t size)
  * recording @smpl (a PMD bitmask of the virtual PMDs, bit 0 = 256);
  * VM_EXITS counts alongside.
  */
-static int smpl_program(int fd, uint64_t period, uint64_t mask, uint32_t smpl)
+static int smpl_program(int fd, uint64_t period, uint64_t mask, uint32_t smpl,
+			uint32_t pmd_flags)
 {
 	pfarg_pmd_t pd[2];
 
 	memset(pd, 0, sizeof(pd));
-	t_pmd_period(&pd[0], RUN_NS, period, 0);
+	t_pmd_period(&pd[0], RUN_NS, period, pmd_flags);
 	pd[0].reg_smpl_pmds[RUN_NS / 64] = (uint64_t)smpl << (RUN_NS % 64);
 	if (mask) {
-		pd[0].reg_flags = PFM_REGFL_RANDOM;
+		pd[0].reg_flags |= PFM_REGFL_RANDOM;
 		pd[0].reg_random_mask = mask;
 		pd[0].reg_random_seed = 12345;
 	}
@@ -192,8 +195,8 @@ static void buffer(void)
 		return;
 	}
 	w = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	t_check(w == MAP_FAILED && errno == EACCES,
-		"smpl: PROT_WRITE mapping refused (EACCES)", "%s",
+	t_check(w == MAP_FAILED && errno == EINVAL,
+		"smpl: PROT_WRITE mapping refused (EINVAL, perfmon2)", "%s",
 		w == MAP_FAILED ? strerror(errno) : "mapped");
 	if (w != MAP_FAILED)
 		munmap(w, size);
@@ -226,7 +229,9 @@ static int self_ctx(uint32_t flags, size_t size, uint64_t mask, uint32_t smpl,
 		return -1;
 	}
 	*hp = smpl_map(fd, size);
-	if (!*hp || smpl_program(fd, SMPL_PERIOD, mask, smpl) ||
+	/* OVFL_NOTIFY: a notification when the buffer is full */
+	if (!*hp || smpl_program(fd, SMPL_PERIOD, mask, smpl,
+				 PFM_REGFL_OVFL_NOTIFY) ||
 	    t_load(fd, t_gettid(), 0) || pfm_start(fd, NULL)) {
 		t_fail(what, "set up: %s", strerror(errno));
 		if (*hp)
@@ -566,6 +571,51 @@ static void no_msg(void)
 	close(fd);
 }
 
+/*
+ * perfmon2: a full buffer notifies only a PMD that asked (OVFL_NOTIFY).
+ * Without it the buffer saturates, pfmon's "what it holds at the end":
+ * masked, no message, no SIGIO, pfm_restart refused.
+ */
+static void saturated(void)
+{
+	const size_t size = 4096;
+	pfm_dfl_smpl_hdr_t *h;
+	uint64_t count;
+	short revents;
+	int fd, n;
+
+	fd = t_smpl_create(0, size);
+	h = fd < 0 ? NULL : smpl_map(fd, size);
+	if (!h || smpl_program(fd, SMPL_PERIOD, 0, SMPL_EXITS, 0) ||
+	    t_load(fd, t_gettid(), 0) || pfm_start(fd, NULL)) {
+		t_fail("smpl: saturated: set up", "%s", strerror(errno));
+		goto out;
+	}
+	t_check(spin_for(&h->hdr_overflows, 1, SPIN_TIMEOUT_S),
+		"smpl: saturated: the buffer fills without OVFL_NOTIFY",
+		"count %llu, overflows %llu", (unsigned long long)h->hdr_count,
+		(unsigned long long)h->hdr_overflows);
+	check_masked(fd, h, "smpl: saturated: full buffer masks monitoring");
+	n = t_poll_in(fd, 200, &revents);
+	t_check(n == 0, "smpl: saturated: no message", "poll %d, revents %#x",
+		n, revents);
+	t_expect_err("smpl: saturated: pfm_restart, nothing notified: EBUSY",
+		     pfm_restart(fd), EBUSY);
+	/* perfmon2 takes a start while masked; nothing counts the more */
+	t_expect_ok("smpl: saturated: pfm_start while masked", pfm_start(fd, NULL));
+	count = h->hdr_count;
+	t_busy_ns(20 * SMPL_PERIOD);
+	t_check(h->hdr_count == count && h->hdr_overflows == 1,
+		"smpl: saturated: the buffer keeps what it holds",
+		"count %llu -> %llu", (unsigned long long)count,
+		(unsigned long long)h->hdr_count);
+out:
+	if (h)
+		munmap(h, size);
+	if (fd >= 0)
+		close(fd);
+}
+
 struct dist {
 	uint64_t n, distinct, min_p, max_p, min_d, max_d, out;
 	/* host time between samples: whole, and by half of the periods */
@@ -779,7 +829,8 @@ static bool spawn_blocked(struct blocked *b, int cpu, const char *name)
 	}
 	b->fd = t_smpl_create(PFM_FL_NOTIFY_BLOCK, BLOCK_SIZE);
 	if (b->fd < 0 || !(b->h = smpl_map(b->fd, BLOCK_SIZE)) ||
-	    smpl_program(b->fd, SMPL_PERIOD, 0, SMPL_EXITS) ||
+	    smpl_program(b->fd, SMPL_PERIOD, 0, SMPL_EXITS,
+			 PFM_REGFL_OVFL_NOTIFY) ||
 	    t_load(b->fd, b->pid, 0) || pfm_start(b->fd, NULL)) {
 		t_fail(name, "set up: %s", strerror(errno));
 		return false;
@@ -942,6 +993,7 @@ int main(void)
 		"notifications", lines, t_sysfs_num("device/nr_vcpus", -1),
 		t_sysfs_num("device/msix_vectors", -1), irqs1 - irqs0);
 	no_msg();
+	saturated();
 	randomized();
 	block(cpus[0]);
 	return t_done();

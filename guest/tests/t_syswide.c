@@ -237,7 +237,7 @@ struct evict_run {
 	int step;	/* 0, else the setup step that failed (errno in err) */
 	int err;
 	bool end_msg;	/* PFM_MSG_END came */
-	int unload_err;	/* pfm_unload_context after it: errno, 0 if it worked */
+	int stop_err;	/* pfm_stop after it: errno, 0 if still loaded */
 };
 
 /*
@@ -265,7 +265,7 @@ static void evict_child(int ready, int wfd)
 		if (poll(&pfd, 1, 10000) == 1 &&
 		    read(fd, &msg, sizeof(msg)) == sizeof(msg))
 			r.end_msg = msg.type == PFM_MSG_END;
-		r.unload_err = pfm_unload_context(fd) ? errno : 0;
+		r.stop_err = pfm_stop(fd) ? errno : 0;
 	}
 	if (write(wfd, &r, sizeof(r)) != sizeof(r))
 		_exit(1);
@@ -320,9 +320,9 @@ static void evict(int cpu)
 		t_check(r.end_msg,
 			"syswide: nobody's context unloaded: PFM_MSG_END",
 			"no PFM_MSG_END within 10 s");
-		t_check(r.unload_err == EINVAL,
-			"syswide: nobody's context is unloaded (unload: EINVAL)",
-			"%s", r.unload_err ? strerror(r.unload_err) : "unloaded then");
+		t_check(r.stop_err == EINVAL,
+			"syswide: nobody's context is unloaded (stop: EINVAL)",
+			"%s", r.stop_err ? strerror(r.stop_err) : "still loaded");
 	}
 
 	/* root's own per-thread context: perfmon2's rule, EBUSY */

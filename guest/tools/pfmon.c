@@ -196,6 +196,27 @@ static void explain(const char *what, int set, int reg, uint32_t flags,
 	die("%s: %s", what, strerror(err));
 }
 
+/*
+ * The host takes set timeouts that are multiples of its timer's
+ * resolution and refuses others (as perfmon2 did its clock's): round
+ * up, and say so. A host that does not say rounds them itself.
+ */
+static uint64_t switch_timeout_round(uint64_t ns)
+{
+	uint64_t res, r;
+	bool ok;
+
+	res = sysfs_u64("device/set_timeout_res_ns", &ok);
+	if (!ok || !res)
+		return ns;
+	r = (ns + res - 1) / res * res;
+	if (r != ns)
+		fprintf(stderr, "pfmon: --switch-timeout %llu ns rounded up to %llu ns, a multiple of the host's %llu ns\n",
+			(unsigned long long)ns, (unsigned long long)r,
+			(unsigned long long)res);
+	return r;
+}
+
 /* program every set on @fd; 0 or dies */
 static void program(int fd, uint64_t timeout)
 {
@@ -232,7 +253,13 @@ static void program(int fd, uint64_t timeout)
 			pd[npd].reg_num = e->vpmd ? e->vpmd : e->pmc;
 			pd[npd].reg_set = s;
 			if (smpl_period && s == 0 && i == 0) {
-				/* the sampling PMD: overflows every period */
+				/*
+				 * the sampling PMD: overflows every period,
+				 * notifies when the buffer is full (pfmon
+				 * drains it and restarts; without the flag
+				 * the buffer would saturate)
+				 */
+				pd[npd].reg_flags = PFM_REGFL_OVFL_NOTIFY;
 				pd[npd].reg_value = -smpl_period;
 				pd[npd].reg_short_reset = -smpl_period;
 				pd[npd].reg_long_reset = -smpl_period;
@@ -1190,6 +1217,8 @@ int main(int argc, char **argv)
 	check_counters();
 	if (nsets > 1 && !timeout)
 		timeout = PFMON_DFL_SWITCH_TIMEOUT_NS;
+	if (nsets > 1)
+		timeout = switch_timeout_round(timeout);
 	if (nsets == 1 && timeout)
 		fprintf(stderr, "pfmon: --switch-timeout with one event set: nothing to switch\n");
 	if (outfile) {

@@ -102,6 +102,8 @@ extern const char *csv_sep;
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
 					      noreturn));
 int sysfs_read(const char *rel, char *buf, size_t size);
+/* a number in /sys/kernel/perfmon/@rel; *@ok false if none */
+uint64_t sysfs_u64(const char *rel, bool *ok);
 /*
  * Room for element @n of @arr, an array of @size-byte elements and *@cap
  * slots: @arr, or the array moved to twice the slots (@first when it had

@@ -55,7 +55,7 @@ static const struct cli_option options[] = {
 	CLI_OPT("set", OPT_SET, "EV[,EV...]", "the same as -e (pfmon 1.x's name for a further set)"),
 	CLI_OPT("user-level", 'u', NULL, "hardware events count at user level by default"),
 	CLI_OPT("kernel-level", 'k', NULL, "hardware events count at kernel level by default (neither, or both: user and kernel)"),
-	CLI_OPT("switch-timeout", OPT_SWITCH_TIMEOUT, "NS", "time each set is active before the next (default " STR(PFMON_DFL_SWITCH_TIMEOUT_NS) " ns)"),
+	CLI_OPT("switch-timeout", OPT_SWITCH_TIMEOUT, "NS", "time each set is active before the next, rounded up to a multiple of the host's set timer resolution (default " STR(PFMON_DFL_SWITCH_TIMEOUT_NS) " ns)"),
 	CLI_OPT("list", 'l', NULL, "list the events, each probed on the host"),
 	CLI_ALIAS("show-events", 'l', NULL),
 	CLI_OPT("verbose", 'v', NULL, "print each event's registers (PMC value) on stderr"),

@@ -70,7 +70,7 @@ const char *events_libpfm_version(void)
 	return buf;
 }
 
-static uint64_t sysfs_u64(const char *rel, bool *ok)
+uint64_t sysfs_u64(const char *rel, bool *ok)
 {
 	char buf[64], *end;
 	uint64_t v;

@@ -653,6 +653,7 @@ static void bench_sampling(int timeout_s)
 	hdr = p;
 	memset(pd, 0, sizeof(pd));
 	pd[0].reg_num = RUN_NS;
+	pd[0].reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* a message when full */
 	pd[0].reg_value = -SMPL_PERIOD_NS;
 	pd[0].reg_short_reset = -SMPL_PERIOD_NS;
 	pd[0].reg_long_reset = -SMPL_PERIOD_NS;

@@ -264,6 +264,7 @@ static int pv_smpl_start(struct pv_smpl *s, unsigned int rate)
 	s->hdr = s->buf;
 	memset(&pd, 0, sizeof(pd));
 	pd.reg_num = PVPFM_VPMD_VCPU_RUN_NS;
+	pd.reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* a message when full */
 	pd.reg_value = -period;
 	pd.reg_short_reset = -period;
 	pd.reg_long_reset = -period;

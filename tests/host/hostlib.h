@@ -272,6 +272,13 @@ uint32_t hl_sets_ctx(struct hl_vcpu *v, const char *who, pfarg_setdesc_t *d,
 		     uint64_t smpl_gpa, uint32_t smpl_pages);
 /* DESTROY each of the @n contexts @ids on @v, a teardown: no status kept */
 void hl_destroy_ctxs(struct hl_vcpu *v, const uint32_t *ids, int n);
+/*
+ * CTX_STATE of @ctx through @c (v->cb, or a caller on the vCPU's own
+ * thread): its PVPFM_CTX_* flags in *@flags (0 on failure), which tell a
+ * masked context (notified, or saturated: masked without notification)
+ * from a running one. Returns as cb_cmd().
+ */
+int hl_ctx_state(struct cb_caller *c, uint32_t ctx, uint32_t *flags);
 
 /* ---- the guest running, on the vCPU thread (lib/run.c) ---------------- */
 int hl_vcpu_setup(struct hl_vcpu *v, uint64_t rip, uint64_t rcx,

@@ -83,11 +83,17 @@ static void t_pmu_info(void)
 		(unsigned long long)info.impl_pmcs[0],
 		(unsigned long long)info.impl_pmds[0],
 		(unsigned long long)info.impl_pmds[4]);
-	t_check(info.max_contexts == 64 && info.max_sets == 32 &&
-		info.max_vector == 64 && info.max_smpl_buf == (4ULL << 20),
+	/* the engine's defaults: a context per thread of a large program,
+	 * vectors as long as the command block holds */
+	t_check(info.max_contexts == 1024 && info.max_sets == 32 &&
+		info.max_vector == PVPFM_CMD_ARGS_MAX / sizeof(pfarg_pmc_t) &&
+		info.max_smpl_buf == (4ULL << 20),
 		"pmu_info_default_limits", "contexts %u sets %u vector %u buf %llu",
 		info.max_contexts, info.max_sets, info.max_vector,
 		(unsigned long long)info.max_smpl_buf);
+	/* set timeouts are multiples of the set timer's 1 ms (CREATE_EVTSETS) */
+	t_check(info.set_timeout_res_ns == 1000000, "pmu_info_set_timeout_res",
+		"set_timeout_res_ns %u, want 1000000", info.set_timeout_res_ns);
 
 	memset(d, 0, sizeof(d));
 	ret = cb_cmd(&v0->cb, PVPFM_CMD_REG_DESC, 0, 16, d, sizeof(d));
@@ -204,25 +210,34 @@ static void t_write_pmcs(void)
 	cb_pmc_init(&p[2], 3, 0, SEL_INT);
 	HL_EXPECT("write_pmcs_vector_ok", cb_write_pmcs(&v0->cb, id, p, 3), 0);
 
+	/*
+	 * Reserved bits take the register's default whatever the guest
+	 * wrote, as perfmon2 forced them: accepted, nothing flagged
+	 */
 	cb_pmc_init(&p[0], 1, 0, SEL_INT);
 	cb_pmc_init(&p[1], 2, 0, SEL_INT | (1ULL << 21));	/* reserved */
 	cb_pmc_init(&p[2], 3, 0, SEL_INT);
 	ret = cb_write_pmcs(&v0->cb, id, p, 3);
-	t_check(ret == -EINVAL && v0->cb.hdr.err_index == 1 &&
-		(p[1].reg_flags & PFM_REG_RETFL_EINVAL) &&
-		!(p[0].reg_flags & PFM_REG_RETFL_MASK),
-		"write_pmcs_reserved_bit_einval",
-		"status %s err_index %u flags %#x/%#x", hl_status_str(ret),
-		v0->cb.hdr.err_index, p[0].reg_flags, p[1].reg_flags);
-	cb_pmc_init(&p[0], 0, 0,
-		    0x76 | SEL_USR | SEL_OS | SEL_EN);	/* INT 0 */
+	t_check(!ret && !(p[0].reg_flags | p[1].reg_flags | p[2].reg_flags),
+		"write_pmcs_reserved_bit_ok",
+		"status %s err_index %u flags %#x/%#x/%#x", hl_status_str(ret),
+		v0->cb.hdr.err_index, p[0].reg_flags, p[1].reg_flags,
+		p[2].reg_flags);
+	cb_pmc_init(&p[0], 0, 0, 0x76 | SEL_USR | SEL_OS);	/* INT 0, EN 0 */
 	ret = cb_write_pmcs(&v0->cb, id, p, 1);
-	t_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
-		"write_pmcs_reserved_default_einval", "status %s flags %#x",
-		hl_status_str(ret), p[0].reg_flags);
+	t_check(!ret && !p[0].reg_flags, "write_pmcs_reserved_default_ok",
+		"status %s flags %#x", hl_status_str(ret), p[0].reg_flags);
+	/* INT 0 on an enabled event: judged on the event alone (cycles) */
+	cb_pmc_init(&p[0], 0, 0, 0x76 | SEL_USR | SEL_OS | SEL_EN);
+	ret = cb_write_pmcs(&v0->cb, id, p, 1);
+	t_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_NOTAVAIL) &&
+		!(p[0].reg_flags & PFM_REG_RETFL_EINVAL),
+		"write_pmcs_reserved_default_event_notavail",
+		"status %s flags %#x", hl_status_str(ret), p[0].reg_flags);
 	cb_pmc_init(&p[0], 0, 0, SEL_INT | (1ULL << 50));
-	HL_EXPECT("write_pmcs_reserved_high_einval",
-		  cb_write_pmcs(&v0->cb, id, p, 1), -EINVAL);
+	ret = cb_write_pmcs(&v0->cb, id, p, 1);
+	t_check(!ret && !p[0].reg_flags, "write_pmcs_reserved_high_ok",
+		"status %s flags %#x", hl_status_str(ret), p[0].reg_flags);
 	cb_pmc_init(&p[0], 4, 0, SEL_INT);
 	ret = cb_write_pmcs(&v0->cb, id, p, 1);
 	t_check(ret == -EINVAL && (p[0].reg_flags & PFM_REG_RETFL_EINVAL),
@@ -314,8 +329,9 @@ static void t_host_page_faults_policy(void)
 static void t_alias(void)
 {
 	struct kvmpfm_event_map_entry map[2];
-	uint64_t val = 0, cpu = 0, busy = 0;
+	uint64_t val = 0, val2 = 0, cpu = 0, busy = 0;
 	struct hl_vm_opts o;
+	pfarg_setdesc_t sd;
 	pfarg_pmc_t pmc, plain;
 	pfarg_pmd_t pmd;
 	uint32_t id;
@@ -339,7 +355,7 @@ static void t_alias(void)
 	id = ctx_new(PFM_FL_SYSTEM_WIDE);
 	cb_pmc_init(&pmc, 0, 0, SEL(0x76));
 	ret = cb_write_pmcs(&v0->cb, id, &pmc, 1);
-	t_check(!ret && pmc.reg_flags == PVPFM_REG_RETFL_EMULATED,
+	t_check(!ret && pmc.reg_flags == PVPFM_CMD_RETFL_EMULATED,
 		"alias_cycles_accepted_emulated",
 		"PMC0=%#llx with cycles aliased to task-clock: status %s "
 		"err_index %u reg_flags %#x", (unsigned long long)SEL(0x76),
@@ -366,6 +382,16 @@ static void t_alias(void)
 		"doorbells, %" PRIu64 " ns around them (10%% + 1 ms)", val,
 		busy, cpu);
 	HL_EXPECT("alias_unload", cb_unload(&v0->cb, id), 0);
+	/* set 0 defined again: PMC0 back at its default (disabled), no count */
+	memset(&sd, 0, sizeof(sd));
+	ret = cb_create_sets(&v0->cb, id, &sd, 1);
+	ret = ret ? ret : cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid);
+	ret = ret ? ret : hl_start_busy_stop(v0, id, 20 * MS, NULL, NULL);
+	cb_read_pmd(&v0->cb, id, 0, 0, &val2);
+	t_check(!ret && val2 == val, "alias_redefined_set_pmc_default",
+		"status %s: PMD0 %" PRIu64 " then %" PRIu64 " after 20 ms",
+		hl_status_str(ret), val, val2);
+	cb_unload(&v0->cb, id);
 out:
 	cb_destroy(&v0->cb, id);
 	hl_vm_destroy(&vm);
@@ -410,9 +436,18 @@ static void t_intel(void)
 	cb_pmc_init(&pmc, 16, 0, 0x888);	/* all fixed counters off */
 	HL_EXPECT("intel_fixed_ctrl_off_ok",
 		  cb_write_pmcs(&v0->cb, id, &pmc, 1), 0);
-	cb_pmc_init(&pmc, 16, 0, 0x880 | 0x3);	/* PMI bit is reserved */
-	HL_EXPECT("intel_fixed_ctrl_pmi_reserved_einval",
-		  cb_write_pmcs(&v0->cb, id, &pmc, 1), -EINVAL);
+	/* the PMI bits are reserved: counter 0's clear takes its default */
+	cb_pmc_init(&pmc, 16, 0, 0x880);
+	ret = cb_write_pmcs(&v0->cb, id, &pmc, 1);
+	t_check(!ret && !pmc.reg_flags, "intel_fixed_ctrl_pmi_reserved_ok",
+		"status %s reg_flags %#x", hl_status_str(ret), pmc.reg_flags);
+	/* ... with counter 0 on: 0x888 | 0x3, refused for its event only */
+	cb_pmc_init(&pmc, 16, 0, 0x880 | 0x3);
+	ret = cb_write_pmcs(&v0->cb, id, &pmc, 1);
+	t_check(ret == -EINVAL && (pmc.reg_flags & PFM_REG_RETFL_NOTAVAIL) &&
+		!(pmc.reg_flags & PFM_REG_RETFL_EINVAL),
+		"intel_fixed_ctrl_pmi_reserved_counter_notavail",
+		"status %s reg_flags %#x", hl_status_str(ret), pmc.reg_flags);
 	cb_destroy(&v0->cb, id);
 	hl_vm_destroy(&vm);
 	vm_up("calls_vm_setup", NULL);
@@ -459,6 +494,34 @@ static void t_write_read_pmds(void)
 		(unsigned long long)p[6].reg_value,
 		(unsigned long long)p[7].reg_value,
 		(unsigned long long)p[1].reg_value);
+
+	/* only a PMD in use can be read: PMD1 was never written */
+	cb_pmd_init(&p[0], 0, 0, 0);
+	cb_pmd_init(&p[1], 1, 0, 0);
+	second_pmd_einval("read_pmds_unused_einval",
+			  cb_read_pmds(&v0->cb, id, p, 2), p);
+	/*
+	 * Named in a written PMD's reset_pmds (PMD1) or smpl_pmds (PMD2), a
+	 * PMD is in use; the remaining overflow-switch count comes back
+	 */
+	cb_pmd_init(&p[0], 0, 0, 5);
+	p[0].reg_reset_pmds[0] = 1ULL << 1;
+	p[0].reg_smpl_pmds[0] = 1ULL << 2;
+	p[0].reg_ovfl_switch_cnt = 3;
+	ret = cb_write_pmds(&v0->cb, id, p, 1);
+	for (i = 0; i < 3; i++)
+		cb_pmd_init(&p[i], i, 0, ~0ULL);
+	ret = ret ? ret : cb_read_pmds(&v0->cb, id, p, 3);
+	t_check(!ret && p[0].reg_value == 5 && p[0].reg_ovfl_switch_cnt == 3 &&
+		!p[1].reg_value && !p[2].reg_value &&
+		!((p[1].reg_flags | p[2].reg_flags) & PFM_REG_RETFL_MASK),
+		"read_pmds_reset_smpl_pmds_in_use",
+		"status %s err_index %u PMD0 %llu switch count %llu, PMD1 %#llx "
+		"PMD2 %#llx", hl_status_str(ret), v0->cb.hdr.err_index,
+		(unsigned long long)p[0].reg_value,
+		(unsigned long long)p[0].reg_ovfl_switch_cnt,
+		(unsigned long long)p[1].reg_value,
+		(unsigned long long)p[2].reg_value);
 
 	cb_pmd_init(&p[0], 0, 0, 0);
 	cb_pmd_init(&p[1], PVPFM_VPMD_END, 0, 0);
@@ -529,9 +592,10 @@ static void t_load(void)
 	HL_EXPECT("load_thread_self_ok",
 		  cb_load(&v0->cb, thr, v0->guest_tid, 0, PVPFM_LOAD_SELF,
 			  v0->guest_tgid), 0);
-	HL_EXPECT("load_same_thread_twice_ebusy",
+	/* one context per thread: perfmon2's EEXIST (not load_twice's EBUSY) */
+	HL_EXPECT("load_same_thread_twice_eexist",
 		  cb_load(&v1->cb, thr2, v0->guest_tid, 0, 0, v1->guest_tgid),
-		  -EBUSY);
+		  -EEXIST);
 	/* the thread in on vCPU 0 was not switched out */
 	v0->guest_tid += 100;
 	HL_EXPECT("load_self_vcpu_busy_ebusy",
@@ -591,14 +655,13 @@ static void t_sets_calls(void)
 	d[0].set_id = 5;
 	d[1].set_id = 1;
 	d[1].set_flags = PFM_SETFL_TIME_SWITCH;
-	d[1].set_timeout = 1500001;	/* ns: rounds up to the 1 ms timer */
+	d[1].set_timeout = 2000000;	/* ns: 2 ticks of the 1 ms timer */
 	d[2].set_id = 3;
 	d[2].set_flags = PFM_SETFL_OVFL_SWITCH;
 	ret = cb_create_sets(&v0->cb, id, d, 3);
 	HL_EXPECT("create_evtsets_ok", ret, 0);
-	t_check(d[1].set_timeout == 2000000, "create_evtsets_timeout_rounded",
-		"1500001 ns became %llu, want 2000000 (1 ms granularity)",
-		(unsigned long long)d[1].set_timeout);
+	t_check(d[1].set_timeout == 2000000, "create_evtsets_timeout_kept",
+		"2000000 ns became %llu", (unsigned long long)d[1].set_timeout);
 
 	memset(in, 0, sizeof(in));
 	in[0].set_id = 1;
@@ -635,14 +698,41 @@ static void t_sets_calls(void)
 	d[0].set_timeout = ~0ULL;
 	HL_EXPECT("create_evtsets_huge_timeout_einval",
 		  cb_create_sets(&v0->cb, id, d, 1), -EINVAL);
+	/* perfmon2: a timeout the timer cannot keep is refused, not rounded */
+	d[0].set_timeout = 1500001;
+	ret = cb_create_sets(&v0->cb, id, d, 1);
+	t_check(ret == -EINVAL && (d[0].set_flags & PFM_REG_RETFL_EINVAL) &&
+		d[0].set_timeout == 1500001,
+		"create_evtsets_timeout_not_multiple_einval",
+		"1500001 ns: status %s flags %#x timeout %llu",
+		hl_status_str(ret), d[0].set_flags,
+		(unsigned long long)d[0].set_timeout);
+	/* a set switches on overflows or on time, not both */
+	d[0].set_flags = PFM_SETFL_OVFL_SWITCH | PFM_SETFL_TIME_SWITCH;
+	d[0].set_timeout = 2000000;
+	ret = cb_create_sets(&v0->cb, id, d, 1);
+	t_check(ret == -EINVAL && (d[0].set_flags & PFM_REG_RETFL_EINVAL),
+		"create_evtsets_both_switch_einval", "status %s flags %#x",
+		hl_status_str(ret), d[0].set_flags);
+	memset(in, 0, sizeof(in));
+	in[0].set_id = 7;
+	HL_EXPECT("create_evtsets_refused_not_made",
+		  cb_getinfo_sets(&v0->cb, id, in, 1), -EINVAL);
 
 	memset(d, 0, sizeof(d));
-	d[0].set_id = 0;
-	ret = cb_delete_sets(&v0->cb, id, d, 1);
-	HL_EXPECT("delete_evtsets_set0_einval", ret, -EINVAL);
 	d[0].set_id = 9;
 	HL_EXPECT("delete_evtsets_no_such_einval",
 		  cb_delete_sets(&v0->cb, id, d, 1), -EINVAL);
+	/* perfmon2: set 0 goes like any other while another set is left */
+	d[0].set_id = 0;
+	HL_EXPECT("delete_evtsets_set0_ok", cb_delete_sets(&v0->cb, id, d, 1),
+		  0);
+	memset(in, 0, sizeof(in));
+	in[0].set_id = 0;
+	HL_EXPECT("getinfo_evtsets_set0_deleted_einval",
+		  cb_getinfo_sets(&v0->cb, id, in, 1), -EINVAL);
+	HL_EXPECT("load_deleted_set0_einval",
+		  cb_load(&v0->cb, id, 0, 0, 0, v0->guest_tgid), -EINVAL);
 
 	HL_EXPECT("load_with_sets",
 		  cb_load(&v0->cb, id, 0, 3, 0, v0->guest_tgid), 0);
@@ -659,6 +749,18 @@ static void t_sets_calls(void)
 	HL_EXPECT("create_evtsets_loaded_ebusy",
 		  cb_create_sets(&v0->cb, id, d, 1), -EBUSY);
 	cb_unload(&v0->cb, id);
+	/* defined again: runs and active time back to 0, its new flags */
+	memset(d, 0, sizeof(d));
+	d[0].set_id = 3;
+	ret = cb_create_sets(&v0->cb, id, d, 1);
+	memset(in, 0, sizeof(in));
+	in[0].set_id = 3;
+	ret = ret ? ret : cb_getinfo_sets(&v0->cb, id, in, 1);
+	t_check(!ret && !in[0].set_runs && !in[0].set_act_duration &&
+		!in[0].set_flags, "create_evtsets_redefine_resets",
+		"status %s runs %llu active %llu ns flags %#x",
+		hl_status_str(ret), (unsigned long long)in[0].set_runs,
+		(unsigned long long)in[0].set_act_duration, in[0].set_flags);
 	d[0].set_id = 5;
 	d[1].set_id = 1;
 	HL_EXPECT("delete_evtsets_ok", cb_delete_sets(&v0->cb, id, d, 2), 0);
@@ -666,6 +768,16 @@ static void t_sets_calls(void)
 	in[0].set_id = 5;
 	HL_EXPECT("getinfo_evtsets_deleted_einval",
 		  cb_getinfo_sets(&v0->cb, id, in, 1), -EINVAL);
+	/* set 3 is the last: a context keeps a set to load */
+	memset(d, 0, sizeof(d));
+	d[0].set_id = 3;
+	ret = cb_delete_sets(&v0->cb, id, d, 1);
+	memset(in, 0, sizeof(in));
+	in[0].set_id = 3;
+	t_check(ret == -EINVAL && (d[0].set_flags & PFM_REG_RETFL_EINVAL) &&
+		!cb_getinfo_sets(&v0->cb, id, in, 1),
+		"delete_evtsets_last_einval", "status %s flags %#x",
+		hl_status_str(ret), d[0].set_flags);
 	cb_destroy(&v0->cb, id);
 
 	/* the admin's limit: 4 sets per context, set 0 included */
@@ -693,7 +805,8 @@ static void t_unload_msgs(void)
 	pfarg_msg_t m;
 	int ret;
 
-	HL_EXPECT("unload_unloaded_einval", cb_unload(&v0->cb, id), -EINVAL);
+	/* perfmon2: unloading an unloaded context does nothing, queues nothing */
+	HL_EXPECT("unload_unloaded_ok", cb_unload(&v0->cb, id), 0);
 	HL_EXPECT("read_msg_empty_eagain", cb_read_msg(&v0->cb, id, &m),
 		  -EAGAIN);
 	HL_EXPECT("read_msg_short_arg_einval",
@@ -710,6 +823,13 @@ static void t_unload_msgs(void)
 		  -EAGAIN);
 	t_check(hl_eventfd_read(v0) >= 1, "task_exit_notifies_eventfd",
 		"no eventfd signal for PFM_MSG_END");
+	/* its thread's exit again, the context unloaded: no second END */
+	HL_EXPECT("unload_task_exit_unloaded_ok",
+		  cb_unload_flags(&v0->cb, id, PVPFM_UNLOAD_TASK_EXIT), 0);
+	ret = cb_read_msg(&v0->cb, id, &m);
+	t_check(ret == -EAGAIN && !hl_eventfd_read(v0),
+		"unload_task_exit_unloaded_no_end", "read_msg %s type %u",
+		hl_status_str(ret), ret ? 0 : m.type);
 	HL_EXPECT("destroy_ok", cb_destroy(&v0->cb, id), 0);
 	HL_EXPECT("destroy_again_ebadf", cb_destroy(&v0->cb, id), -EBADF);
 	HL_EXPECT("stop_destroyed_ebadf", cb_stop(&v0->cb, id), -EBADF);

@@ -17,8 +17,12 @@
  *                    thread itself around START/STOP: never above it (+1
  *                    ms), and within 10% + 10 ms of it
  * Also: no counting while stopped; 64-bit PMDs across the 48-bit backing
- * counter's wrap; a 64-bit overflow without notification restarts from
- * the short reset value.
+ * counter's wrap; a 64-bit overflow without notification: sampling (the
+ * default format), it restarts from the short reset value; without a
+ * format it saturates the context (perfmon2 v2.8x: masked, its counts
+ * frozen, no message, RESTART refused until unloaded); the shortest
+ * periods (1), overflowing without end in two sets that switch on every
+ * overflow, leave the guest running.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -459,8 +463,9 @@ static void t_wrap_at_stop(void)
 		ctx_done(v, id);
 
 		/*
-		 * 64-bit: -lead, no notification, short reset 0: afterwards
-		 * a small count (reset or not), never negative
+		 * 64-bit: -lead, no notification, no format: the overflow
+		 * saturates the context (masked, no reset); afterwards a
+		 * small count (what ran until the mask), never negative
 		 */
 		id = sys_ctx(v, PVPFM_VPMD_VCPU_RUN_NS, -lead);
 		ret = hl_start_busy_stop(v, id, 1500 * 1000ULL, &cpu, &busy);
@@ -497,10 +502,15 @@ static void t_wrap_at_stop(void)
 		w64.val_settled, w64.lo, w64.hi);
 }
 
-/* -5 ms, no notification: after the overflow, short reset (0) on */
+/*
+ * -5 ms, sampling, no notification asked: the overflow is recorded (the
+ * buffer far from full) and the PMD goes on from its short reset (0)
+ */
 static void t_short_reset(void)
 {
 	struct hl_vcpu *v = &vm.vcpus[0];
+	uint64_t buf = hl_gpa_alloc(&vm, HL_PAGE);
+	const pfm_dfl_smpl_hdr_t *hdr = hl_hva(&vm, buf);
 	struct kvmpfm_vm_stats s0, s1;
 	uint64_t cpu = 0, busy = 0;
 	uint32_t id = 0;
@@ -509,7 +519,8 @@ static void t_short_reset(void)
 	int64_t skid;
 	int ret;
 
-	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
+	ret = cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE, HL_PAGE, &id);
+	ret = ret ? ret : cb_smpl_register(&v->cb, id, 0, 1, &buf);
 	cb_pmd_init(&p, PVPFM_VPMD_VCPU_RUN_NS, 0, -(5 * MS));
 	p.reg_short_reset = 0;
 	p.reg_long_reset = 12345;
@@ -528,13 +539,16 @@ static void t_short_reset(void)
 	 */
 	skid = (int64_t)(busy - 5 * MS) - (int64_t)p.reg_value;
 	t_check(!ret && s1.overflows - s0.overflows == 1 &&
+		hdr->hdr_count == 1 &&
 		p.reg_last_reset_val == 0 && p.reg_value < (1ULL << 63) &&
 		p.reg_value <= cpu - 5 * MS + HL_BRACKET_ABS,
 		"overflow_short_reset_continues",
-		"status %s overflows +%" PRIu64 " value %" PRId64
-		" ns (want <= CPU %" PRIu64 " - 5 ms) last reset %#" PRIx64,
-		hl_status_str(ret), (uint64_t)(s1.overflows - s0.overflows),
-		(int64_t)p.reg_value, cpu, (uint64_t)p.reg_last_reset_val);
+		"status %s overflows +%" PRIu64 " samples %" PRIu64
+		" value %" PRId64 " ns (want <= CPU %" PRIu64
+		" - 5 ms) last reset %#" PRIx64, hl_status_str(ret),
+		(uint64_t)(s1.overflows - s0.overflows),
+		(uint64_t)hdr->hdr_count, (int64_t)p.reg_value, cpu,
+		(uint64_t)p.reg_last_reset_val);
 	t_note("overflow skid (counted neither before nor after the reset): "
 	       "%" PRId64 " us", skid / 1000);
 	HL_EXPECT("overflow_without_notify_no_message",
@@ -543,45 +557,119 @@ static void t_short_reset(void)
 }
 
 /*
+ * -5 ms, no format, no notification: the overflow masks the context and,
+ * nothing notified, saturates it: the PMD stays where the mask left it
+ * (started or not), no message, no eventfd signal, RESTART refused
+ * (EBUSY); unloaded and loaded again, it counts on.
+ */
+static void t_saturate(void)
+{
+	struct hl_vcpu *v = &vm.vcpus[0];
+	struct kvmpfm_vm_stats s0, s1;
+	uint64_t cpu = 0, busy = 0, a = 0, b = 0, c = 0;
+	uint32_t id = 0, st = 0;
+	pfarg_pmd_t p;
+	pfarg_msg_t m;
+	int ret, rs;
+
+	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
+	cb_pmd_init(&p, PVPFM_VPMD_VCPU_RUN_NS, 0, -(5 * MS));
+	p.reg_short_reset = 0;
+	p.reg_long_reset = 12345;
+	ret = ret ? ret : cb_write_pmds(&v->cb, id, &p, 1);
+	ret = ret ? ret : cb_load(&v->cb, id, 0, 0, 0, v->guest_tgid);
+	hl_eventfd_read(v);
+	hl_vm_stats(&vm, &s0);
+	ret = ret ? ret : hl_start_busy_stop(v, id, 30 * MS, &cpu, &busy);
+	cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &a);
+	hl_vm_stats(&vm, &s1);
+	rs = hl_ctx_state(&v->cb, id, &st);
+	t_check(!ret && !rs && s1.overflows - s0.overflows == 1 &&
+		(st & PVPFM_CTX_MASKED) && !(st & PVPFM_CTX_BLOCKED) &&
+		a <= cpu - 5 * MS + HL_BRACKET_ABS,
+		"overflow_no_format_saturates",
+		"status %s overflows +%" PRIu64 " CTX_STATE %s flags %#x, "
+		"value %" PRIu64 " ns (want <= CPU %" PRIu64 " - 5 ms)",
+		hl_status_str(ret), (uint64_t)(s1.overflows - s0.overflows),
+		hl_status_str2(rs), st, a, cpu);
+	HL_EXPECT("saturated_no_message", cb_read_msg(&v->cb, id, &m),
+		  -EAGAIN);
+	t_check(!hl_eventfd_read(v), "saturated_no_eventfd",
+		"the eventfd was signalled for a saturation");
+	/* START is taken while masked, and nothing counts */
+	ret = hl_start_busy_stop(v, id, 10 * MS, NULL, NULL);
+	cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &b);
+	t_check(!ret && a == b, "saturated_started_does_not_count",
+		"START/STOP %s, PMD %" PRIu64 " then %" PRIu64 " after 10 ms",
+		hl_status_str(ret), a, b);
+	HL_EXPECT("saturated_restart_ebusy", cb_restart(&v->cb, id), -EBUSY);
+	ret = cb_unload(&v->cb, id);
+	ret = ret ? ret : cb_load(&v->cb, id, 0, 0, 0, v->guest_tgid);
+	ret = ret ? ret : hl_start_busy_stop(v, id, 10 * MS, NULL, NULL);
+	cb_read_pmd(&v->cb, id, 0, PVPFM_VPMD_VCPU_RUN_NS, &c);
+	t_check(!ret && c > b, "saturated_reload_counts_on",
+		"unload, load, START/STOP %s: PMD %" PRIu64 " then %" PRIu64,
+		hl_status_str(ret), b, c);
+	ctx_done(v, id);
+}
+
+/*
  * A guest may sample with the shortest periods (1 VM exit, 1 ns of run
  * time). The host must still let the vCPU run: handling an overflow must
  * not itself cause the exits (IPIs, irq_work) that overflow again without
- * end. 1000 OUTs must complete within 10 s.
+ * end. 1000 OUTs must complete within 10 s. Without a format an overflow
+ * masks monitoring unless it switches sets: the PMD is at period 1 in
+ * two sets that switch on each of its overflows (PFM_SETFL_OVFL_SWITCH,
+ * reg_ovfl_switch_cnt 1), each short-resetting it, so that the overflows
+ * go on without end.
  */
 static void tiny_period(const char *name, uint16_t pmd)
 {
 	struct hl_vcpu *v = &vm.vcpus[0];
 	struct kvmpfm_vm_stats s0, s1;
-	uint64_t base, t;
-	int done_base = 0, done = 0, ret;
-	uint32_t id = 0;
-	pfarg_pmd_t p;
+	pfarg_setdesc_t d[2];
+	pfarg_pmd_t p[2];
+	uint64_t base, t, ovfl, sw;
+	int done_base = 0, done = 0, ret, i;
+	uint32_t id;
 	char n[96];
 
 	base = hl_run_io_timed(v, 1000, 10000 * MS, &done_base);
-	ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
-	cb_pmd_init(&p, pmd, 0, -1ULL);
-	p.reg_short_reset = -1ULL;
-	ret = ret ? ret : cb_write_pmds(&v->cb, id, &p, 1);
-	ret = ret ? ret : cb_load(&v->cb, id, 0, 0, 0, v->guest_tgid);
-	ret = ret ? ret : cb_start(&v->cb, id);
+	memset(d, 0, sizeof(d));
+	for (i = 0; i < 2; i++) {
+		d[i].set_id = i;
+		d[i].set_flags = PFM_SETFL_OVFL_SWITCH;
+		cb_pmd_init(&p[i], pmd, i, -1ULL);
+		p[i].reg_short_reset = -1ULL;
+		p[i].reg_ovfl_switch_cnt = 1;
+	}
+	id = hl_sets_ctx(v, name, d, 2, p, 2, 0, 0);
+	ret = id ? cb_start(&v->cb, id) : -EINVAL;
 	snprintf(n, sizeof(n), "%s_setup", name);
 	if (!t_check(!ret && done_base, n, "status %s, 1000 OUTs alone %s",
-		     hl_status_str(ret), done_base ? "done" : "not done"))
+		     hl_status_str(ret), done_base ? "done" : "not done")) {
+		if (id)
+			ctx_done(v, id);
 		return;
+	}
 	hl_vm_stats(&vm, &s0);
 	t = hl_run_io_timed(v, 1000, 10000 * MS, &done);
 	hl_vm_stats(&vm, &s1);
 	cb_stop(&v->cb, id);
+	ovfl = s1.overflows - s0.overflows;
+	sw = s1.set_switches - s0.set_switches;
 	snprintf(n, sizeof(n), "%s_guest_progress", name);
-	t_check(done, n, "1000 OUTs: %.1f ms alone; with PMD %u sampling "
-		"every event (period 1) %s after %.1f s, %" PRIu64
-		" overflows meanwhile", base / 1e6, pmd,
-		done ? "done" : "NOT done", t / 1e9,
-		(uint64_t)(s1.overflows - s0.overflows));
+	t_check(done, n, "1000 OUTs: %.1f ms alone; with PMD %u overflowing "
+		"on every event (period 1) %s after %.1f s, %" PRIu64
+		" overflows and %" PRIu64 " set switches meanwhile",
+		base / 1e6, pmd, done ? "done" : "NOT done", t / 1e9, ovfl, sw);
+	/* not masked after the first: each overflow switched sets */
+	snprintf(n, sizeof(n), "%s_overflows_go_on", name);
+	t_check(ovfl > 1 && sw >= 1, n, "%" PRIu64 " overflows, %" PRIu64
+		" set switches during the 1000 OUTs", ovfl, sw);
 	t_note("%s: 1000 OUTs %.1f ms alone, %.1f ms with period 1 (%" PRIu64
-	       " overflows)", name, base / 1e6, t / 1e6,
-	       (uint64_t)(s1.overflows - s0.overflows));
+	       " overflows, %" PRIu64 " set switches)", name, base / 1e6,
+	       t / 1e6, ovfl, sw);
 	ctx_done(v, id);
 }
 
@@ -599,6 +687,7 @@ int main(void)
 	t_wide();
 	t_wrap_at_stop();
 	t_short_reset();
+	t_saturate();
 	tiny_period("tiny_period_vm_exits", PVPFM_VPMD_VM_EXITS);
 	tiny_period("tiny_period_run_ns", PVPFM_VPMD_VCPU_RUN_NS);
 	hl_vm_destroy(&vm);

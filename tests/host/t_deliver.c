@@ -7,7 +7,11 @@
  * A system-wide context is in on vCPU b and counts b's thread's context
  * switches (the admin's event map aliases cycles to the host's
  * context-switches software event), its PMD at -1 with a short reset of
- * 0: the next switch of b's thread wraps it, once. Then:
+ * 0: the next switch of b's thread wraps it, once. The context samples
+ * into a one-page buffer (the default format), asking for no
+ * notification: each overflow is recorded and short-resets the PMD, and
+ * counting goes on (without a format, perfmon2 v2.8x masks monitoring at
+ * such an overflow). Then:
  *
  *   kicked     b's thread goes to sleep (its own switch wraps the counter):
  *              it is woken and delivers the wrap on its own, no guest call
@@ -63,6 +67,7 @@ static bool setup(void)
 	struct hl_vm_opts o;
 	pfarg_pmc_t pmc;
 	pfarg_pmd_t pmd;
+	uint64_t buf;
 	int ret;
 
 	memset(&map, 0, sizeof(map));
@@ -77,7 +82,9 @@ static bool setup(void)
 		return false;
 	va = &vm.vcpus[0];
 	vb = &vm.vcpus[1];
-	ret = cb_create(&vb->cb, PFM_FL_SYSTEM_WIDE, &ctx);
+	buf = hl_gpa_alloc(&vm, HL_PAGE);
+	ret = cb_create_smpl(&vb->cb, PFM_FL_SYSTEM_WIDE, HL_PAGE, &ctx);
+	ret = ret ? ret : cb_smpl_register(&vb->cb, ctx, 0, 1, &buf);
 	cb_pmc_init(&pmc, 0, 0, SEL_CYCLES);
 	ret = ret ? ret : cb_write_pmcs(&vb->cb, ctx, &pmc, 1);
 	cb_pmd_init(&pmd, 0, 0, 0);

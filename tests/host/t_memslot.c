@@ -22,6 +22,9 @@
  * Sampling: VCPU_RUN_NS every 1 ms of the vCPU thread's CPU while it
  * burns CPU outside KVM_RUN (the deferred work writes on its return to
  * user mode); each phase RESTARTs the context (empty buffer, unmasked).
+ * The PMD asks for a notification (PFM_REGFL_OVFL_NOTIFY): without one a
+ * full buffer would saturate the context (perfmon2 v2.8x), RESTART
+ * refused, and no later phase would sample.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -226,6 +229,7 @@ static void t_memslot(void)
 					 &ctx);
 	ret = ret ? ret : cb_smpl_register(&v->cb, ctx, 0, 1, &gpa);
 	cb_pmd_init(&p, PVPFM_VPMD_VCPU_RUN_NS, 0, -(1 * MS));
+	p.reg_flags = PFM_REGFL_OVFL_NOTIFY;
 	p.reg_short_reset = -(1 * MS);
 	p.reg_long_reset = -(1 * MS);
 	ret = ret ? ret : cb_write_pmds(&v->cb, ctx, &p, 1);

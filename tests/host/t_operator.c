@@ -458,7 +458,7 @@ static void t_filter_alias(void)
 			(unsigned long long)s->notavail);
 	}
 	ret = write_pmc(v, ctx, 0, SEL(0xc4), &flags);
-	t_check(!ret && flags == PVPFM_REG_RETFL_EMULATED,
+	t_check(!ret && flags == PVPFM_CMD_RETFL_EMULATED,
 		"alias_software_passes", "%s, reg_flags %#x",
 		hl_status_str(ret), flags);
 	size = SNAP_ROOM;

@@ -11,7 +11,14 @@
  *   overflow switch  a trigger PMD's overflows (reg_ovfl_switch_cnt) switch
  *                    to the next set: one switch per threshold, the
  *                    overflowed PMD reported by getinfo; a ping-pong of two
- *                    sets gives 3 overflows per 2 switches
+ *                    sets gives 3 overflows per 2 switches. Both sample
+ *                    (the default format), whose overflows short-reset and
+ *                    go on: without a format (perfmon2 v2.8x) an overflow
+ *                    that does not switch sets masks monitoring. Without
+ *                    a format: each overflow that switches, nothing
+ *                    notified, goes on (one switch per overflow); one
+ *                    that asks for a notification masks, and the switch
+ *                    it was due waits for RESTART
  *   SWITCH           a per-thread context counts only while its thread is in
  *                    on some vCPU, follows it from vCPU to vCPU (also when
  *                    not switched out first), and two threads' contexts on
@@ -43,10 +50,15 @@
 static struct hl_vm vm;
 static struct hl_vcpu *v0, *v1;
 
-/* a system-wide context on @v with @n sets (0..n-1), RUN_NS in each */
+/*
+ * A system-wide context on @v with @n sets (0..n-1), RUN_NS in each;
+ * with @smpl_pages (0: none) a sampling buffer of as many pages
+ */
 static uint32_t sets_ctx(struct hl_vcpu *v, int n, const uint32_t *flags,
-			 const uint64_t *timeout)
+			 const uint64_t *timeout, uint32_t smpl_pages)
 {
+	uint64_t buf = smpl_pages ? hl_gpa_alloc(v->vm, smpl_pages * HL_PAGE) :
+				    0;
 	pfarg_setdesc_t d[4];
 	pfarg_pmd_t p[4];
 	int i;
@@ -58,7 +70,7 @@ static uint32_t sets_ctx(struct hl_vcpu *v, int n, const uint32_t *flags,
 		d[i].set_timeout = timeout ? timeout[i] : 0;
 		cb_pmd_init(&p[i], RUN_NS, i, 0);
 	}
-	return hl_sets_ctx(v, __func__, d, n, p, n, 0, 0);
+	return hl_sets_ctx(v, __func__, d, n, p, n, buf, smpl_pages);
 }
 
 struct timed_busy {
@@ -66,6 +78,9 @@ struct timed_busy {
 	uint64_t ns, cpu, wall, csw;
 	/* optional: go on (up to max_ns) until this many set switches */
 	uint64_t want_switches, max_ns;
+	/* optional: go on (up to max_ns) until the eventfd is signalled */
+	bool want_note;
+	uint64_t notes;
 	int ret;
 };
 
@@ -96,6 +111,11 @@ static int timed_busy_fn(struct hl_vcpu *v, void *p)
 	while (r->want_switches && hl_thread_ns() - c0 < r->max_ns &&
 	       switches_now(v->vm) - sw0 < r->want_switches)
 		hl_busy_ns(10 * MS);
+	r->notes = r->want_note ? hl_eventfd_read(v) : 0;
+	while (r->want_note && !r->notes && hl_thread_ns() - c0 < r->max_ns) {
+		hl_busy_ns(200 * US);
+		r->notes = hl_eventfd_read(v);
+	}
 	ret2 = cb_stop(&v->cb, r->ctx);
 	r->cpu = hl_thread_span_end(&span);
 	w1 = hl_mono_ns();
@@ -117,7 +137,7 @@ static void time_switch(const char *name, uint64_t t0, uint64_t t1,
 	char n[96];
 	int ret;
 
-	r.ctx = sets_ctx(v0, 2, flags, timeout);
+	r.ctx = sets_ctx(v0, 2, flags, timeout, 0);
 	snprintf(n, sizeof(n), "%s_setup", name);
 	if (!t_check(r.ctx, n, "no context"))
 		return;
@@ -207,7 +227,11 @@ static void time_switch(const char *name, uint64_t t0, uint64_t t1,
 	cb_destroy(&v0->cb, r.ctx);
 }
 
-/* set 0's RUN_NS overflows every 5 ms: switch to set 1 after 2 of them */
+/*
+ * set 0's RUN_NS overflows every 5 ms: switch to set 1 after 2 of them.
+ * Sampling (one page), nothing notified: the first overflow short-resets
+ * and counting goes on in set 0.
+ */
 static void t_ovfl_switch(void)
 {
 	const uint32_t flags[2] = { PFM_SETFL_OVFL_SWITCH, 0 };
@@ -218,7 +242,7 @@ static void t_ovfl_switch(void)
 	uint64_t run1 = 0;
 	int ret;
 
-	r.ctx = sets_ctx(v0, 2, flags, NULL);
+	r.ctx = sets_ctx(v0, 2, flags, NULL, 1);
 	if (!t_check(r.ctx, "ovfl_switch_setup", "no context"))
 		return;
 	cb_unload(&v0->cb, r.ctx);
@@ -257,7 +281,10 @@ static void t_ovfl_switch(void)
 	cb_destroy(&v0->cb, r.ctx);
 }
 
-/* two sets switching each other on overflow: set 0 after 2, set 1 after 1 */
+/*
+ * two sets switching each other on overflow: set 0 after 2, set 1 after 1;
+ * sampling (two pages, room for all of them), nothing notified
+ */
 static void t_ovfl_pingpong(void)
 {
 	const uint32_t flags[2] = { PFM_SETFL_OVFL_SWITCH, PFM_SETFL_OVFL_SWITCH };
@@ -267,7 +294,7 @@ static void t_ovfl_pingpong(void)
 	uint64_t sw, ov;
 	int ret, i;
 
-	r.ctx = sets_ctx(v0, 2, flags, NULL);
+	r.ctx = sets_ctx(v0, 2, flags, NULL, 2);
 	if (!t_check(r.ctx, "ovfl_pingpong_setup", "no context"))
 		return;
 	cb_unload(&v0->cb, r.ctx);
@@ -296,6 +323,126 @@ static void t_ovfl_pingpong(void)
 	t_note("ping-pong: %" PRIu64 " overflows, %" PRIu64 " switches", ov, sw);
 	cb_unload(&v0->cb, r.ctx);
 	cb_destroy(&v0->cb, r.ctx);
+}
+
+/*
+ * No format, nothing notified, both sets switching on each overflow of
+ * their RUN_NS (reg_ovfl_switch_cnt 1): every overflow short-resets and
+ * switches, monitoring never masked
+ */
+static void t_ovfl_switch_no_format(void)
+{
+	const uint32_t flags[2] = { PFM_SETFL_OVFL_SWITCH, PFM_SETFL_OVFL_SWITCH };
+	struct kvmpfm_vm_stats s0, s1;
+	struct timed_busy r = { .ns = 50 * MS };
+	uint64_t sw = 0, ov = 0;
+	uint32_t st = 0;
+	pfarg_pmd_t p[2];
+	int ret, i;
+
+	r.ctx = sets_ctx(v0, 2, flags, NULL, 0);
+	if (!t_check(r.ctx, "ovfl_switch_no_format_setup", "no context"))
+		return;
+	cb_unload(&v0->cb, r.ctx);
+	for (i = 0; i < 2; i++) {
+		cb_pmd_init(&p[i], RUN_NS, i, -(3 * MS));
+		p[i].reg_short_reset = -(3 * MS);
+		p[i].reg_ovfl_switch_cnt = 1;
+	}
+	ret = cb_write_pmds(&v0->cb, r.ctx, p, 2);
+	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
+	hl_vm_stats(&vm, &s0);
+	ret = ret ? ret : hl_call(v0, timed_busy_fn, &r);
+	hl_vm_stats(&vm, &s1);
+	ret = ret ? ret : hl_ctx_state(&v0->cb, r.ctx, &st);
+	sw = s1.set_switches - s0.set_switches;
+	ov = s1.overflows - s0.overflows;
+	t_check(!ret && ov >= 2 && sw == ov && !(st & PVPFM_CTX_MASKED),
+		"ovfl_switch_no_format_goes_on",
+		"status %s: %" PRIu64 " overflows, %" PRIu64 " switches in %"
+		PRIu64 " ns of CPU, CTX_STATE %#x (want >= 2 overflows, one "
+		"switch each, not masked)", hl_status_str(ret), ov, sw, r.cpu,
+		st);
+	cb_unload(&v0->cb, r.ctx);
+	cb_destroy(&v0->cb, r.ctx);
+}
+
+/*
+ * No format: set 0's RUN_NS overflows after 5 ms, due to switch (count
+ * 1) and asking for a notification: monitoring is masked with set 0
+ * still active (no switch yet), a message names set 0; RESTART applies
+ * the long reset and then makes the switch to set 1.
+ */
+static void t_ovfl_switch_notify(void)
+{
+	const uint32_t flags[2] = { PFM_SETFL_OVFL_SWITCH, 0 };
+	struct kvmpfm_vm_stats s0, s1, s2;
+	struct timed_busy r = { .ns = 1 * MS, .want_note = true,
+				.max_ns = 20000 * MS };
+	pfarg_setinfo_t in[2];
+	uint32_t st = 0;
+	pfarg_pmd_t p;
+	pfarg_msg_t m;
+	int ret, rs;
+
+	r.ctx = sets_ctx(v0, 2, flags, NULL, 0);
+	if (!t_check(r.ctx, "ovfl_switch_notify_setup", "no context"))
+		return;
+	cb_unload(&v0->cb, r.ctx);
+	cb_pmd_init(&p, RUN_NS, 0, -(5 * MS));
+	p.reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	p.reg_short_reset = -(5 * MS);
+	p.reg_long_reset = -(7 * MS);
+	p.reg_ovfl_switch_cnt = 1;
+	ret = cb_write_pmds(&v0->cb, r.ctx, &p, 1);
+	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
+	hl_eventfd_read(v0);
+	hl_vm_stats(&vm, &s0);
+	ret = ret ? ret : hl_call(v0, timed_busy_fn, &r);
+	hl_vm_stats(&vm, &s1);
+	rs = hl_ctx_state(&v0->cb, r.ctx, &st);
+	memset(in, 0, sizeof(in));
+	in[1].set_id = 1;
+	ret = ret ? ret : cb_getinfo_sets(&v0->cb, r.ctx, in, 2);
+	t_check(!ret && !rs && r.notes == 1 && (st & PVPFM_CTX_MASKED) &&
+		s1.overflows - s0.overflows == 1 &&
+		s1.set_switches == s0.set_switches &&
+		in[0].set_runs == 2 && in[1].set_runs == 0,
+		"ovfl_switch_notify_masked_no_switch",
+		"status %s eventfd %" PRIu64 " CTX_STATE %s %#x, overflows +%"
+		PRIu64 " switches +%" PRIu64 " runs %" PRIu64 "/%" PRIu64
+		" (want 2/0: two loads, no switch)", hl_status_str(ret),
+		r.notes, hl_status_str2(rs), st,
+		(uint64_t)(s1.overflows - s0.overflows),
+		(uint64_t)(s1.set_switches - s0.set_switches),
+		(uint64_t)in[0].set_runs, (uint64_t)in[1].set_runs);
+	ret = cb_read_msg(&v0->cb, r.ctx, &m);
+	t_check(!ret && m.type == PFM_MSG_OVFL &&
+		m.pfm_ovfl_msg.msg_active_set == 0,
+		"ovfl_switch_notify_message", "status %s type %u set %u",
+		hl_status_str(ret), m.type, m.pfm_ovfl_msg.msg_active_set);
+	ret = cb_restart(&v0->cb, r.ctx);
+	hl_vm_stats(&vm, &s2);
+	memset(in, 0, sizeof(in));
+	in[1].set_id = 1;
+	ret = ret ? ret : cb_getinfo_sets(&v0->cb, r.ctx, in, 2);
+	memset(&p, 0, sizeof(p));
+	p.reg_num = RUN_NS;
+	ret = ret ? ret : cb_read_pmds(&v0->cb, r.ctx, &p, 1);
+	t_check(!ret && s2.set_switches == s1.set_switches + 1 &&
+		in[1].set_runs == 1 && p.reg_last_reset_val == -(7 * MS) &&
+		p.reg_ovfl_switch_cnt == 1,
+		"ovfl_switch_notify_switches_at_restart",
+		"status %s switches +%" PRIu64 " set 1 runs %" PRIu64
+		" (want 1), set 0 RUN_NS last reset %#" PRIx64
+		" (want the long reset -7 ms), switch count %" PRIu64
+		" (want 1 again)", hl_status_str(ret),
+		(uint64_t)(s2.set_switches - s1.set_switches),
+		(uint64_t)in[1].set_runs, (uint64_t)p.reg_last_reset_val,
+		(uint64_t)p.reg_ovfl_switch_cnt);
+	cb_unload(&v0->cb, r.ctx);
+	cb_destroy(&v0->cb, r.ctx);
+	hl_eventfd_read(v0);
 }
 
 /* ---- SWITCH ---------------------------------------------------------------- */
@@ -467,8 +614,9 @@ static void t_switch_errors(void)
 }
 
 /*
- * The fastest switching a guest can ask for (1 ns timeouts, rounded up to
- * the host's 1 ms floor) must not stop the guest: the host does each switch in its work
+ * The fastest switching a guest can ask for (timeouts of the host's timer
+ * granularity, PMU_INFO's set_timeout_res_ns: 1 ms; shorter ones are
+ * refused) must not stop the guest: the host does each switch in its work
  * with IPIs to the vCPU's CPU, and if switches cost more than the timeout
  * they follow each other without end. The vCPU must still make progress:
  * 1000 OUTs that take a few ms alone must complete within 10 s.
@@ -476,16 +624,20 @@ static void t_switch_errors(void)
 static void t_fast_switch_progress(void)
 {
 	const uint32_t flags[2] = { PFM_SETFL_TIME_SWITCH, PFM_SETFL_TIME_SWITCH };
-	const uint64_t timeout[2] = { 1, 1 };	/* rounds up to the floor */
-	uint64_t base, loaded, sw;
+	struct pvpfm_pmu_info info;
+	uint64_t timeout[2], base, loaded, sw;
 	int done_base = 0, done = 0;
-	uint32_t id;
+	uint32_t id = 0;
 
+	memset(&info, 0, sizeof(info));
+	cb_pmu_info(&v0->cb, &info);
+	timeout[0] = timeout[1] = info.set_timeout_res_ns;
 	base = hl_run_io_timed(v0, 1000, 10000 * MS, &done_base);
-	id = sets_ctx(v0, 2, flags, timeout);
+	if (timeout[0])
+		id = sets_ctx(v0, 2, flags, timeout, 0);
 	if (!t_check(id && done_base, "fast_switch_setup",
-		     "context %u, 1000 OUTs alone %s", id,
-		     done_base ? "done" : "not done"))
+		     "timeout %" PRIu64 " ns, context %u, 1000 OUTs alone %s",
+		     timeout[0], id, done_base ? "done" : "not done"))
 		return;
 	cb_start(&v0->cb, id);
 	sw = switches_now(&vm);
@@ -513,6 +665,8 @@ int main(void)
 	time_switch("time_switch_1_to_3", 10 * MS, 30 * MS, 300 * MS);
 	t_ovfl_switch();
 	t_ovfl_pingpong();
+	t_ovfl_switch_no_format();
+	t_ovfl_switch_notify();
 	t_switch_follow();
 	t_switch_two_threads();
 	t_switch_errors();

@@ -4,16 +4,22 @@
  *
  *   default format   a 2-page buffer registered as scattered guest pages
  *                    (two SMPL_REGISTER calls); VCPU_RUN_NS sampled every
- *                    1 ms recording VM_EXITS and HOST_PAGE_FAULTS: the
- *                    buffer fills to exactly the count the format's rules
- *                    give, entries straddle pages intact, then one
- *                    notification (eventfd + PFM_MSG_OVFL) and the context
- *                    is masked (nothing counts, START refused) until
- *                    RESTART, which empties the buffer and resumes
+ *                    1 ms recording VM_EXITS and HOST_PAGE_FAULTS, with
+ *                    PFM_REGFL_OVFL_NOTIFY: the buffer fills to exactly
+ *                    the count the format's rules give, entries straddle
+ *                    pages intact, then one notification (eventfd +
+ *                    PFM_MSG_OVFL) and the context is masked (nothing
+ *                    counts; START is taken, and still nothing counts)
+ *                    until RESTART, which empties the buffer and resumes
  *   randomization    PFM_REGFL_RANDOM: reset values vary within the mask
+ *   full, no notify  without OVFL_NOTIFY a full buffer saturates the
+ *                    context (perfmon2 v2.8x): masked, no notification,
+ *                    no message, the buffer kept, RESTART refused (EBUSY)
  *   notify, no format  OVFL_NOTIFY: message, mask, long reset on RESTART;
  *                    PFM_FL_OVFL_NO_MSG: masked without a message
- *   reset_pmds       an overflow resets the PMDs in reg_reset_pmds
+ *   reset_pmds       an overflow resets the PMDs in reg_reset_pmds:
+ *                    sampling, at once to their short reset; notified
+ *                    without a format, at RESTART to their long reset
  *   per-thread       samples and messages name the thread switched in
  *   message queue    32 deep: the oldest kept, the rest counted as lost
  *   SMPL_REGISTER    errors; pages registered (module stats:
@@ -275,8 +281,10 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	p.reg_short_reset = -period;
 	p.reg_long_reset = -period;
 	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(HOST_PAGE_FAULTS);
+	/* a full buffer notifies only a PMD that asks */
+	p.reg_flags = PFM_REGFL_OVFL_NOTIFY;
 	if (rmask) {
-		p.reg_flags = PFM_REGFL_RANDOM;
+		p.reg_flags |= PFM_REGFL_RANDOM;
 		p.reg_random_mask = rmask;
 		p.reg_random_seed = 1234;
 	}
@@ -333,15 +341,20 @@ static void sample_run(const char *pfx, uint64_t rmask)
 	snprintf(name, sizeof(name), "%s_one_message", pfx);
 	HL_EXPECT(name, cb_read_msg(&v0->cb, r.ctx, &m), -EAGAIN);
 
-	/* masked: nothing counts, START is refused */
+	/* masked: nothing counts; START is taken (perfmon2), no count still */
 	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &v1val);
 	hl_call(v0, busy_fn, &(uint64_t){ 10 * MS });
 	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &v2val);
 	snprintf(name, sizeof(name), "%s_masked_does_not_count", pfx);
 	t_check(v1val == v2val, name, "RUN_NS %#" PRIx64 " then %#" PRIx64,
 		v1val, v2val);
-	snprintf(name, sizeof(name), "%s_start_masked_ebusy", pfx);
-	HL_EXPECT(name, cb_start(&v0->cb, r.ctx), -EBUSY);
+	snprintf(name, sizeof(name), "%s_start_masked_ok", pfx);
+	HL_EXPECT(name, cb_start(&v0->cb, r.ctx), 0);
+	hl_call(v0, busy_fn, &(uint64_t){ 10 * MS });
+	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &v2val);
+	snprintf(name, sizeof(name), "%s_started_masked_does_not_count", pfx);
+	t_check(v1val == v2val, name, "RUN_NS %#" PRIx64 " then %#" PRIx64
+		" after START", v1val, v2val);
 
 	/* RESTART: empty buffer, counting again, second notification */
 	rr.ctx = r.ctx;
@@ -388,10 +401,92 @@ out:
 	}
 }
 
+struct masked_req {
+	uint32_t ctx;
+	uint64_t max_ns;	/* give up after this much CPU */
+	uint64_t cpu, notes;
+	uint32_t state;		/* PVPFM_CTX_* */
+	int ret;
+};
+
+/* START, burn CPU until CTX_STATE says masked; eventfd signals counted */
+static int until_masked_fn(struct hl_vcpu *v, void *p)
+{
+	struct masked_req *r = p;
+	uint64_t c0 = hl_thread_ns();
+
+	r->state = 0;
+	r->ret = cb_start(&v->cb, r->ctx);
+	while (!r->ret && hl_thread_ns() - c0 < r->max_ns) {
+		hl_busy_ns(200 * US);
+		r->ret = hl_ctx_state(&v->cb, r->ctx, &r->state);
+		if (r->state & PVPFM_CTX_MASKED)
+			break;
+	}
+	r->cpu = hl_thread_ns() - c0;
+	r->notes = hl_eventfd_read(v);
+	return r->ret;
+}
+
+/*
+ * A full buffer whose PMD asked for no notification: the context
+ * saturates (perfmon2 v2.8x): masked, nothing notified (no eventfd
+ * signal, no message), the samples kept, nothing counts, RESTART refused
+ */
+static void t_full_no_notify(void)
+{
+	const uint64_t esz = sizeof(pfm_dfl_smpl_entry_t);
+	struct masked_req r = { .max_ns = MAX_WAIT };
+	uint64_t cap = dfl_capacity(HL_PAGE, esz, 40 + 10 * 8), a = 0, b = 0;
+	struct buf bf;
+	pfarg_pmd_t p;
+	pfarg_msg_t m;
+	int ret;
+
+	buf_alloc(&bf, 1);
+	ret = cb_create_smpl(&v0->cb, PFM_FL_SYSTEM_WIDE, HL_PAGE, &r.ctx);
+	ret = ret ? ret : cb_smpl_register(&v0->cb, r.ctx, 0, 1, bf.gpa);
+	cb_pmd_init(&p, RUN_NS, 0, -(1 * MS));
+	p.reg_short_reset = -(1 * MS);
+	p.reg_long_reset = -(1 * MS);
+	ret = ret ? ret : cb_write_pmds(&v0->cb, r.ctx, &p, 1);
+	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
+	hl_eventfd_read(v0);
+	ret = ret ? ret : hl_call(v0, until_masked_fn, &r);
+	buf_read(&bf);
+	t_check(!ret && (r.state & PVPFM_CTX_MASKED) &&
+		!(r.state & PVPFM_CTX_BLOCKED) && !r.notes &&
+		buf_hdr(&bf)->hdr_count == cap &&
+		buf_hdr(&bf)->hdr_overflows == 1,
+		"smpl_full_no_notify_saturates",
+		"status %s after %" PRIu64 " ns CPU: CTX_STATE %#x, eventfd %"
+		PRIu64 " (want 0), hdr_count %" PRIu64 " (want %" PRIu64
+		"), hdr_overflows %" PRIu64, hl_status_str(ret), r.cpu,
+		r.state, r.notes, (uint64_t)buf_hdr(&bf)->hdr_count, cap,
+		(uint64_t)buf_hdr(&bf)->hdr_overflows);
+	HL_EXPECT("smpl_full_no_notify_no_message",
+		  cb_read_msg(&v0->cb, r.ctx, &m), -EAGAIN);
+	/* started, masked: nothing counts */
+	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &a);
+	hl_call(v0, busy_fn, &(uint64_t){ 10 * MS });
+	cb_read_pmd(&v0->cb, r.ctx, 0, RUN_NS, &b);
+	t_check(a == b, "smpl_saturated_does_not_count",
+		"RUN_NS %#" PRIx64 " then %#" PRIx64, a, b);
+	/* nothing was notified: nothing to restart, the buffer stays full */
+	ret = cb_restart(&v0->cb, r.ctx);
+	buf_read(&bf);
+	t_check(ret == -EBUSY && buf_hdr(&bf)->hdr_count == cap,
+		"smpl_saturated_restart_ebusy", "status %s hdr_count %" PRIu64,
+		hl_status_str(ret), (uint64_t)buf_hdr(&bf)->hdr_count);
+	cb_unload(&v0->cb, r.ctx);
+	cb_destroy(&v0->cb, r.ctx);
+}
+
 static void t_notify_no_format(void)
 {
 	struct until_req r = { .start = true, .max_ns = MAX_WAIT };
 	uint64_t a = 0, b = 0;
+	uint32_t st = 0;
 	pfarg_pmd_t p;
 	pfarg_msg_t m;
 	int ret;
@@ -451,26 +546,39 @@ static void t_notify_no_format(void)
 	r.max_ns = 20 * MS;
 	r.start = true;
 	ret = ret ? ret : hl_call(v0, until_notified_fn, &r);
+	/* masked: START is taken (perfmon2), RESTART is what resumes */
 	t_check(!ret && r.notes == 1 &&
 		cb_read_msg(&v0->cb, r.ctx, &m) == -EAGAIN &&
-		cb_start(&v0->cb, r.ctx) == -EBUSY,
+		!hl_ctx_state(&v0->cb, r.ctx, &st) && (st & PVPFM_CTX_MASKED) &&
+		!cb_start(&v0->cb, r.ctx),
 		"notify_no_msg_masked_no_message",
-		"status %s eventfd %" PRIu64, hl_status_str(ret), r.notes);
+		"status %s eventfd %" PRIu64 " CTX_STATE %#x",
+		hl_status_str(ret), r.notes, st);
 	HL_EXPECT("notify_no_msg_restart", cb_restart(&v0->cb, r.ctx), 0);
 	cb_unload(&v0->cb, r.ctx);
 	cb_destroy(&v0->cb, r.ctx);
 }
 
+/*
+ * RUN_NS overflows after 2 ms and resets VM_EXITS (its reg_reset_pmds).
+ * Sampling, nothing notified: VM_EXITS goes to its short reset at the
+ * overflow. Notified, no format: the resets wait with the mask, then
+ * VM_EXITS goes to its long reset at RESTART.
+ */
 static void t_reset_pmds(void)
 {
-	const uint64_t mark = 0x100000000ULL;
+	const uint64_t mark = 0x100000000ULL, long_mark = 0x200000000ULL;
+	struct until_req r = { .start = true, .max_ns = MAX_WAIT };
 	struct kvmpfm_vm_stats s0, s1;
-	uint64_t val = 0;
+	uint64_t val = 0, held = 0;
 	uint32_t id = 0;
 	pfarg_pmd_t p[2];
+	struct buf b;
 	int ret;
 
-	ret = cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE, &id);
+	buf_alloc(&b, 1);
+	ret = cb_create_smpl(&v0->cb, PFM_FL_SYSTEM_WIDE, HL_PAGE, &id);
+	ret = ret ? ret : cb_smpl_register(&v0->cb, id, 0, 1, b.gpa);
 	cb_pmd_init(&p[0], RUN_NS, 0, -(2 * MS));
 	p[0].reg_short_reset = -(100 * MS);
 	p[0].reg_reset_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS);
@@ -482,13 +590,41 @@ static void t_reset_pmds(void)
 	ret = ret ? ret : hl_start_busy_stop(v0, id, 10 * MS, NULL, NULL);
 	hl_vm_stats(&vm, &s1);
 	cb_read_pmd(&v0->cb, id, 0, VM_EXITS, &val);
-	t_check(!ret && s1.overflows - s0.overflows == 1 && val >= mark &&
-		val < mark + 100, "reset_pmds_reset_on_overflow",
-		"status %s overflows +%" PRIu64 " VM_EXITS %#" PRIx64
-		" (want its short reset %#" PRIx64 ")", hl_status_str(ret),
-		(uint64_t)(s1.overflows - s0.overflows), val, mark);
+	buf_read(&b);
+	t_check(!ret && s1.overflows - s0.overflows == 1 &&
+		buf_hdr(&b)->hdr_count == 1 && val >= mark && val < mark + 100,
+		"reset_pmds_reset_on_overflow",
+		"status %s overflows +%" PRIu64 " samples %" PRIu64
+		" VM_EXITS %#" PRIx64 " (want its short reset %#" PRIx64 ")",
+		hl_status_str(ret), (uint64_t)(s1.overflows - s0.overflows),
+		(uint64_t)buf_hdr(&b)->hdr_count, val, mark);
 	cb_unload(&v0->cb, id);
 	cb_destroy(&v0->cb, id);
+
+	ret = cb_create(&v0->cb, PFM_FL_SYSTEM_WIDE, &r.ctx);
+	cb_pmd_init(&p[0], RUN_NS, 0, -(2 * MS));
+	p[0].reg_flags = PFM_REGFL_OVFL_NOTIFY;
+	p[0].reg_long_reset = -(100 * MS);
+	p[0].reg_reset_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS);
+	cb_pmd_init(&p[1], VM_EXITS, 0, 77);
+	p[1].reg_short_reset = mark;
+	p[1].reg_long_reset = long_mark;
+	ret = ret ? ret : cb_write_pmds(&v0->cb, r.ctx, p, 2);
+	ret = ret ? ret : cb_load(&v0->cb, r.ctx, 0, 0, 0, v0->guest_tgid);
+	hl_eventfd_read(v0);
+	ret = ret ? ret : hl_call(v0, until_notified_fn, &r);
+	cb_read_pmd(&v0->cb, r.ctx, 0, VM_EXITS, &held);
+	ret = ret ? ret : cb_restart(&v0->cb, r.ctx);
+	cb_stop(&v0->cb, r.ctx);
+	cb_read_pmd(&v0->cb, r.ctx, 0, VM_EXITS, &val);
+	t_check(!ret && r.notes == 1 && held < mark && val >= long_mark &&
+		val < long_mark + 100, "reset_pmds_long_reset_on_restart",
+		"status %s eventfd %" PRIu64 ": VM_EXITS %#" PRIx64
+		" while masked (want no reset yet), %#" PRIx64 " after RESTART"
+		" (want its long reset %#" PRIx64 ")", hl_status_str(ret),
+		r.notes, held, val, long_mark);
+	cb_unload(&v0->cb, r.ctx);
+	cb_destroy(&v0->cb, r.ctx);
 }
 
 struct thr_req {
@@ -527,6 +663,7 @@ static void t_thread_samples(void)
 	ret = cb_create_smpl(&v1->cb, 0, 2 * HL_PAGE, &r.ctx);
 	ret = ret ? ret : cb_smpl_register(&v1->cb, r.ctx, 0, 2, b.gpa);
 	cb_pmd_init(&p, RUN_NS, 0, -(1 * MS));
+	p.reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* the full buffer notified */
 	p.reg_short_reset = -(1 * MS);
 	p.reg_smpl_pmds[WORD(VM_EXITS)] = BIT(VM_EXITS) | BIT(HOST_PAGE_FAULTS);
 	ret = ret ? ret : cb_write_pmds(&v1->cb, r.ctx, &p, 1);
@@ -688,6 +825,7 @@ static void t_dirty_log(void)
 	ret = cb_create_smpl(&v->cb, PFM_FL_SYSTEM_WIDE, HL_PAGE, &r.ctx);
 	ret = ret ? ret : cb_smpl_register(&v->cb, r.ctx, 0, 1, &buf);
 	cb_pmd_init(&p, RUN_NS, 0, -(1 * MS));
+	p.reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* the full buffer notified */
 	p.reg_short_reset = -(1 * MS);
 	ret = ret ? ret : cb_write_pmds(&v->cb, r.ctx, &p, 1);
 	ret = ret ? ret : cb_load(&v->cb, r.ctx, 0, 0, 0, v->guest_tgid);
@@ -721,6 +859,7 @@ int main(void)
 		return t_done();
 	sample_run("smpl", 0);
 	sample_run("smpl_random", 0xffff);
+	t_full_no_notify();
 	t_notify_no_format();
 	t_reset_pmds();
 	t_thread_samples();

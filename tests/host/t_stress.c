@@ -6,9 +6,13 @@
  * command, version, context ids, counts, argument sizes and contents),
  * the rest well-formed calls with random parameters in random order, so
  * that deep states are reached: contexts loaded, counting, sampling into
- * registered buffers, masked on notification, restarted, switched between
- * vCPUs, sets switching on timers and overflows. The threads also burn CPU
- * and run the guest now and then, so the virtual PMDs count and overflow.
+ * registered buffers, masked on notification, restarted, saturated
+ * (masked with nothing notified), switched between vCPUs, sets switching
+ * on timers and overflows. The threads also burn CPU and run the guest
+ * now and then, so the virtual PMDs count and overflow. Without a format
+ * an overflow masks monitoring unless it switches sets (perfmon2 v2.8x):
+ * the whole sequences that switch on overflows do so in both sets, mostly
+ * on each overflow, so that their overflows go on.
  * The blocks go in rounds of T_STRESS_ROUND (50,000), each on a new VM
  * bound with random limits: each max_* at 0 (the default), a
  * small value, a random one up to the module's ceiling or the ceiling
@@ -243,8 +247,13 @@ static void fill_setdesc(uint64_t *s, pfarg_setdesc_t *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->set_id = pick(s, 10) < 9 ? pick(s, 5) : (uint16_t)rnd(s);
+	/*
+	 * flags 3 (both switches) are refused, and so is a time switch
+	 * whose timeout is not a multiple of the set timer's 1 ms (1 in 4)
+	 */
 	d->set_flags = pick(s, 4);
-	d->set_timeout = 200 * US + pick(s, 5 * MS);
+	d->set_timeout = pick(s, 4) ? (1 + pick(s, 5)) * MS :
+				      200 * US + pick(s, 5 * MS);
 	if (pick(s, 20) == 0) {
 		d->set_flags = (uint32_t)rnd(s);
 		d->set_timeout = rnd(s) >> pick(s, 64);
@@ -443,8 +452,10 @@ static int op_run(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 /*
  * A whole valid sequence, left running: create (system-wide or per-thread,
  * maybe sampling), RUN_NS and VM_EXITS with short periods (maybe notify,
- * randomized), maybe two sets switching on time or overflow, load on this
- * vCPU, start, then the vCPU runs.
+ * randomized), maybe two sets switching on time (1 or 2 ms) or overflow
+ * (both sets, mostly on each overflow of either PMD: without a format an
+ * overflow that does not switch masks), load on this vCPU, start, then
+ * the vCPU runs.
  */
 static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 {
@@ -462,15 +473,15 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 	if (ret)
 		return ret;
 	memset(sd, 0, sizeof(sd));
-	if (pick(s, 10) < 4) {
+	if (pick(s, 10) < 5) {
 		sd[0].set_id = 0;
 		sd[1].set_id = 1;
 		if (pick(s, 2)) {
 			sd[0].set_flags = sd[1].set_flags = PFM_SETFL_TIME_SWITCH;
-			sd[0].set_timeout = 200 * US + pick(s, 2 * MS);
-			sd[1].set_timeout = 200 * US + pick(s, 2 * MS);
+			sd[0].set_timeout = (1 + pick(s, 2)) * MS;
+			sd[1].set_timeout = (1 + pick(s, 2)) * MS;
 		} else {
-			sd[0].set_flags = PFM_SETFL_OVFL_SWITCH;
+			sd[0].set_flags = sd[1].set_flags = PFM_SETFL_OVFL_SWITCH;
 		}
 		ret = cb_create_sets(&v->cb, id, sd, 2);
 		if (ret)
@@ -486,7 +497,7 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 			p[i].reg_value = -per;
 			p[i].reg_short_reset = -per;
 			p[i].reg_long_reset = -per;
-			p[i].reg_ovfl_switch_cnt = 1 + pick(s, 2);
+			p[i].reg_ovfl_switch_cnt = pick(s, 4) ? 1 : 2;
 			if (pick(s, 10) < 3)
 				p[i].reg_flags |= PFM_REGFL_OVFL_NOTIFY;
 			if (pick(s, 10) < 2) {
@@ -498,6 +509,7 @@ static int scenario(struct hl_vcpu *v, uint64_t *s, struct tstats *t)
 		} else if (pick(s, 10) < 3) {
 			p[i].reg_value = -(1 + pick(s, 50));
 			p[i].reg_short_reset = p[i].reg_value;
+			p[i].reg_ovfl_switch_cnt = 1;
 		}
 	}
 	ret = cb_write_pmds(&v->cb, id, p, n);

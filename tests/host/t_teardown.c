@@ -57,6 +57,9 @@ struct busy_vm {
  * On vCPU @v: a system-wide context sampling VCPU_RUN_NS every 200 us
  * into a 2-page buffer (recording VM_EXITS), two sets switching every
  * 1 ms, started; and a spare unloaded context with a registered buffer.
+ * The sampling PMD asks for a notification, so that a full buffer is
+ * notified and work_fn restarts it (without one the context would
+ * saturate: masked for good, RESTART refused).
  */
 static int busy_ctx(struct busy_vm *b, struct hl_vcpu *v)
 {
@@ -78,6 +81,7 @@ static int busy_ctx(struct busy_vm *b, struct hl_vcpu *v)
 	}
 	ret = ret ? ret : cb_create_sets(&v->cb, id, d, 2);
 	cb_pmd_init(&p[0], RUN_NS, 0, -(200 * US));
+	p[0].reg_flags = PFM_REGFL_OVFL_NOTIFY;
 	p[0].reg_short_reset = -(200 * US);
 	p[0].reg_long_reset = -(200 * US);
 	p[0].reg_smpl_pmds[VM_EXITS / 64] = 1ULL << (VM_EXITS % 64);

@@ -5,7 +5,10 @@
  * buffer, in two sets that switch on every overflow
  * (PFM_SETFL_OVFL_SWITCH, reg_ovfl_switch_cnt 1: each overflow makes the
  * host close one set's counter and open the other's, which perf's own
- * throttling, per event, never sees).
+ * throttling, per event, never sees). The PMDs ask for a notification
+ * (PFM_REGFL_OVFL_NOTIFY): a full buffer is notified and restarted;
+ * without one it would saturate the context (perfmon2 v2.8x: masked,
+ * RESTART refused) and the overflows would stop.
  *
  *   idle      the guest halts in the kernel (irqchip VM) for IDLE_NS:
  *             the sampling does not sustain itself (each overflow's work
@@ -146,7 +149,7 @@ static uint64_t thread_ticks_ns(pid_t tid)
 /*
  * A system-wide context on @v: VM_EXITS at period 1 in sets 0 and 1,
  * each switching to the other on every overflow, sampled into a buffer
- * of BUF_PAGES at @buf.
+ * of BUF_PAGES at @buf, a full buffer notified.
  */
 static uint32_t throttle_ctx(struct hl_vcpu *v, uint64_t buf)
 {
@@ -159,6 +162,7 @@ static uint32_t throttle_ctx(struct hl_vcpu *v, uint64_t buf)
 		d[i].set_id = i;
 		d[i].set_flags = PFM_SETFL_OVFL_SWITCH;
 		cb_pmd_init(&p[i], VM_EXITS, i, -1ULL);
+		p[i].reg_flags = PFM_REGFL_OVFL_NOTIFY;
 		p[i].reg_short_reset = -1ULL;
 		p[i].reg_long_reset = -1ULL;
 		p[i].reg_ovfl_switch_cnt = 1;

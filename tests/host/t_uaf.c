@@ -11,7 +11,12 @@
  * Each iteration builds a VM (in-kernel irqchip, 2 vCPUs) whose vCPU 0
  * counts the three tracepoint PMDs at period 1 (value, short and long
  * reset -1: an overflow, so a handler call, on every event), in two event
- * sets switching every 1 ms, some iterations into a sampling buffer; its
+ * sets switching on every overflow (PFM_SETFL_OVFL_SWITCH, each PMD's
+ * reg_ovfl_switch_cnt 1: without a format an overflow that does not
+ * switch sets masks monitoring, perfmon2 v2.8x; one that does, nothing
+ * notified, short-resets and goes on, so the overflows never stop), some
+ * iterations into a sampling buffer (the PMDs then ask for a
+ * notification: a full buffer is notified, and vCPU 0 restarts it); its
  * thread runs the guest in a loop that makes all three events (OUT exits,
  * writes to guest pages the host has just zapped with MADV_DONTNEED,
  * in-kernel HLTs woken by a timer signal). Meanwhile vCPU 1's thread
@@ -28,7 +33,8 @@
  * back to zero); at the end, no line of concern in L1's kernel log since
  * the test started (the rig's bad-patterns: WARN, BUG, oops, GP fault,
  * call trace; and RCU stalls, hung tasks). A first part shows that each
- * of the three PMDs overflows at period 1 with this guest code.
+ * of the three PMDs overflows at period 1 with this guest code (alone,
+ * in the same two switching sets).
  *
  * Each teardown waits (at most 1 s) for vCPU 0 to be writing its pages,
  * when its handler calls, interrupts on, are densest.
@@ -120,22 +126,40 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/* PMD @num at period 1 in @set; in an OVFL_SWITCH set each overflow switches */
 static void pmd_period1(pfarg_pmd_t *p, uint16_t num, uint16_t set)
 {
 	cb_pmd_init(p, num, set, (uint64_t)-1);
 	p->reg_short_reset = (uint64_t)-1;
 	p->reg_long_reset = (uint64_t)-1;
+	p->reg_ovfl_switch_cnt = 1;
 }
 
 /*
- * On vCPU 0: the context, maybe with a buffer, two sets switching every
- * 1 ms, each with the three tracepoint PMDs at period 1 (set 1 also
- * counts RUN_NS: the sets' events differ), loaded and started.
+ * Sets 0 and 1 of @ctx, each switching to the other on an overflow of
+ * its PMDs at period 1: the overflows go on without a format
+ */
+static int ovfl_switch_sets(struct hl_vcpu *v, uint32_t ctx)
+{
+	pfarg_setdesc_t d[2];
+	int i;
+
+	memset(d, 0, sizeof(d));
+	for (i = 0; i < 2; i++) {
+		d[i].set_id = i;
+		d[i].set_flags = PFM_SETFL_OVFL_SWITCH;
+	}
+	return cb_create_sets(&v->cb, ctx, d, 2);
+}
+
+/*
+ * On vCPU 0: the context, maybe with a buffer, two sets switching on
+ * every overflow, each with the three tracepoint PMDs at period 1 (set 1
+ * also counts RUN_NS: the sets' events differ), loaded and started.
  */
 static int uaf_ctx(struct uaf_vm *u)
 {
 	struct hl_vcpu *v = &u->vm.vcpus[0];
-	pfarg_setdesc_t d[2];
 	pfarg_pmd_t p[7];
 	uint64_t g[SMPL_PAGES];
 	int ret, i, s;
@@ -148,13 +172,7 @@ static int uaf_ctx(struct uaf_vm *u)
 			g[i] = hl_gpa_alloc(&u->vm, HL_PAGE);
 		ret = cb_smpl_register(&v->cb, u->ctx, 0, SMPL_PAGES, g);
 	}
-	memset(d, 0, sizeof(d));
-	for (i = 0; i < 2; i++) {
-		d[i].set_id = i;
-		d[i].set_flags = PFM_SETFL_TIME_SWITCH;
-		d[i].set_timeout = 1 * MS;
-	}
-	ret = ret ? ret : cb_create_sets(&v->cb, u->ctx, d, 2);
+	ret = ret ? ret : ovfl_switch_sets(v, u->ctx);
 	for (s = 0; s < 2; s++) {
 		pmd_period1(&p[3 * s], VM_EXITS, s);
 		pmd_period1(&p[3 * s + 1], HALT_EXITS, s);
@@ -163,6 +181,9 @@ static int uaf_ctx(struct uaf_vm *u)
 			p[3 * s].reg_smpl_pmds[WORD(HALT_EXITS)] =
 				BIT(HALT_EXITS) | BIT(HOST_PAGE_FAULTS);
 	}
+	/* a full buffer is notified only to a PMD that asks: vCPU 0 restarts */
+	for (i = 0; u->smpl && i < 6; i++)
+		p[i].reg_flags = PFM_REGFL_OVFL_NOTIFY;
 	cb_pmd_init(&p[6], RUN_NS, 1, 0);
 	ret = ret ? ret : cb_write_pmds(&v->cb, u->ctx, p, 7);
 	ret = ret ? ret : cb_load(&v->cb, u->ctx, 0, 0, 0, v->guest_tgid);
@@ -377,7 +398,7 @@ static void t_probe(void)
 	struct kvmpfm_vm_stats a, b;
 	struct hl_vm_opts o;
 	struct hl_vcpu *v;
-	pfarg_pmd_t p;
+	pfarg_pmd_t p[2];
 	uint32_t id;
 	unsigned int i;
 	int ret;
@@ -390,9 +411,11 @@ static void t_probe(void)
 	v = &u.vm.vcpus[0];
 	for (i = 0; i < 3; i++) {
 		id = 0;
-		pmd_period1(&p, pmds[i], 0);
+		pmd_period1(&p[0], pmds[i], 0);
+		pmd_period1(&p[1], pmds[i], 1);
 		ret = cb_create(&v->cb, PFM_FL_SYSTEM_WIDE, &id);
-		ret = ret ? ret : cb_write_pmds(&v->cb, id, &p, 1);
+		ret = ret ? ret : ovfl_switch_sets(v, id);
+		ret = ret ? ret : cb_write_pmds(&v->cb, id, p, 2);
 		ret = ret ? ret : cb_load(&v->cb, id, 0, 0, 0, v->guest_tgid);
 		ret = ret ? ret : hl_vm_stats(&u.vm, &a);
 		ret = ret ? ret : cb_start(&v->cb, id);

@@ -2,7 +2,8 @@
 /*
  * hostlib, commands: a command block into the vCPU's block in guest RAM
  * and DOORBELL from the vCPU's thread, the per-thread tally of what came
- * back, a loaded system-wide context in one call (hostlib.h, "commands").
+ * back, a loaded system-wide context in one call, a context's state
+ * (hostlib.h, "commands").
  */
 #include <errno.h>
 #include <string.h>
@@ -164,4 +165,15 @@ void hl_destroy_ctxs(struct hl_vcpu *v, const uint32_t *ids, int n)
 
 	for (i = 0; i < n; i++)
 		cb_destroy(&v->cb, ids[i]);
+}
+
+int hl_ctx_state(struct cb_caller *c, uint32_t ctx, uint32_t *flags)
+{
+	struct pvpfm_ctx_state st;
+	int ret;
+
+	memset(&st, 0, sizeof(st));
+	ret = cb_cmd(c, PVPFM_CMD_CTX_STATE, ctx, 0, &st, sizeof(st));
+	*flags = ret ? 0 : st.flags;
+	return ret;
 }

@@ -199,12 +199,8 @@ static int smpl_ctx(uint32_t flags, pfm_dfl_smpl_hdr_t **h)
 	if (fd < 0)
 		return -1;
 	p = mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
-	memset(&pd, 0, sizeof(pd));
-	pd.reg_num = RUN_NS;
-	pd.reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* a message when full */
-	pd.reg_value = -SMPL_PERIOD;
-	pd.reg_short_reset = -SMPL_PERIOD;
-	pd.reg_long_reset = -SMPL_PERIOD;
+	/* OVFL_NOTIFY: a message when the buffer is full */
+	t_pmd_period(&pd, RUN_NS, SMPL_PERIOD, PFM_REGFL_OVFL_NOTIFY);
 	pd.reg_smpl_pmds[RUN_NS / 64] = 1ULL << (RUN_NS % 64);
 	if (p == MAP_FAILED || pfm_write_pmds(fd, &pd, 1)) {
 		close(fd);

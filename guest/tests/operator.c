@@ -94,11 +94,8 @@ static int sampling(pfm_dfl_smpl_hdr_t **hp)
 		return -1;
 	p = mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
 	memset(pd, 0, sizeof(pd));
-	pd[0].reg_num = RUN_NS;
-	pd[0].reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* a message when full */
-	pd[0].reg_value = -SMPL_PERIOD;
-	pd[0].reg_short_reset = -SMPL_PERIOD;
-	pd[0].reg_long_reset = -SMPL_PERIOD;
+	/* OVFL_NOTIFY: a message when the buffer is full */
+	t_pmd_period(&pd[0], RUN_NS, SMPL_PERIOD, PFM_REGFL_OVFL_NOTIFY);
 	pd[1].reg_num = VM_EXITS;
 	if (!t_check(p != MAP_FAILED && !pfm_write_pmds(fd, pd, 2) &&
 		     !t_load(fd, t_gettid(), 0) && !pfm_start(fd, NULL),

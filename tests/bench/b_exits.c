@@ -652,11 +652,8 @@ static void bench_sampling(int timeout_s)
 	}
 	hdr = p;
 	memset(pd, 0, sizeof(pd));
-	pd[0].reg_num = RUN_NS;
-	pd[0].reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* a message when full */
-	pd[0].reg_value = -SMPL_PERIOD_NS;
-	pd[0].reg_short_reset = -SMPL_PERIOD_NS;
-	pd[0].reg_long_reset = -SMPL_PERIOD_NS;
+	/* OVFL_NOTIFY: a message when the buffer is full */
+	t_pmd_period(&pd[0], RUN_NS, SMPL_PERIOD_NS, PFM_REGFL_OVFL_NOTIFY);
 	pd[0].reg_smpl_pmds[VM_EXITS / 64] = 1ULL << (VM_EXITS % 64);
 	pd[1].reg_num = VM_EXITS;
 	memset(&load, 0, sizeof(load));

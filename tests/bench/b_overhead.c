@@ -262,12 +262,8 @@ static int pv_smpl_start(struct pv_smpl *s, unsigned int rate)
 		return -1;
 	}
 	s->hdr = s->buf;
-	memset(&pd, 0, sizeof(pd));
-	pd.reg_num = PVPFM_VPMD_VCPU_RUN_NS;
-	pd.reg_flags = PFM_REGFL_OVFL_NOTIFY;	/* a message when full */
-	pd.reg_value = -period;
-	pd.reg_short_reset = -period;
-	pd.reg_long_reset = -period;
+	/* OVFL_NOTIFY: a message when the buffer is full */
+	t_pmd_period(&pd, PVPFM_VPMD_VCPU_RUN_NS, period, PFM_REGFL_OVFL_NOTIFY);
 	memset(&load, 0, sizeof(load));
 	load.load_pid = t_gettid();
 	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);

@@ -71,6 +71,24 @@ static void pmd_smpl(struct t_env *t, u32 ctx, u16 num, u64 period,
 	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 }
 
+/*
+ * PMDs 0 and 2 count EV_A and sample every 100 events, notifying when the
+ * buffer is full; PMD 0's entries record PMD 1 (EV_B), PMD 2's the first
+ * @n2 of @s2; PMD 3 counts EV_C
+ */
+static void two_samplers(struct t_env *t, u32 ctx, const u16 *s2,
+			 unsigned int n2)
+{
+	const u16 s0[] = { 1 };
+
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
+	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
+	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_C));
+	pmd_smpl(t, ctx, 0, 100, 100, PFM_REGFL_OVFL_NOTIFY, s0, 1);
+	pmd_smpl(t, ctx, 2, 100, 100, PFM_REGFL_OVFL_NOTIFY, s2, n2);
+}
+
 /* PMD @num counts EV_A and takes a sample, with no other PMD, every 10 */
 static void sample_a_every_10(struct t_env *t, u32 ctx, u16 num)
 {
@@ -214,18 +232,13 @@ static u64 walk(struct t_env *t, u64 off, unsigned int n, u16 *pmds)
 static void test_smpl_simultaneous(void **state)
 {
 	struct t_env *t = T_ENV(state);
-	const u16 s0[] = { 1 }, s2[] = { 1, 3 };
+	const u16 s2[] = { 1, 3 };
 	u32 ctx = t_smpl_ctx(t, 0, 4096);
 	const pfm_dfl_smpl_entry_t *e;
 	u16 pmds[2];
 	u64 end, off;
 
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
-	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_C));
-	pmd_smpl(t, ctx, 0, 100, 100, PFM_REGFL_OVFL_NOTIFY, s0, 1);
-	pmd_smpl(t, ctx, 2, 100, 100, PFM_REGFL_OVFL_NOTIFY, s2, 2);
+	two_samplers(t, ctx, s2, 2);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_B, 4);
 	sim_events(t->sim, 0, KEY_C, 6);
@@ -263,7 +276,7 @@ static void test_smpl_simultaneous(void **state)
 
 static void smpl_simultaneous_at_full(bool fits)
 {
-	const u16 s0[] = { 1 }, s2[] = { 1, 3, 256, 257, 258, 259 };
+	const u16 s2[] = { 1, 3, 256, 257, 258, 259 };
 	const pfm_dfl_smpl_hdr_t *h;
 	struct t_opts o;
 	struct t_env *t;
@@ -289,12 +302,7 @@ static void smpl_simultaneous_at_full(bool fits)
 	ctx = t_smpl_ctx(t, 0, size);
 	h = hdr_of(t);
 	assert_int_equal(h->hdr_min_buf_space, min);
-	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
-	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
-	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
-	t_pmc(t, ctx, 0, 3, T_EVTSEL(EV_C));
-	pmd_smpl(t, ctx, 0, 100, 100, PFM_REGFL_OVFL_NOTIFY, s0, 1);
-	pmd_smpl(t, ctx, 2, 100, 100, PFM_REGFL_OVFL_NOTIFY, s2, 6);
+	two_samplers(t, ctx, s2, 6);
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_A, 100);
 	assert_int_equal(t->sim->overflow_calls, 1);

@@ -60,8 +60,19 @@ void pfm_ctx_free(struct pfm_ctx *ctx, int destroyed)
  * UNLOAD or DESTROY: an active hook sends it, so that no SWITCH for the
  * context is in flight after it (pfm_hook_stop()); then the context has
  * no hook. A hook that is not active any more (its thread ended, which
- * unloaded the context): the host answers, EINVAL to UNLOAD.
+ * unloaded the context): the host answers (UNLOAD: 0, nothing to do).
  */
+atomic_t pfm_sys_sessions = ATOMIC_INIT(0);
+
+/* ctx->lock held: a system-wide context's load or unload went through */
+static void pfm_ctx_sys_loaded(struct pfm_ctx *ctx, bool loaded)
+{
+	if (ctx->sys_loaded == loaded)
+		return;
+	ctx->sys_loaded = loaded;
+	atomic_add(loaded ? 1 : -1, &pfm_sys_sessions);
+}
+
 static int pfm_ctx_detach(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 {
 	int ret = 0;
@@ -69,6 +80,9 @@ static int pfm_ctx_detach(struct pfm_ctx *ctx, struct pfm_dev_req *req)
 	mutex_lock(&ctx->lock);
 	if (!ctx->hook || !pfm_hook_stop(ctx->hook, req, &ret))
 		ret = pfm_dev_call(req);
+	/* closed, it is gone whatever the host answered */
+	if (!ret || req->cmd == PVPFM_CMD_DESTROY_CONTEXT)
+		pfm_ctx_sys_loaded(ctx, false);
 	if (ctx->hook)
 		pfm_hook_release(ctx->hook);
 	ctx->hook = NULL;
@@ -373,6 +387,8 @@ static long pfm_load(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 		/* once: a user who loads again meanwhile wins this time */
 		if (ret == -EBUSY && pfm_evict_thread_loads())
 			ret = pfm_load_system(&req);
+		if (!ret)
+			pfm_ctx_sys_loaded(ctx, true);
 	} else
 		ret = pfm_load_thread(ctx, &req);
 	if (!ret)

@@ -56,6 +56,7 @@ struct pfm_ctx {
 	u32 flags;			/* PFM_FL_* */
 	struct mutex lock;		/* one call at a time; guards hook */
 	struct pfm_hook *hook;		/* per-thread: where it is loaded */
+	bool sys_loaded;		/* system-wide: loaded (lock) */
 	struct pfm_user *user;		/* charged to, NULL: exempt (root) */
 	/* its creator could make system-wide ones (sys_group, CAP_SYS_ADMIN) */
 	bool admin;
@@ -133,6 +134,12 @@ struct pfm_dev_stats {
 
 extern struct pfm_dev_stats pfm_dev_stats;
 
+/*
+ * perfmon2's session counts: per-thread contexts loaded (their hook
+ * active: pfm_hook.c) and system-wide ones loaded (pfm_ctxfd.c)
+ */
+extern atomic_t pfm_task_sessions, pfm_sys_sessions;
+
 /* the sysfs controls (pfm_sysfs.c validates what is written) */
 struct pfm_controls {
 	int task_group;			/* -1: any group */
@@ -141,6 +148,7 @@ struct pfm_controls {
 	u64 smpl_buffer_mem_max;	/* bytes of all sampling buffers */
 	u32 max_ctx_per_user;		/* contexts alive per uid, root exempt */
 	bool user_kernel_ip;		/* kernel IPs for any user's contexts */
+	int debug;			/* perfmon2's debug level: kept, unused */
 };
 
 extern struct pfm_controls pfm_controls;

@@ -107,6 +107,17 @@ static struct pfm_hook *hook_of(struct preempt_notifier *pn)
 	return container_of(pn, struct pfm_hook, pn);
 }
 
+atomic_t pfm_task_sessions = ATOMIC_INIT(0);
+
+/* h->lock held: the host loaded (or no longer has) the context on @task */
+static void hook_set_active(struct pfm_hook *h, bool active)
+{
+	if (h->active == active)
+		return;
+	WRITE_ONCE(h->active, active);
+	atomic_add(active ? 1 : -1, &pfm_task_sessions);
+}
+
 static void pfm_hook_put(struct pfm_hook *h)
 {
 	if (!refcount_dec_and_test(&h->refs))
@@ -171,7 +182,7 @@ static void hook_unload_exit(struct pfm_hook *h)
 	};
 
 	pfm_dev_exec_locked(&req);
-	h->active = false;
+	hook_set_active(h, false);
 	h->in = false;
 	/* the thread is exiting: it is not waiting, nor will it */
 	h->block_wait = false;
@@ -403,7 +414,7 @@ int pfm_hook_load_self(struct pfm_hook *h, struct pfm_dev_req *load)
 		ret = load->status;
 	if (!ret) {
 		h->self = true;
-		h->active = true;
+		hook_set_active(h, true);
 		h->in = true;
 		hook_link_current(h);
 	}
@@ -421,7 +432,7 @@ int pfm_hook_attach(struct pfm_hook *h)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&h->lock, flags);
-	h->active = true;
+	hook_set_active(h, true);
 	raw_spin_unlock_irqrestore(&h->lock, flags);
 	refcount_inc(&h->refs);		/* the task_work's */
 	if (!task_work_add(h->task, &h->link_work, TWA_RESUME))
@@ -460,7 +471,7 @@ bool pfm_hook_stop(struct pfm_hook *h, struct pfm_dev_req *req, int *ret)
 		if (!*ret)
 			*ret = req->status;
 		ran = true;
-		h->active = false;
+		hook_set_active(h, false);
 		h->in = false;
 	}
 	if (h->linked && h->task == current) {
@@ -533,7 +544,7 @@ void pfm_hook_release(struct pfm_hook *h)
 
 	raw_spin_lock_irqsave(&h->lock, flags);
 	WARN_ON_ONCE(h->active);
-	h->active = false;
+	hook_set_active(h, false);
 	/* stopped hooks do not block: no thread is left waiting on this one */
 	waiting = h->block_wait;
 	h->block_wait = false;

@@ -15,11 +15,20 @@
  *   pmu_desc/pmcN/, pmdN/    one directory per implemented register, as
  *                            perfmon2 v2.8x: name, dfl_val, rsvd_msk
  *                            (reserved bits 1, v2.8x's convention, so the
- *                            inverse of the mappings' mask), width (64:
- *                            every PMD is 64-bit) and addr (the register
- *                            index: the guest has no MSR behind it)
+ *                            inverse of the mappings' mask), width (a
+ *                            counting PMD's hardware width, else 64) and
+ *                            addr (the MSR the register stands for; 0 for
+ *                            a virtual PMD)
  *   formats/default/version  the default sampling format, when the host
  *                            has it (PVPFM_F_SAMPLING)
+ *   task_group, sys_group, arg_mem_max, smpl_buffer_mem_max,
+ *   smpl_buffer_mem_cur      perfmon2 v2.8x's controls, where it had them:
+ *                            the same files as in controls/ (below)
+ *   task_sessions_count,
+ *   sys_sessions_count       per-thread and system-wide contexts loaded
+ *   debug, mode, reset_stats perfmon2's: debug kept, unused; mode only 0
+ *                            (no expert mode); writing reset_stats zeroes
+ *                            the device/ counters
  *   controls/                task_group, sys_group (-1: any group),
  *                            arg_mem_max (bytes per vector argument),
  *                            smpl_buffer_mem_max (bytes of all sampling
@@ -158,20 +167,35 @@ static ssize_t rsvd_msk_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 
 /*
- * perfmon2: a counter's hardware width if it extended it to 64 bits, else
- * 64; here every PMD is 64-bit, whatever backs it (doc/PERFMON2-ABI.md)
+ * As perfmon2: a counting PMD's hardware width (perfmon2 extended it to
+ * 64 bits, as the host does), 64 for other registers; the personality's
+ * counters' width, whatever counter of the host backs the PMD
  */
 static ssize_t width_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
-	return sysfs_emit(buf, "64\n");
+	const struct pvpfm_pers_desc *d = pvpfm_pers_desc(pfm_dev_info.personality);
+	const struct pvpfm_reg_desc *r = to_reg(kobj);
+	bool counter = r->type == PVPFM_REG_PMD &&
+		       !(r->flags & PVPFM_REGF_VIRTUAL);
+
+	return sysfs_emit(buf, "%u\n", counter && d ? d->counter_width : 64);
 }
 
-/* perfmon2 printed the MSR; a guest register has none: its index */
+/*
+ * As perfmon2: the MSR the register stands for on the personality's
+ * hardware (the guest reaches none), 0 for a virtual PMD
+ */
 static ssize_t addr_show(struct kobject *kobj, struct kobj_attribute *attr,
 			 char *buf)
 {
-	return sysfs_emit(buf, "0x%x\n", to_reg(kobj)->num);
+	const struct pvpfm_pers_desc *d = pvpfm_pers_desc(pfm_dev_info.personality);
+	const struct pvpfm_reg_desc *r = to_reg(kobj);
+	u32 msr = 0;
+
+	if (d && !(r->flags & PVPFM_REGF_VIRTUAL))
+		msr = pvpfm_reg_msr(d, r->type == PVPFM_REG_PMC, r->num);
+	return sysfs_emit(buf, "0x%x\n", msr);
 }
 
 static struct kobj_attribute reg_name_attr = __ATTR_RO(name);
@@ -374,6 +398,93 @@ static const struct attribute_group controls_group = {
 	.attrs = controls_attrs,
 };
 
+/*
+ * perfmon2 v2.8x's own files at the top: its controls (the same files as
+ * controls/), its session counts, and debug, mode and reset_stats, which
+ * programs and pfmon write. debug is kept and does nothing (the driver
+ * has no debug levels); mode takes only 0: perfmon2's 1 let writes bypass
+ * the reserved bits' defaults, which the host never lets through.
+ */
+static int pfm_control_parse_debug(const char *buf, int *val)
+{
+	return kstrtoint(buf, 0, val);
+}
+
+PFM_CONTROL(debug, "%d", int, pfm_control_parse_debug);
+
+static ssize_t mode_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "0\n");
+}
+
+static ssize_t mode_store(struct kobject *kobj, struct kobj_attribute *attr,
+			  const char *buf, size_t count)
+{
+	u32 val;
+	int ret = pfm_control_parse_u32(buf, 0, 0, &val);
+
+	return ret ? ret : count;
+}
+
+static struct kobj_attribute mode_attr = __ATTR_RW(mode);
+
+/* reads 0; a write zeroes the device's command and SWITCH counters */
+static ssize_t reset_stats_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "0\n");
+}
+
+static ssize_t reset_stats_store(struct kobject *kobj,
+				 struct kobj_attribute *attr,
+				 const char *buf, size_t count)
+{
+	atomic64_set(&pfm_dev_stats.commands, 0);
+	atomic64_set(&pfm_dev_stats.lost, 0);
+	atomic64_set(&pfm_dev_stats.switches, 0);
+	atomic64_set(&pfm_dev_stats.switch_errors, 0);
+	atomic_set(&pfm_dev_stats.last_switch_error, 0);
+	return count;
+}
+
+static struct kobj_attribute reset_stats_attr = __ATTR_RW(reset_stats);
+
+static ssize_t task_sessions_count_show(struct kobject *kobj,
+					struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&pfm_task_sessions));
+}
+
+static ssize_t sys_sessions_count_show(struct kobject *kobj,
+				       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&pfm_sys_sessions));
+}
+
+static struct kobj_attribute task_sessions_count_attr =
+	__ATTR_RO(task_sessions_count);
+static struct kobj_attribute sys_sessions_count_attr =
+	__ATTR_RO(sys_sessions_count);
+
+static struct attribute *native_attrs[] = {
+	&task_group_attr.attr,
+	&sys_group_attr.attr,
+	&arg_mem_max_attr.attr,
+	&smpl_buffer_mem_max_attr.attr,
+	&smpl_buffer_mem_cur_attr.attr,
+	&task_sessions_count_attr.attr,
+	&sys_sessions_count_attr.attr,
+	&debug_attr.attr,
+	&mode_attr.attr,
+	&reset_stats_attr.attr,
+	NULL
+};
+
+static const struct attribute_group native_group = {
+	.attrs = native_attrs,
+};
+
 /* device */
 
 #define PFM_DEV_U32(_name, _fmt, _val)					\
@@ -429,6 +540,7 @@ static const struct attribute_group device_group = {
 };
 
 static const struct attribute_group *pfm_groups[] = {
+	&native_group,
 	&controls_group,
 	&device_group,
 	NULL

@@ -8,7 +8,10 @@
  *           context), as on a context never loaded
  * pmu_desc  a register table printer reads pmu_desc/pmcN/ and pmdN/: name,
  *           dfl_val, rsvd_msk, width, addr of every implemented register,
- *           the virtual PMDs included, matching pmu_desc/mappings
+ *           the virtual PMDs included, matching pmu_desc/mappings; addr
+ *           and width as v2.8x: the MSR and the counter's hardware width
+ * top       v2.8x's files at the top of /sys/kernel/perfmon: the controls,
+ *           the session counts, debug, mode and reset_stats
  * syscall   a binary on libpfm-3's own syscall wrappers reads the base in
  *           /sys/kernel/perfmon/syscall; every one of its twelve calls
  *           (base + 0..11) fails with ENOSYS
@@ -109,18 +112,43 @@ static bool reg_matches(const struct t_reg *r, char *why, size_t size)
 		snprintf(why, size, "%s/rsvd_msk '%s', want '%s'", dir, v, want);
 		return false;
 	}
-	snprintf(want, sizeof(want), "0x%x", r->num);
-	v = reg_file(dir, "addr");
-	if (strcmp(v, want)) {
-		snprintf(why, size, "%s/addr '%s', want '%s'", dir, v, want);
-		return false;
-	}
-	v = reg_file(dir, "width");
-	if (strcmp(v, "64")) {
-		snprintf(why, size, "%s/width '%s', want '64'", dir, v);
+	/* a virtual PMD stands for no register: addr 0, 64 bits */
+	if (r->num >= PFM_FIRST_SW_PMD && (strcmp(reg_file(dir, "addr"), "0x0") ||
+					   strcmp(reg_file(dir, "width"), "64"))) {
+		snprintf(why, size, "%s/addr '%s', width '%s', want 0x0, 64",
+			 dir, reg_file(dir, "addr"), reg_file(dir, "width"));
 		return false;
 	}
 	return true;
+}
+
+/* the file @dir/@file of pmu_desc is @want */
+static void reg_file_is(const char *dir, const char *file, const char *want)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "pfm3: pmu_desc/%s/%s is %s", dir, file,
+		 want);
+	t_check(!strcmp(reg_file(dir, file), want), name, "'%s'",
+		reg_file(dir, file));
+}
+
+/* v2.8x's meaning of addr and width: the hardware's MSR and counter width */
+static void pmu_desc_hardware(void)
+{
+	char model[64];
+
+	if (!t_pmu_model(model, sizeof(model)) || strcmp(model, "amd64")) {
+		t_skip("pfm3: pmu_desc addr and width of amd64", "model %s",
+		       model);
+		return;
+	}
+	reg_file_is("pmc0", "addr", "0xc0010000");
+	reg_file_is("pmc3", "addr", "0xc0010003");
+	reg_file_is("pmd0", "addr", "0xc0010004");
+	reg_file_is("pmd3", "addr", "0xc0010007");
+	reg_file_is("pmd0", "width", "48");
+	reg_file_is("pmc0", "width", "64");
 }
 
 static const struct t_reg *find_reg(const struct t_reg *regs, int n, bool pmc,
@@ -155,12 +183,6 @@ static void pmu_desc(void)
 			reg_file("pmc0", "name"), r->name);
 	else
 		t_skip("pfm3: pmu_desc/pmc0/name", "no PMC0 in the mappings");
-	if (find_reg(regs, n, false, 0))
-		t_check(!strcmp(reg_file("pmd0", "width"), "64"),
-			"pfm3: pmu_desc/pmd0/width is 64", "'%s'",
-			reg_file("pmd0", "width"));
-	else
-		t_skip("pfm3: pmu_desc/pmd0/width is 64", "no PMD0");
 	r = find_reg(regs, n, false, PVPFM_VPMD_VCPU_RUN_NS);
 	if (t_check(r != NULL, "pfm3: virtual PMD256 in the mappings",
 		    "missing"))
@@ -229,10 +251,63 @@ static void syscall_base(void)
 		strerror(err));
 }
 
+/*
+ * perfmon2 v2.8x's files at the top of /sys/kernel/perfmon: its controls
+ * (the same as controls/), its session counts, debug, mode, reset_stats
+ */
+static void top_files(void)
+{
+	static const char *const same[] = {
+		"task_group", "sys_group", "arg_mem_max",
+		"smpl_buffer_mem_max", "smpl_buffer_mem_cur",
+	};
+	char a[64], b[64], ctl[64], name[96];
+	long long tasks0, tasks1, tasks2;
+	int fd;
+
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		snprintf(ctl, sizeof(ctl), "controls/%s", same[i]);
+		snprintf(name, sizeof(name), "pfm3: %s at the top, as controls/",
+			 same[i]);
+		t_check(!t_sysfs_read(same[i], a, sizeof(a)) &&
+			!t_sysfs_read(ctl, b, sizeof(b)) && !strcmp(a, b), name,
+			"'%s' and '%s'", a, b);
+	}
+	t_expect_ok("pfm3: mode 0 taken", t_sysfs_write("mode", "0"));
+	t_expect_err("pfm3: mode 1 (expert) refused: EINVAL",
+		     t_sysfs_write("mode", "1"), EINVAL);
+	t_expect_ok("pfm3: debug written", t_sysfs_write("debug", "0"));
+	t_expect_ok("pfm3: reset_stats written",
+		    t_sysfs_write("reset_stats", "1"));
+	t_check(t_sysfs_num("device/switch_errors", -1) == 0,
+		"pfm3: reset_stats zeroes device/switch_errors", "%lld",
+		t_sysfs_num("device/switch_errors", -1));
+
+	tasks0 = t_sysfs_num("task_sessions_count", -1);
+	fd = t_create(0);
+	if (!t_expect_ok("pfm3: a per-thread context", fd))
+		return;
+	if (t_expect_ok("pfm3: loaded on itself", t_load(fd, t_gettid(), 0))) {
+		tasks1 = t_sysfs_num("task_sessions_count", -1);
+		pfm_unload_context(fd);
+		tasks2 = t_sysfs_num("task_sessions_count", -1);
+		t_check(tasks0 >= 0 && tasks1 == tasks0 + 1 && tasks2 == tasks0,
+			"pfm3: task_sessions_count counts the loaded contexts",
+			"%lld, loaded %lld, unloaded %lld", tasks0, tasks1,
+			tasks2);
+	}
+	close(fd);
+	t_check(t_sysfs_num("sys_sessions_count", -1) == 0,
+		"pfm3: sys_sessions_count 0 with no system-wide context",
+		"%lld", t_sysfs_num("sys_sessions_count", -1));
+}
+
 int main(void)
 {
 	restart_gone();
 	pmu_desc();
+	pmu_desc_hardware();
+	top_files();
 	syscall_base();
 	return t_done();
 }

@@ -88,7 +88,20 @@ struct pvpfm_pers_desc {
 	__u8 fixed_counters;	/* Intel fixed-function counters */
 	__u8 arch_version;	/* Intel architectural perfmon version */
 	__u8 ext_event;		/* AMD: event select 11:8 in PMC bits 35:32 */
+	/*
+	 * The hardware the registers stand for, as perfmon2's pmu_desc
+	 * showed it: the width of its counters and the MSR of each
+	 * register (pvpfm_reg_msr()); the guest reaches none of them
+	 */
+	__u8 counter_width;
+	__u32 evtsel_msr;	/* PMC n: evtsel_msr + n */
+	__u32 counter_msr;	/* PMD n: counter_msr + n */
+	__u32 fixed_ctrl_msr;	/* PMC PVPFM_INTEL_FIXED_BASE */
+	__u32 fixed_counter_msr; /* PMD PVPFM_INTEL_FIXED_BASE + n */
 };
+
+/* intel_arch: FIXED_CTR_CTRL is PMC 16, the fixed counters PMD 16 on */
+#define PVPFM_INTEL_FIXED_BASE	16
 
 static inline const struct pvpfm_pers_desc *pvpfm_pers_table(void)
 {
@@ -98,17 +111,24 @@ static inline const struct pvpfm_pers_desc *pvpfm_pers_table(void)
 			.name = "amd64", .model = "amd64",
 			.vendor = PVPFM_VENDOR_AMD, .auto_default = 1,
 			.counters = 4, .counters_max = 4, .ext_event = 1,
+			.counter_width = 48,
+			.evtsel_msr = 0xc0010000, .counter_msr = 0xc0010004,
 		},
 		[PVPFM_PERS_AMD64_K8] = {
 			.name = "amd64-k8", .model = "amd64",
 			.vendor = PVPFM_VENDOR_AMD,
 			.counters = 4, .counters_max = 4, .ext_event = 1,
+			.counter_width = 48,
+			.evtsel_msr = 0xc0010000, .counter_msr = 0xc0010004,
 		},
 		[PVPFM_PERS_INTEL_ARCH] = {
 			.name = "intel_arch", .model = "intel_arch",
 			.vendor = PVPFM_VENDOR_INTEL, .auto_default = 1,
 			.counters = 4, .counters_max = 16,
 			.fixed_counters = 3, .arch_version = 2,
+			.counter_width = 48,
+			.evtsel_msr = 0x186, .counter_msr = 0xc1,
+			.fixed_ctrl_msr = 0x38d, .fixed_counter_msr = 0x309,
 		},
 	};
 
@@ -120,6 +140,24 @@ static inline const struct pvpfm_pers_desc *pvpfm_pers_desc(__u32 id)
 {
 	return id > PVPFM_PERS_AUTO && id < PVPFM_PERS_COUNT ?
 	       &pvpfm_pers_table()[id] : (const struct pvpfm_pers_desc *)0;
+}
+
+/*
+ * The MSR of PMC (@pmc) or PMD @num of personality @d, as perfmon2's x86
+ * tables number them (PMC/PMD n: the n-th event select and counter; on
+ * intel_arch PMC 16 FIXED_CTR_CTRL, PMD 16 + n fixed counter n); 0 for
+ * a virtual PMD, which stands for no register
+ */
+static inline __u32 pvpfm_reg_msr(const struct pvpfm_pers_desc *d, int pmc,
+				  __u32 num)
+{
+	if (num >= PVPFM_INTEL_FIXED_BASE && d->fixed_ctrl_msr &&
+	    num < PVPFM_INTEL_FIXED_BASE + 16)
+		return pmc ? d->fixed_ctrl_msr :
+		       d->fixed_counter_msr + num - PVPFM_INTEL_FIXED_BASE;
+	if (num >= PVPFM_INTEL_FIXED_BASE)
+		return 0;
+	return (pmc ? d->evtsel_msr : d->counter_msr) + num;
 }
 
 /*

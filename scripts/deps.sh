@@ -24,6 +24,9 @@ PKGS=(
 	# may have none; the meta-package follows Debian's current kernel) and
 	# the tools Kbuild may call
 	linux-headers-amd64 kmod bc flex bison libelf-dev
+	# 32-bit guest test programs (guest/tests' t_m32_*, the driver's
+	# compat ioctls): gcc -m32 and i386 libc's static libraries
+	gcc-multilib
 	# pfmon's event tables: libpfm4 names and encodes every event of the
 	# guest's CPU model (pfmon links Debian's shared libpfm.so.4)
 	libpfm4-dev

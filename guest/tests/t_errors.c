@@ -239,6 +239,15 @@ static void vectors(int fd)
 		t_expect_err("errors: vector over the host's max_vector: E2BIG",
 			     pfm_write_pmcs(fd, (pfarg_pmc_t *)pd, vec_max + 1),
 			     E2BIG);
+	/* perfmon2 took any vector within arg_mem_max: a page of PMCs */
+	n = arg_max / sizeof(pfarg_pmc_t);
+	memset(pd, 0, big * sizeof(*pd));
+	if (n <= vec_max)
+		t_expect_ok("errors: a vector of arg_mem_max bytes of PMCs",
+			    pfm_write_pmcs(fd, (pfarg_pmc_t *)pd, n));
+	else
+		t_skip("errors: a vector of arg_mem_max bytes of PMCs",
+		       "the host's max_vector %lld", vec_max);
 	t_expect_err("errors: negative count: EINVAL",
 		     pfm_read_pmds(fd, pd, -1), EINVAL);
 	t_expect_ok("errors: empty vector", pfm_read_pmds(fd, pd, 0));
@@ -253,11 +262,17 @@ static void creation(void)
 {
 	pfm_dfl_smpl_arg_t arg;
 	pfarg_ctx_t ctx;
+	int fd;
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.ctx_flags = 0x40;
 	t_expect_err("errors: unknown context flag: EINVAL",
 		     pfm_create_context(&ctx, NULL, NULL, 0), EINVAL);
+	/* perfmon2 ignored the arch-specific bits 16-31: none on x86 */
+	ctx.ctx_flags = 0x10000;
+	fd = pfm_create_context(&ctx, NULL, NULL, 0);
+	if (t_expect_ok("errors: arch-specific context flag ignored", fd))
+		close(fd);
 	ctx.ctx_flags = PFM_FL_SYSTEM_WIDE | PFM_FL_NOTIFY_BLOCK;
 	if (t_root())
 		t_expect_err("errors: system-wide with NOTIFY_BLOCK: EINVAL",

@@ -30,9 +30,10 @@
  *   - an exec that changes credentials (setuid, setgid, file capabilities:
  *     the new mm is not SUID_DUMP_USER): the sched_process_exec
  *     tracepoint, in the thread before the new program's first
- *     instruction, does the same as its exit. Monitoring stops there, as
+ *     instruction, unloads as its exit does. Monitoring stops there, as
  *     perf's events do (begin_new_exec() calls perf_event_exit_task());
- *     the monitor reads the counts up to the exec and gets PFM_MSG_END.
+ *     the monitor reads the counts up to the exec and gets PFM_MSG_END,
+ *     a self-monitoring thread's too: the thread lives on, unmonitored.
  *     A hook whose link is still queued then is not on the notifiers yet:
  *     its link looks at the thread's exec count (self_exec_id), noted
  *     before the ptrace check, and does the same when an exec came in
@@ -168,11 +169,15 @@ static int hook_switch(u32 out, u32 in, struct task_struct *in_task)
 	return ret;
 }
 
-/* the monitored thread ended: unload; END for another's monitor */
-static void hook_unload_exit(struct pfm_hook *h)
+/*
+ * The monitored thread ended, or exec'd a program its monitor may not
+ * follow (@exec): unload. PFM_MSG_END for another thread's monitor, and
+ * at such an exec for any (the thread lives on, unmonitored)
+ */
+static void hook_unload_ended(struct pfm_hook *h, bool exec)
 {
 	struct pvpfm_unload_arg arg = {
-		.flags = h->self ? 0 : PVPFM_UNLOAD_TASK_EXIT,
+		.flags = exec || !h->self ? PVPFM_UNLOAD_TASK_EXIT : 0,
 	};
 	struct pfm_dev_req req = {
 		.cmd = PVPFM_CMD_UNLOAD_CONTEXT,
@@ -271,11 +276,11 @@ static void pfm_hook_link_fn(struct callback_head *cb)
 	if (h->active && !h->linked) {
 		if (current->flags & PF_EXITING) {
 			/* too late to follow it: it is ending */
-			hook_unload_exit(h);
+			hook_unload_ended(h, false);
 		} else if (READ_ONCE(current->self_exec_id) != h->exec_id &&
 			   exec_changed_owner()) {
 			/* what pfm_exec_probe() did to the linked ones */
-			hook_unload_exit(h);
+			hook_unload_ended(h, true);
 		} else {
 			hook_link_current(h);
 			h->in = !hook_switch(0, h->ctx_id, current);
@@ -333,8 +338,8 @@ static void hook_wake(struct pfm_hook *h, bool was_waiting)
 		wake_up_all(&h->block_wq);
 }
 
-/* unload every context loaded on current, as at its exit, and unlink */
-static void hooks_unload_current(void)
+/* unload every context loaded on current, at its exit or @exec, and unlink */
+static void hooks_unload_current(bool exec)
 {
 	struct preempt_notifier *pn;
 	struct hlist_node *tmp;
@@ -347,7 +352,7 @@ static void hooks_unload_current(void)
 		h = hook_of(pn);
 		raw_spin_lock_irqsave(&h->lock, flags);
 		if (h->active)
-			hook_unload_exit(h);
+			hook_unload_ended(h, exec);
 		hook_unlink_current(h);
 		raw_spin_unlock_irqrestore(&h->lock, flags);
 		pfm_hook_put(h);
@@ -358,7 +363,7 @@ static void hooks_unload_current(void)
 static void pfm_exit_probe(void *data, struct task_struct *task)
 {
 	if (task == current)
-		hooks_unload_current();
+		hooks_unload_current(false);
 }
 
 /*
@@ -371,7 +376,7 @@ static void pfm_exec_probe(void *data, struct task_struct *task,
 {
 	if (task != current || !exec_changed_owner())
 		return;
-	hooks_unload_current();
+	hooks_unload_current(true);
 }
 
 struct pfm_hook *pfm_hook_alloc(u32 ctx_id, struct task_struct *task)
@@ -440,7 +445,7 @@ int pfm_hook_attach(struct pfm_hook *h)
 	pfm_hook_put(h);
 	raw_spin_lock_irqsave(&h->lock, flags);
 	if (h->active)
-		hook_unload_exit(h);
+		hook_unload_ended(h, false);
 	raw_spin_unlock_irqrestore(&h->lock, flags);
 	return 0;
 }

@@ -45,11 +45,16 @@ static volatile sig_atomic_t sig_count, sig_restart_err;
 static pthread_barrier_t sampled, handler_gone;
 static int worker_fd[WORKERS], worker_err[WORKERS];
 
+/* a libpfm-3 self-sampler's handler: the message, then pfm_restart */
 static void on_sigusr1(int sig, siginfo_t *si, void *uc)
 {
+	pfarg_msg_t m;
+
 	(void)sig;
 	(void)uc;
 	sig_count++;
+	while (read(si->si_fd, &m, sizeof(m)) == sizeof(m))
+		;
 	if (pfm_restart(si->si_fd) && errno != EBUSY)
 		sig_restart_err = errno;
 }
@@ -65,7 +70,7 @@ static void *self_worker(void *arg)
 	t_pmd_period(&pd, RUN_NS, PERIOD_NS, PFM_REGFL_OVFL_NOTIFY);
 	if (fd < 0 || fcntl(fd, F_SETOWN, getpid()) ||
 	    fcntl(fd, F_SETSIG, SIGUSR1) ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC | O_NONBLOCK) ||
 	    pfm_write_pmds(fd, &pd, 1) || t_load(fd, t_gettid(), 0) ||
 	    pfm_start(fd, NULL))
 		worker_err[i] = errno ? errno : EIO;
@@ -112,8 +117,9 @@ static int self_process(int out)
 			r.setup_err = worker_err[i];
 		if (worker_fd[i] < 0)
 			continue;
+		/* reading a message would raise SIGIO for the next one */
 		fcntl(worker_fd[i], F_SETFL,
-		      fcntl(worker_fd[i], F_GETFL) | O_NONBLOCK);
+		      fcntl(worker_fd[i], F_GETFL) & ~O_ASYNC);
 		while (read(worker_fd[i], &m, sizeof(m)) == sizeof(m))
 			r.messages += m.type == PFM_MSG_END;
 		r.still_loaded += !pfm_stop(worker_fd[i]);

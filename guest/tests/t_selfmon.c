@@ -5,13 +5,16 @@
  * monitored):
  *
  *   self     a process whose worker threads each load a context on
- *            themselves, ask for SIGIO as SIGUSR1 (O_ASYNC, F_SETSIG,
- *            F_SETOWN to the process) and sample with OVFL_NOTIFY
- *            through a handler that calls pfm_restart. The handler is
+ *            themselves, ask for SIGIO as SIGRTMIN (O_ASYNC, F_SETSIG,
+ *            F_SETOWN to the process; a realtime signal, so that each
+ *            notification is one signal naming its fd, where a standard
+ *            one would merge those of several workers) and sample with
+ *            OVFL_NOTIFY through a handler that reads the message and
+ *            calls pfm_restart. The handler is
  *            removed once sampling is over, then the workers exit with
  *            their contexts loaded. Their exit queues no PFM_MSG_END and
- *            raises no signal: the process is not killed by SIGUSR1's
- *            default action, and its fds hold no message.
+ *            raises no signal: the process is not killed by SIGRTMIN's
+ *            default action (termination), and its fds hold no message.
  *   another  a thread monitored by another thread of its process: its
  *            exit queues PFM_MSG_END for the monitor.
  */
@@ -35,7 +38,7 @@
 /* what the process of the "self" case tells the test */
 struct self_result {
 	int setup_err;		/* errno of the first worker that failed */
-	int signals;		/* SIGUSR1 handled while sampling */
+	int signals;		/* SIGRTMIN handled while sampling */
 	int restart_err;	/* a pfm_restart in the handler failed */
 	int messages;		/* messages on the fds after the exits */
 	int still_loaded;	/* contexts pfm_stop did not find unloaded */
@@ -46,7 +49,7 @@ static pthread_barrier_t sampled, handler_gone;
 static int worker_fd[WORKERS], worker_err[WORKERS];
 
 /* a libpfm-3 self-sampler's handler: the message, then pfm_restart */
-static void on_sigusr1(int sig, siginfo_t *si, void *uc)
+static void on_notify(int sig, siginfo_t *si, void *uc)
 {
 	pfarg_msg_t m;
 
@@ -69,7 +72,7 @@ static void *self_worker(void *arg)
 	worker_fd[i] = fd;
 	t_pmd_period(&pd, RUN_NS, PERIOD_NS, PFM_REGFL_OVFL_NOTIFY);
 	if (fd < 0 || fcntl(fd, F_SETOWN, getpid()) ||
-	    fcntl(fd, F_SETSIG, SIGUSR1) ||
+	    fcntl(fd, F_SETSIG, SIGRTMIN) ||
 	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC | O_NONBLOCK) ||
 	    pfm_write_pmds(fd, &pd, 1) || t_load(fd, t_gettid(), 0) ||
 	    pfm_start(fd, NULL))
@@ -94,17 +97,17 @@ static int self_process(int out)
 	int i;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigusr1;
+	sa.sa_sigaction = on_notify;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGRTMIN, &sa, NULL);
 	pthread_barrier_init(&sampled, NULL, WORKERS + 1);
 	pthread_barrier_init(&handler_gone, NULL, WORKERS + 1);
 	for (i = 0; i < WORKERS; i++)
 		pthread_create(&th[i], NULL, self_worker, (void *)(intptr_t)i);
 	pthread_barrier_wait(&sampled);
-	/* sampling is over: no handler any more, SIGUSR1 would kill */
-	signal(SIGUSR1, SIG_DFL);
+	/* sampling is over: no handler any more, SIGRTMIN would kill */
+	signal(SIGRTMIN, SIG_DFL);
 	pthread_barrier_wait(&handler_gone);
 	for (i = 0; i < WORKERS; i++)
 		pthread_join(th[i], NULL);
@@ -163,7 +166,7 @@ static void self_case(void)
 	t_check(!r.setup_err, "selfmon: self: every worker sampled itself",
 		"%s", strerror(r.setup_err));
 	t_check(r.signals >= WORKERS && !r.restart_err,
-		"selfmon: self: SIGUSR1 per notification while sampling",
+		"selfmon: self: SIGRTMIN per notification while sampling",
 		"%d signals, pfm_restart: %s", r.signals,
 		r.restart_err ? strerror(r.restart_err) : "ok");
 	t_check(!r.messages,

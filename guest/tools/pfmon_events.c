@@ -344,16 +344,25 @@ static void collect(void)
 
 /*
  * Ask the host about each value: PMC0 written with a vector of them, as
- * many per call as the device takes. A refused entry stops the call (the
- * entries before it were accepted): go on after it.
+ * many per call as the host takes (max_vector) and the driver copies
+ * (arg_mem_max bytes). A refused entry stops the call (the entries
+ * before it were accepted): go on after it.
  */
 static void probe(int fd)
 {
-	bool ok;
+	pfarg_pmc_t *pc;
+	size_t *idx;
+	bool ok, ok_mem;
 	uint64_t maxv = sysfs_u64("device/max_vector", &ok);
+	uint64_t mem = sysfs_u64("controls/arg_mem_max", &ok_mem);
 	size_t per = ok && maxv ? (size_t)maxv : 16, i = 0;
-	pfarg_pmc_t *pc = calloc(per, sizeof(*pc));
-	size_t *idx = calloc(per, sizeof(*idx));
+
+	if (ok_mem && mem / sizeof(pfarg_pmc_t) < per)
+		per = mem / sizeof(pfarg_pmc_t);
+	if (!per)
+		per = 1;
+	pc = calloc(per, sizeof(*pc));
+	idx = calloc(per, sizeof(*idx));
 
 	if (!pc || !idx)
 		die("out of memory");

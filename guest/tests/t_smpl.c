@@ -360,8 +360,10 @@ static void samples(void)
 		(unsigned long long)over[n - 1], (unsigned long long)SMPL_PERIOD);
 	/*
 	 * The thread does nothing but spin in spin_until(), whose loop makes
-	 * no system call: a user-mode IP anywhere else is wrong (but for
-	 * two the way in from pfm_start() may catch). Its vCPU also runs
+	 * no system call: a user-mode IP anywhere else is wrong (but for a
+	 * few the way in from pfm_start() may catch: spin_for() and its
+	 * setitimer(), which a 32-bit glibc tries as its time64 call first,
+	 * 3 of 100 in one run of t_m32_smpl). Its vCPU also runs
 	 * the guest kernel (timer interrupts) and VCPU_RUN_NS counts the
 	 * host's handling of the vCPU's exits, during which the guest stands
 	 * at the kernel instruction that exited: 19% of the samples on an
@@ -370,7 +372,7 @@ static void samples(void)
 	 * not). Random IPs would almost never land in spin_until(): at
 	 * least a third must.
 	 */
-	t_check(n - in_fn - in_kernel <= 2,
+	t_check(n - in_fn - in_kernel <= 5,
 		"smpl: user-mode IPs are in spin_until()",
 		"%llu of %llu elsewhere", (unsigned long long)(n - in_fn - in_kernel),
 		(unsigned long long)n);

@@ -24,12 +24,20 @@ struct pfm_set *pfm_set_find(struct pfm_context *ctx, u16 id)
 	return NULL;
 }
 
+/* every PMC of @set at the personality's default */
+static void set_pmcs_default(const struct pfm_engine *e, struct pfm_set *set)
+{
+	u16 s;
+
+	for (s = 0; s < e->pmu.nr_pmcs; s++)
+		set->pmcs[s] = e->pmu.pmc[s].dfl_val;
+}
+
 struct pfm_set *pfm_set_alloc(struct pfm_engine *e, u16 id)
 {
 	size_t pmcs = pfm_size_mul(e->pmu.nr_pmcs, sizeof(u64));
 	size_t pmds = pfm_size_mul(e->pmu.nr_pmds, sizeof(struct pfm_pmd));
 	struct pfm_set *set;
-	u16 s;
 
 	set = pfm_zalloc(e, pfm_size_add(pfm_size_add(sizeof(*set), pmcs),
 					 pmds));
@@ -38,8 +46,7 @@ struct pfm_set *pfm_set_alloc(struct pfm_engine *e, u16 id)
 	set->id = id;
 	set->pmcs = (u64 *)(set + 1);
 	set->pmds = (struct pfm_pmd *)((char *)set->pmcs + pmcs);
-	for (s = 0; s < e->pmu.nr_pmcs; s++)
-		set->pmcs[s] = e->pmu.pmc[s].dfl_val;
+	set_pmcs_default(e, set);
 	return set;
 }
 
@@ -320,8 +327,6 @@ bool pfm_set_timeout_valid(const struct pfm_engine *e, u64 ns)
 static void set_define(struct pfm_engine *e, struct pfm_set *set,
 		       const pfarg_setdesc_t *d)
 {
-	u16 s;
-
 	set->flags = d->set_flags;
 	set->timeout = d->set_flags & PFM_SETFL_TIME_SWITCH ? d->set_timeout : 0;
 	set->timeout_left = set->timeout;
@@ -330,8 +335,7 @@ static void set_define(struct pfm_engine *e, struct pfm_set *set,
 	set->host_enabled_ns = 0;
 	set->host_running_ns = 0;
 	set->ovfls_lost = 0;
-	for (s = 0; s < e->pmu.nr_pmcs; s++)
-		set->pmcs[s] = e->pmu.pmc[s].dfl_val;
+	set_pmcs_default(e, set);
 }
 
 #define PFM_SETFL_BOTH_SWITCH	(PFM_SETFL_OVFL_SWITCH | PFM_SETFL_TIME_SWITCH)

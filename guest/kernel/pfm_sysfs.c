@@ -398,6 +398,15 @@ static const struct attribute_group controls_group = {
 	.attrs = controls_attrs,
 };
 
+/* a read-only file: @_val shown with @_fmt */
+#define PFM_DEV_U32(_name, _fmt, _val)					\
+static ssize_t _name##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, _fmt "\n", _val);			\
+}									\
+static struct kobj_attribute _name##_attr = __ATTR_RO(_name)
+
 /*
  * perfmon2 v2.8x's own files at the top: its controls (the same files as
  * controls/), its session counts, and debug, mode and reset_stats, which
@@ -450,22 +459,8 @@ static ssize_t reset_stats_store(struct kobject *kobj,
 
 static struct kobj_attribute reset_stats_attr = __ATTR_RW(reset_stats);
 
-static ssize_t task_sessions_count_show(struct kobject *kobj,
-					struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", atomic_read(&pfm_task_sessions));
-}
-
-static ssize_t sys_sessions_count_show(struct kobject *kobj,
-				       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", atomic_read(&pfm_sys_sessions));
-}
-
-static struct kobj_attribute task_sessions_count_attr =
-	__ATTR_RO(task_sessions_count);
-static struct kobj_attribute sys_sessions_count_attr =
-	__ATTR_RO(sys_sessions_count);
+PFM_DEV_U32(task_sessions_count, "%d", atomic_read(&pfm_task_sessions));
+PFM_DEV_U32(sys_sessions_count, "%d", atomic_read(&pfm_sys_sessions));
 
 static struct attribute *native_attrs[] = {
 	&task_group_attr.attr,
@@ -486,14 +481,6 @@ static const struct attribute_group native_group = {
 };
 
 /* device */
-
-#define PFM_DEV_U32(_name, _fmt, _val)					\
-static ssize_t _name##_show(struct kobject *kobj,			\
-			    struct kobj_attribute *attr, char *buf)	\
-{									\
-	return sysfs_emit(buf, _fmt "\n", _val);			\
-}									\
-static struct kobj_attribute _name##_attr = __ATTR_RO(_name)
 
 PFM_DEV_U32(abi_version, "%u", pfm_dev_info.abi_version);
 PFM_DEV_U32(features, "%#x", pfm_dev_info.features);

@@ -16,6 +16,9 @@
 #                                  clock of the whole run starts
 #   scripts/stage.sh --summary     print the recorded times and rig
 #                                  retries, and the wall time since --reset
+#   scripts/stage.sh --why NAME    a failed stage's failing lines and its
+#                                  log's last lines: make test prints them
+#                                  last, where a CI log's tail shows them
 #
 # A stage fails when CMD fails, and also when CMD's output has a compiler
 # warning about project code ("FILE:LINE[:COL]: warning:" with FILE not under
@@ -71,8 +74,19 @@ case "${1:-}" in
 		printf '   %-12s %6ss\n' wall $(($(date +%s) - $(cat "$LOGS/start")))
 	exit 0
 	;;
+--why)
+	log=$LOGS/${2:?}.log
+	[ -f "$log" ] || log=$LOGS/$2.out
+	echo "== why $2 failed ($log):"
+	grep -E 'FAIL|not ok|rig: result|timed out|[Hh]ung|[a-z]: die' "$log" |
+		grep -v -e '^PASS' -e '^== stage' -e ' 0 failed' |
+		tail -n 12 | cut -c1-200
+	echo "   ... its last lines:"
+	tail -n 6 "$log" | cut -c1-200
+	exit 0
+	;;
 "")
-	echo "usage: $0 NAME CMD... | --reset | --summary" >&2
+	echo "usage: $0 NAME CMD... | --reset | --summary | --why NAME" >&2
 	exit 2
 	;;
 esac

@@ -96,6 +96,9 @@ run_all() {
 	"$STAGE" --summary
 	if [ "${#failed[@]}" -gt 0 ]; then
 		for name in "${failed[@]}"; do
+			"$STAGE" --why "$name"
+		done
+		for name in "${failed[@]}"; do
 			echo "make test: FAILED at stage $name"
 		done
 		return 1

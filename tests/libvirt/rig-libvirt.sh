@@ -28,7 +28,12 @@ here=$top/tests/libvirt
 L2_PKGS="${L2_PKGS:-perfmon2-dkms libperfmon2-3 pfmon}"
 # the patched QEMU's binary, which the domains name in <emulator>
 EMULATOR=${LIBVIRT_EMULATOR:-/usr/bin/qemu-system-x86_64-pvperfmon}
-TIMEOUT_S=900
+# L1's time limit: a guard against a run that never ends, not a speed
+# check (boot-l1.sh's heartbeat watchdog catches a silent L1 sooner). The
+# checks take 6 to 9 minutes of L1's time on the project's 2-core
+# machines beside another stage's rig, each L2 boot and pfmon run
+# slowing with L0's load; a loaded CI machine needs more.
+TIMEOUT_S=1800
 
 die() {
 	echo "rig-libvirt.sh: $*" >&2

@@ -21,9 +21,10 @@
  * writes to guest pages the host has just zapped with MADV_DONTNEED,
  * in-kernel HLTs woken by a timer signal). Meanwhile vCPU 1's thread
  * switches vCPU 0's sets with START(set) and unloads the context now and
- * then (vCPU 0 loads it again): counters closed and their events freed
- * from another thread. Once vCPU 0 has been through its guest code twice
- * (and 0-50 ms more), the iteration ends one of three ways, in turn:
+ * then, at most once per guest cycle of vCPU 0 (which loads it again):
+ * counters closed and their events freed from another thread. Once
+ * vCPU 0 has been through its guest code twice (and 0-50 ms more), the
+ * iteration ends one of three ways, in turn:
  *   close    the main thread closes /dev/kvm-perfmon while all this runs
  *   kill     a child process doing all this is SIGKILLed
  *   destroy  vCPU 1 DESTROYs the running context, then everything closes
@@ -91,7 +92,9 @@ struct uaf_vm {
 	volatile int destroy;	/* vCPU 1: DESTROY it now */
 	int ncpus;
 	/* vCPU 0 */
-	uint64_t cycles, halts, restarts;
+	volatile uint64_t cycles;
+	volatile uint64_t load_cycle;	/* cycles when it last loaded it */
+	uint64_t halts, restarts;
 	int run_err;
 	/* vCPU 1 */
 	uint64_t switches, switches_ok, unloads, destroyed;
@@ -289,6 +292,7 @@ static int work0(struct hl_vcpu *v, void *p)
 			/* errors after a close or destroy are expected */
 			if (!cb_load(&v->cb, u->ctx, 0, 0, 0, v->guest_tgid))
 				cb_start(&v->cb, u->ctx);
+			u->load_cycle = u->cycles;
 			u->reload = 0;
 		}
 		ret = guest_cycle(u, v, &tm, &made);
@@ -311,7 +315,7 @@ static int work0(struct hl_vcpu *v, void *p)
 static int work1(struct hl_vcpu *v, void *p)
 {
 	struct uaf_vm *u = p;
-	uint64_t n = 0;
+	uint64_t n = 0, next_unload = 64;
 	int ret;
 
 	if (u->ncpus > 1)
@@ -328,7 +332,15 @@ static int work1(struct hl_vcpu *v, void *p)
 			hl_busy_ns(50 * US);
 			continue;
 		}
-		if (++n % 64 == 0) {
+		/*
+		 * At most once per guest cycle of vCPU 0, so that the cycle
+		 * after each load counts: vCPU 1's calls can outpace vCPU 0's
+		 * guest entries many times over (a two-CPU L1 whose CPUs one
+		 * TCG thread runs in turn), and the context would then be
+		 * unloaded whenever the guest ran.
+		 */
+		if (++n >= next_unload && u->cycles > u->load_cycle) {
+			next_unload = n + 64;
 			ret = cb_unload(&v->cb, u->ctx);
 			if (!ret) {
 				u->unloads++;
@@ -509,7 +521,8 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 {
 	static struct uaf_vm u;
 	struct kvmpfm_module_stats m0, m1;
-	char name[96], why[256], c = 0;
+	struct kvmpfm_vm_stats vs = { 0 };
+	char name[96], why[256], vm_why[160] = "", c = 0;
 	uint64_t live = rnd() % (50 * MS);
 	bool ok = true, idle;
 	int ret, pfd[2], st = 0;
@@ -557,6 +570,17 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 		STEP("%d: busy, %" PRIu64 " cycles\n", i, u.cycles);
 		sleep_ns(live);
 		t->in_faults += wait_faults();
+		/* the VM as the teardown finds it: why a check below failed */
+		if (!hl_vm_stats(&u.vm, &vs))
+			snprintf(vm_why, sizeof(vm_why), "; before the %s: VM "
+				 "overflows %llu, set switches %llu, loaded %u, "
+				 "counters %u, deferred runs %llu, throttled %llu",
+				 mode_name[mode],
+				 (unsigned long long)vs.overflows,
+				 (unsigned long long)vs.set_switches, vs.loaded,
+				 vs.active_counters,
+				 (unsigned long long)vs.deferred_runs,
+				 (unsigned long long)vs.throttled);
 		if (mode == M_CLOSE) {
 			hl_vm_close_pfm(&u.vm);
 		} else {
@@ -589,9 +613,9 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 	t->overflows += m1.overflows - m0.overflows;
 	if (!idle || m1.overflows <= m0.overflows) {
 		snprintf(name, sizeof(name), "uaf_%d_%s", i, mode_name[mode]);
-		t_check(false, name, "%s%s; overflows %" PRIu64,
+		t_check(false, name, "%s%s; overflows %" PRIu64 "%s",
 			idle ? "" : "module not idle: ", idle ? "idle" : why,
-			(uint64_t)(m1.overflows - m0.overflows));
+			(uint64_t)(m1.overflows - m0.overflows), vm_why);
 		ok = false;
 	}
 	return ok;

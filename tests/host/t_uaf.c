@@ -42,10 +42,10 @@
  *
  * What it can catch, and where. The race needs the closing thread and the
  * handler on two CPUs: a tracepoint handler runs with preemption off, so
- * on a one-CPU L1 (the host stage of make test) nothing can close the
+ * on a one-CPU L1 (make -C tests/host check) nothing can close the
  * counter in the middle of it; there this test covers the teardown paths
  * under period-1 sampling (oops, WARN, leaks: the log and the counters)
- * but cannot fail on that race. On a two-CPU L1 (make test-host-smp)
+ * but cannot fail on that race. On a two-CPU L1 (make test's host stage)
  * vCPU 0 runs on CPU 0, vCPU 1 and the main thread on CPU 1, and a close
  * can land while a handler runs. The rig's kernel (Debian's) has no KASAN
  * and no KFENCE, and SLUB keeps a freed object's words (its free pointer
@@ -647,7 +647,7 @@ int main(void)
 	else
 		t_note("uaf: one L1 CPU: a close cannot land inside an "
 		       "overflow handler here (see the header); "
-		       "make test-host-smp runs this on two");
+		       "make test's host stage runs this on two");
 
 	t_probe();
 	in_faults = mmap(NULL, HL_PAGE, PROT_READ | PROT_WRITE,

@@ -25,7 +25,8 @@
 #   --l2-pin CPUS     L1's CPUs the guest's threads run on (taskset -c),
 #                     or none (default 0: see run-l2.sh)
 #   --l1-around FILE  in L1, run FILE with "start" just before the guest
-#                     and "end" after it (tests/bench/l1-cost.sh), with
+#                     and "end" after it (tests/bench/l1-cost.sh; its
+#                     failure at "end" fails the run), with
 #                     tests/host's kvmpfm-stats beside it in /payload
 #   --qemu-errors     in L1, before loading kvm-perfmon.ko, check that the
 #                     device refuses to start without it (qemu-errors.sh);
@@ -213,7 +214,9 @@ insmod /payload/kvm-perfmon.ko allow_host_page_faults=Y ||
 [ -x /payload/around ] && /payload/around start
 RUN_L2_PIN=$l2_pin /payload/qemu/run-l2 $limit ${smp:+-smp $smp} -device $device
 rc=\$?
-[ -x /payload/around ] && /payload/around end
+if [ -x /payload/around ]; then
+	/payload/around end || errors=1
+fi
 [ "\$rc" -ne 0 ] && exit "\$rc"
 exit "\$errors"
 L1

@@ -23,6 +23,9 @@
 # suite's kernel instead of the machine's, as tests/rig/l1-kernel.sh
 # fetches and caches it (boot and boot-root answer for it); the host
 # module is then built for it in the suite's chroot (tests/kernels).
+# RIG_L1_KERNEL=debug: L1 boots the kernel tests/rig/debug-kernel.sh
+# builds (Debian's source with lockdep and KASAN, cached), and the host
+# module is built for it against its own tree (tests/rig/modules.sh).
 # RIG_L2_KERNEL=SUITE: the same for L2 (l2-boot, l2-vmlinuz) and the
 # guest module. L2's initramfs holds no kernel modules but perfmon2.ko,
 # so L1 and L2 may boot different kernels (tests/rig/modules.sh gives
@@ -107,11 +110,16 @@ boot_release() {
 	echo "$best"
 }
 
-# the directory of suite $1's kernel (fetched if need be); $2 names the
-# setting that asked
+# the directory of suite $1's kernel (fetched if need be), or of the
+# debug kernel (built if need be); $2 names the setting that asked
 suite_root() {
-	"$(dirname "$0")/../tests/rig/l1-kernel.sh" "$1" ||
-		die "$2=$1: no kernel (see above)"
+	if [ "$1" = debug ]; then
+		"$(dirname "$0")/../tests/rig/debug-kernel.sh" ||
+			die "$2=$1: no debug kernel (see above)"
+	else
+		"$(dirname "$0")/../tests/rig/l1-kernel.sh" "$1" ||
+			die "$2=$1: no kernel (see above)"
+	fi
 }
 
 l1_root() {

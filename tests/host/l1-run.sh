@@ -69,6 +69,11 @@ else
 	rig_failed=$((${rig_failed:-0} + 1))
 fi
 check rmmod_kvm_perfmon rmmod kvm_perfmon
+# a kernel with lockdep (tests/rig/debug-kernel.sh's): still validating
+# at the end; off, the locking since it went off was not checked
+if [ -r /proc/lockdep_stats ]; then
+	check lockdep_still_on grep -Eq '^ *debug_locks: *1$' /proc/lockdep_stats
+fi
 echo "kvm-perfmon kernel log lines:"
 dmesg | grep -i -e kvm.perfmon -e kvmpfm | sed 's/^/  /'
 

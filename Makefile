@@ -31,7 +31,7 @@ ENGINE_LIB := $(B)/engine/libpfm_engine.a
 # pattern rules for a phony target
 .PHONY: all deps engine kmod unit unit-run fuzz fuzz-run checkpatch test \
 	guest qemu qemu-series bench host-tools \
-	bench-l1-smp2 test-host-debug test-stress \
+	test-host-debug test-stress \
 	run install install-host install-qemu install-guest deb \
 	qemu-deb help clean
 
@@ -129,14 +129,6 @@ test-stress:
 # build takes most of an hour (tests/host/README: its cost)
 test-host-debug:
 	$(SUBMAKE) -C $(TOP)/tests/host check-debug
-
-# tests/bench on a two-CPU L1, where a kworker or a cross-CPU call per
-# sample would cost the vCPU exits: not in make test, as L2 on a two-CPU L1
-# resets now and then (tests/rig/README.md); run it and read its figures.
-bench-l1-smp2:
-	QEMU_PV=$$($(TOP)/scripts/qemu-build.sh --print-path) \
-		$(TOP)/tests/bench/rig-bench.sh --l1-smp 2 --timeout 900 \
-		$(B)/logs/bench-l1-smp2
 
 # the main job: profile a bundled workload inside a guest with pfmon
 # (installs, builds, boots: directly on a KVM host, else through the rig,
@@ -244,7 +236,7 @@ help:
 	@echo "  unit-run fuzz-run   run the unit tests, the fuzzers"
 	@echo "  test             every stage below, timed (what CI runs)"
 	@$(STAGES) help
-	@echo "  test-stress bench-l1-smp2   longer rig runs"
+	@echo "  test-stress      a longer rig run"
 	@echo "  test-host-debug  the host stage's tests on a lockdep and KASAN L1"
 	@echo "                   RIG_L1_KERNEL=SUITE, RIG_L2_KERNEL=SUITE: the"
 	@echo "                   rig boots that Debian suite's kernel (trixie...)"

@@ -3,7 +3,7 @@
 # shellcheck shell=sh
 # shellcheck disable=SC3043 # local: busybox ash has it
 #
-# Runs in the rig's L1 (busybox sh) around the vm-smp stage's L2, whose
+# Runs in the rig's L1 (busybox sh) around make test-vm-smp's L2, whose
 # guest tests run on both of L1's CPUs: the operator's detailed view of
 # the VM (kvm-perfmon-stat --json --vm, which walks its vCPUs, contexts
 # and events) taken back to back for the whole run, racing every bind,

@@ -61,6 +61,9 @@ done
 L="L$level"
 read -r up _ </proc/uptime
 rig_mark "$L" INIT "uptime=$up"
+# where the kernel's text lies (KASLR): the RIPs of a lost L2's last VM
+# exits, which L1 prints (run-l2.sh), are read against it
+[ "$level" = 1 ] || echo "init: $L kernel text at $(sed -n 's/ [Tt] _text$//p' /proc/kallsyms)"
 
 # Modules listed by mkinitramfs.sh, in dependency order, with parameters:
 # "path [param=value ...]" per line.

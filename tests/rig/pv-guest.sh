@@ -50,6 +50,8 @@
 #   PERFMON2_KO      the guest module (default: modules.sh guest, for L2's)
 #   RIG_L1_KERNEL, RIG_L2_KERNEL   another Debian suite's kernel for L1,
 #                    L2 (scripts/kver.sh)
+#   RUN_L2_TRACE_EXITS=1   L1 traces its VM exits while L2 runs, and
+#                    prints a lost L2's last ones (run-l2.sh)
 # LOGDIR gets the logs: boot-l1.sh's (console.log, result, ...), or
 # directly console.log and the verdict's files (protocol.sh).
 # Exit status: 0 only if the guest ran COMMAND to exit status 0 and the
@@ -212,7 +214,7 @@ fi
 insmod /payload/kvm-perfmon.ko allow_host_page_faults=Y ||
 	{ echo "L1: insmod kvm-perfmon.ko failed"; exit 1; }
 [ -x /payload/around ] && /payload/around start
-RUN_L2_PIN=$l2_pin /payload/qemu/run-l2 $limit ${smp:+-smp $smp} -device $device
+RUN_L2_PIN=$l2_pin RUN_L2_TRACE_EXITS=${RUN_L2_TRACE_EXITS:-} /payload/qemu/run-l2 $limit ${smp:+-smp $smp} -device $device
 rc=\$?
 if [ -x /payload/around ]; then
 	/payload/around end || errors=1

@@ -15,6 +15,8 @@
 #   RUN_L2_ACCEL  QEMU's -accel (default kvm; e.g. kvm,dirty-ring-size=4096)
 #   RUN_L2_PIN    L1's CPUs for L2's threads (taskset -c), or none
 #                 (default 0, below)
+#   RUN_L2_TRACE_EXITS=1  L1 traces its VM exits while L2 runs; L2's
+#                 last exits are printed if it is lost (below)
 # and for live migration (tests/migrate), RUN_L2_MIGRATE, words of:
 #   in            QEMU takes L2 with -incoming: its /init ran elsewhere
 #   out           L2 leaves this QEMU by migration, which then quits: no
@@ -72,6 +74,19 @@ L2_APPEND="$L2_APPEND rcupdate.rcu_cpu_stall_timeout=180"
 pin=${RUN_L2_PIN:-0}
 [ "$pin" != none ] || pin=
 rm -f "$log/stopped" "$log/qemu.pid" "$log/init.stamp"
+# RUN_L2_TRACE_EXITS=1: L1's kvm:kvm_exit events into its trace buffer,
+# so that an L2 lost without its result line (a reset: QEMU exits 0 with
+# -no-reboot) leaves its last VM exits and the RIP of each
+tracing=/sys/kernel/tracing
+trace_exits=
+if [ "${RUN_L2_TRACE_EXITS:-}" = 1 ] && [ -d "$tracing/events/kvm/kvm_exit" ]; then
+	trace_exits=1
+	echo 0 >"$tracing/tracing_on"
+	: >"$tracing/trace"
+	echo 2048 >"$tracing/buffer_size_kb"
+	echo 1 >"$tracing/events/kvm/kvm_exit/enable"
+	echo 1 >"$tracing/tracing_on"
+fi
 init=$(rig_tag L2 INIT)
 result=$(rig_tag L2 RESULT)
 rig_mark L2 BOOT
@@ -116,6 +131,16 @@ case "$migrate" in
 	;;
 esac
 [ "$qrc" = 0 ] || rig_fail "QEMU exited with $qrc (137: killed after ${limit}s)"
+if [ -n "$trace_exits" ]; then
+	echo 0 >"$tracing/tracing_on"
+	echo 0 >"$tracing/events/kvm/kvm_exit/enable"
+	if ! grep -aq "$result" "$log/console.log"; then
+		echo "run-l2: L2 lost: its last VM exits (L1's kvm:kvm_exit):"
+		grep -a 'kvm_exit:' "$tracing/trace" | tail -n 24 | sed 's/^/  /'
+		echo "run-l2: exits with reason shutdown (a triple fault):"
+		grep -a 'kvm_exit:.*reason shutdown' "$tracing/trace" | sed 's/^/  /'
+	fi
+fi
 init_ran=0
 case "$migrate" in
 *" in "*) init_ran=1 ;;

@@ -126,7 +126,8 @@ test-stress:
 
 # the host stage's tests on an L1 kernel with lockdep and KASAN
 # (tests/rig/debug-kernel.sh): not in make test, as the kernel's cold
-# build takes most of an hour (tests/host/README: its cost)
+# build takes about 20 minutes on both cores and a run about 18, where
+# Debian's kernel takes under 4 (tests/host/README: its cost)
 test-host-debug:
 	$(SUBMAKE) -C $(TOP)/tests/host check-debug
 

@@ -216,18 +216,25 @@ static int kick_timer(timer_t *tm, bool *made, uint64_t ns)
 }
 
 /*
- * n in-kernel HLTs (irqchip), each woken by the timer's signal. A signal
- * can also come before the guest reached its HLT (entering L2 is slow on
- * the TCG rig, and the fuzzers share the cores): only a return with the
- * vCPU halted counts, within HALT_TRIES returns a halt.
+ * n in-kernel HLTs (irqchip), each woken by the timer's signal, which
+ * fires every @period_ns to start with. A signal can also come before
+ * the guest reached its HLT (entering L2 is slow on the TCG rig, slower
+ * on a debug kernel, and the fuzzers share the cores): only a return
+ * with the vCPU halted counts, within HALT_TRIES returns a halt, and the
+ * period doubles (up to HALT_PERIOD_MAX_NS) each HALT_SLOWER returns in
+ * a row that were not one.
  */
-#define HALT_TRIES 50
-static int halts(struct uaf_vm *u, struct hl_vcpu *v, int n)
+#define HALT_TRIES		50
+#define HALT_SLOWER		5
+#define HALT_PERIOD_MAX_NS	(20 * MS)
+static int halts(struct uaf_vm *u, struct hl_vcpu *v, int n, timer_t *tm,
+		 bool *made, uint64_t period_ns)
 {
 	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
 	struct kvm_mp_state now;
-	int i, tries = 0, ret = hl_vcpu_setup(v, HL_CODE_HLT, 0, 0);
+	int i, tries = 0, missed = 0, ret = hl_vcpu_setup(v, HL_CODE_HLT, 0, 0);
 
+	ret = ret ? ret : kick_timer(tm, made, period_ns);
 	for (i = 0; !ret && i < n && !u->stop; ) {
 		if (tries++ == n * HALT_TRIES) {
 			ret = -ETIME;
@@ -243,8 +250,15 @@ static int halts(struct uaf_vm *u, struct hl_vcpu *v, int n)
 		else if (now.mp_state == KVM_MP_STATE_HALTED) {
 			u->halts++;
 			i++;
+			missed = 0;
+		} else if (++missed == HALT_SLOWER &&
+			   period_ns < HALT_PERIOD_MAX_NS) {
+			missed = 0;
+			period_ns *= 2;
+			ret = kick_timer(tm, made, period_ns);
 		}
 	}
+	kick_timer(tm, made, 0);
 	/* the next guest code must run, not halt */
 	if (ioctl(v->fd, KVM_SET_MP_STATE, &mp) && !ret)
 		ret = -errno;
@@ -269,9 +283,7 @@ static int guest_cycle(struct uaf_vm *u, struct hl_vcpu *v, timer_t *tm,
 	if (in_faults)
 		*in_faults = 0;
 	ret = ret ? ret : hl_run_io(v, 100);
-	ret = ret ? ret : kick_timer(tm, made, 200 * US);
-	ret = ret ? ret : halts(u, v, 4);
-	kick_timer(tm, made, 0);
+	ret = ret ? ret : halts(u, v, 4, tm, made, 200 * US);
 	return ret;
 }
 

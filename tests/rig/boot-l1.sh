@@ -15,9 +15,10 @@
 # forwarded to L1's PORT (loopback only: nothing else on L0's network
 # reaches L1, and L1 reaches nothing: restrict=on); L1's /init brings up
 # eth0 (rig.net=1).
-# --smp: L1's CPUs (default 1). With two, L0 (QEMU 7.2 multi-threaded TCG,
-# nested SVM) corrupts L1 or L2 now and then, or hangs both of L1's CPUs
-# (see tests/rig/README.md).
+# --smp: L1's CPUs (default 1). With more than one, L0 is trixie's QEMU
+# (l0-qemu.sh) unless RIG_L0_QEMU names another: bookworm's 7.2 under
+# multi-threaded TCG with nested SVM corrupts a two-CPU L1
+# (tests/rig/README.md, the L0 comparison).
 #
 # A hung L1 (repeated soft lockup or RCU stall reports) is stopped early
 # and fails the run.
@@ -122,11 +123,18 @@ if ! flock -n 9; then
 	flock 9
 fi
 
-# RIG_L0_QEMU: another qemu-system-x86_64 as L0 (e.g. a newer QEMU's
-# TCG, to tell whether L0 corrupts a two-CPU L1: tests/rig/README.md)
+# RIG_L0_QEMU: another qemu-system-x86_64 as L0 (e.g. l0-qemu.sh's, to
+# compare L0s: l0-controls.sh)
+RIG_L0_SMP_SUITE=trixie
+if [ -z "${RIG_L0_QEMU:-}" ] && [ "$smp" -gt 1 ]; then
+	RIG_L0_QEMU=$("$here/l0-qemu.sh" "$RIG_L0_SMP_SUITE" | tail -n 1) ||
+		die "no QEMU of $RIG_L0_SMP_SUITE for a $smp-CPU L1"
+fi
 QEMU=${RIG_L0_QEMU:-qemu-system-x86_64}
-# RIG_L0_ACCEL: L0's -accel (default tcg, a TCG thread per L1 CPU; e.g.
-# tcg,thread=single: one thread for all, tests/rig/README.md)
+# RIG_L0_ACCEL: L0's -accel (default tcg, a TCG thread per L1 CPU, the one
+# that boots a two-vCPU L2 on a two-CPU L1; tcg,thread=single: one thread
+# for all, the one that runs guests on both CPUs without a livelock but
+# boots no two-vCPU L2: tests/rig/README.md)
 ACCEL=${RIG_L0_ACCEL:-tcg}
 command -v "$QEMU" >/dev/null || die "$QEMU missing: run tests/rig/deps.sh"
 if [ -n "$disk" ]; then

@@ -39,8 +39,11 @@ if [ "${1:-}" = --module ]; then
 	shift 2
 fi
 
-# lines of a build that fail a cell: warnings, errors of every tool
-WARN_RE='warning:|WARNING'
+# lines of a build that fail a cell: warnings (clean-build.sh), errors
+# of every tool
+# shellcheck source=tests/kernels/clean-build.sh
+. "$TOP/tests/kernels/clean-build.sh"
+WARN_RE=$CLEAN_WARN_RE
 ERROR_RE='error|ERROR'
 # what a cell expecting restricted:... may fail with, and nothing else:
 # modpost refusing a symbol KVM exports to its vendor modules only
@@ -137,8 +140,8 @@ build_cell() {
 		mount --bind /dev "$root/dev"
 		mount -t proc proc "$root/proc"
 		exec chroot "$root" make -k -C "/src/$3" KDIR="$4" \
-			KCFLAGS=-Werror -j"$5"' _ \
-		"$dir" "$tree" "$modpath" "$(cat "$dir/kdir")" "$JOBS" \
+			KCFLAGS="$6" -j"$5"' _ \
+		"$dir" "$tree" "$modpath" "$(cat "$dir/kdir")" "$JOBS" "$CLEAN_KCFLAGS" \
 		>"$log" 2>&1
 	rc=$?
 	exec {lock}>&-

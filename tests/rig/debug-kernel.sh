@@ -40,16 +40,7 @@ suite_cache_open debug-kernel "$@"
 JOBS=${JOBS:-2}
 
 # the version linux-source depends on, e.g. linux-source-6.12=6.12.117-1
-pkg=
-if "$apt" "$suite" update; then
-	pkg=$("$apt" "$suite" apt-cache show --no-all-versions linux-source \
-		2>/dev/null | sed -n 's/^Depends: .*\(linux-source-[0-9][^ ,]*\) (= \([^)]*\)).*/\1=\2/p') ||
-		pkg=
-fi
-if [ -z "$pkg" ]; then
-	suite_cache_newest kver
-	exit 0
-fi
+suite_cache_depends linux-source 'linux-source-[0-9][^ ,]*'
 
 key=$({
 	cat "${BASH_SOURCE[0]}" "$fragment"

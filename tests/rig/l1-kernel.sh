@@ -23,16 +23,7 @@ suite_cache_open l1-kernels "$@"
 
 # the flavour's image package the meta-package depends on, e.g.
 # linux-image-6.12.117+deb13-amd64 (= 6.12.117-1)
-pkg=
-if "$apt" "$suite" update; then
-	pkg=$("$apt" "$suite" apt-cache show --no-all-versions linux-image-amd64 \
-		2>/dev/null | sed -n 's/^Depends: .*\(linux-image-[0-9][^ ,]*-amd64\) (= \([^)]*\)).*/\1=\2/p') ||
-		pkg=
-fi
-if [ -z "$pkg" ]; then
-	suite_cache_newest kver
-	exit 0
-fi
+suite_cache_depends linux-image-amd64 'linux-image-[0-9][^ ,]*-amd64'
 
 key=$({
 	cat "${BASH_SOURCE[0]}"

@@ -53,13 +53,14 @@ if [ "$suite" = debug ]; then
 	exec {cell_lock}>"$build/$suite-$1.lock"
 	flock "$cell_lock"
 	"$top/scripts/dkms-tree.sh" "$build/$suite-$1" >/dev/null
-	# KCFLAGS=-Werror and no line that says warning, as the kernels
-	# stage builds a cell (tests/kernels/run.sh); none of the calling
-	# make's variables (MAKEFLAGS: tests/host's O= would be Kbuild's
-	# output directory)
-	if ! MAKEFLAGS='' make -C "$build/$suite-$1/$tree" KDIR="$kdir" KCFLAGS=-Werror \
-		>"$build/$suite-$1.log" 2>&1 ||
-		grep -qE 'warning:|WARNING' "$build/$suite-$1.log"; then
+	# clean as the kernels stage's cells (tests/kernels/clean-build.sh);
+	# none of the calling make's variables (MAKEFLAGS: tests/host's O=
+	# would be Kbuild's output directory)
+	# shellcheck source=tests/kernels/clean-build.sh
+	. "$top/tests/kernels/clean-build.sh"
+	if ! MAKEFLAGS='' make -C "$build/$suite-$1/$tree" KDIR="$kdir" \
+		KCFLAGS="$CLEAN_KCFLAGS" >"$build/$suite-$1.log" 2>&1 ||
+		grep -qE "$CLEAN_WARN_RE" "$build/$suite-$1.log"; then
 		cat "$build/$suite-$1.log" >&2
 		die "$ko does not build cleanly for the debug kernel (log: $build/$suite-$1.log)"
 	fi

@@ -3,8 +3,8 @@
 #
 # A cache of what a script makes from one Debian suite's packages, one
 # entry a content key, outside the repository: sourced by l1-kernel.sh
-# (the suite's kernel) and l0-qemu.sh (its QEMU), whose one argument is
-# the suite.
+# (the suite's kernel), debug-kernel.sh (a kernel built from its source)
+# and l0-qemu.sh (its QEMU), whose one argument is the suite.
 #
 #   die MESSAGE                  the script's name and MESSAGE on stderr,
 #                                exit 2
@@ -14,6 +14,12 @@
 #                                script exits: one maker at a time;
 #                                $apt: tests/kernels/apt.sh, the suite's
 #                                index
+#   suite_cache_depends META PATTERN
+#                                $pkg: NAME=VERSION of the package
+#                                matching PATTERN (a sed BRE) that META
+#                                depends on in the suite's index; without
+#                                the index, the newest entry
+#                                (suite_cache_newest kver), and exit
 #   suite_cache_newest MARKER    without the suite's index (offline?): the
 #                                newest entry, the directory MARKER is in,
 #                                saying so; dies if there is none
@@ -36,6 +42,19 @@ suite_cache_open() {
 	mkdir -p "$cache"
 	exec 8>>"$cache/.lock"
 	flock 8
+}
+
+suite_cache_depends() {
+	pkg=
+	if "$apt" "$suite" update; then
+		pkg=$("$apt" "$suite" apt-cache show --no-all-versions "$1" 2>/dev/null |
+			sed -n "s/^Depends: .*\\($2\\) (= \\([^)]*\\)).*/\\1=\\2/p") ||
+			pkg=
+	fi
+	if [ -z "$pkg" ]; then
+		suite_cache_newest kver
+		exit 0
+	fi
 }
 
 suite_cache_newest() {

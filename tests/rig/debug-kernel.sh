@@ -42,16 +42,11 @@ JOBS=${JOBS:-2}
 # the version linux-source depends on, e.g. linux-source-6.12=6.12.117-1
 suite_cache_depends linux-source 'linux-source-[0-9][^ ,]*'
 
-key=$({
+suite_cache_entry kver "$(
 	cat "${BASH_SOURCE[0]}" "$fragment"
 	echo "$suite $pkg"
 	gcc --version | head -n 1
-} | sha256sum | cut -c1-16)
-out=$cache/$key
-if [ -s "$out/kver" ]; then
-	echo "$out"
-	exit 0
-fi
+)"
 
 suite_cache_work
 log=$cache/last-build.log

@@ -25,15 +25,10 @@ suite_cache_open l1-kernels "$@"
 # linux-image-6.12.117+deb13-amd64 (= 6.12.117-1)
 suite_cache_depends linux-image-amd64 'linux-image-[0-9][^ ,]*-amd64'
 
-key=$({
+suite_cache_entry kver "$(
 	cat "${BASH_SOURCE[0]}"
 	echo "$suite $pkg"
-} | sha256sum | cut -c1-16)
-out=$cache/$key
-if [ -s "$out/kver" ]; then
-	echo "$out"
-	exit 0
-fi
+)"
 
 suite_cache_work
 echo "l1-kernel.sh: fetching $pkg from $suite" >&2

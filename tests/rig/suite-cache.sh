@@ -23,6 +23,10 @@
 #   suite_cache_newest MARKER    without the suite's index (offline?): the
 #                                newest entry, the directory MARKER is in,
 #                                saying so; dies if there is none
+#   suite_cache_entry MARKER TEXT
+#                                $out: the entry TEXT's hash names; if
+#                                it is made (MARKER in it, not empty),
+#                                prints it and exits
 #   suite_cache_work             $work: a new build directory in $cache,
 #                                removed at exit (and any left by a killed
 #                                maker)
@@ -64,6 +68,14 @@ suite_cache_newest() {
 	[ -n "$newest" ] || die "cannot read $suite's index, and nothing of it is cached"
 	echo "${0##*/}: $suite: no index (offline?); using the cached $(cat "$newest")" >&2
 	echo "${newest%/"$1"}"
+}
+
+suite_cache_entry() {
+	out=$cache/$(printf '%s\n' "$2" | sha256sum | cut -c1-16)
+	if [ -s "$out/$1" ]; then
+		echo "$out"
+		exit 0
+	fi
 }
 
 suite_cache_work() {

@@ -39,11 +39,10 @@ if [ "${1:-}" = --module ]; then
 	shift 2
 fi
 
-# lines of a build that fail a cell: warnings (clean-build.sh), errors
-# of every tool
+# lines of a build that fail a cell: warnings (CLEAN_WARN_RE,
+# clean-build.sh), errors of every tool
 # shellcheck source=tests/kernels/clean-build.sh
 . "$TOP/tests/kernels/clean-build.sh"
-WARN_RE=$CLEAN_WARN_RE
 ERROR_RE='error|ERROR'
 # what a cell expecting restricted:... may fail with, and nothing else:
 # modpost refusing a symbol KVM exports to its vendor modules only
@@ -150,7 +149,7 @@ build_cell() {
 
 cell_failed() {
 	echo "kernels: FAILED $1: $2"
-	grep -E "$WARN_RE|$ERROR_RE" "$3" | head -n 40
+	grep -E "$CLEAN_WARN_RE|$ERROR_RE" "$3" | head -n 40
 	echo "   (whole log: $3)"
 	summary+=("$(printf '%-9s %-6s %-44s FAILED' "$suite" "$module" "$headers")")
 	fails=$((fails + 1))
@@ -189,12 +188,12 @@ check_cell() {
 	rc=$?
 	secs=$((SECONDS - t1))
 	build_secs=$((build_secs + secs))
-	warnings=$(grep -E "$WARN_RE" "$log")
+	warnings=$(grep -E "$CLEAN_WARN_RE" "$log")
 
 	case "$expect" in
 	clean)
 		if [ "$rc" -ne 0 ] || [ -n "$warnings" ]; then
-			cell_failed "$cell" "exit $rc, $(grep -cE "$WARN_RE" "$log") warning lines" "$log"
+			cell_failed "$cell" "exit $rc, $(grep -cE "$CLEAN_WARN_RE" "$log") warning lines" "$log"
 			return 0
 		fi
 		echo "kernels: ok $cell ($headers) in ${secs}s"

@@ -17,8 +17,8 @@
 # eth0 (rig.net=1).
 # --smp: L1's CPUs (default 1). With more than one, L0 is trixie's QEMU
 # (l0-qemu.sh) unless RIG_L0_QEMU names another: bookworm's 7.2 under
-# multi-threaded TCG with nested SVM corrupts a two-CPU L1
-# (tests/rig/README.md, the L0 comparison).
+# multi-threaded TCG with nested SVM corrupts a two-CPU L1 in most
+# boots, trixie's less often (tests/rig/README.md, the L0 comparison).
 #
 # A hung L1 (repeated soft lockup or RCU stall reports) is stopped early
 # and fails the run.
@@ -125,10 +125,10 @@ fi
 
 # RIG_L0_QEMU: another qemu-system-x86_64 as L0 (e.g. l0-qemu.sh's, to
 # compare L0s: l0-controls.sh)
-RIG_L0_SMP_SUITE=trixie
+smp_l0_suite=trixie
 if [ -z "${RIG_L0_QEMU:-}" ] && [ "$smp" -gt 1 ]; then
-	RIG_L0_QEMU=$("$here/l0-qemu.sh" "$RIG_L0_SMP_SUITE" | tail -n 1) ||
-		die "no QEMU of $RIG_L0_SMP_SUITE for a $smp-CPU L1"
+	RIG_L0_QEMU=$("$here/l0-qemu.sh" "$smp_l0_suite" | tail -n 1) ||
+		die "no QEMU of $smp_l0_suite for a $smp-CPU L1"
 fi
 QEMU=${RIG_L0_QEMU:-qemu-system-x86_64}
 # RIG_L0_ACCEL: L0's -accel (default tcg, a TCG thread per L1 CPU, the one

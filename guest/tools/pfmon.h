@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * pfmon's rooms share this: the events of one run (pfmon_events.c: names
- * to PMC values through libpfm4), the results (pfmon_output.c: text, CSV,
- * JSON) and the run itself (pfmon.c).
+ * pfmon's rooms share this: its options (pfmon.c, from pfmon_cli.c's
+ * table), the events of one run (pfmon_events.c: names to PMC values
+ * through libpfm4), the contexts (pfmon_ctx.c), the session and its
+ * command (pfmon_session.c), counting (pfmon_count.c), following
+ * (pfmon_follow.c), sampling (pfmon_smpl.c, its symbols pfmon_syms.c)
+ * and the results (pfmon_output.c: text, CSV, JSON).
  */
 #ifndef PFMON_H
 #define PFMON_H
@@ -10,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <poll.h>
 #include <sys/types.h>
 
 #include <perfmon/perfmon.h>
@@ -34,6 +38,7 @@
 /* -I: perf stat's lower bound; below it the calls themselves would show */
 #define PFMON_MIN_INTERVAL_MS		10
 #define PFMON_DFL_SWITCH_TIMEOUT_NS	10000000	/* --switch-timeout */
+#define PFMON_MAX_SESSION_S		31536000	/* -t: a year */
 
 /* the keys of the options that have no short form (pfmon_cli.c) */
 enum pfmon_opt {
@@ -56,6 +61,13 @@ enum pfmon_opt {
 	OPT_AGGREGATE,
 	OPT_JSON,
 };
+
+/* --follow-*: the kinds of task a followed task's creations are */
+#define FOLLOW_FORK	0x1
+#define FOLLOW_VFORK	0x2
+#define FOLLOW_PTHREAD	0x4
+#define FOLLOW_EXEC	0x8
+#define FOLLOW_ALL	0xf
 
 extern const struct cli_program pfmon_cli;
 
@@ -92,12 +104,28 @@ struct reading {
 };
 
 enum out_fmt { OUT_TEXT, OUT_CSV, OUT_JSON };
+enum smpl_view { VIEW_FUNCTION, VIEW_ADDRESS, VIEW_LINE };
+
+/* what main() parsed, for the rooms that run the session */
+struct pfmon_opts {
+	uint64_t switch_timeout;	/* ns, every context's sets */
+	uint64_t interval_ms;		/* -I; 0: counts at the end only */
+	uint64_t session_s;		/* -t; 0: until the session ends */
+	uint64_t smpl_period;		/* 0: counting only */
+	size_t smpl_buf_size;
+	const char *smpl_outfile;	/* --smpl-outfile, or NULL */
+	enum smpl_view smpl_view;
+	unsigned int follow;		/* FOLLOW_* */
+	bool aggregate;			/* --aggregate-results */
+	bool verbose;			/* -v: the registers each event takes */
+};
 
 extern struct set sets[MAX_SETS];
 extern int nsets;
 extern FILE *out;		/* results: stdout or -o FILE */
 extern enum out_fmt out_fmt;
 extern const char *csv_sep;
+extern struct pfmon_opts opts;
 
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
 					      noreturn));
@@ -110,6 +138,54 @@ uint64_t sysfs_u64(const char *rel, bool *ok);
  * none) if it was full. Dies when memory runs out.
  */
 void *grow(void *arr, size_t *cap, size_t n, size_t size, size_t first);
+/* @fn runs before die() exits: it leaves what pfmon traces as it found it */
+void die_cleanup(void (*fn)(void));
+
+/* pfmon_ctx.c */
+int ctx_create(uint32_t flags);
+/* a context for a followed task: -1 and *@why instead of dying */
+int ctx_create_or_why(uint32_t flags, char *why, size_t len);
+void ctx_program(int fd);
+int ctx_load(int fd, uint32_t pid);
+const char *load_strerror(int err);
+/* every set's PMDs and getinfo, into @r */
+void ctx_read(int fd, struct reading *r);
+void reading_add(struct reading *sum, const struct reading *r);
+void final_report(int fd, const char *target);
+/* the first PMD of set 0 as the sampling code counts it (pfmon_smpl.c) */
+uint64_t smpl_pmd_count(uint64_t raw);
+
+/* pfmon_session.c */
+void session_init(void);
+void session_start(void);
+double since_start(void);
+/*
+ * Waits until one of @n @pfd is ready (poll's count), a signal came (0)
+ * or @timeout_ms passed (0; -1: no limit, and the session timeout counts
+ * for pfmon --attach-task and system-wide sessions as their callers say).
+ */
+int session_wait(struct pollfd *pfd, int n, int timeout_ms);
+/* the signal that asked the session to end, 0 while none did */
+int session_stop_signal(void);
+/* -t: ms left, -1 without one; 0 once it passed */
+int session_ms_left(void);
+bool session_over(void);
+pid_t spawn(char **argv, int fd, bool traced);
+/* the status of the command or a task @pid that ended, as a shell's */
+int cmd_status(pid_t pid, int st);
+/* the command's status once it ended (WNOHANG), or -1 */
+int cmd_reap(pid_t pid);
+int wait_cmd(pid_t pid);
+
+/* pfmon_count.c */
+int count_cmd(char **argv, int fd);
+int count_syswide(const char *cpulist, char **argv);
+int count_attached(pid_t pid, int fd);
+
+/* pfmon_follow.c */
+void ftask_traced(pid_t pid, int fd);
+int follow_cmd(char **argv, int fd);
+int follow_attached(pid_t pid, int fd);
 
 /* pfmon_events.c */
 extern char model[64];
@@ -120,8 +196,11 @@ void event_parse(const char *spec, unsigned int dfl_plm, int setid,
 void list_events(int fd);
 const char *events_libpfm_version(void);
 
+/* pfmon_smpl.c */
+int sample_cmd(char **argv, int fd);
+int report_file(const char *path, enum smpl_view view);
+
 /* pfmon_syms.c */
-enum smpl_view { VIEW_FUNCTION, VIEW_ADDRESS, VIEW_LINE };
 void syms_begin(pid_t pid, const char *exe);
 void syms_snapshot(void);
 void syms_hit(uint64_t ip);

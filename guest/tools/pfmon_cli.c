@@ -68,15 +68,16 @@ static const struct cli_option options[] = {
 	CLI_OPT("smpl-outfile", OPT_SMPL_OUTFILE, "FILE", "also write the raw samples and the command's map to FILE"),
 	CLI_OPT("report", OPT_REPORT, "FILE", "print the profile of a --smpl-outfile FILE (in the same guest: its files and kernel symbols)"),
 	CLI_HEADING("What is monitored (default: COMMAND, its first thread only)"),
-	CLI_OPT("system-wide", OPT_SYSTEM_WIDE, NULL, "every CPU (or --cpu-list), until COMMAND ends or SIGINT"),
+	CLI_OPT("system-wide", OPT_SYSTEM_WIDE, NULL, "every CPU (or --cpu-list), until COMMAND ends; without one, for -t or until SIGINT or SIGTERM; per CPU and in total"),
 	CLI_OPT("cpu-list", OPT_CPU_LIST, "L", "CPUs for --system-wide: N,N-M,..."),
-	CLI_OPT("attach-task", OPT_ATTACH_TASK, "PID", "an existing task (ptrace rights), until it exits"),
+	CLI_OPT("attach-task", OPT_ATTACH_TASK, "PID", "an existing task (ptrace rights), until it exits, for -t or until SIGINT or SIGTERM"),
+	CLI_OPT("session-timeout", 't', "SECS", "how long --attach-task or --system-wide without COMMAND monitor (at most " STR(PFMON_MAX_SESSION_S) ")"),
 	CLI_OPT("follow-fork", OPT_FOLLOW_FORK, NULL, "also the processes fork() creates (a context each)"),
 	CLI_OPT("follow-vfork", OPT_FOLLOW_VFORK, NULL, "also the processes vfork() creates"),
 	CLI_OPT("follow-pthread", OPT_FOLLOW_PTHREAD, NULL, "also the threads (clone()) created"),
 	CLI_OPT("follow-exec", OPT_FOLLOW_EXEC, NULL, "(always so: a context follows its task's exec)"),
 	CLI_OPT("follow-all", OPT_FOLLOW_ALL, NULL, "all of the above"),
-	CLI_OPT("aggregate-results", OPT_AGGREGATE, NULL, "with --follow-*: one sum, not one result per task"),
+	CLI_OPT("aggregate-results", OPT_AGGREGATE, NULL, "with --follow-* or --system-wide: one sum, not one result per task or CPU"),
 	CLI_HEADING("Output (results; messages go to stderr)"),
 	CLI_OPT("outfile", 'o', "FILE", "results to FILE instead of stdout"),
 	CLI_OPT("field-separator", 'x', "SEP", "CSV: a header line, then one line per event (time, target, set, event, count, raw, set_runs, set_active_ns, set_pct, host_enabled_ns, host_running_ns, host_pct, emulated)"),
@@ -148,10 +149,32 @@ static const struct cli_section before_exit[] = {
 	  "start, pfmon creates, programs, loads (as its tracer, perfmon2's right\n"
 	  "to attach) and starts a context for it, and reads it when the task\n"
 	  "exits; results are printed per task (taskTID: in text, target taskTID in\n"
-	  "CSV/JSON), or summed (tasksN) with --aggregate-results. Contexts count\n"
-	  "against the guest's controls/max_ctx_per_user: a task that gets none is\n"
-	  "said on stderr and not counted. --follow-* counts; it does not sample\n"
-	  "(--smpl-period and -I refuse it)." },
+	  "CSV/JSON), or summed (tasksN) with --aggregate-results. A run may create\n"
+	  "any number of tasks; contexts count against the guest's\n"
+	  "controls/max_ctx_per_user, the host's max_contexts and RLIMIT_NOFILE\n"
+	  "(pfmon raises its soft limit to the hard one): a task that gets none runs\n"
+	  "on unmonitored, said on stderr, and the count of such tasks ends the run.\n"
+	  "pfmon never ends a task it follows: when the session ends first (a\n"
+	  "signal to pfmon once COMMAND has ended, -t or a signal for an attached\n"
+	  "task, or a failure of pfmon's), it reads their contexts and lets every\n"
+	  "traced task go. --follow-* counts; it does not sample (--smpl-period and\n"
+	  "-I refuse it).\n"
+	  "\n"
+	  "--system-wide loads a context on every CPU pfmon may run on (or each of\n"
+	  "--cpu-list), from that CPU, and prints each CPU's counts (cpuN) and their\n"
+	  "sum (cpusN), or only the sum with --aggregate-results. --attach-task and\n"
+	  "--system-wide without COMMAND last until the task exits, -t SECS pass or\n"
+	  "SIGINT or SIGTERM comes; then pfmon stops and reads the contexts, unloads\n"
+	  "them and prints the counts." },
+	{ .title = "SIGNALS", .text =
+	  "SIGINT, SIGTERM and SIGHUP end the session and pfmon prints what it\n"
+	  "gathered, as perf does; they do not kill pfmon. With COMMAND the session\n"
+	  "ends when COMMAND does: a signal from the terminal (Ctrl-C, a hangup)\n"
+	  "reached COMMAND too, in the same foreground process group; one that a\n"
+	  "process sent to pfmon (kill(1)) pfmon passes on to COMMAND. COMMAND ends\n"
+	  "as it handles the signal, and pfmon prints the counts (and the profile)\n"
+	  "and exits with COMMAND's status, 128+N if signal N killed it. A signal\n"
+	  "sent to the whole process group reaches COMMAND twice." },
 	{ .title = "SAMPLING", .text =
 	  "The sampling PMD is programmed with -N (short and long reset -N) on a\n"
 	  "context with the \"default\" format (256 KiB buffer, mmap()ed); a full\n"
@@ -243,8 +266,8 @@ const struct cli_program pfmon_cli = {
 	.summary = "count and sample events of a command, CPUs or a task with "
 		   "perfmon2 in a kvm-perfmon guest",
 	.synopsis = "[OPTIONS] [--] COMMAND [ARG...]\n"
-		    "[OPTIONS] --system-wide [--cpu-list L] [-- COMMAND [ARG...]]\n"
-		    "[OPTIONS] --attach-task PID\n"
+		    "[OPTIONS] --system-wide [--cpu-list L] [-t SECS | -- COMMAND [ARG...]]\n"
+		    "[OPTIONS] --attach-task PID [-t SECS]\n"
 		    "-l | --help | --version",
 	.description =
 		"Count, or sample, events of a command (per thread), of CPUs or of a task\n"
@@ -254,8 +277,9 @@ const struct cli_program pfmon_cli = {
 	.before_exit = before_exit,
 	.exit_intro =
 		"COMMAND's exit status; 128+N if signal N killed it; 0 for -l,\n"
-		"--attach-task, --help and --version. pfmon's own, apart from the\n"
-		"command's as env(1) and timeout(1) keep theirs:",
+		"--attach-task, --system-wide without COMMAND, --help and --version,\n"
+		"whether the session ended by itself, by -t or by a signal. pfmon's\n"
+		"own, apart from the command's as env(1) and timeout(1) keep theirs:",
 	.exits = exits,
 	.after_exit = after_exit,
 	.files =

@@ -12,10 +12,13 @@
  *
  *   workload [SECONDS]
  *   workload --tasks N
+ *   workload --threads N
  *
  * --tasks N: pfmon --follow-*'s test. Three tasks each trap a known
  * number of times (CPUID: one VM exit each): the main thread N, a thread
  * 2N, a forked process 3N, and print their tids and counts.
+ * --threads N: following at scale: N threads, THREADS_AT_ONCE at a time,
+ * each trapping THREAD_CPUIDS times.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +34,8 @@
 #include <unistd.h>
 
 #define SLICE_NS	20000000ULL
+#define THREADS_AT_ONCE	8
+#define THREAD_CPUIDS	100
 
 static volatile uint64_t sink;
 static unsigned char buf[64 * 1024];
@@ -103,8 +108,7 @@ __attribute__((noinline)) static void nap(uint64_t end)
 		nanosleep(&ts, NULL);
 }
 
-/* @n CPUIDs, then this task's line */
-__attribute__((noinline)) static void traps(const char *who, unsigned long n)
+static void cpuids(unsigned long n)
 {
 	unsigned int a, b, c, d;
 
@@ -114,6 +118,12 @@ __attribute__((noinline)) static void traps(const char *who, unsigned long n)
 		__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
 		sink += b;
 	}
+}
+
+/* @n CPUIDs, then this task's line */
+__attribute__((noinline)) static void traps(const char *who, unsigned long n)
+{
+	cpuids(n);
 	printf("workload: %s tid %ld did %lu CPUIDs\n", who,
 	       (long)syscall(SYS_gettid), n);
 	fflush(stdout);
@@ -156,10 +166,45 @@ static int tasks(unsigned long n)
 	return 0;
 }
 
+static void *short_thread(void *arg)
+{
+	(void)arg;
+	cpuids(THREAD_CPUIDS);
+	return NULL;
+}
+
+static int threads(unsigned long n)
+{
+	pthread_t th[THREADS_AT_ONCE];
+	unsigned long done = 0;
+
+	while (done < n) {
+		unsigned long k = n - done < THREADS_AT_ONCE ? n - done :
+			THREADS_AT_ONCE;
+
+		for (unsigned long i = 0; i < k; i++) {
+			int err = pthread_create(&th[i], NULL, short_thread, NULL);
+
+			if (err) {
+				fprintf(stderr, "workload: pthread_create: %s\n",
+					strerror(err));
+				return 1;
+			}
+		}
+		for (unsigned long i = 0; i < k; i++)
+			pthread_join(th[i], NULL);
+		done += k;
+	}
+	printf("workload: %lu threads did %lu CPUIDs\n", n, n * THREAD_CPUIDS);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: workload [SECONDS]   (default 2, above 0)\n"
-		"       workload --tasks N     (N CPUIDs, a thread 2N, a child 3N)\n");
+		"       workload --tasks N     (N CPUIDs, a thread 2N, a child 3N)\n"
+		"       workload --threads N   (N threads, %d at a time, %d CPUIDs each)\n",
+		THREADS_AT_ONCE, THREAD_CPUIDS);
 	exit(2);
 }
 
@@ -171,14 +216,15 @@ int main(int argc, char **argv)
 	unsigned int phase = 0;
 	char *rest;
 
-	if (argc == 3 && !strcmp(argv[1], "--tasks")) {
+	if (argc == 3 && (!strcmp(argv[1], "--tasks") ||
+			  !strcmp(argv[1], "--threads"))) {
 		unsigned long n;
 
 		errno = 0;
 		n = strtoul(argv[2], &rest, 10);
 		if (errno || *rest || !n || n > 100000000 || argv[2][0] == '-')
 			usage();
-		return tasks(n);
+		return strcmp(argv[1], "--tasks") ? threads(n) : tasks(n);
 	}
 	if (argc > 2)
 		usage();

@@ -367,6 +367,103 @@ def main():
               and exits_ok(int(rows[0]["count"]), n),
               f"--aggregate-results: one sum of 3 tasks, vm_exits within their {n} CPUIDs",
               f"rc {c['rc']}, rows {rows}")
+    c = case("follow_many")
+    if c:
+        rows = list(csv.DictReader(io.StringIO("\n".join(l for l in c["out"] if not l.startswith("workload:")))))
+        m = [re.match(r"^workload: (\d+) threads did (\d+) CPUIDs$", l) for l in c["out"]]
+        m = [x for x in m if x]
+        n = int(m[0].group(2)) if m else 0
+        judge(c["rc"] == 0 and m and len(rows) == 1 and rows[0]["target"] == "tasks301"
+              and exits_ok(int(rows[0]["count"]), n) and "not monitored" not in err(c),
+              f"--follow-pthread over 300 threads: a context each, {rows[0]['target'] if rows else '?'}, "
+              f"vm_exits within their {n} CPUIDs", f"rc {c['rc']}, rows {rows}; {err(c)[-300:]!r}")
+
+    # signals and sessions of a length
+    def counts(c):
+        """{(target, event): count} of a text result"""
+        res, target = {}, "task"
+        for l in c["out"]:
+            m = re.match(r"^((?:task|cpu|cpus|tasks)\d+):$", l)
+            if m:
+                target = m.group(1)
+            m = re.match(r"^ +([0-9,]+) (\w+) ", l)
+            if m:
+                res[(target, m.group(2))] = int(m.group(1).replace(",", ""))
+        return res
+
+    def ran_for(cnt, target, lo, hi):
+        """vcpu_run_ns of @target within [lo, hi] seconds"""
+        v = cnt.get((target, "vcpu_run_ns"))
+        return v is not None and lo * 1e9 <= v <= hi * 1e9
+
+    c = case("sigint_count")
+    if c:
+        cnt = counts(c)
+        judge(c["rc"] == 130 and "command killed by signal 2" in err(c)
+              and cnt.get(("task", "vm_exits"), 0) > 0 and ran_for(cnt, "task", 0.1, 20),
+              "SIGINT to pfmon: passed on to the command, its counts printed, exit 130",
+              f"rc {c['rc']}, counts {cnt}; {err(c)!r}")
+    c = case("sigterm_smpl")
+    if c:
+        m = [re.match(r"^sampling profile of .*: (\d+) samples", l) for l in c["out"]]
+        m = [x for x in m if x]
+        judge(c["rc"] == 143 and m and int(m[0].group(1)) > 0
+              and any(re.search(r"\bcrunch_primes$", l) for l in c["out"]),
+              f"SIGTERM while sampling: the profile printed ({m[0].group(1) if m else 0} samples), exit 143",
+              f"rc {c['rc']}: {out(c)[-400:]!r}; {err(c)!r}")
+    c, a = case("sigint_follow"), case("sigint_follow_after")
+    if c and a:
+        tasks = [l for l in c["out"] if re.match(r"^task\d+:$", l)]
+        left = [l for l in a["out"] if re.match(r"^workload state [RSD]$", l)]
+        judge(c["rc"] == 130 and len(tasks) >= 2 and len(left) == 1 and len(a["out"]) == 1,
+              f"SIGINT with --follow-all: the command ends, {len(tasks)} tasks counted, "
+              "its background child let go and running",
+              f"rc {c['rc']}, tasks {tasks}, after {a['out']}; {err(c)!r}")
+    c = case("attach_timeout")
+    if c:
+        cnt = counts(c)
+        target = next((t for t, _ in cnt if t.startswith("task")), None)
+        judge(c["rc"] == 0 and "session timeout (2 s) reached" in err(c) and target
+              and ran_for(cnt, target, 0.2, 10),
+              "--attach-task -t 2: the task counted for the session, exit 0",
+              f"rc {c['rc']}, counts {cnt}; {err(c)!r}")
+    c = case("attach_sigint")
+    if c:
+        cnt = counts(c)
+        target = next((t for t, _ in cnt if t.startswith("task")), None)
+        judge(c["rc"] == 0 and "stopped by SIGINT" in err(c) and target
+              and ran_for(cnt, target, 0.2, 10),
+              "--attach-task ended by SIGINT: the counts printed, exit 0",
+              f"rc {c['rc']}, counts {cnt}; {err(c)!r}")
+    c, a = case("attach_follow_timeout"), case("attach_after")
+    if c and a:
+        cnt = counts(c)
+        judge(c["rc"] == 0 and "session timeout (2 s) reached" in err(c)
+              and any(t.startswith("task") for t, _ in cnt)
+              and len(a["out"]) == 1 and re.match(r"^workload state [RSD]$", a["out"][0]),
+              "--attach-task --follow-all -t 2: counted, and the task runs on, let go (not stopped)",
+              f"rc {c['rc']}, counts {cnt}, after {a['out']}; {err(c)!r}")
+    c = case("syswide_timeout")
+    if c:
+        cnt = counts(c)
+        cpus = sorted({t for t, _ in cnt if re.match(r"^cpu\d+$", t)})
+        total = {t for t, _ in cnt if re.match(r"^cpus\d+$", t)}
+        judge(c["rc"] == 0 and "session timeout (2 s) reached" in err(c) and cpus
+              and all(ran_for(cnt, t, 0, 10) for t in cpus)
+              and (len(cpus) == 1 or total == {f"cpus{len(cpus)}"}),
+              f"--system-wide -t 2: {len(cpus)} CPUs counted{', and their sum' if len(cpus) > 1 else ''}, exit 0",
+              f"rc {c['rc']}, counts {cnt}; {err(c)!r}")
+    c = case("syswide_agg")
+    if c:
+        rows = list(csv.DictReader(io.StringIO("\n".join(c["out"]))))
+        judge(c["rc"] == 0 and len(rows) == 1 and re.match(r"^cpus\d+$", rows[0]["target"])
+              and 0 < int(rows[0]["count"]),
+              f"--system-wide --aggregate-results: one sum ({rows[0]['target'] if rows else '?'})",
+              f"rc {c['rc']}, rows {rows}; {err(c)!r}")
+    c = case("timeout_cmd")
+    if c:
+        judge(c["rc"] == 125 and "a command's session lasts as long as the command" in err(c),
+              "-t with a command refused", f"rc {c['rc']}: {err(c)!r}")
 
 
 if __name__ == "__main__":

@@ -29,8 +29,30 @@ case_() {
 	[ "$1" = -- ] && shift
 	rm -f "$file" /tmp/case.out /tmp/case.err
 	"$@" >/tmp/case.out 2>/tmp/case.err
+	case_print $?
+}
+
+# case_signal NAME SIG AFTER -- CMD...: CMD sent SIG by a process (kill)
+# AFTER seconds into its run, as case_ prints it. CMD runs in the
+# foreground, where the shell leaves SIGINT as it found it (it ignores
+# SIGINT in a background job of a script), and says its pid first.
+case_signal() {
+	name=$1 sig=$2 after=$3 file=
+	shift 3
+	[ "$1" = -- ] && shift
+	rm -f /tmp/case.out /tmp/case.err /tmp/case.pid
+	(sleep "$after"; kill -"$sig" "$(cat /tmp/case.pid)") &
+	killer=$!
+	sh -c 'echo $$ >/tmp/case.pid; exec "$@"' sh "$@" \
+		>/tmp/case.out 2>/tmp/case.err
 	rc=$?
-	echo "@@@ case $name rc=$rc"
+	wait $killer
+	case_print $rc
+}
+
+# the case's lines; $name, $file and /tmp/case.* say what it did
+case_print() {
+	echo "@@@ case $name rc=$1"
 	echo "@@@ out"
 	cat /tmp/case.out
 	echo "@@@ err"
@@ -90,4 +112,41 @@ case_ follow_fork -- ./pfmon --follow-fork -e vm_exits -- $w --tasks 3000
 case_ follow_none -- ./pfmon -e vm_exits -- $w --tasks 3000
 case_ follow_agg -- ./pfmon --follow-all --aggregate-results -x , -e vm_exits -- $w --tasks 3000
 case_ follow_bad -- ./pfmon --aggregate-results -- true
+# at scale: more tasks over a run than any fixed table would hold
+case_ follow_many -- ./pfmon --follow-pthread --aggregate-results -x , -e vm_exits -- $w --threads 300
+
+# the states (ps's letters, /proc/PID/stat's third field) of every
+# workload process now running: R, S or D while one runs on as it was
+workloads() {
+	for p in $(pidof workload); do
+		echo "workload state $(cut -d' ' -f3 /proc/$p/stat)"
+	done
+}
+
+# a signal ends the session; pfmon prints what it gathered
+case_signal sigint_count INT 2 -- ./pfmon -e vm_exits,vcpu_run_ns -- $w 30
+case_signal sigterm_smpl TERM 2 -- ./pfmon --smpl-period 1000000 -e vcpu_run_ns -- $w 30
+# the command ends by the signal; what it started in the background runs
+# on, let go
+case_signal sigint_follow INT 2 -- ./pfmon --follow-all -e vm_exits -- sh -c "$w 120 & exec $w 120"
+name=sigint_follow_after file=
+workloads >/tmp/case.out 2>/tmp/case.err
+case_print $?
+killall workload 2>/dev/null
+
+# a task that exists, counted for a while: -t, a signal; it runs on
+$w 120 >/dev/null &
+daemon=$!
+case_ attach_timeout -- ./pfmon --attach-task $daemon -t 2 -e vm_exits,vcpu_run_ns
+case_signal attach_sigint INT 2 -- ./pfmon --attach-task $daemon -e vm_exits,vcpu_run_ns
+case_ attach_follow_timeout -- ./pfmon --attach-task $daemon --follow-all -t 2 -e vm_exits
+name=attach_after file=
+workloads >/tmp/case.out 2>/tmp/case.err
+case_print $?
+kill $daemon
+wait $daemon 2>/dev/null
+# system-wide for a while: every CPU and their sum
+case_ syswide_timeout -- ./pfmon --system-wide -t 2 -e vm_exits,vcpu_run_ns
+case_ syswide_agg -- ./pfmon --system-wide -t 1 --aggregate-results -x , -e vcpu_run_ns
+case_ timeout_cmd -- ./pfmon -t 2 -- true
 exit 0

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pfmon's counting sessions: a command (its first thread, the totals at
+ * its end or every -I interval's deltas), CPUs (--system-wide: a context
+ * each, until the command ends, -t or a signal; per CPU and in total) and
+ * a task that exists (--attach-task: until it exits, -t or a signal).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <perfmon/perfmon.h>
+
+#include "pfmon.h"
+
+/* the command: with -I, every interval's deltas, then the last part's */
+int count_cmd(char **argv, int fd)
+{
+	struct reading prev, cur;
+	uint64_t tick = 0;
+	pid_t pid;
+	int rc = -1;
+
+	session_start();
+	pid = spawn(argv, fd, false);
+	if (!opts.interval_ms) {
+		rc = wait_cmd(pid);
+		final_report(fd, NULL);
+		return rc;
+	}
+	memset(&prev, 0, sizeof(prev));
+	print_interval_header();
+	while (rc < 0) {
+		double next;
+
+		tick++;
+		next = (double)(tick * opts.interval_ms) / 1000;
+		/* sleep to the next tick, or until the command ends */
+		while ((rc = cmd_reap(pid)) < 0 && since_start() < next)
+			session_wait(NULL, 0,
+				     (int)((next - since_start()) * 1000) + 1);
+		ctx_read(fd, &cur);
+		print_counts(NULL, &cur, &prev);
+		prev = cur;
+	}
+	warn_starved(NULL, &cur);
+	return rc;
+}
+
+/* --cpu-list's CPUs (N,N-M,...), each once, in order */
+static int parse_cpus(const char *l, int **cpus, int max_cpu)
+{
+	char *copy = strdup(l), *tok, *save = NULL;
+	cpu_set_t *seen = CPU_ALLOC(max_cpu + 1);
+	size_t setsize = CPU_ALLOC_SIZE(max_cpu + 1), cap = 0;
+	int n = 0;
+
+	if (!copy || !seen)
+		die("out of memory");
+	CPU_ZERO_S(setsize, seen);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int a, b;
+		char c;
+
+		if (sscanf(tok, "%d-%d%c", &a, &b, &c) == 2) {
+		} else if (sscanf(tok, "%d%c", &a, &c) == 1) {
+			b = a;
+		} else {
+			die("--cpu-list: bad element '%s' in '%s' (want N or N-M, comma-separated)",
+			    tok, l);
+		}
+		if (a < 0 || b < a || b > max_cpu)
+			die("--cpu-list: bad range '%s' (CPUs 0-%d)", tok,
+			    max_cpu);
+		for (int cpu = a; cpu <= b; cpu++) {
+			if (CPU_ISSET_S(cpu, setsize, seen))
+				die("--cpu-list: CPU %d given twice", cpu);
+			CPU_SET_S(cpu, setsize, seen);
+			*cpus = grow(*cpus, &cap, n, sizeof(**cpus), 64);
+			(*cpus)[n++] = cpu;
+		}
+	}
+	CPU_FREE(seen);
+	free(copy);
+	return n;
+}
+
+/* the CPUs pfmon may run on, in order */
+static int allowed_cpus(int **cpus, int max_cpu)
+{
+	cpu_set_t *set = CPU_ALLOC(max_cpu + 1);
+	size_t setsize = CPU_ALLOC_SIZE(max_cpu + 1), cap = 0;
+	int n = 0;
+
+	if (!set)
+		die("out of memory");
+	if (sched_getaffinity(0, setsize, set))
+		die("sched_getaffinity: %s", strerror(errno));
+	for (int c = 0; c <= max_cpu; c++) {
+		if (!CPU_ISSET_S(c, setsize, set))
+			continue;
+		*cpus = grow(*cpus, &cap, n, sizeof(**cpus), 64);
+		(*cpus)[n++] = c;
+	}
+	CPU_FREE(set);
+	return n;
+}
+
+static int pin(int cpu, int max_cpu)
+{
+	cpu_set_t *set = CPU_ALLOC(max_cpu + 1);
+	size_t setsize = CPU_ALLOC_SIZE(max_cpu + 1);
+	int rc;
+
+	if (!set)
+		die("out of memory");
+	CPU_ZERO_S(setsize, set);
+	CPU_SET_S(cpu, setsize, set);
+	rc = sched_setaffinity(0, setsize, set);
+	CPU_FREE(set);
+	return rc;
+}
+
+/* why the session ended, for a line on stderr */
+static void say_session_end(const char *what)
+{
+	int sig = session_stop_signal();
+
+	if (sig)
+		fprintf(stderr, "pfmon: %s: stopped by %s after %.1f s\n",
+			what, sigabbrev_np(sig), since_start());
+	else if (opts.session_s && !session_ms_left())
+		fprintf(stderr, "pfmon: %s: session timeout (%llu s) reached\n",
+			what, (unsigned long long)opts.session_s);
+}
+
+/*
+ * Every CPU pfmon may run on, or --cpu-list's: a system-wide context
+ * each, loaded and started from its CPU; printed per CPU, then their
+ * total (cpusN), or only the total with --aggregate-results.
+ */
+int count_syswide(const char *cpulist, char **argv)
+{
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	int max_cpu = (int)(conf > CPU_SETSIZE ? conf : CPU_SETSIZE) - 1;
+	int *cpus = NULL, *fds, n, rc = 0;
+	struct reading r, sum;
+	char title[32];
+
+	n = cpulist ? parse_cpus(cpulist, &cpus, max_cpu) :
+		      allowed_cpus(&cpus, max_cpu);
+	fds = calloc((size_t)n, sizeof(*fds));
+	if (!fds)
+		die("out of memory");
+	session_start();
+	for (int i = 0; i < n; i++) {
+		fds[i] = ctx_create(PFM_FL_SYSTEM_WIDE);
+		ctx_program(fds[i]);
+		if (pin(cpus[i], max_cpu))
+			die("CPU %d: cannot run there: %s", cpus[i], strerror(errno));
+		if (ctx_load(fds[i], cpus[i]))
+			die("CPU %d: loading a system-wide context: %s%s", cpus[i],
+			    load_strerror(errno), errno == EBUSY ?
+			    " (a per-thread or system-wide context is in use there)" : "");
+		if (pfm_start(fds[i], NULL))
+			die("CPU %d: start: %s", cpus[i], strerror(errno));
+	}
+	if (argv[0]) {
+		rc = wait_cmd(spawn(argv, -1, false));
+	} else {
+		if (opts.session_s)
+			fprintf(stderr, "pfmon: counting system-wide for %llu s, or until SIGINT or SIGTERM\n",
+				(unsigned long long)opts.session_s);
+		else
+			fprintf(stderr, "pfmon: counting system-wide until SIGINT or SIGTERM\n");
+		while (!session_over())
+			session_wait(NULL, 0, -1);
+		say_session_end("system-wide");
+	}
+	memset(&sum, 0, sizeof(sum));
+	for (int i = 0; i < n; i++) {
+		pin(cpus[i], max_cpu);
+		pfm_stop(fds[i]);
+		ctx_read(fds[i], &r);
+		reading_add(&sum, &r);
+		if (opts.aggregate)
+			continue;
+		snprintf(title, sizeof(title), "cpu%d", cpus[i]);
+		print_counts(title, &r, NULL);
+		warn_starved(title, &r);
+	}
+	if (n > 1 || opts.aggregate) {
+		sum.t = since_start();
+		snprintf(title, sizeof(title), "cpus%d", n);
+		print_counts(title, &sum, NULL);
+		warn_starved(title, &sum);
+	}
+	free(fds);
+	free(cpus);
+	return rc;
+}
+
+/*
+ * A task that exists, its context @fd programmed: attached (ptrace
+ * rights), loaded and started while pfmon holds it stopped, then let go;
+ * counted until it exits (PFM_MSG_END), -t passes or a signal comes,
+ * then stopped, read and unloaded. Its exit status is 0: pfmon did not
+ * start the task.
+ */
+int count_attached(pid_t pid, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char title[32];
+	bool ended = false;
+	pfarg_msg_t msg;
+	int st;
+
+	if (ptrace(PTRACE_ATTACH, pid, 0, 0))
+		die("attaching to %d: %s%s", pid, strerror(errno),
+		    errno == EPERM ?
+		    " (need the right to ptrace it: same user and ptrace_scope, or CAP_SYS_PTRACE)" : "");
+	if (waitpid(pid, &st, __WALL) < 0)
+		die("waitpid %d: %s", pid, strerror(errno));
+	session_start();
+	if (ctx_load(fd, pid))
+		die("loading the context on %d: %s", pid, load_strerror(errno));
+	if (pfm_start(fd, NULL))
+		die("start: %s", strerror(errno));
+	if (opts.follow)
+		return follow_attached(pid, fd);
+	ptrace(PTRACE_DETACH, pid, 0, 0);
+	if (opts.session_s)
+		fprintf(stderr, "pfmon: monitoring task %d for %llu s, or until it exits, SIGINT or SIGTERM\n",
+			pid, (unsigned long long)opts.session_s);
+	else
+		fprintf(stderr, "pfmon: monitoring task %d until it exits, SIGINT or SIGTERM\n",
+			pid);
+	while (!ended && !session_over()) {
+		if (session_wait(&pfd, 1, -1) <= 0)
+			continue;
+		if (read(fd, &msg, sizeof(msg)) == sizeof(msg))
+			ended = msg.type == PFM_MSG_END;
+		else if (errno != EINTR && errno != EAGAIN)
+			die("reading the context's messages: %s", strerror(errno));
+	}
+	snprintf(title, sizeof(title), "task%d", pid);
+	if (!ended) {
+		say_session_end(title);
+		pfm_stop(fd);
+	}
+	final_report(fd, title);
+	if (!ended && pfm_unload_context(fd))
+		fprintf(stderr, "pfmon: unloading the context from %d: %s\n",
+			pid, strerror(errno));
+	return 0;
+}

@@ -501,6 +501,24 @@ static bool busy_yet(struct uaf_vm *u)
 	return !u->run_err;
 }
 
+/*
+ * until the VM has overflowed (at most 10 s): the teardown must find its
+ * sampling under way. Two vCPU threads on a two-CPU L1 under TCG can take
+ * long to be scheduled after the guest's first cycles.
+ */
+static bool sampling_yet(struct uaf_vm *u)
+{
+	struct kvmpfm_vm_stats vs = { 0 };
+	uint64_t t0 = hl_mono_ns();
+
+	while (!hl_vm_stats(&u->vm, &vs) && !vs.overflows && !u->run_err) {
+		if (hl_mono_ns() - t0 > 10000 * MS)
+			return false;
+		sleep_ns(1 * MS);
+	}
+	return vs.overflows > 0;
+}
+
 /* the child of a kill iteration: the busy VM, until SIGKILL */
 static void kill_child(int wfd, bool smpl, int ncpus)
 {
@@ -579,6 +597,7 @@ static bool iteration(int i, int mode, bool smpl, int ncpus, struct totals *t)
 			return false;
 		}
 		busy_yet(&u);
+		sampling_yet(&u);
 		STEP("%d: busy, %" PRIu64 " cycles\n", i, u.cycles);
 		sleep_ns(live);
 		t->in_faults += wait_faults();

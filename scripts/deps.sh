@@ -34,6 +34,9 @@ PKGS=(
 	# command, its shared libraries and the vDSO (libdw.so.1, libelf.so.1;
 	# the rig's initramfs carries them, as every ldd library of a payload)
 	libdw-dev
+	# pfmon's C++ and Rust names: libiberty's cplus_demangle, as binutils
+	# and perf demangle them (libiberty.a is linked in)
+	libiberty-dev
 	# tests/run/check_pfmon.py parses pfmon's CSV and JSON with python3's
 	# own csv and json modules
 	python3
@@ -57,6 +60,10 @@ PKGS=(
 	# the installed programs' man pages: cli/check-man.sh reads each with
 	# groff -man -ww (no warning allowed) as man(1) would show it
 	groff-base
+	# make run's flame graph: FlameGraph's flamegraph.pl, which bookworm
+	# ships only inside plprofiler; tests/run/speedscope.sh loads pfmon's
+	# perf-script text into speedscope (npm) in a headless chromium
+	plprofiler chromium
 )
 set -- "${PKGS[@]}" "$@"
 

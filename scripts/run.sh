@@ -98,6 +98,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/pfmon-run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 files=("$top/build/guest/tools/pfmon" "$top/build/guest/tools/workload"
+	"$top/build/guest/tools/cxxload"
 	"$work/pfmon-demo" "$top/tests/run/pfmon-cases.sh")
 if [ -n "${PFMON_RUN_EXTRA:-}" ]; then
 	install -m 755 "$PFMON_RUN_EXTRA" "$work/extra"
@@ -137,13 +138,21 @@ echo
 echo "\$ pfmon --follow-all -e vm_exits -- ./workload --tasks 3000      # a result per task"
 ./pfmon --follow-all -e vm_exits -- ./workload --tasks 3000 || rc=\$?
 echo
-echo "\$ pfmon -e vcpu_run_ns --smpl-period 1000000 -- ./workload $secs"
-./pfmon -e vcpu_run_ns --smpl-period 1000000 -- ./workload $secs || rc=\$?
+echo "\$ pfmon -e vcpu_run_ns --smpl-period 1000000 --smpl-outfile /tmp/workload.smpl -- ./workload $secs"
+./pfmon -e vcpu_run_ns --smpl-period 1000000 --smpl-outfile /tmp/workload.smpl -- ./workload $secs || rc=\$?
 if [ -x ./extra ]; then
 	echo
 	./extra || rc=\$?
 fi
 echo "===PFMON-TESTS==="
+# the profile as other tools read it: run.sh keeps these in LOGDIR
+dmesg -n 1 2>/dev/null
+echo "===PFMON-FOLDED==="
+./pfmon --report /tmp/workload.smpl --profile-format folded 2>/dev/null || rc=\$?
+echo "===PFMON-FOLDED-END==="
+echo "===PFMON-PERF-SCRIPT==="
+./pfmon --report /tmp/workload.smpl --profile-format perf-script 2>/dev/null || rc=\$?
+echo "===PFMON-PERF-SCRIPT-END==="
 sh ./pfmon-cases.sh
 echo "===PFMON-TESTS-END==="
 echo "===PFMON-END rc=\$rc==="
@@ -215,6 +224,26 @@ rc=${PIPESTATUS[0]}
 set -e
 
 prc=$(sed -n 's/.*===PFMON-END rc=\([0-9]*\)===.*/\1/p' "$logdir/console.log" | tail -n1)
+# the sampling profile as folded stacks and as perf script's text, and
+# its flame graph: flamegraph.pl as Debian ships it (in plprofiler)
+# the last block between NAME's markers (a retried boot prints it again)
+section() {
+	awk -v b="===PFMON-$1===" -v e="===PFMON-$1-END===" '
+		{ sub(/\r$/, ""); sub(/^guest: /, "") }
+		index($0, e) { on = 0 }
+		on && !/^\[ *[0-9]+\.[0-9]+\] / { text = text $0 "\n" }
+		index($0, b) { on = 1; text = "" }
+		END { printf "%s", text }
+	' "$logdir/console.log"
+}
+section FOLDED >"$logdir/workload.folded"
+section PERF-SCRIPT >"$logdir/workload.perf-script"
+flamegraph=/usr/lib/python3/dist-packages/plprofiler/lib/FlameGraph/flamegraph.pl
+if [ -s "$logdir/workload.folded" ] && [ -f "$flamegraph" ]; then
+	perl "$flamegraph" --title "pfmon --smpl-period 1000000 -e vcpu_run_ns -- ./workload $secs" \
+		--countname samples "$logdir/workload.folded" >"$logdir/workload.svg" &&
+		echo "flame graph of the workload's profile: $logdir/workload.svg"
+fi
 step "done ($mode): logs in $logdir"
 if [ -z "$prc" ]; then
 	echo "run.sh: the guest never finished pfmon (exit $rc); see $logdir/console.log" >&2

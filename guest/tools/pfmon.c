@@ -192,6 +192,17 @@ static void usage_error(void)
 	exit(PFMON_EXIT_FAIL);
 }
 
+static enum profile_fmt parse_profile_fmt(const char *arg)
+{
+	if (!strcmp(arg, "table"))
+		return PROFILE_TABLE;
+	if (!strcmp(arg, "perf-script"))
+		return PROFILE_PERF_SCRIPT;
+	if (!strcmp(arg, "folded"))
+		return PROFILE_FOLDED;
+	die("--profile-format: table, perf-script or folded, not '%s'", arg);
+}
+
 /* -x's separator: one character that no field can hold */
 static const char *parse_sep(const char *arg)
 {
@@ -208,6 +219,7 @@ int main(int argc, char **argv)
 {
 	char *set_lists[MAX_SETS] = { NULL };
 	bool syswide = false, list = false, json = false, view_given = false;
+	bool profile_fmt_given = false;
 	const char *cpulist = NULL, *outfile = NULL, *report_path = NULL;
 	unsigned int plm = 0;
 	pid_t attach = 0;
@@ -306,6 +318,10 @@ int main(int argc, char **argv)
 		case OPT_REPORT:
 			report_path = optarg;
 			break;
+		case OPT_PROFILE_FORMAT:
+			opts.profile_fmt = parse_profile_fmt(optarg);
+			profile_fmt_given = true;
+			break;
 		case 'V':
 			version();
 			break;
@@ -322,16 +338,18 @@ int main(int argc, char **argv)
 		die("--cpu-list goes with --system-wide");
 	if (attach && syswide)
 		die("--attach-task and --system-wide exclude each other");
-	if (opts.smpl_period && (syswide || attach || optind >= argc))
-		die("--smpl-period samples a command (pfmon --smpl-period N -- cmd)");
-	if (opts.follow && (syswide || opts.smpl_period || opts.interval_ms))
-		die("--follow-* goes with a command or --attach-task, counting (not with --system-wide, --smpl-period or -I)");
+	if (opts.smpl_period && !syswide && !attach && optind >= argc)
+		die("--smpl-period samples a command, an attached task or CPUs (pfmon --smpl-period N -- cmd)");
+	if (opts.follow && (syswide || opts.interval_ms))
+		die("--follow-* goes with a command or --attach-task (not with --system-wide or -I)");
 	if (opts.aggregate && !opts.follow && !syswide)
 		die("--aggregate-results sums the tasks of --follow-* or the CPUs of --system-wide");
 	if (opts.smpl_outfile && !opts.smpl_period)
 		die("--smpl-outfile goes with --smpl-period");
 	if (opts.session_s && !attach && !(syswide && optind >= argc))
 		die("-t sets how long --attach-task or --system-wide without a command monitor; a command's session lasts as long as the command");
+	if (profile_fmt_given && !report_path)
+		die("--profile-format goes with --report (pfmon --smpl-outfile FILE ..., then pfmon --report FILE --profile-format FMT)");
 	if (report_path) {
 		if (optind < argc || nsets || opts.smpl_period || syswide ||
 		    attach || list || opts.follow || opts.interval_ms ||
@@ -342,7 +360,8 @@ int main(int argc, char **argv)
 			if (!out)
 				die("-o %s: %s", outfile, strerror(errno));
 		}
-		return report_file(report_path, opts.smpl_view);
+		return report_file(report_path, opts.smpl_view,
+				   opts.profile_fmt);
 	}
 	if (view_given && !opts.smpl_period)
 		die("--smpl-per-function, --smpl-per-address and --smpl-per-line go with --smpl-period");

@@ -60,6 +60,7 @@ enum pfmon_opt {
 	OPT_FOLLOW_ALL,
 	OPT_AGGREGATE,
 	OPT_JSON,
+	OPT_PROFILE_FORMAT,
 };
 
 /* --follow-*: the kinds of task a followed task's creations are */
@@ -105,6 +106,8 @@ struct reading {
 
 enum out_fmt { OUT_TEXT, OUT_CSV, OUT_JSON };
 enum smpl_view { VIEW_FUNCTION, VIEW_ADDRESS, VIEW_LINE };
+/* --profile-format: pfmon's table, perf script's text, folded stacks */
+enum profile_fmt { PROFILE_TABLE, PROFILE_PERF_SCRIPT, PROFILE_FOLDED };
 
 /* what main() parsed, for the rooms that run the session */
 struct pfmon_opts {
@@ -115,6 +118,7 @@ struct pfmon_opts {
 	size_t smpl_buf_size;
 	const char *smpl_outfile;	/* --smpl-outfile, or NULL */
 	enum smpl_view smpl_view;
+	enum profile_fmt profile_fmt;
 	unsigned int follow;		/* FOLLOW_* */
 	bool aggregate;			/* --aggregate-results */
 	bool verbose;			/* -v: the registers each event takes */
@@ -151,9 +155,9 @@ const char *load_strerror(int err);
 /* every set's PMDs and getinfo, into @r */
 void ctx_read(int fd, struct reading *r);
 void reading_add(struct reading *sum, const struct reading *r);
-void final_report(int fd, const char *target);
-/* the first PMD of set 0 as the sampling code counts it (pfmon_smpl.c) */
-uint64_t smpl_pmd_count(uint64_t raw);
+struct smpl_ctx;
+/* @fd's counts printed (@sc: a sampling context's, NULL: counting) */
+void final_report(int fd, const struct smpl_ctx *sc, const char *target);
 
 /* pfmon_session.c */
 void session_init(void);
@@ -176,6 +180,8 @@ int cmd_status(pid_t pid, int st);
 /* the command's status once it ended (WNOHANG), or -1 */
 int cmd_reap(pid_t pid);
 int wait_cmd(pid_t pid);
+/* the process of thread @tid, or @tid when it cannot be told */
+pid_t tgid_of(pid_t tid);
 
 /* pfmon_count.c */
 int count_cmd(char **argv, int fd);
@@ -197,16 +203,50 @@ void list_events(int fd);
 const char *events_libpfm_version(void);
 
 /* pfmon_smpl.c */
+/* how often a sampling session reads the sampled processes' maps */
+#define SMPL_POLL_MS	200
+
+/* a sampling context: its buffer and what was taken from it */
+struct smpl_ctx {
+	int fd;
+	const void *buf;	/* the mapped buffer, NULL once unmapped */
+	uint64_t samples;	/* entries taken: periods of the sampling PMD */
+	uint64_t fills;		/* full-buffer notifications */
+};
+
+/* the profile of @target begins: --smpl-outfile opened */
+void smpl_begin(const char *target);
+void smpl_map(struct smpl_ctx *sc, int fd);
+/* one message of @sc's: a full buffer drained and restarted; true: END */
+bool smpl_msg(struct smpl_ctx *sc);
+/* the last entries taken, the buffer unmapped */
+void smpl_unmap(struct smpl_ctx *sc);
+/*
+ * ctx_read(), and with @sc the sampling PMD's count: its periods and the
+ * partial one (after smpl_unmap(): every entry taken)
+ */
+void smpl_read(int fd, const struct smpl_ctx *sc, struct reading *r);
+/* where a command is found, for the profile's title */
+const char *cmd_path(const char *cmd);
+/* --smpl-outfile closed, the profile of every context printed */
+void smpl_end(void);
 int sample_cmd(char **argv, int fd);
-int report_file(const char *path, enum smpl_view view);
+int report_file(const char *path, enum smpl_view view,
+		enum profile_fmt fmt);
 
 /* pfmon_syms.c */
-void syms_begin(pid_t pid, const char *exe);
+/* @tgid's memory map read now and whenever syms_snapshot() runs */
+void syms_watch(pid_t tgid);
 void syms_snapshot(void);
-void syms_hit(uint64_t ip);
-void syms_set_maps(const char *text, const char *exe);
-const char *syms_maps(void);
-void syms_report(FILE *o, enum smpl_view view);
+void syms_hit(pid_t tgid, pid_t tid, uint32_t cpu, uint64_t tstamp,
+	      uint64_t ip);
+/* --report: a process's map as a --smpl-outfile kept it */
+void syms_set_maps(pid_t tgid, const char *text, const char *exe);
+/* --smpl-outfile: every process's map, a "space TGID EXE" line first */
+void syms_write_maps(FILE *f);
+/* the profile of the samples of @event, as @fmt asks */
+void syms_report(FILE *o, enum smpl_view view, enum profile_fmt fmt,
+		 const char *event);
 
 /* pfmon_output.c */
 void print_counts(const char *target, const struct reading *r,

@@ -61,12 +61,13 @@ static const struct cli_option options[] = {
 	CLI_OPT("verbose", 'v', NULL, "print each event's registers (PMC value) on stderr"),
 	CLI_NOTE_FN(events_note),
 	CLI_HEADING("Sampling"),
-	CLI_OPT("smpl-period", OPT_SMPL_PERIOD, "N", "sample the command every N occurrences of the first event of the first set; print a profile of its IPs resolved with libdwfl (the command, its libraries, the vDSO) and /proc/kallsyms (kernel)"),
+	CLI_OPT("smpl-period", OPT_SMPL_PERIOD, "N", "sample every N occurrences of the first event of the first set, in every monitored thread or CPU; print a profile of the IPs resolved with libdwfl (programs, their libraries, the vDSO) and /proc/kallsyms (kernel), and what each thread took"),
 	CLI_OPT("smpl-per-function", OPT_SMPL_PER_FUNCTION, NULL, "the profile by function (default)"),
 	CLI_OPT("smpl-per-address", OPT_SMPL_PER_ADDRESS, NULL, "the profile by address"),
 	CLI_OPT("smpl-per-line", OPT_SMPL_PER_LINE, NULL, "the profile by source line (DWARF line tables)"),
 	CLI_OPT("smpl-outfile", OPT_SMPL_OUTFILE, "FILE", "also write the raw samples and the command's map to FILE"),
 	CLI_OPT("report", OPT_REPORT, "FILE", "print the profile of a --smpl-outfile FILE (in the same guest: its files and kernel symbols)"),
+	CLI_OPT("profile-format", OPT_PROFILE_FORMAT, "FMT", "--report's output: table (pfmon's profile, the default), perf-script (perf script's text: stackcollapse-perf.pl, speedscope, the Firefox Profiler, hotspot read it) or folded (folded stacks, flamegraph.pl's input)"),
 	CLI_HEADING("What is monitored (default: COMMAND, its first thread only)"),
 	CLI_OPT("system-wide", OPT_SYSTEM_WIDE, NULL, "every CPU (or --cpu-list), until COMMAND ends; without one, for -t or until SIGINT or SIGTERM; per CPU and in total"),
 	CLI_OPT("cpu-list", OPT_CPU_LIST, "L", "CPUs for --system-wide: N,N-M,..."),
@@ -157,8 +158,8 @@ static const struct cli_section before_exit[] = {
 	  "pfmon never ends a task it follows: when the session ends first (a\n"
 	  "signal to pfmon once COMMAND has ended, -t or a signal for an attached\n"
 	  "task, or a failure of pfmon's), it reads their contexts and lets every\n"
-	  "traced task go. --follow-* counts; it does not sample (--smpl-period and\n"
-	  "-I refuse it).\n"
+	  "traced task go. With --smpl-period every followed task samples (-I\n"
+	  "refuses --follow-*).\n"
 	  "\n"
 	  "--system-wide loads a context on every CPU pfmon may run on (or each of\n"
 	  "--cpu-list), from that CPU, and prints each CPU's counts (cpuN) and their\n"
@@ -176,15 +177,26 @@ static const struct cli_section before_exit[] = {
 	  "and exits with COMMAND's status, 128+N if signal N killed it. A signal\n"
 	  "sent to the whole process group reaches COMMAND twice." },
 	{ .title = "SAMPLING", .text =
-	  "The sampling PMD is programmed with -N (short and long reset -N) on a\n"
-	  "context with the \"default\" format (256 KiB buffer, mmap()ed); a full\n"
-	  "buffer (PFM_MSG_OVFL) is drained and pfm_restart'ed. Sample IPs are\n"
-	  "resolved at the end:\n"
+	  "The sampling PMD is programmed with -N (short and long reset -N) on\n"
+	  "every context of the session (COMMAND's first thread, each task\n"
+	  "--follow-* gives one, an attached task, each CPU of --system-wide), each\n"
+	  "with the \"default\" format (256 KiB buffer, mmap()ed); a full buffer\n"
+	  "(PFM_MSG_OVFL) is drained and pfm_restart'ed. One profile covers them\n"
+	  "all; when more than one thread was sampled, a second table says how many\n"
+	  "samples each thread (tid, pid, program) took. Sample IPs are resolved at\n"
+	  "the end, each against its own process:\n"
 	  "\n"
-	  "- user IPs with libdwfl against the command's memory map, read from\n"
+	  "- user IPs with libdwfl against the process's memory map, read from\n"
 	  "  /proc/PID/maps while it runs (each time pfmon polls, every 200 ms at\n"
-	  "  most; the last copy is used, since the task is gone at the end): the\n"
-	  "  command's own functions by name, the others as func [libc.so.6];\n"
+	  "  most; the last copy is used, since the process is gone at the end; a\n"
+	  "  process first seen in a system-wide sample is read then): a program's\n"
+	  "  own functions by name, the others as func [libc.so.6];\n"
+	  "\n"
+	  "- C++ and Rust names demangled (libiberty's cplus_demangle);\n"
+	  "\n"
+	  "- code a JIT compiler made, in no file, by the map the process wrote as\n"
+	  "  perf's convention has it, /tmp/perf-PID.map (lines START SIZE NAME, in\n"
+	  "  hex): func [perf-PID.map];\n"
 	  "\n"
 	  "- the vDSO (no file) at the same offset in pfmon's own vDSO: the image is\n"
 	  "  the kernel's, the same in every process;\n"
@@ -192,16 +204,30 @@ static const struct cli_section before_exit[] = {
 	  "- guest kernel IPs with /proc/kallsyms (modules included): func [kernel],\n"
 	  "  func [module]. As for perf, the addresses there need root (or\n"
 	  "  kernel.kptr_restrict=0): an unprivileged user gets one line [guest\n"
-	  "  kernel: no symbols] and a message saying why.\n"
+	  "  kernel: no symbols] and a message saying why;\n"
 	  "\n"
-	  "--smpl-outfile FILE writes, as text, a \"pfmon-samples 1\" line, the\n"
-	  "command (exe), event and period, then every entry of the sampling buffer\n"
-	  "as drained (entry tid= pid= ip= tstamp= cpu= set= ovfl_pmd= last_reset=,\n"
-	  "the default format's fields), then maps and the command's last memory\n"
-	  "map. pfmon --report FILE [--smpl-per-*] [-o OUT] resolves them later,\n"
+	  "- IP 0: a guest kernel sample that perfmon2 hid from a user without\n"
+	  "  CAP_PERFMON (controls/user_kernel_ip), said as such.\n"
+	  "\n"
+	  "--smpl-outfile FILE writes, as text, a \"pfmon-samples 2\" line, what\n"
+	  "was sampled (target), the event and period, then every entry of the\n"
+	  "sampling buffers as drained (entry tid= pid= ip= tstamp= cpu= set=\n"
+	  "ovfl_pmd= last_reset=, the default format's fields), then for each\n"
+	  "sampled process a line space PID PROGRAM and its last memory map.\n"
+	  "pfmon --report FILE [--smpl-per-*] [-o OUT] resolves them later (a\n"
+	  "\"pfmon-samples 1\" file too: one process, exe and maps lines),\n"
 	  "needing no perfmon2: the map's files must still be there, and kernel IPs\n"
 	  "are resolved with the /proc/kallsyms of where it runs (the same guest\n"
 	  "kernel, or they resolve wrong).\n"
+	  "\n"
+	  "--report FILE --profile-format perf-script prints the samples as perf\n"
+	  "script prints them (a line per sample: program, pid/tid, [cpu], time,\n"
+	  "period, event; the frame below: address, function+offset, (file); a\n"
+	  "blank line; in time order), which FlameGraph's stackcollapse-perf.pl,\n"
+	  "speedscope, the Firefox Profiler and hotspot import; --profile-format\n"
+	  "folded prints folded stacks (program;function COUNT), which\n"
+	  "flamegraph.pl draws. The frames are one deep: the default format records\n"
+	  "the IP, not its callers.\n"
 	  "\n"
 	  "Entries below 0.2% of the samples, or past the 40th, are summed in one\n"
 	  "line [N more, none above X%]. The profile and the counts before it are\n"

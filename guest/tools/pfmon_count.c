@@ -30,7 +30,7 @@ int count_cmd(char **argv, int fd)
 	pid = spawn(argv, fd, false);
 	if (!opts.interval_ms) {
 		rc = wait_cmd(pid);
-		final_report(fd, NULL);
+		final_report(fd, NULL, NULL);
 		return rc;
 	}
 	memset(&prev, 0, sizeof(prev));
@@ -143,52 +143,79 @@ static void say_session_end(const char *what)
 /*
  * Every CPU pfmon may run on, or --cpu-list's: a system-wide context
  * each, loaded and started from its CPU; printed per CPU, then their
- * total (cpusN), or only the total with --aggregate-results.
+ * total (cpusN), or only the total with --aggregate-results. With
+ * --smpl-period each samples, one profile of them all.
  */
 int count_syswide(const char *cpulist, char **argv)
 {
 	long conf = sysconf(_SC_NPROCESSORS_CONF);
 	int max_cpu = (int)(conf > CPU_SETSIZE ? conf : CPU_SETSIZE) - 1;
-	int *cpus = NULL, *fds, n, rc = 0;
+	int *cpus = NULL, n, rc = -1;
+	struct smpl_ctx *sc = NULL;
+	struct pollfd *pfd;
 	struct reading r, sum;
-	char title[32];
+	char title[64];
+	pid_t pid = 0;
 
 	n = cpulist ? parse_cpus(cpulist, &cpus, max_cpu) :
 		      allowed_cpus(&cpus, max_cpu);
-	fds = calloc((size_t)n, sizeof(*fds));
-	if (!fds)
+	pfd = calloc((size_t)n, sizeof(*pfd));
+	sc = calloc((size_t)n, sizeof(*sc));
+	if (!pfd || !sc)
 		die("out of memory");
 	session_start();
 	for (int i = 0; i < n; i++) {
-		fds[i] = ctx_create(PFM_FL_SYSTEM_WIDE);
-		ctx_program(fds[i]);
+		int fd = ctx_create(PFM_FL_SYSTEM_WIDE);
+
+		ctx_program(fd);
 		if (pin(cpus[i], max_cpu))
 			die("CPU %d: cannot run there: %s", cpus[i], strerror(errno));
-		if (ctx_load(fds[i], cpus[i]))
+		if (ctx_load(fd, cpus[i]))
 			die("CPU %d: loading a system-wide context: %s%s", cpus[i],
 			    load_strerror(errno), errno == EBUSY ?
 			    " (a per-thread or system-wide context is in use there)" : "");
-		if (pfm_start(fds[i], NULL))
+		if (pfm_start(fd, NULL))
 			die("CPU %d: start: %s", cpus[i], strerror(errno));
+		pfd[i] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		sc[i].fd = fd;
+		if (opts.smpl_period)
+			smpl_map(&sc[i], fd);
+	}
+	if (opts.smpl_period) {
+		snprintf(title, sizeof(title), "%d CPUs (system-wide)", n);
+		smpl_begin(title);
 	}
 	if (argv[0]) {
-		rc = wait_cmd(spawn(argv, -1, false));
+		pid = spawn(argv, -1, false);
+	} else if (opts.session_s) {
+		fprintf(stderr, "pfmon: monitoring system-wide for %llu s, or until SIGINT or SIGTERM\n",
+			(unsigned long long)opts.session_s);
 	} else {
-		if (opts.session_s)
-			fprintf(stderr, "pfmon: counting system-wide for %llu s, or until SIGINT or SIGTERM\n",
-				(unsigned long long)opts.session_s);
-		else
-			fprintf(stderr, "pfmon: counting system-wide until SIGINT or SIGTERM\n");
-		while (!session_over())
-			session_wait(NULL, 0, -1);
-		say_session_end("system-wide");
+		fprintf(stderr, "pfmon: monitoring system-wide until SIGINT or SIGTERM\n");
 	}
+	for (;;) {
+		if (pid ? (rc = cmd_reap(pid)) >= 0 : session_over())
+			break;
+		if (!opts.smpl_period) {
+			session_wait(NULL, 0, -1);
+			continue;
+		}
+		if (session_wait(pfd, n, SMPL_POLL_MS) > 0)
+			for (int i = 0; i < n; i++)
+				if (pfd[i].revents)
+					smpl_msg(&sc[i]);
+		syms_snapshot();
+	}
+	if (!pid)
+		say_session_end("system-wide");
 	memset(&sum, 0, sizeof(sum));
 	for (int i = 0; i < n; i++) {
 		pin(cpus[i], max_cpu);
-		pfm_stop(fds[i]);
-		ctx_read(fds[i], &r);
+		pfm_stop(sc[i].fd);
+		smpl_unmap(&sc[i]);
+		smpl_read(sc[i].fd, opts.smpl_period ? &sc[i] : NULL, &r);
 		reading_add(&sum, &r);
+		close(sc[i].fd);
 		if (opts.aggregate)
 			continue;
 		snprintf(title, sizeof(title), "cpu%d", cpus[i]);
@@ -201,22 +228,26 @@ int count_syswide(const char *cpulist, char **argv)
 		print_counts(title, &sum, NULL);
 		warn_starved(title, &sum);
 	}
-	free(fds);
+	if (opts.smpl_period)
+		smpl_end();
+	free(sc);
+	free(pfd);
 	free(cpus);
-	return rc;
+	return pid ? rc : 0;
 }
 
 /*
  * A task that exists, its context @fd programmed: attached (ptrace
  * rights), loaded and started while pfmon holds it stopped, then let go;
- * counted until it exits (PFM_MSG_END), -t passes or a signal comes,
+ * monitored until it exits (PFM_MSG_END), -t passes or a signal comes,
  * then stopped, read and unloaded. Its exit status is 0: pfmon did not
  * start the task.
  */
 int count_attached(pid_t pid, int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	char title[32];
+	struct smpl_ctx sc = { .fd = fd };
+	char title[4200];
 	bool ended = false;
 	pfarg_msg_t msg;
 	int st;
@@ -232,6 +263,21 @@ int count_attached(pid_t pid, int fd)
 		die("loading the context on %d: %s", pid, load_strerror(errno));
 	if (pfm_start(fd, NULL))
 		die("start: %s", strerror(errno));
+	if (opts.smpl_period) {
+		char path[64], exe[4096];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		snprintf(title, sizeof(title), "task %d (%s)", pid,
+			 n > 0 ? exe : "?");
+		smpl_begin(title);
+		if (!opts.follow) {
+			smpl_map(&sc, fd);
+			syms_watch(tgid_of(pid));
+		}
+	}
 	if (opts.follow)
 		return follow_attached(pid, fd);
 	ptrace(PTRACE_DETACH, pid, 0, 0);
@@ -242,21 +288,29 @@ int count_attached(pid_t pid, int fd)
 		fprintf(stderr, "pfmon: monitoring task %d until it exits, SIGINT or SIGTERM\n",
 			pid);
 	while (!ended && !session_over()) {
-		if (session_wait(&pfd, 1, -1) <= 0)
-			continue;
-		if (read(fd, &msg, sizeof(msg)) == sizeof(msg))
+		int ready = session_wait(&pfd, 1, opts.smpl_period ?
+					 SMPL_POLL_MS : -1);
+
+		if (opts.smpl_period) {
+			if (ready > 0)
+				ended = smpl_msg(&sc);
+			syms_snapshot();
+		} else if (ready > 0 &&
+			   read(fd, &msg, sizeof(msg)) == sizeof(msg)) {
 			ended = msg.type == PFM_MSG_END;
-		else if (errno != EINTR && errno != EAGAIN)
-			die("reading the context's messages: %s", strerror(errno));
+		}
 	}
 	snprintf(title, sizeof(title), "task%d", pid);
 	if (!ended) {
 		say_session_end(title);
 		pfm_stop(fd);
 	}
-	final_report(fd, title);
+	smpl_unmap(&sc);
+	final_report(fd, opts.smpl_period ? &sc : NULL, title);
 	if (!ended && pfm_unload_context(fd))
 		fprintf(stderr, "pfmon: unloading the context from %d: %s\n",
 			pid, strerror(errno));
+	if (opts.smpl_period)
+		smpl_end();
 	return 0;
 }

@@ -246,16 +246,14 @@ void ctx_read(int fd, struct reading *r)
 			die("reading set %d: %s", s, strerror(errno));
 		for (int i = 0; i < n; i++)
 			c->raw[i] = pd[i].reg_value;
-		if (opts.smpl_period && s == 0)
-			c->raw[0] = smpl_pmd_count(c->raw[0]);
 	}
 }
 
-void final_report(int fd, const char *target)
+void final_report(int fd, const struct smpl_ctx *sc, const char *target)
 {
 	struct reading r;
 
-	ctx_read(fd, &r);
+	smpl_read(fd, sc, &r);
 	print_counts(target, &r, NULL);
 	warn_starved(target, &r);
 }

@@ -5,7 +5,8 @@
  * of its own: loaded by pfmon on the new task while it is stopped at its
  * start, then started. Each task's counts are read at its exit; printed
  * per task, or summed (--aggregate-results). A context follows its task
- * through exec in any case.
+ * through exec in any case. With --smpl-period every task's context
+ * samples, one profile of them all, which says what each thread took.
  *
  * There is no limit on the tasks of a run but the guest's contexts: a
  * task that gets none runs on, unmonitored, and is said. Nothing pfmon
@@ -33,6 +34,7 @@ struct ftask {
 	pid_t tid;
 	int fd;			/* its context; -1: none (yet, or none to have) */
 	bool started;		/* its first stop seen: it runs as its own */
+	struct smpl_ctx sc;	/* --smpl-period: its buffer */
 };
 
 /* a counted task's figures, to print at the end */
@@ -47,6 +49,9 @@ static struct fresult *results;		/* none with --aggregate-results */
 static size_t nresults, results_cap;
 static struct reading sum;
 static size_t ncounted, nunmonitored;
+static struct pollfd *pfds;		/* the sampling contexts', to poll */
+static size_t *pfd_task;		/* each one's task in live[] */
+static size_t pfds_cap, pfd_task_cap;
 
 static struct ftask *ftask_find(pid_t tid)
 {
@@ -63,6 +68,10 @@ static struct ftask *ftask_add(pid_t tid, int fd, bool started)
 	live = grow(live, &live_cap, nlive, sizeof(*live), 64);
 	t = &live[nlive++];
 	*t = (struct ftask){ .tid = tid, .fd = fd, .started = started };
+	if (fd >= 0 && opts.smpl_period) {
+		smpl_map(&t->sc, fd);
+		syms_watch(tgid_of(tid));
+	}
 	return t;
 }
 
@@ -72,7 +81,8 @@ static void ftask_done(struct ftask *t)
 	if (t->fd >= 0) {
 		struct reading r;
 
-		ctx_read(t->fd, &r);
+		smpl_unmap(&t->sc);
+		smpl_read(t->fd, opts.smpl_period ? &t->sc : NULL, &r);
 		close(t->fd);
 		reading_add(&sum, &r);
 		ncounted++;
@@ -107,6 +117,10 @@ static void ftask_attach(struct ftask *t)
 		return;
 	}
 	t->fd = fd;
+	if (opts.smpl_period) {
+		smpl_map(&t->sc, fd);
+		syms_watch(tgid_of(t->tid));
+	}
 }
 
 static unsigned long ptrace_opts(void)
@@ -229,6 +243,31 @@ gone:
 		ftask_done(t);
 }
 
+/* until a task's state changes or a sampling context has a message */
+static void follow_wait(void)
+{
+	size_t n = 0;
+
+	if (!opts.smpl_period) {
+		session_wait(NULL, 0, -1);
+		return;
+	}
+	for (size_t i = 0; i < nlive; i++) {
+		if (live[i].fd < 0)
+			continue;
+		pfds = grow(pfds, &pfds_cap, n, sizeof(*pfds), 64);
+		pfd_task = grow(pfd_task, &pfd_task_cap, n, sizeof(*pfd_task), 64);
+		pfds[n] = (struct pollfd){ .fd = live[i].fd, .events = POLLIN };
+		pfd_task[n++] = i;
+	}
+	if (session_wait(pfds, (int)n, SMPL_POLL_MS) > 0)
+		for (size_t i = 0; i < n; i++)
+			if (pfds[i].revents)
+				smpl_msg(&live[pfd_task[i]].sc);
+	/* their libraries may have been mapped since */
+	syms_snapshot();
+}
+
 /* the session ends before the tasks: read and let go every one */
 static void let_all_go(void)
 {
@@ -256,7 +295,7 @@ static int follow_loop(pid_t main_tid, bool attached)
 			let_all_go();
 			break;
 		}
-		session_wait(NULL, 0, -1);
+		follow_wait();
 	}
 	die_cleanup(NULL);
 	return rc;
@@ -280,6 +319,8 @@ static void follow_report(void)
 	if (nunmonitored)
 		fprintf(stderr, "pfmon: %zu of %zu tasks not monitored (no context for them: see above)\n",
 			nunmonitored, nunmonitored + ncounted);
+	if (opts.smpl_period)
+		smpl_end();
 }
 
 /* a context a task: as many as the hard limit on open files allows */
@@ -311,6 +352,8 @@ int follow_cmd(char **argv, int fd)
 {
 	int rc;
 
+	if (opts.smpl_period)
+		smpl_begin(cmd_path(argv[0]));
 	session_start();
 	rc = follow_loop(spawn(argv, fd, true), false);
 	follow_report();

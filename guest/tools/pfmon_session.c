@@ -156,6 +156,23 @@ int wait_cmd(pid_t pid)
 	return rc;
 }
 
+pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 /*
  * fork the command; with @fd, the child loads the context on itself and
  * starts it, then execs (self-monitoring: the context follows the thread

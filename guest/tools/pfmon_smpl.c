@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pfmon's sampling (--smpl-period): the command's first thread sampled
- * into the default format's buffer, mmap()ed and drained at each full
- * buffer's notification; the profile resolved by pfmon_syms.c, the raw
- * samples kept with --smpl-outfile and resolved later by --report.
+ * pfmon's sampling (--smpl-period): every context of the session (the
+ * command's first thread, each followed task, an attached task, each
+ * CPU) samples into the default format's buffer, mmap()ed and drained at
+ * each full buffer's notification; one profile of them all, resolved by
+ * pfmon_syms.c; the raw samples kept with --smpl-outfile and resolved
+ * later by --report.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,30 +21,31 @@
 
 /*
  * --smpl-outfile: a text file, for pfmon --report to resolve later (the
- * files of the map must still be there; kernel IPs take the /proc/kallsyms
- * of where --report runs, so the same guest kernel):
+ * files of the maps must still be there; kernel IPs take the
+ * /proc/kallsyms of where --report runs, so the same guest kernel):
  *
- *   pfmon-samples 1
- *   exe PATH / event NAME / period N
+ *   pfmon-samples 2
+ *   target WHAT / event NAME / period N
  *   entry tid=T pid=P ip=0x.. tstamp=N cpu=C set=S ovfl_pmd=D last_reset=0x..
- *   ...                        (every entry of the sampling buffer, raw)
- *   maps                       (then the command's last /proc/PID/maps)
+ *   ...                        (every entry of the sampling buffers, raw)
+ *   space TGID EXE             (then that process's last /proc/TGID/maps)
+ *   ...                        (a space for each sampled process)
+ *
+ * Version 1 (one process) had "exe PATH" for target and one "maps" line
+ * for its only space; --report reads it too.
  */
-#define SMPL_FILE_MAGIC	"pfmon-samples 1"
+#define SMPL_FILE_MAGIC		"pfmon-samples 2"
+#define SMPL_FILE_MAGIC_V1	"pfmon-samples 1"
 
 static FILE *smpl_file;
-static uint64_t smpl_count;	/* samples taken */
-
-/* periods done plus the last partial one */
-uint64_t smpl_pmd_count(uint64_t raw)
-{
-	return smpl_count * opts.smpl_period + (raw + opts.smpl_period);
-}
+static char *smpl_target;	/* what the profile is of */
+static uint64_t total_samples, total_fills;
 
 static void hit(const pfm_dfl_smpl_entry_t *ent)
 {
-	smpl_count++;
-	syms_hit(ent->ip);
+	total_samples++;
+	syms_hit((pid_t)ent->tgid, (pid_t)ent->pid, ent->cpu, ent->tstamp,
+		 ent->ip);
 	if (smpl_file)
 		fprintf(smpl_file, "entry tid=%u pid=%u ip=%#llx tstamp=%llu cpu=%u set=%u ovfl_pmd=%u last_reset=%#llx\n",
 			ent->pid, ent->tgid, (unsigned long long)ent->ip,
@@ -50,85 +53,27 @@ static void hit(const pfm_dfl_smpl_entry_t *ent)
 			ent->ovfl_pmd, (unsigned long long)ent->last_reset_val);
 }
 
-static void smpl_file_open(const char *exe)
+void smpl_begin(const char *target)
 {
+	smpl_target = strdup(target);
+	if (!smpl_target)
+		die("out of memory");
+	if (!opts.smpl_outfile)
+		return;
 	smpl_file = fopen(opts.smpl_outfile, "we");
 	if (!smpl_file)
 		die("--smpl-outfile %s: %s", opts.smpl_outfile, strerror(errno));
-	fprintf(smpl_file, SMPL_FILE_MAGIC "\nexe %s\nevent %s\nperiod %llu\n",
-		exe, sets[0].ev[0].name, (unsigned long long)opts.smpl_period);
+	fprintf(smpl_file, SMPL_FILE_MAGIC "\ntarget %s\nevent %s\nperiod %llu\n",
+		target, sets[0].ev[0].name, (unsigned long long)opts.smpl_period);
 }
 
-static void smpl_file_close(void)
+/* every entry now in @sc's buffer */
+static void drain(struct smpl_ctx *sc)
 {
-	if (!smpl_file)
-		return;
-	fprintf(smpl_file, "maps\n%s", syms_maps());
-	if (fclose(smpl_file))
-		die("--smpl-outfile %s: %s", opts.smpl_outfile, strerror(errno));
-	smpl_file = NULL;
-}
-
-/* pfmon --report FILE: the profile of a --smpl-outfile */
-int report_file(const char *path, enum smpl_view view)
-{
-	static char exe[4096], event[128];
-	char line[512], *maps_text = NULL;
-	unsigned long long period = 0, ip;
-	size_t len = 0;
-	FILE *f = fopen(path, "re");
-	int lineno = 1;
-
-	if (!f)
-		die("--report %s: %s", path, strerror(errno));
-	if (!fgets(line, sizeof(line), f) || strcmp(line, SMPL_FILE_MAGIC "\n"))
-		die("--report %s: not a pfmon --smpl-outfile (no \"" SMPL_FILE_MAGIC "\" line first)",
-		    path);
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		if (!strncmp(line, "entry ", 6)) {
-			char *p = strstr(line, " ip=");
-
-			if (!p || sscanf(p, " ip=%llx", &ip) != 1)
-				die("--report %s:%d: an entry without ip=", path, lineno);
-			smpl_count++;
-			syms_hit(ip);
-		} else if (sscanf(line, "exe %4095[^\n]", exe) == 1 ||
-			   sscanf(line, "event %127s", event) == 1 ||
-			   sscanf(line, "period %llu", &period) == 1) {
-			continue;
-		} else if (!strcmp(line, "maps\n")) {
-			/* the rest of the file */
-			maps_text = malloc(1 << 20);
-			if (!maps_text)
-				die("out of memory");
-			len = fread(maps_text, 1, (1 << 20) - 1, f);
-			maps_text[len] = '\0';
-			break;
-		} else {
-			die("--report %s:%d: unknown line '%.40s'", path, lineno, line);
-		}
-	}
-	fclose(f);
-	if (!maps_text || !exe[0] || !event[0] || !period)
-		die("--report %s: incomplete (no exe, event, period or maps: was pfmon stopped while writing it?)",
-		    path);
-	syms_set_maps(maps_text, exe);
-	free(maps_text);
-	fprintf(out, "sampling profile of %s (from %s): %llu samples, one every %llu %s\n",
-		exe, path, (unsigned long long)smpl_count, period, event);
-	if (smpl_count)
-		syms_report(out, view);
-	fflush(out);
-	return 0;
-}
-
-/* every entry now in the buffer */
-static void drain(const void *buf)
-{
-	const pfm_dfl_smpl_hdr_t *hdr = buf;
-	const unsigned char *p = (const unsigned char *)buf + sizeof(*hdr);
-	const unsigned char *end = (const unsigned char *)buf + hdr->hdr_buf_size;
+	const pfm_dfl_smpl_hdr_t *hdr = sc->buf;
+	const unsigned char *p = (const unsigned char *)sc->buf + sizeof(*hdr);
+	const unsigned char *end = (const unsigned char *)sc->buf +
+				   hdr->hdr_buf_size;
 
 	for (uint64_t i = 0; i < hdr->hdr_count; i++) {
 		const pfm_dfl_smpl_entry_t *ent = (const void *)p;
@@ -136,25 +81,179 @@ static void drain(const void *buf)
 		if (p + sizeof(*ent) > end)
 			break;
 		hit(ent);
+		sc->samples++;
 		p += sizeof(*ent);	/* no PMDs recorded with the entry */
 	}
 }
 
-static void profile_report(const char *exe, uint64_t overflows)
+void smpl_map(struct smpl_ctx *sc, int fd)
 {
+	void *buf = mmap(NULL, opts.smpl_buf_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	if (buf == MAP_FAILED)
+		die("mapping the sampling buffer: %s", strerror(errno));
+	*sc = (struct smpl_ctx){ .fd = fd, .buf = buf };
+}
+
+bool smpl_msg(struct smpl_ctx *sc)
+{
+	pfarg_msg_t msg;
+
+	if (read(sc->fd, &msg, sizeof(msg)) != sizeof(msg))
+		return false;
+	if (msg.type == PFM_MSG_OVFL) {
+		/* buffer full: take it, restart (empties it) */
+		drain(sc);
+		sc->fills++;
+		total_fills++;
+		if (pfm_restart(sc->fd))
+			fprintf(stderr, "pfmon: restart: %s\n", strerror(errno));
+	}
+	return msg.type == PFM_MSG_END;
+}
+
+void smpl_unmap(struct smpl_ctx *sc)
+{
+	if (!sc->buf)
+		return;
+	drain(sc);
+	munmap((void *)sc->buf, opts.smpl_buf_size);
+	sc->buf = NULL;
+}
+
+static void smpl_fix(const struct smpl_ctx *sc, struct reading *r)
+{
+	/* periods done plus the last partial one */
+	r->set[0].raw[0] = sc->samples * opts.smpl_period +
+			   (r->set[0].raw[0] + opts.smpl_period);
+}
+
+void smpl_read(int fd, const struct smpl_ctx *sc, struct reading *r)
+{
+	ctx_read(fd, r);
+	if (sc)
+		smpl_fix(sc, r);
+}
+
+void smpl_end(void)
+{
+	if (smpl_file) {
+		syms_write_maps(smpl_file);
+		if (fclose(smpl_file))
+			die("--smpl-outfile %s: %s", opts.smpl_outfile,
+			    strerror(errno));
+		smpl_file = NULL;
+	}
 	fprintf(out, "\nsampling profile of %s: %llu samples, one every %llu %s",
-		exe, (unsigned long long)smpl_count,
+		smpl_target, (unsigned long long)total_samples,
 		(unsigned long long)opts.smpl_period, sets[0].ev[0].name);
-	if (overflows)
+	if (total_fills)
 		fprintf(out, " (buffer filled %llu times)",
-			(unsigned long long)overflows);
+			(unsigned long long)total_fills);
 	fprintf(out, "\n");
-	if (smpl_count)
-		syms_report(out, opts.smpl_view);
+	if (total_samples)
+		syms_report(out, opts.smpl_view, PROFILE_TABLE,
+			    sets[0].ev[0].name);
 	fflush(out);
 }
 
-static char *which(const char *cmd)
+struct file_entry {
+	pid_t tgid, tid;
+	uint32_t cpu;
+	uint64_t tstamp, ip;
+};
+
+/* pfmon --report FILE: the profile of a --smpl-outfile */
+int report_file(const char *path, enum smpl_view view,
+		enum profile_fmt fmt)
+{
+	static char target[4096], event[128], exe[4096];
+	struct file_entry *ents = NULL;
+	size_t nents = 0, cap = 0, maps_len = 0, maps_cap = 0;
+	char line[4200], *maps = NULL;
+	unsigned long long period = 0;
+	FILE *f = fopen(path, "re");
+	bool v1, in_space = false;
+	int lineno = 1, tgid = 0;
+
+	if (!f)
+		die("--report %s: %s", path, strerror(errno));
+	if (!fgets(line, sizeof(line), f) ||
+	    (strcmp(line, SMPL_FILE_MAGIC "\n") &&
+	     strcmp(line, SMPL_FILE_MAGIC_V1 "\n")))
+		die("--report %s: not a pfmon --smpl-outfile (no \"" SMPL_FILE_MAGIC "\" line first)",
+		    path);
+	v1 = !strcmp(line, SMPL_FILE_MAGIC_V1 "\n");
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), f);
+		bool space = !eof && (!strncmp(line, "space ", 6) ||
+				      (v1 && !strcmp(line, "maps\n")));
+
+		lineno++;
+		if (in_space && (eof || space)) {
+			syms_set_maps(tgid, maps ? maps : "", exe);
+			maps_len = 0;
+			if (maps)
+				maps[0] = '\0';
+		}
+		if (eof)
+			break;
+		if (space) {
+			in_space = true;
+			if (v1) {
+				snprintf(exe, sizeof(exe), "%s", target);
+				tgid = nents ? ents[0].tgid : 0;
+			} else if (sscanf(line, "space %d %4095[^\n]", &tgid, exe) != 2) {
+				die("--report %s:%d: a space without TGID and EXE", path, lineno);
+			}
+		} else if (in_space) {
+			size_t n = strlen(line);
+
+			maps = grow(maps, &maps_cap, maps_len + n + 1, 1, 65536);
+			memcpy(maps + maps_len, line, n + 1);
+			maps_len += n;
+		} else if (!strncmp(line, "entry ", 6)) {
+			unsigned long long ip, ts;
+			int tid, pid;
+			unsigned int cpu;
+
+			if (sscanf(line, "entry tid=%d pid=%d ip=%llx tstamp=%llu cpu=%u ",
+				   &tid, &pid, &ip, &ts, &cpu) != 5)
+				die("--report %s:%d: an entry without tid=, pid=, ip=, tstamp= and cpu=", path, lineno);
+			ents = grow(ents, &cap, nents, sizeof(*ents), 4096);
+			ents[nents++] = (struct file_entry){ pid, tid, cpu, ts, ip };
+		} else if (sscanf(line, v1 ? "exe %4095[^\n]" : "target %4095[^\n]", target) == 1 ||
+			   sscanf(line, "event %127s", event) == 1 ||
+			   sscanf(line, "period %llu", &period) == 1) {
+			continue;
+		} else {
+			die("--report %s:%d: unknown line '%.40s'", path, lineno, line);
+		}
+	}
+	fclose(f);
+	if (!in_space || !target[0] || !event[0] || !period)
+		die("--report %s: incomplete (no target, event, period or maps: was pfmon stopped while writing it?)",
+		    path);
+	for (size_t i = 0; i < nents; i++) {
+		total_samples++;
+		syms_hit(ents[i].tgid, ents[i].tid, ents[i].cpu, ents[i].tstamp,
+			 ents[i].ip);
+	}
+	free(ents);
+	free(maps);
+	/* the samples' period, as the file says it */
+	opts.smpl_period = period;
+	/* perf script's text and folded stacks are the profile alone */
+	fprintf(fmt == PROFILE_TABLE ? out : stderr,
+		"sampling profile of %s (from %s): %llu samples, one every %llu %s\n",
+		target, path, (unsigned long long)total_samples, period, event);
+	if (total_samples)
+		syms_report(out, view, fmt, event);
+	fflush(out);
+	return 0;
+}
+
+const char *cmd_path(const char *cmd)
 {
 	static char path[4096];
 	const char *env = getenv("PATH");
@@ -181,45 +280,29 @@ static char *which(const char *cmd)
 	return (char *)cmd;
 }
 
-/* run the command, sampling it; its status */
+/* run the command, sampling its first thread; its status */
 int sample_cmd(char **argv, int fd)
 {
-	const char *exe = which(argv[0]);
-	uint64_t overflows = 0;
-	void *buf;
+	struct smpl_ctx sc;
 	pid_t pid;
 	int rc = -1;
 
-	buf = mmap(NULL, opts.smpl_buf_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (buf == MAP_FAILED)
-		die("mapping the sampling buffer: %s", strerror(errno));
-	if (opts.smpl_outfile)
-		smpl_file_open(exe);
+	smpl_map(&sc, fd);
+	smpl_begin(cmd_path(argv[0]));
 	session_start();
 	pid = spawn(argv, fd, false);
-	syms_begin(pid, exe);
+	syms_watch(pid);
 	while (rc < 0) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		pfarg_msg_t msg;
 
-		if (session_wait(&pfd, 1, 200) > 0 &&
-		    read(fd, &msg, sizeof(msg)) == sizeof(msg) &&
-		    msg.type == PFM_MSG_OVFL) {
-			/* buffer full: take it, restart (empties it) */
-			drain(buf);
-			overflows++;
-			if (pfm_restart(fd))
-				fprintf(stderr, "pfmon: restart: %s\n",
-					strerror(errno));
-		}
+		if (session_wait(&pfd, 1, SMPL_POLL_MS) > 0)
+			smpl_msg(&sc);
 		/* its libraries may have been mapped since */
 		syms_snapshot();
 		rc = cmd_reap(pid);
 	}
-	drain(buf);
-	smpl_file_close();
-	final_report(fd, NULL);
-	profile_report(exe, overflows);
-	munmap(buf, opts.smpl_buf_size);
+	smpl_unmap(&sc);
+	final_report(fd, &sc, NULL);
+	smpl_end();
 	return rc;
 }

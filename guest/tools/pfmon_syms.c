@@ -5,12 +5,19 @@
  * command's own ELF, its shared libraries and the vDSO, and with
  * /proc/kallsyms for the guest kernel and its modules.
  *
- * The command's memory map is read (/proc/PID/maps) while it runs, every
- * time pfmon looks at it, and the last copy is what the samples are
- * resolved against at the end: the task is gone by then, its files are
- * not. The vDSO has no file: it is the same image in every process of
- * the guest, so pfmon resolves an IP in the command's vDSO at the same
- * offset in its own.
+ * Samples are kept with their thread and process. Each process's memory
+ * map (an address space) is read (/proc/TGID/maps) while it runs, every
+ * time pfmon looks at it, and the last copy is what its samples are
+ * resolved against at the end: the process is gone by then, its files
+ * are not. A process first seen in a sample (system-wide) is read then.
+ * The vDSO has no file: it is the same image in every process of the
+ * guest, so pfmon resolves an IP in a process's vDSO at the same offset
+ * in its own.
+ *
+ * C++ and Rust names are demangled with libiberty's cplus_demangle (as
+ * binutils and perf do). Code a JIT compiler generated is named by the
+ * map it writes, /tmp/perf-PID.map (perf's convention: "START SIZE name"
+ * in hex), read at the report.
  *
  * Kernel IPs need /proc/kallsyms with addresses, which the kernel gives
  * as perf gets them: to root (CAP_SYSLOG) unless kptr_restrict is 2, to
@@ -26,21 +33,48 @@
 #include <unistd.h>
 
 #include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h>
 
 #include "pfmon.h"
 
 #define KERNEL_BASE	0xffff800000000000ULL
 
-static pid_t task;
-static const char *exe_path;
-static char *maps;		/* the last copy of /proc/PID/maps */
-static uint64_t vdso_lo, vdso_hi;	/* the command's [vdso] in it */
-static uint64_t *ips;
-static size_t nips, ips_cap;
+/* a process's address space, as pfmon last saw it */
+struct jit_sym {
+	uint64_t start, size;
+	char *name;
+};
+
+struct space {
+	pid_t tgid;
+	char *exe;		/* its executable: its functions by name alone */
+	char *maps;		/* the last copy of /proc/TGID/maps, or NULL */
+	uint64_t vdso_lo, vdso_hi;	/* its [vdso] in it */
+	bool gone;		/* its map was seen empty or missing */
+	Dwfl *dwfl;		/* its modules, at the report */
+	struct jit_sym *jit;	/* its /tmp/perf-TGID.map, by start */
+	size_t njit;
+	char jit_map[32];	/* that file's name */
+};
+
+struct sample {
+	uint64_t ip;
+	uint64_t tstamp;	/* the default format's, ns */
+	pid_t tid;
+	uint32_t cpu;
+	size_t space;
+};
+
+/* the address space of every process sampled or watched */
+static struct space *procs;
+static size_t nprocs, procs_cap;
+static struct sample *samples;
+static size_t nsamples, samples_cap;
 
 struct ksym {
 	uint64_t addr;
 	char *name;		/* "func" or "func [module]" */
+	size_t len;		/* of func alone */
 };
 
 static struct ksym *ksyms;
@@ -55,24 +89,16 @@ struct bucket {
 static struct bucket *buckets;
 static size_t nbuckets, buckets_cap;
 
-void syms_begin(pid_t pid, const char *exe)
-{
-	task = pid;
-	exe_path = exe;
-	syms_snapshot();
-}
-
-/* keep a copy of the task's memory map while it has one */
-void syms_snapshot(void)
+static char *read_maps(pid_t tgid)
 {
 	char path[64], *buf = NULL;
 	size_t len = 0, cap = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", task);
+	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
 	f = fopen(path, "re");
 	if (!f)
-		return;
+		return NULL;
 	for (;;) {
 		size_t n;
 
@@ -91,34 +117,100 @@ void syms_snapshot(void)
 	}
 	fclose(f);
 	buf[len] = '\0';
-	/* a zombie's map is empty: keep the last one that was not */
+	/* a zombie's map is empty */
 	if (!len) {
 		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static char *dup_or_die(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		die("out of memory");
+	return d;
+}
+
+/* keep a copy of @sp's memory map and executable while it has them */
+static void space_snapshot(struct space *sp)
+{
+	char path[64], exe[4096], *m;
+	ssize_t n;
+
+	if (sp->gone)
+		return;
+	m = read_maps(sp->tgid);
+	if (!m) {
+		sp->gone = true;
 		return;
 	}
-	free(maps);
-	maps = buf;
+	free(sp->maps);
+	sp->maps = m;
+	snprintf(path, sizeof(path), "/proc/%d/exe", sp->tgid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		free(sp->exe);
+		sp->exe = dup_or_die(exe);
+	}
 }
 
-/* --report: the map as a --smpl-outfile kept it */
-void syms_set_maps(const char *text, const char *exe)
+static size_t space_of(pid_t tgid)
 {
-	free(maps);
-	maps = strdup(text);
-	if (!maps)
-		die("out of memory");
-	exe_path = exe;
+	static size_t last;
+
+	if (last < nprocs && procs[last].tgid == tgid)
+		return last;
+	for (size_t i = 0; i < nprocs; i++)
+		if (procs[i].tgid == tgid)
+			return last = i;
+	procs = grow(procs, &procs_cap, nprocs, sizeof(*procs), 16);
+	procs[nprocs] = (struct space){ .tgid = tgid };
+	space_snapshot(&procs[nprocs]);
+	return last = nprocs++;
 }
 
-const char *syms_maps(void)
+void syms_watch(pid_t tgid)
 {
-	return maps ? maps : "";
+	space_of(tgid);
 }
 
-void syms_hit(uint64_t ip)
+void syms_snapshot(void)
 {
-	ips = grow(ips, &ips_cap, nips, sizeof(*ips), 4096);
-	ips[nips++] = ip;
+	for (size_t i = 0; i < nprocs; i++)
+		space_snapshot(&procs[i]);
+}
+
+void syms_set_maps(pid_t tgid, const char *text, const char *exe)
+{
+	procs = grow(procs, &procs_cap, nprocs, sizeof(*procs), 16);
+	procs[nprocs++] = (struct space){
+		.tgid = tgid, .exe = dup_or_die(exe), .maps = dup_or_die(text),
+		.gone = true,
+	};
+}
+
+void syms_write_maps(FILE *f)
+{
+	for (size_t i = 0; i < nprocs; i++) {
+		const struct space *sp = &procs[i];
+
+		fprintf(f, "space %d %s\n%s", sp->tgid, sp->exe ? sp->exe : "?",
+			sp->maps ? sp->maps : "");
+	}
+}
+
+void syms_hit(pid_t tgid, pid_t tid, uint32_t cpu, uint64_t tstamp,
+	      uint64_t ip)
+{
+	samples = grow(samples, &samples_cap, nsamples, sizeof(*samples), 4096);
+	samples[nsamples++] = (struct sample){
+		.ip = ip, .tstamp = tstamp, .tid = tid, .cpu = cpu,
+		.space = space_of(tgid),
+	};
 }
 
 static int ksym_cmp(const void *a, const void *b)
@@ -155,7 +247,7 @@ static void load_kallsyms(void)
 		if (asprintf(&ksyms[nksyms].name, mod[0] ? "%s [%s]" : "%s [kernel]",
 			     name, mod) < 0)
 			die("out of memory");
-		nksyms++;
+		ksyms[nksyms++].len = strlen(name);
 	}
 	fclose(f);
 	if (zero) {
@@ -169,7 +261,7 @@ static void load_kallsyms(void)
 	qsort(ksyms, nksyms, sizeof(*ksyms), ksym_cmp);
 }
 
-static const char *kernel_name(uint64_t ip)
+static const struct ksym *kernel_sym(uint64_t ip)
 {
 	size_t lo = 0, hi = nksyms;
 
@@ -181,7 +273,7 @@ static const char *kernel_name(uint64_t ip)
 		else
 			hi = mid;
 	}
-	return lo ? ksyms[lo - 1].name : NULL;
+	return lo ? &ksyms[lo - 1] : NULL;
 }
 
 static void count(const char *key)
@@ -217,68 +309,192 @@ static const char *base(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* the key one IP is counted under, in @buf */
-static const char *key_of(Dwfl *d, Dwfl *self, uint64_t ip,
-			  enum smpl_view view, char *buf, size_t size)
+static int jit_cmp(const void *a, const void *b)
 {
-	Dwfl_Module *m;
-	const char *mname, *fn;
-	Dwarf_Addr mstart, a = ip;
+	const struct jit_sym *x = a, *y = b;
 
-	if (ip >= KERNEL_BASE) {
-		fn = kernel_name(ip);
-		if (!fn)
-			return "[guest kernel: no symbols]";
-		if (view == VIEW_FUNCTION)
-			return fn;
-		snprintf(buf, size, "%#" PRIx64 " %s", ip, fn);
-		return buf;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* @sp's JIT map, if its process wrote one */
+static void jit_load(struct space *sp)
+{
+	char line[1024], name[900];
+	unsigned long long start, size;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(sp->jit_map, sizeof(sp->jit_map), "/tmp/perf-%d.map", sp->tgid);
+	f = fopen(sp->jit_map, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %llx %899[^\n]", &start, &size, name) != 3)
+			continue;
+		sp->jit = grow(sp->jit, &cap, sp->njit, sizeof(*sp->jit), 64);
+		sp->jit[sp->njit++] = (struct jit_sym){
+			.start = start, .size = size, .name = dup_or_die(name),
+		};
 	}
-	if (ip >= vdso_lo && ip < vdso_hi) {
+	fclose(f);
+	qsort(sp->jit, sp->njit, sizeof(*sp->jit), jit_cmp);
+}
+
+static const struct jit_sym *jit_sym(const struct space *sp, uint64_t ip)
+{
+	size_t lo = 0, hi = sp->njit;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (sp->jit[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || ip >= sp->jit[lo - 1].start + sp->jit[lo - 1].size)
+		return NULL;
+	return &sp->jit[lo - 1];
+}
+
+/* a mangled C++ or Rust name's readable form; others as they are */
+static const char *demangled(const char *name)
+{
+	static struct { const char *mangled; char *plain; } cache[1024];
+	size_t h;
+
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return name;
+	h = ((uintptr_t)name >> 3) % (sizeof(cache) / sizeof(cache[0]));
+	if (cache[h].mangled != name) {
+		free(cache[h].plain);
+		cache[h].mangled = name;
+		cache[h].plain = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI |
+						DMGL_AUTO);
+	}
+	return cache[h].plain ? cache[h].plain : name;
+}
+
+/* where one IP lies: its function (or why none), module and line */
+struct frame {
+	const char *why;	/* not NULL: unresolved, and why */
+	const char *fn;		/* NULL: no symbol in the module */
+	size_t fn_len;		/* of fn's name */
+	uint64_t off;		/* from fn's start */
+	const char *mod;	/* the module's path, [vdso] or [kernel] */
+	bool own;		/* in the process's executable */
+	bool kernel;
+	Dwfl_Module *m;		/* a user module */
+	Dwarf_Addr a;		/* @ip in m's terms */
+};
+
+static void frame_of(const struct space *sp, Dwfl *self, uint64_t ip,
+		     struct frame *f)
+{
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	Dwarf_Addr mstart;
+
+	*f = (struct frame){ .a = ip };
+	if (!ip) {
+		f->why = "[ip 0: a guest kernel sample hidden from a user without CAP_PERFMON (controls/user_kernel_ip)]";
+		return;
+	}
+	if (ip >= KERNEL_BASE) {
+		const struct ksym *k = kernel_sym(ip);
+
+		f->kernel = true;
+		f->mod = "[kernel]";
+		if (!k) {
+			f->why = "[guest kernel: no symbols]";
+			return;
+		}
+		f->fn = k->name;
+		f->fn_len = k->len;
+		f->off = ip - k->addr;
+		return;
+	}
+	if (ip >= sp->vdso_lo && ip < sp->vdso_hi) {
 		/* libdwfl reports no module for a map line without a file */
 		Dwarf_Addr sstart;
 
-		m = self ? vdso_of(self, &sstart) : NULL;
-		if (!m)
-			return "[vdso]";
-		a = ip - vdso_lo + sstart;
-		mname = "[vdso]";
+		f->m = self ? vdso_of(self, &sstart) : NULL;
+		if (!f->m) {
+			f->why = "[vdso]";
+			return;
+		}
+		f->a = ip - sp->vdso_lo + sstart;
+		f->mod = "[vdso]";
 	} else {
-		m = d ? dwfl_addrmodule(d, ip) : NULL;
-		if (!m)
-			return "[unknown: outside the command's mappings]";
-		mname = dwfl_module_info(m, NULL, &mstart, NULL, NULL, NULL,
-					 NULL, NULL);
+		const struct jit_sym *j;
+
+		f->m = sp->dwfl ? dwfl_addrmodule(sp->dwfl, ip) : NULL;
+		if (!f->m && (j = jit_sym(sp, ip))) {
+			f->fn = j->name;
+			f->fn_len = strlen(j->name);
+			f->off = ip - j->start;
+			f->mod = sp->jit_map;
+			return;
+		}
+		if (!f->m) {
+			f->why = sp->maps ? "[unknown: outside the process's mappings]" :
+					    "[unknown: the process's map was never read]";
+			return;
+		}
+		f->mod = dwfl_module_info(f->m, NULL, &mstart, NULL, NULL,
+					  NULL, NULL, NULL);
+		if (!f->mod)
+			f->mod = "?";
+		f->own = sp->exe && !strcmp(f->mod, sp->exe);
 	}
-	fn = dwfl_module_addrname(m, a);
-	if (!fn) {
-		snprintf(buf, size, "[%s: no symbol]", base(mname ? mname : "?"));
+	f->fn = dwfl_module_addrinfo(f->m, f->a, &off, &sym, NULL, NULL, NULL);
+	if (f->fn)
+		f->fn = demangled(f->fn);
+	f->fn_len = f->fn ? strlen(f->fn) : 0;
+	f->off = off;
+}
+
+/* the key one IP of @sp is counted under, in @buf */
+static const char *key_of(const struct space *sp, Dwfl *self, uint64_t ip,
+			  enum smpl_view view, char *buf, size_t size)
+{
+	struct frame f;
+
+	frame_of(sp, self, ip, &f);
+	if (f.why)
+		return f.why;
+	if (f.kernel) {
+		if (view == VIEW_FUNCTION)
+			return f.fn;
+		snprintf(buf, size, "%#" PRIx64 " %s", ip, f.fn);
 		return buf;
 	}
-	/* the command's own functions by name alone, others with their file */
+	if (!f.fn) {
+		snprintf(buf, size, "[%s: no symbol]", base(f.mod));
+		return buf;
+	}
+	/* the process's own functions by name alone, others with their file */
 	if (view == VIEW_FUNCTION) {
-		if (mname && exe_path && !strcmp(mname, exe_path))
-			snprintf(buf, size, "%s", fn);
+		if (f.own)
+			snprintf(buf, size, "%s", f.fn);
 		else
-			snprintf(buf, size, "%s [%s]", fn, base(mname ? mname : "?"));
+			snprintf(buf, size, "%s [%s]", f.fn, base(f.mod));
 		return buf;
 	}
-	if (view == VIEW_LINE) {
-		Dwfl_Line *l = dwfl_module_getsrc(m, a);
+	if (view == VIEW_LINE && f.m) {
+		Dwfl_Line *l = dwfl_module_getsrc(f.m, f.a);
 		int line = 0;
 		const char *src = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL,
 						   NULL) : NULL;
 
 		if (src) {
-			snprintf(buf, size, "%s:%d %s", base(src), line, fn);
+			snprintf(buf, size, "%s:%d %s", base(src), line, f.fn);
 			return buf;
 		}
-		snprintf(buf, size, "%s [%s: no line info]", fn,
-			 base(mname ? mname : "?"));
+		snprintf(buf, size, "%s [%s: no line info]", f.fn, base(f.mod));
 		return buf;
 	}
-	snprintf(buf, size, "%#" PRIx64 " %s [%s]", ip, fn,
-		 base(mname ? mname : "?"));
+	snprintf(buf, size, "%#" PRIx64 " %s [%s]", ip, f.fn, base(f.mod));
 	return buf;
 }
 
@@ -291,78 +507,204 @@ static int hits_cmp(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
-void syms_report(FILE *o, enum smpl_view view)
+/* @sp's modules from its last map, and its JIT map */
+static void space_report(struct space *sp)
 {
-	Dwfl *d = NULL, *self;
-	bool kernel = false;
-	char buf[512];
+	FILE *f;
+	const char *v;
 
-	for (size_t i = 0; i < nips; i++)
-		kernel |= ips[i] >= KERNEL_BASE;
+	jit_load(sp);
+	if (!sp->maps)
+		return;
+	v = strstr(sp->maps, " [vdso]\n");
+	if (v) {
+		unsigned long long lo, hi;
+
+		while (v > sp->maps && v[-1] != '\n')
+			v--;
+		if (sscanf(v, "%llx-%llx", &lo, &hi) == 2) {
+			sp->vdso_lo = lo;
+			sp->vdso_hi = hi;
+		}
+	}
+	f = fmemopen(sp->maps, strlen(sp->maps), "r");
+	sp->dwfl = dwfl_begin(&proc_cb);
+	if (!sp->dwfl || !f)
+		die("libdwfl: %s", dwfl_errmsg(-1));
+	dwfl_report_begin(sp->dwfl);
+	if (dwfl_linux_proc_maps_report(sp->dwfl, f))
+		fprintf(stderr, "pfmon: reading the memory map of %d: %s\n",
+			sp->tgid, dwfl_errmsg(-1));
+	dwfl_report_end(sp->dwfl, NULL, NULL);
+	fclose(f);
+}
+
+/* the table of @n buckets of @total samples, the long tail in one line */
+static void print_buckets(FILE *o, const char *what, uint64_t total)
+{
+	qsort(buckets, nbuckets, sizeof(*buckets), hits_cmp);
+	fprintf(o, "  %8s %7s  %s\n", "samples", "%", what);
+	for (size_t i = 0; i < nbuckets; i++) {
+		uint64_t rest = 0;
+		size_t n = 0;
+
+		/* below 0.2% each, past the 40th */
+		if (i >= 40 || buckets[i].hits * 500 < total) {
+			for (size_t j = i; j < nbuckets; j++, n++)
+				rest += buckets[j].hits;
+			fprintf(o, "  %8llu %6.2f%%  [%zu more, none above %.2f%%]\n",
+				(unsigned long long)rest, 100.0 * rest / total, n,
+				100.0 * buckets[i].hits / total);
+			break;
+		}
+		fprintf(o, "  %8llu %6.2f%%  %s\n",
+			(unsigned long long)buckets[i].hits,
+			100.0 * buckets[i].hits / total, buckets[i].key);
+	}
+	for (size_t i = 0; i < nbuckets; i++)
+		free(buckets[i].key);
+	nbuckets = 0;
+}
+
+/* more than one thread sampled: what each one's samples are */
+static void print_threads(FILE *o)
+{
+	char key[4200];
+	pid_t first = nsamples ? samples[0].tid : 0;
+	bool several = false;
+
+	for (size_t i = 0; i < nsamples; i++)
+		several |= samples[i].tid != first;
+	if (!several)
+		return;
+	for (size_t i = 0; i < nsamples; i++) {
+		const struct space *sp = &procs[samples[i].space];
+
+		snprintf(key, sizeof(key), "tid %d pid %d (%s)", samples[i].tid,
+			 sp->tgid, sp->exe ? base(sp->exe) : "?");
+		count(key);
+	}
+	fprintf(o, "\n");
+	print_buckets(o, "thread", nsamples);
+}
+
+static const char *comm_of(const struct space *sp)
+{
+	return sp->exe ? base(sp->exe) : "[unknown]";
+}
+
+/*
+ * perf script's text, as `perf script` prints samples with call chains
+ * (what stackcollapse-perf.pl, speedscope, the Firefox Profiler and
+ * hotspot read): a line per sample, its frames below, a blank line,
+ * in time order. pfmon's frames are one deep: the sample's IP.
+ */
+static int tstamp_cmp(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	if (x->tstamp != y->tstamp)
+		return x->tstamp < y->tstamp ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static void print_perf_script(FILE *o, Dwfl *self, const char *event)
+{
+	/* in time order, as perf script: buffers of CPUs and tasks meet */
+	qsort(samples, nsamples, sizeof(*samples), tstamp_cmp);
+	for (size_t i = 0; i < nsamples; i++) {
+		const struct sample *x = &samples[i];
+		const struct space *sp = &procs[x->space];
+		struct frame f;
+
+		frame_of(sp, self, x->ip, &f);
+		fprintf(o, "%s %d/%d [%03u] %llu.%06llu: %llu %s:\n",
+			comm_of(sp), sp->tgid, x->tid, x->cpu,
+			(unsigned long long)(x->tstamp / 1000000000ULL),
+			(unsigned long long)(x->tstamp % 1000000000ULL / 1000),
+			(unsigned long long)opts.smpl_period, event);
+		if (f.fn)
+			fprintf(o, "\t%16" PRIx64 " %.*s+0x%" PRIx64 " (%s)\n\n",
+				x->ip, (int)f.fn_len, f.fn, f.off,
+				f.kernel ? "[kernel.kallsyms]" : f.mod);
+		else
+			fprintf(o, "\t%16" PRIx64 " [unknown] (%s)\n\n", x->ip,
+				f.mod ? f.mod : "[unknown]");
+	}
+}
+
+/*
+ * Folded stacks, flamegraph.pl's input: "program;frame count", one line
+ * per stack, frames named as the profile by function names them.
+ */
+static void print_folded(FILE *o, Dwfl *self)
+{
+	char buf[512], key[1024];
+
+	for (size_t i = 0; i < nsamples; i++) {
+		const struct space *sp = &procs[samples[i].space];
+
+		snprintf(key, sizeof(key), "%s;%s", comm_of(sp),
+			 key_of(sp, self, samples[i].ip, VIEW_FUNCTION, buf,
+				sizeof(buf)));
+		/* a frame's name holds no separator */
+		for (char *c = strchr(key, ';') + 1; *c; c++)
+			if (*c == ';')
+				*c = ':';
+		count(key);
+	}
+	qsort(buckets, nbuckets, sizeof(*buckets), hits_cmp);
+	for (size_t i = 0; i < nbuckets; i++) {
+		fprintf(o, "%s %llu\n", buckets[i].key,
+			(unsigned long long)buckets[i].hits);
+		free(buckets[i].key);
+	}
+	nbuckets = 0;
+}
+
+void syms_report(FILE *o, enum smpl_view view, enum profile_fmt fmt,
+		 const char *event)
+{
+	bool kernel = false, unread = false;
+	char buf[512];
+	Dwfl *self;
+
+	for (size_t i = 0; i < nsamples; i++)
+		kernel |= samples[i].ip >= KERNEL_BASE;
 	if (kernel)
 		load_kallsyms();
-	if (maps) {
-		FILE *f = fmemopen(maps, strlen(maps), "r");
-		const char *v = strstr(maps, " [vdso]\n");
-
-		if (v) {
-			unsigned long long lo, hi;
-
-			while (v > maps && v[-1] != '\n')
-				v--;
-			if (sscanf(v, "%llx-%llx", &lo, &hi) == 2) {
-				vdso_lo = lo;
-				vdso_hi = hi;
-			}
-		}
-
-		d = dwfl_begin(&proc_cb);
-		if (!d || !f)
-			die("libdwfl: %s", dwfl_errmsg(-1));
-		dwfl_report_begin(d);
-		if (dwfl_linux_proc_maps_report(d, f))
-			fprintf(stderr, "pfmon: reading the command's memory map: %s\n",
-				dwfl_errmsg(-1));
-		dwfl_report_end(d, NULL, NULL);
-		fclose(f);
-	} else {
-		fprintf(stderr, "pfmon: no memory map of the command was read: its samples stay unresolved\n");
+	for (size_t i = 0; i < nprocs; i++) {
+		space_report(&procs[i]);
+		unread |= !procs[i].maps;
 	}
-	/* our own process: its vDSO stands for the command's */
+	if (unread)
+		fprintf(stderr, "pfmon: no memory map was read of some sampled processes: their samples stay unresolved\n");
+	/* our own process: its vDSO stands for the others' */
 	self = dwfl_begin(&proc_cb);
 	if (self) {
 		dwfl_report_begin(self);
 		dwfl_linux_proc_report(self, getpid());
 		dwfl_report_end(self, NULL, NULL);
 	}
-	for (size_t i = 0; i < nips; i++)
-		count(key_of(d, self, ips[i], view, buf, sizeof(buf)));
-	qsort(buckets, nbuckets, sizeof(*buckets), hits_cmp);
-	fprintf(o, "  %8s %7s  %s\n", "samples", "%",
-		view == VIEW_FUNCTION ? "function" :
-		view == VIEW_LINE ? "source line" : "address");
-	for (size_t i = 0; i < nbuckets; i++) {
-		uint64_t rest = 0;
-		size_t n = 0;
-
-		/* the long tail in one line: below 0.2% each, past the 40th */
-		if (i >= 40 || buckets[i].hits * 500 < nips) {
-			for (size_t j = i; j < nbuckets; j++, n++)
-				rest += buckets[j].hits;
-			fprintf(o, "  %8llu %6.2f%%  [%zu more, none above %.2f%%]\n",
-				(unsigned long long)rest, 100.0 * rest / nips, n,
-				100.0 * buckets[i].hits / nips);
-			break;
-		}
-		fprintf(o, "  %8llu %6.2f%%  %s\n",
-			(unsigned long long)buckets[i].hits,
-			100.0 * buckets[i].hits / nips, buckets[i].key);
+	if (fmt == PROFILE_PERF_SCRIPT) {
+		print_perf_script(o, self, event);
+	} else if (fmt == PROFILE_FOLDED) {
+		print_folded(o, self);
+	} else {
+		for (size_t i = 0; i < nsamples; i++)
+			count(key_of(&procs[samples[i].space], self,
+				     samples[i].ip, view, buf, sizeof(buf)));
+		print_buckets(o, view == VIEW_FUNCTION ? "function" :
+			      view == VIEW_LINE ? "source line" : "address",
+			      nsamples);
+		print_threads(o);
 	}
 	if (kernel && ksyms_why)
 		fprintf(stderr, "pfmon: guest kernel samples not resolved: %s\n",
 			ksyms_why);
-	if (d)
-		dwfl_end(d);
+	for (size_t i = 0; i < nprocs; i++)
+		if (procs[i].dwfl)
+			dwfl_end(procs[i].dwfl);
 	if (self)
 		dwfl_end(self);
 }

@@ -13,12 +13,16 @@
  *   workload [SECONDS]
  *   workload --tasks N
  *   workload --threads N
+ *   workload --jit SECONDS
  *
  * --tasks N: pfmon --follow-*'s test. Three tasks each trap a known
  * number of times (CPUID: one VM exit each): the main thread N, a thread
  * 2N, a forked process 3N, and print their tids and counts.
  * --threads N: following at scale: N threads, THREADS_AT_ONCE at a time,
  * each trapping THREAD_CPUIDS times.
+ * --jit SECONDS: code made at run time, as a JIT compiler makes it (a
+ * loop copied into an anonymous executable mapping), named in
+ * /tmp/perf-PID.map as perf's JIT convention has it: jitted_spin.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +30,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <stdio.h>
@@ -199,11 +204,48 @@ static int threads(unsigned long n)
 	return 0;
 }
 
+static int jit(double secs)
+{
+	/* mov $100000, %ecx; 1: dec %ecx; jnz 1b; ret */
+	static const unsigned char spin[] = {
+		0xb9, 0xa0, 0x86, 0x01, 0x00, 0xff, 0xc9, 0x75, 0xfc, 0xc3,
+	};
+	uint64_t stop = now_ns() + (uint64_t)(secs * 1e9);
+	unsigned long calls = 0;
+	char path[64];
+	void (*fn)(void);
+	FILE *map;
+	void *p;
+
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("workload: mmap");
+		return 1;
+	}
+	memcpy(p, spin, sizeof(spin));
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	map = fopen(path, "w");
+	if (!map || fprintf(map, "%lx %zx jitted_spin\n", (unsigned long)p,
+			    sizeof(spin)) < 0 || fclose(map)) {
+		perror(path);
+		return 1;
+	}
+	fn = (void (*)(void))p;
+	while (now_ns() < stop) {
+		fn();
+		calls++;
+	}
+	printf("workload: jitted_spin at %p called %lu times\n", p, calls);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: workload [SECONDS]   (default 2, above 0)\n"
 		"       workload --tasks N     (N CPUIDs, a thread 2N, a child 3N)\n"
-		"       workload --threads N   (N threads, %d at a time, %d CPUIDs each)\n",
+		"       workload --threads N   (N threads, %d at a time, %d CPUIDs each)\n"
+		"       workload --jit SECONDS (a loop made at run time, in /tmp/perf-PID.map)\n",
 		THREADS_AT_ONCE, THREAD_CPUIDS);
 	exit(2);
 }
@@ -225,6 +267,12 @@ int main(int argc, char **argv)
 		if (errno || *rest || !n || n > 100000000 || argv[2][0] == '-')
 			usage();
 		return strcmp(argv[1], "--tasks") ? threads(n) : tasks(n);
+	}
+	if (argc == 3 && !strcmp(argv[1], "--jit")) {
+		secs = strtod(argv[2], &rest);
+		if (*rest || rest == argv[2] || !(secs > 0) || secs > 86400)
+			usage();
+		return jit(secs);
 	}
 	if (argc > 2)
 		usage();

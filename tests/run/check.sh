@@ -106,4 +106,28 @@ if [ ! -f "$console" ]; then
 	exit 1
 fi
 python3 "$here/check_pfmon.py" "$console" "$here/../../guest/tools/pfmon_cli.c" || rc=1
+
+# The profile as other tools read it (run.sh keeps them beside the log):
+# flamegraph.pl drew the folded stacks, every sample in them and the hot
+# functions named; speedscope imported the perf script text.
+logdir=$(dirname "$console")
+samples=$(sed -n 's/^sampling profile of .*workload: \([0-9]*\) samples.*/\1/p' "${1:--}" | tail -n1)
+folded=$(awk '{ n += $NF } END { print n + 0 }' "$logdir/workload.folded" 2>/dev/null)
+[ -n "$samples" ] && [ "$folded" = "$samples" ]
+rig_check $? "folded stacks: $folded samples, the profile's $samples" "$logdir/workload.folded"
+svg_ok=1
+for f in crunch_primes hash_buffer trap_cpuid; do
+	grep -q "<title>$f ([0-9,]* samples, " "$logdir/workload.svg" 2>/dev/null || svg_ok=0
+done
+rig_check $((1 - svg_ok)) "flame graph (flamegraph.pl): $logdir/workload.svg names crunch_primes, hash_buffer, trap_cpuid" \
+	"$(ls -l "$logdir/workload.svg" 2>&1)"
+title=$("$here/speedscope.sh" "$logdir/workload.perf-script" 2>&1)
+case "$title" in
+*" - speedscope") imported=0 ;;
+*) imported=1 ;;
+esac
+rig_check $imported "perf script text imported by speedscope (page title '$title')" \
+	"speedscope names the page after a profile it read"
+rig_summary "profile formats"
+[ "${rig_failed:-0}" = 0 ] || rc=1
 exit "$rc"

@@ -460,6 +460,67 @@ def main():
               and 0 < int(rows[0]["count"]),
               f"--system-wide --aggregate-results: one sum ({rows[0]['target'] if rows else '?'})",
               f"rc {c['rc']}, rows {rows}; {err(c)!r}")
+    # sampling beyond the command's first thread: every thread's share
+    def profile_of(c):
+        """(title, {function: samples}, {(tid, pid, program): samples})"""
+        title, funcs, threads, part = None, {}, {}, None
+        for l in c["out"]:
+            if l.startswith("sampling profile of "):
+                title, part = l, "funcs"
+                continue
+            m = re.match(r"^ +samples +% +(\w[\w ]*)$", l)
+            if m and title:
+                part = "threads" if m.group(1) == "thread" else "funcs"
+                continue
+            m = re.match(r"^ +(\d+) +[\d.]+% +(.*)$", l)
+            if m and part == "funcs":
+                funcs[m.group(2)] = int(m.group(1))
+            elif m and part == "threads":
+                t = re.match(r"^tid (\d+) pid (\d+) \((.*)\)$", m.group(2))
+                if t:
+                    threads[(int(t.group(1)), int(t.group(2)), t.group(3))] = int(m.group(1))
+        return title, funcs, threads
+
+    c = case("smpl_cxx")
+    if c:
+        title, funcs, threads = profile_of(c)
+        judge(c["rc"] == 0 and funcs.get("pfmon_test::Heavy<long>::crunch(long)", 0) > 0
+              and not any(f.startswith("_Z") for f in funcs),
+              "a C++ program's profile: pfmon_test::Heavy<long>::crunch(long), demangled",
+              f"rc {c['rc']}, functions {list(funcs)[:6]}; {err(c)[-300:]!r}")
+    c = case("smpl_jit")
+    if c:
+        title, funcs, threads = profile_of(c)
+        jit = [f for f in funcs if re.match(r"^jitted_spin \[perf-\d+\.map\]$", f)]
+        judge(c["rc"] == 0 and jit and funcs[jit[0]] > 0,
+              "code made at run time named by its /tmp/perf-PID.map: jitted_spin",
+              f"rc {c['rc']}, functions {list(funcs)[:6]}; {err(c)[-300:]!r}")
+    c = case("smpl_follow")
+    if c:
+        title, funcs, threads = profile_of(c)
+        d = did(c)
+        wl = {k: v for k, v in threads.items() if k[2] == "workload"}
+        covered = {d[tid][0] for tid, _, _ in wl if tid in d}
+        judge(c["rc"] == 0 and title and covered == {"main", "thread", "child"}
+              and len({pid for _, pid, _ in wl}) == 2
+              and any(re.match(r"^(traps|cpuids)$", f) for f in funcs),
+              "--follow-all --smpl-period: every task sampled (main, thread, child: two processes), "
+              "their CPUID loop in the profile",
+              f"rc {c['rc']}, threads {threads}, did {d}, functions {list(funcs)[:6]}; {err(c)[-300:]!r}")
+    c = case("smpl_attach")
+    if c:
+        title, funcs, threads = profile_of(c)
+        judge(c["rc"] == 0 and title and re.search(r"of task \d+ \(.*workload\)", title)
+              and "crunch_primes" in funcs,
+              "--attach-task --smpl-period -t 2: the attached task's profile",
+              f"rc {c['rc']}, {title!r}, functions {list(funcs)[:6]}; {err(c)[-300:]!r}")
+    c = case("smpl_syswide")
+    if c:
+        title, funcs, threads = profile_of(c)
+        judge(c["rc"] == 0 and title and "(system-wide)" in title and "crunch_primes" in funcs
+              and any(k[2] == "workload" for k in threads),
+              "--system-wide --smpl-period: a profile of every CPU, the workload's functions and thread in it",
+              f"rc {c['rc']}, {title!r}, functions {list(funcs)[:6]}, threads {threads}; {err(c)[-300:]!r}")
     c = case("timeout_cmd")
     if c:
         judge(c["rc"] == 125 and "a command's session lasts as long as the command" in err(c),

@@ -112,6 +112,11 @@ case_ follow_fork -- ./pfmon --follow-fork -e vm_exits -- $w --tasks 3000
 case_ follow_none -- ./pfmon -e vm_exits -- $w --tasks 3000
 case_ follow_agg -- ./pfmon --follow-all --aggregate-results -x , -e vm_exits -- $w --tasks 3000
 case_ follow_bad -- ./pfmon --aggregate-results -- true
+# names as their authors wrote them: C++ demangled, JIT code by its map
+case_ smpl_cxx -- ./pfmon --smpl-period 1000000 -e vcpu_run_ns -- ./cxxload 0.6
+case_ smpl_jit -- ./pfmon --smpl-period 1000000 -e vcpu_run_ns -- $w --jit 0.6
+# sampling every followed task: three tasks' CPUID loops, two processes
+case_ smpl_follow -- ./pfmon --follow-all --smpl-period 200000 -e vcpu_run_ns -- $w --tasks 20000
 # at scale: more tasks over a run than any fixed table would hold
 case_ follow_many -- ./pfmon --follow-pthread --aggregate-results -x , -e vm_exits -- $w --threads 300
 
@@ -140,6 +145,7 @@ daemon=$!
 case_ attach_timeout -- ./pfmon --attach-task $daemon -t 2 -e vm_exits,vcpu_run_ns
 case_signal attach_sigint INT 2 -- ./pfmon --attach-task $daemon -e vm_exits,vcpu_run_ns
 case_ attach_follow_timeout -- ./pfmon --attach-task $daemon --follow-all -t 2 -e vm_exits
+case_ smpl_attach -- ./pfmon --attach-task $daemon -t 2 --smpl-period 1000000 -e vcpu_run_ns
 name=attach_after file=
 workloads >/tmp/case.out 2>/tmp/case.err
 case_print $?
@@ -148,5 +154,6 @@ wait $daemon 2>/dev/null
 # system-wide for a while: every CPU and their sum
 case_ syswide_timeout -- ./pfmon --system-wide -t 2 -e vm_exits,vcpu_run_ns
 case_ syswide_agg -- ./pfmon --system-wide -t 1 --aggregate-results -x , -e vcpu_run_ns
+case_ smpl_syswide -- ./pfmon --system-wide --smpl-period 1000000 -e vcpu_run_ns -- $w 1
 case_ timeout_cmd -- ./pfmon -t 2 -- true
 exit 0

@@ -240,9 +240,16 @@ void syms_watch(pid_t tgid);
 void syms_snapshot(void);
 void syms_hit(pid_t tgid, pid_t tid, uint32_t cpu, uint64_t tstamp,
 	      uint64_t ip);
-/* --report: a process's map as a --smpl-outfile kept it */
-void syms_set_maps(pid_t tgid, const char *text, const char *exe);
-/* --smpl-outfile: every process's map, a "space TGID EXE" line first */
+/*
+ * --report: a process's map as a --smpl-outfile kept it, and the
+ * build-ids of its files then ("buildid HEX PATH" lines, or NULL)
+ */
+void syms_set_maps(pid_t tgid, const char *text, const char *exe,
+		   const char *build_ids);
+/*
+ * --smpl-outfile: every process's map, a "space TGID EXE" line first,
+ * then a "buildid HEX PATH" line for each of its files that has one
+ */
 void syms_write_maps(FILE *f);
 /* the profile of the samples of @event, as @fmt asks */
 void syms_report(FILE *o, enum smpl_view view, enum profile_fmt fmt,

@@ -24,7 +24,7 @@ static const char *events_note(void)
 	snprintf(text + len, sizeof(text) - len, "%s",
 		 "), an event of the personality's CPU model by its libpfm4 "
 		 "name (EVENT or EVENT:UMASK...), one of perf's names "
-		 "(cycles, instructions, branches, branch_misses, ...) or "
+		 "(cycles, instructions, branches, branch_misses or branch-misses, ...) or "
 		 "rHEX (raw PERFEVTSEL); EV:u, EV:k, EV:uk pick the privilege "
 		 "levels of one hardware event.");
 	return text;

@@ -25,7 +25,8 @@
 /*
  * perf's generic names, kept so that `pfmon -e cycles` works as `perf
  * stat -e cycles` does: each is a libpfm4 event name of the vendor's PMU,
- * which does the encoding.
+ * which does the encoding. perf's hyphens (branch-misses) are taken for
+ * the underscores.
  */
 struct alias {
 	const char *name, *amd, *intel;
@@ -153,10 +154,19 @@ static void check_expressible(const char *spec, uint64_t v)
 		    pers->name, (unsigned long long)pmc_rsvd);
 }
 
+/* perf spells its names with '-' (branch-misses), pfmon with '_' too */
+static bool alias_is(const char *alias, const char *name)
+{
+	for (; *alias && (*alias == *name || (*alias == '_' && *name == '-'));
+	     alias++, name++)
+		;
+	return !*alias && !*name;
+}
+
 static const char *alias_of(const char *name)
 {
 	for (const struct alias *a = aliases; a->name; a++)
-		if (!strcmp(a->name, name))
+		if (alias_is(a->name, name))
 			return pers->vendor == PVPFM_VENDOR_AMD ? a->amd : a->intel;
 	return NULL;
 }

@@ -28,7 +28,9 @@
  *   target WHAT / event NAME / period N
  *   entry tid=T pid=P ip=0x.. tstamp=N cpu=C set=S ovfl_pmd=D last_reset=0x..
  *   ...                        (every entry of the sampling buffers, raw)
- *   space TGID EXE             (then that process's last /proc/TGID/maps)
+ *   space TGID EXE             (then that process's files' build-ids:)
+ *   buildid HEX PATH
+ *   ...                        (then its last /proc/TGID/maps)
  *   ...                        (a space for each sampled process)
  *
  * Version 1 (one process) had "exe PATH" for target and one "maps" line
@@ -170,7 +172,8 @@ int report_file(const char *path, enum smpl_view view,
 	static char target[4096], event[128], exe[4096];
 	struct file_entry *ents = NULL;
 	size_t nents = 0, cap = 0, maps_len = 0, maps_cap = 0;
-	char line[4200], *maps = NULL;
+	size_t ids_len = 0, ids_cap = 0;
+	char line[4200], *maps = NULL, *ids = NULL;
 	unsigned long long period = 0;
 	FILE *f = fopen(path, "re");
 	bool v1, in_space = false;
@@ -191,10 +194,12 @@ int report_file(const char *path, enum smpl_view view,
 
 		lineno++;
 		if (in_space && (eof || space)) {
-			syms_set_maps(tgid, maps ? maps : "", exe);
-			maps_len = 0;
+			syms_set_maps(tgid, maps ? maps : "", exe, ids);
+			maps_len = ids_len = 0;
 			if (maps)
 				maps[0] = '\0';
+			if (ids)
+				ids[0] = '\0';
 		}
 		if (eof)
 			break;
@@ -206,6 +211,12 @@ int report_file(const char *path, enum smpl_view view,
 			} else if (sscanf(line, "space %d %4095[^\n]", &tgid, exe) != 2) {
 				die("--report %s:%d: a space without TGID and EXE", path, lineno);
 			}
+		} else if (in_space && !strncmp(line, "buildid ", 8)) {
+			size_t n = strlen(line);
+
+			ids = grow(ids, &ids_cap, ids_len + n + 1, 1, 65536);
+			memcpy(ids + ids_len, line, n + 1);
+			ids_len += n;
 		} else if (in_space) {
 			size_t n = strlen(line);
 
@@ -241,6 +252,7 @@ int report_file(const char *path, enum smpl_view view,
 	}
 	free(ents);
 	free(maps);
+	free(ids);
 	/* the samples' period, as the file says it */
 	opts.smpl_period = period;
 	/* perf script's text and folded stacks are the profile alone */

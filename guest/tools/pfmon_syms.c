@@ -19,6 +19,10 @@
  * map it writes, /tmp/perf-PID.map (perf's convention: "START SIZE name"
  * in hex), read at the report.
  *
+ * --smpl-outfile records the build-id of every file of a process's map;
+ * --report resolves no sample in a file whose build-id changed since (a
+ * rebuilt binary), and says so.
+ *
  * Kernel IPs need /proc/kallsyms with addresses, which the kernel gives
  * as perf gets them: to root (CAP_SYSLOG) unless kptr_restrict is 2, to
  * anyone with kptr_restrict 0. Otherwise they stay one line,
@@ -55,6 +59,9 @@ struct space {
 	struct jit_sym *jit;	/* its /tmp/perf-TGID.map, by start */
 	size_t njit;
 	char jit_map[32];	/* that file's name */
+	char *build_ids;	/* --report: "buildid HEX PATH" lines, or NULL */
+	char **stale;		/* --report: why, for each file rebuilt since */
+	size_t nstale, stale_cap;
 };
 
 struct sample {
@@ -184,23 +191,117 @@ void syms_snapshot(void)
 		space_snapshot(&procs[i]);
 }
 
-void syms_set_maps(pid_t tgid, const char *text, const char *exe)
+void syms_set_maps(pid_t tgid, const char *text, const char *exe,
+		   const char *build_ids)
 {
 	procs = grow(procs, &procs_cap, nprocs, sizeof(*procs), 16);
 	procs[nprocs++] = (struct space){
 		.tgid = tgid, .exe = dup_or_die(exe), .maps = dup_or_die(text),
+		.build_ids = build_ids ? dup_or_die(build_ids) : NULL,
 		.gone = true,
 	};
+}
+
+static void space_report(struct space *sp);
+
+/* @m's build-id in hex into @hex (2 * 64 + 1 bytes); false if none */
+static bool build_id_of(Dwfl_Module *m, char *hex)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr, bias;
+	int n;
+
+	if (!dwfl_module_getelf(m, &bias))
+		return false;
+	n = dwfl_module_build_id(m, &bits, &vaddr);
+	if (n <= 0 || n > 64)
+		return false;
+	for (int i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", bits[i]);
+	return true;
+}
+
+static int write_build_id(Dwfl_Module *m, void **userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	char hex[2 * 64 + 1];
+
+	(void)userdata;
+	(void)start;
+	if (name[0] == '/' && build_id_of(m, hex))
+		fprintf(arg, "buildid %s %s\n", hex, name);
+	return DWARF_CB_OK;
 }
 
 void syms_write_maps(FILE *f)
 {
 	for (size_t i = 0; i < nprocs; i++) {
-		const struct space *sp = &procs[i];
+		struct space *sp = &procs[i];
 
-		fprintf(f, "space %d %s\n%s", sp->tgid, sp->exe ? sp->exe : "?",
-			sp->maps ? sp->maps : "");
+		fprintf(f, "space %d %s\n", sp->tgid, sp->exe ? sp->exe : "?");
+		space_report(sp);
+		if (sp->dwfl)
+			dwfl_getmodules(sp->dwfl, write_build_id, f, 0);
+		fprintf(f, "%s", sp->maps ? sp->maps : "");
 	}
+}
+
+struct id_check {
+	struct space *sp;
+	const char *path, *hex;
+	bool seen;
+};
+
+static int check_build_id(Dwfl_Module *m, void **userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	struct id_check *c = arg;
+	char hex[2 * 64 + 1], *why;
+
+	(void)userdata;
+	(void)start;
+	if (strcmp(name, c->path))
+		return DWARF_CB_OK;
+	c->seen = true;
+	if (build_id_of(m, hex) && !strcmp(hex, c->hex))
+		return DWARF_CB_ABORT;
+	if (asprintf(&why, "[%s: rebuilt since the samples (build-id %.12s..., was %.12s...)]",
+		     name, build_id_of(m, hex) ? hex : "none", c->hex) < 0)
+		die("out of memory");
+	fprintf(stderr, "pfmon: %s\n", why);
+	c->sp->stale = grow(c->sp->stale, &c->sp->stale_cap, c->sp->nstale,
+			    sizeof(*c->sp->stale), 4);
+	c->sp->stale[c->sp->nstale++] = why;
+	return DWARF_CB_ABORT;
+}
+
+/* --report: the files of @sp's map whose build-id changed since */
+static void check_build_ids(struct space *sp)
+{
+	char hex[2 * 64 + 1], path[4096];
+	const char *l = sp->build_ids;
+
+	while (l && *l) {
+		if (sscanf(l, "buildid %128s %4095[^\n]", hex, path) == 2 &&
+		    sp->dwfl) {
+			struct id_check c = { sp, path, hex, false };
+
+			dwfl_getmodules(sp->dwfl, check_build_id, &c, 0);
+		}
+		l = strchr(l, '\n');
+		l = l ? l + 1 : NULL;
+	}
+}
+
+/* why @mod of @sp resolves nothing: rebuilt since, or NULL */
+static const char *stale_why(const struct space *sp, const char *mod)
+{
+	size_t n = strlen(mod);
+
+	for (size_t i = 0; i < sp->nstale; i++)
+		if (!strncmp(sp->stale[i] + 1, mod, n) && sp->stale[i][n + 1] == ':')
+			return sp->stale[i];
+	return NULL;
 }
 
 void syms_hit(pid_t tgid, pid_t tid, uint32_t cpu, uint64_t tstamp,
@@ -445,6 +546,9 @@ static void frame_of(const struct space *sp, Dwfl *self, uint64_t ip,
 					  NULL, NULL, NULL);
 		if (!f->mod)
 			f->mod = "?";
+		f->why = stale_why(sp, f->mod);
+		if (f->why)
+			return;
 		f->own = sp->exe && !strcmp(f->mod, sp->exe);
 	}
 	f->fn = dwfl_module_addrinfo(f->m, f->a, &off, &sym, NULL, NULL, NULL);
@@ -507,15 +611,15 @@ static int hits_cmp(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
-/* @sp's modules from its last map, and its JIT map */
+/* @sp's modules from its last map, and its JIT map (once) */
 static void space_report(struct space *sp)
 {
 	FILE *f;
 	const char *v;
 
-	jit_load(sp);
-	if (!sp->maps)
+	if (sp->dwfl || !sp->maps)
 		return;
+	jit_load(sp);
 	v = strstr(sp->maps, " [vdso]\n");
 	if (v) {
 		unsigned long long lo, hi;
@@ -537,6 +641,7 @@ static void space_report(struct space *sp)
 			sp->tgid, dwfl_errmsg(-1));
 	dwfl_report_end(sp->dwfl, NULL, NULL);
 	fclose(f);
+	check_build_ids(sp);
 }
 
 /* the table of @n buckets of @total samples, the long tail in one line */

@@ -195,6 +195,12 @@ def main():
         else:
             judge(c["rc"] == 125 and "the host cannot back it" in err(c),
                   f"{ev} refused: the host cannot back it", f"rc {c['rc']}: {err(c)!r}")
+    c = case("ev_hyphen")
+    if c:
+        m = re.search(r"set 0: branch-misses: PMC0=(0x[0-9a-f]+)", err(c))
+        judge(m and int(m.group(1), 16) == 0x5300C3 and "unknown event" not in err(c),
+              "perf's branch-misses: RETIRED_MISPREDICTED_BRANCH_INSTRUCTIONS (PMC0=0x5300c3)",
+              f"rc {c['rc']}: {err(c)!r}")
     c = case("ev_notavail")
     if c:
         judge(c["rc"] == 125 and "RETIRED_INSTRUCTIONS (set 0, PMC0): the host cannot back it" in err(c),
@@ -291,6 +297,27 @@ def main():
         judge(c["rc"] == 0 and 2 <= n <= 4, f"-I 200 on a 0.5 s command, text: {n} intervals",
               f"rc {c['rc']}: {out(c)!r}")
 
+    # a profile's functions and threads
+    def profile_of(c):
+        """(title, {function: samples}, {(tid, pid, program): samples})"""
+        title, funcs, threads, part = None, {}, {}, None
+        for l in c["out"]:
+            if l.startswith("sampling profile of "):
+                title, part = l, "funcs"
+                continue
+            m = re.match(r"^ +samples +% +(\w[\w ]*)$", l)
+            if m and title:
+                part = "threads" if m.group(1) == "thread" else "funcs"
+                continue
+            m = re.match(r"^ +(\d+) +[\d.]+% +(.*)$", l)
+            if m and part == "funcs":
+                funcs[m.group(2)] = int(m.group(1))
+            elif m and part == "threads":
+                t = re.match(r"^tid (\d+) pid (\d+) \((.*)\)$", m.group(2))
+                if t:
+                    threads[(int(t.group(1)), int(t.group(2)), t.group(3))] = int(m.group(1))
+        return title, funcs, threads
+
     # the profile by source line and by address (libdwfl)
     c = case("smpl_line")
     if c:
@@ -316,6 +343,22 @@ def main():
               and p1 == p2 and any(re.search(r"\bcrunch_primes$", l) for l in p2),
               f"--smpl-outfile: {nent} raw entries written; --report gives the same profile",
               f"rc {c['rc']}/{r['rc']}, samples {n1}/{n2}/{nent}, profiles equal {p1 == p2}; {err(r)!r}")
+
+    c = case("smpl_buildids")
+    if c:
+        n = int(c["out"][0]) if c["out"] and c["out"][0].isdigit() else 0
+        judge(n >= 2, f"--smpl-outfile: {n} build-ids recorded (the workload, its libraries)",
+              repr(c["out"]))
+    c, r = case("smpl_rebuilt_run"), case("smpl_rebuilt")
+    if c and r:
+        _, before, _ = profile_of(c)
+        _, after, _ = profile_of(r)
+        stale = [f for f in after if f.startswith("[/tmp/wl: rebuilt since the samples")]
+        judge(c["rc"] == 0 and r["rc"] == 0 and "crunch_primes" in before
+              and stale and "crunch_primes" not in after
+              and "/tmp/wl: rebuilt since the samples" in err(r),
+              "--report of a program rebuilt since: its samples resolved against nothing, and said",
+              f"rc {c['rc']}/{r['rc']}, before {list(before)[:4]}, after {list(after)[:4]}; {err(r)!r}")
 
     # following: each task's vm_exits against the CPUIDs it did
     def did(c):
@@ -419,22 +462,18 @@ def main():
               f"SIGINT with --follow-all: the command ends, {len(tasks)} tasks counted, "
               "its background child let go and running",
               f"rc {c['rc']}, tasks {tasks}, after {a['out']}; {err(c)!r}")
-    c = case("attach_timeout")
-    if c:
+    for name, said, what in (
+            ("attach_timeout", "session timeout (2 s) reached",
+             "--attach-task -t 2: the task counted for the session, exit 0"),
+            ("attach_sigint", "stopped by SIGINT",
+             "--attach-task ended by SIGINT: the counts printed, exit 0")):
+        c = case(name)
+        if not c:
+            continue
         cnt = counts(c)
         target = next((t for t, _ in cnt if t.startswith("task")), None)
-        judge(c["rc"] == 0 and "session timeout (2 s) reached" in err(c) and target
-              and ran_for(cnt, target, 0.2, 10),
-              "--attach-task -t 2: the task counted for the session, exit 0",
-              f"rc {c['rc']}, counts {cnt}; {err(c)!r}")
-    c = case("attach_sigint")
-    if c:
-        cnt = counts(c)
-        target = next((t for t, _ in cnt if t.startswith("task")), None)
-        judge(c["rc"] == 0 and "stopped by SIGINT" in err(c) and target
-              and ran_for(cnt, target, 0.2, 10),
-              "--attach-task ended by SIGINT: the counts printed, exit 0",
-              f"rc {c['rc']}, counts {cnt}; {err(c)!r}")
+        judge(c["rc"] == 0 and said in err(c) and target and ran_for(cnt, target, 0.2, 10),
+              what, f"rc {c['rc']}, counts {cnt}; {err(c)!r}")
     c, a = case("attach_follow_timeout"), case("attach_after")
     if c and a:
         cnt = counts(c)
@@ -460,27 +499,6 @@ def main():
               and 0 < int(rows[0]["count"]),
               f"--system-wide --aggregate-results: one sum ({rows[0]['target'] if rows else '?'})",
               f"rc {c['rc']}, rows {rows}; {err(c)!r}")
-    # sampling beyond the command's first thread: every thread's share
-    def profile_of(c):
-        """(title, {function: samples}, {(tid, pid, program): samples})"""
-        title, funcs, threads, part = None, {}, {}, None
-        for l in c["out"]:
-            if l.startswith("sampling profile of "):
-                title, part = l, "funcs"
-                continue
-            m = re.match(r"^ +samples +% +(\w[\w ]*)$", l)
-            if m and title:
-                part = "threads" if m.group(1) == "thread" else "funcs"
-                continue
-            m = re.match(r"^ +(\d+) +[\d.]+% +(.*)$", l)
-            if m and part == "funcs":
-                funcs[m.group(2)] = int(m.group(1))
-            elif m and part == "threads":
-                t = re.match(r"^tid (\d+) pid (\d+) \((.*)\)$", m.group(2))
-                if t:
-                    threads[(int(t.group(1)), int(t.group(2)), t.group(3))] = int(m.group(1))
-        return title, funcs, threads
-
     c = case("smpl_cxx")
     if c:
         title, funcs, threads = profile_of(c)

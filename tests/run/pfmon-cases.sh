@@ -85,6 +85,7 @@ case_ ev_dfl_u -- ./pfmon -v -u -e CPU_CLK_UNHALTED -- true
 case_ ev_umask -- ./pfmon -v -e DISPATCHED_FPU:OPS_MULTIPLY -- true
 case_ ev_ext -- ./pfmon -v -e L3_CACHE_MISSES:READ_BLOCK_EXCLUSIVE -- true
 case_ ev_notavail -- ./pfmon -e RETIRED_INSTRUCTIONS -- true
+case_ ev_hyphen -- ./pfmon -v -e branch-misses -- true
 case_ ev_unknown -- ./pfmon -e NO_SUCH_EVENT -- true
 case_ ev_bad_umask -- ./pfmon -e CPU_CLK_UNHALTED:NO_SUCH_UMASK -- true
 case_ ev_reserved -- ./pfmon -e r1000000000076 -- true
@@ -105,6 +106,12 @@ case_ smpl_outfile -- ./pfmon --smpl-period 1000000 --smpl-outfile /tmp/pfmon.sm
 case_ smpl_entries -- grep -c "^entry tid=[0-9]* pid=[0-9]* ip=0x[0-9a-f]* tstamp=" /tmp/pfmon.smpl
 case_ report -- ./pfmon --report /tmp/pfmon.smpl
 case_ report_bad -- ./pfmon --report /proc/version
+case_ smpl_buildids -- grep -c "^buildid [0-9a-f]* /" /tmp/pfmon.smpl
+# a program rebuilt since its samples: resolved against nothing, said
+cp $w /tmp/wl
+case_ smpl_rebuilt_run -- ./pfmon --smpl-period 1000000 --smpl-outfile /tmp/wl.smpl -e vcpu_run_ns -- /tmp/wl 0.4
+cp ./cxxload /tmp/wl
+case_ smpl_rebuilt -- ./pfmon --report /tmp/wl.smpl
 # following: a context per task, via ptrace (workload --tasks: the main
 # thread N CPUIDs, a thread 2N, a forked child 3N; one VM exit each)
 case_ follow_all -- ./pfmon --follow-all -e vm_exits,vcpu_run_ns -- $w --tasks 3000

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pfmon's counts, as text (default), CSV (-x SEP) or JSON (--json): one
- * row per event of every set, at the end or every -I interval (then the
- * deltas of that interval).
+ * pfmon's counts, as text (default), CSV (-x SEP) or JSON (--json: an
+ * object a line, written by json-c): one row per event of every set, at
+ * the end or every -I interval (then the deltas of that interval).
  *
  * Per event: its count scaled to the whole run, the raw count, the set's
  * share of the run (sets are time-multiplexed) and the share of the time
@@ -12,6 +12,8 @@
  */
 #define _GNU_SOURCE
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "pfmon.h"
 
@@ -58,22 +60,6 @@ static char *commas(uint64_t v, char *buf)
 	}
 	buf[j] = '\0';
 	return buf;
-}
-
-static void json_str(const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
 }
 
 static void csv_header(void)
@@ -137,27 +123,45 @@ static void csv_row(const struct reading *r, bool interval,
 	fprintf(out, "%s%d\n", x, e->emulated);
 }
 
+/* a number with @decimals places, as written */
+static struct json_object *json_fixed(double v, int decimals)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	return json_object_new_double_s(v, buf);
+}
+
 static void json_row(const struct reading *r, bool interval,
 		     const char *target, int s, const struct event *e,
 		     const struct row *w)
 {
-	fputc('{', out);
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		die("out of memory");
 	if (interval)
-		fprintf(out, "\"time\": %.3f, ", r->t);
-	fprintf(out, "\"target\": ");
-	json_str(target);
-	fprintf(out, ", \"set\": %d, \"event\": ", s);
-	json_str(e->name);
-	fprintf(out, ", \"count\": %llu, \"raw\": %llu, \"set_runs\": %llu, \"set_active_ns\": %llu, \"set_pct\": %.2f, \"host_enabled_ns\": %llu, \"host_running_ns\": %llu, \"host_pct\": ",
-		(unsigned long long)w->count, (unsigned long long)w->raw,
-		(unsigned long long)w->runs, (unsigned long long)w->act_ns,
-		w->set_pct, (unsigned long long)w->en_ns,
-		(unsigned long long)w->run_ns);
-	if (w->host_pct >= 0)
-		fprintf(out, "%.2f", w->host_pct);
-	else
-		fprintf(out, "null");
-	fprintf(out, ", \"emulated\": %s}\n", e->emulated ? "true" : "false");
+		json_object_object_add(o, "time", json_fixed(r->t, 3));
+	json_object_object_add(o, "target", json_object_new_string(target));
+	json_object_object_add(o, "set", json_object_new_int(s));
+	json_object_object_add(o, "event", json_object_new_string(e->name));
+	json_object_object_add(o, "count", json_object_new_uint64(w->count));
+	json_object_object_add(o, "raw", json_object_new_uint64(w->raw));
+	json_object_object_add(o, "set_runs", json_object_new_uint64(w->runs));
+	json_object_object_add(o, "set_active_ns",
+			       json_object_new_uint64(w->act_ns));
+	json_object_object_add(o, "set_pct", json_fixed(w->set_pct, 2));
+	json_object_object_add(o, "host_enabled_ns",
+			       json_object_new_uint64(w->en_ns));
+	json_object_object_add(o, "host_running_ns",
+			       json_object_new_uint64(w->run_ns));
+	json_object_object_add(o, "host_pct", w->host_pct >= 0 ?
+			       json_fixed(w->host_pct, 2) : NULL);
+	json_object_object_add(o, "emulated",
+			       json_object_new_boolean(e->emulated));
+	fprintf(out, "%s\n", json_object_to_json_string_ext(o,
+		JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
 }
 
 /* @prev: the reading of the interval's start (deltas), or NULL: totals */

@@ -31,11 +31,6 @@
 #include "pfmon.h"
 
 #define PFMON_VERSION	"2.0"
-/*
- * --smpl-period's buffer: thousands of one-PMD entries between two
- * notifications, and a sixteenth of the host's default per-buffer limit
- */
-#define DFL_SMPL_BUF_SIZE	(256 * 1024)
 
 struct set sets[MAX_SETS];
 int nsets;
@@ -113,6 +108,50 @@ static uint64_t parse_u64(const char *opt, const char *arg, uint64_t min,
 		die("%s: want a whole number from %llu to %llu, not '%s'", opt,
 		    (unsigned long long)min, (unsigned long long)max, arg);
 	return v;
+}
+
+/*
+ * --switch-timeout: a time with its unit (10ms, 500us, 1s: pfmon 3.x's
+ * milliseconds, or any), or nanoseconds without one
+ */
+static uint64_t parse_duration_ns(const char *opt, const char *arg)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
+		{ "s", 1000000000 }, { NULL, 0 },
+	};
+	char num[32];
+	size_t n = strspn(arg, "0123456789");
+
+	if (!arg[n])
+		return parse_u64(opt, arg, 1, UINT64_MAX >> 1);
+	for (int i = 0; units[i].unit; i++) {
+		if (strcmp(arg + n, units[i].unit) || n >= sizeof(num))
+			continue;
+		memcpy(num, arg, n);
+		num[n] = '\0';
+		return parse_u64(opt, num, 1, (UINT64_MAX >> 1) / units[i].ns) *
+		       units[i].ns;
+	}
+	die("%s: want a time such as 10ms, 500us, 2s or a number of ns, not '%s'",
+	    opt, arg);
+}
+
+/* --smpl-periods-random MASK[:SEED]: perfmon2's randomized reset values */
+static void parse_random(const char *arg)
+{
+	char mask[32];
+	const char *seed = strchr(arg, ':');
+	size_t n = seed ? (size_t)(seed - arg) : strlen(arg);
+
+	if (n >= sizeof(mask))
+		die("--smpl-periods-random: want MASK[:SEED], not '%s'", arg);
+	memcpy(mask, arg, n);
+	mask[n] = '\0';
+	opts.smpl_random_mask = parse_u64("--smpl-periods-random", mask, 1,
+					  UINT32_MAX);
+	opts.smpl_random_seed = seed ? (uint32_t)parse_u64(
+		"--smpl-periods-random's seed", seed + 1, 0, UINT32_MAX) : 1;
 }
 
 static void add_events(struct set *s, int setid, char *list,
@@ -241,13 +280,20 @@ int main(int argc, char **argv)
 			plm |= PLM_KERNEL;
 			break;
 		case OPT_SWITCH_TIMEOUT:
-			opts.switch_timeout = parse_u64("--switch-timeout",
-							optarg, 1, UINT64_MAX >> 1);
+			opts.switch_timeout = parse_duration_ns("--switch-timeout",
+								optarg);
 			break;
 		case OPT_SMPL_PERIOD:
 			opts.smpl_period = parse_u64("--smpl-period", optarg, 1,
 						     (1ULL << 62) - 1);
-			opts.smpl_buf_size = DFL_SMPL_BUF_SIZE;
+			break;
+		case OPT_SMPL_BUF_SIZE:
+			opts.smpl_buf_size = parse_u64("--smpl-buf-size", optarg,
+						       PFMON_MIN_SMPL_BUF_SIZE,
+						       1ULL << 32);
+			break;
+		case OPT_SMPL_RANDOM:
+			parse_random(optarg);
 			break;
 		case OPT_SYSTEM_WIDE:
 			syswide = true;
@@ -346,6 +392,14 @@ int main(int argc, char **argv)
 		die("--aggregate-results sums the tasks of --follow-* or the CPUs of --system-wide");
 	if (opts.smpl_outfile && !opts.smpl_period)
 		die("--smpl-outfile goes with --smpl-period");
+	if ((opts.smpl_buf_size || opts.smpl_random_mask) && !opts.smpl_period)
+		die("--smpl-buf-size and --smpl-periods-random go with --smpl-period");
+	if (opts.smpl_random_mask >= opts.smpl_period && opts.smpl_period)
+		die("--smpl-periods-random: the mask %#llx must be below the period %llu",
+		    (unsigned long long)opts.smpl_random_mask,
+		    (unsigned long long)opts.smpl_period);
+	if (opts.smpl_period && !opts.smpl_buf_size)
+		opts.smpl_buf_size = PFMON_DFL_SMPL_BUF_SIZE;
 	if (opts.session_s && !attach && !(syswide && optind >= argc))
 		die("-t sets how long --attach-task or --system-wide without a command monitor; a command's session lasts as long as the command");
 	if (profile_fmt_given && !report_path)

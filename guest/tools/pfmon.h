@@ -39,6 +39,10 @@
 #define PFMON_MIN_INTERVAL_MS		10
 #define PFMON_DFL_SWITCH_TIMEOUT_NS	10000000	/* --switch-timeout */
 #define PFMON_MAX_SESSION_S		31536000	/* -t: a year */
+/* --smpl-period's buffer: thousands of one-PMD entries between two
+ * notifications, a sixteenth of the host's default per-buffer limit */
+#define PFMON_DFL_SMPL_BUF_SIZE		262144	/* 256 KiB */
+#define PFMON_MIN_SMPL_BUF_SIZE		4096
 
 /* the keys of the options that have no short form (pfmon_cli.c) */
 enum pfmon_opt {
@@ -61,6 +65,8 @@ enum pfmon_opt {
 	OPT_AGGREGATE,
 	OPT_JSON,
 	OPT_PROFILE_FORMAT,
+	OPT_SMPL_BUF_SIZE,
+	OPT_SMPL_RANDOM,
 };
 
 /* --follow-*: the kinds of task a followed task's creations are */
@@ -115,6 +121,8 @@ struct pfmon_opts {
 	uint64_t interval_ms;		/* -I; 0: counts at the end only */
 	uint64_t session_s;		/* -t; 0: until the session ends */
 	uint64_t smpl_period;		/* 0: counting only */
+	uint64_t smpl_random_mask;	/* --smpl-periods-random; 0: none */
+	uint32_t smpl_random_seed;
 	size_t smpl_buf_size;
 	const char *smpl_outfile;	/* --smpl-outfile, or NULL */
 	enum smpl_view smpl_view;

@@ -55,13 +55,15 @@ static const struct cli_option options[] = {
 	CLI_OPT("set", OPT_SET, "EV[,EV...]", "the same as -e (pfmon 1.x's name for a further set)"),
 	CLI_OPT("user-level", 'u', NULL, "hardware events count at user level by default"),
 	CLI_OPT("kernel-level", 'k', NULL, "hardware events count at kernel level by default (neither, or both: user and kernel)"),
-	CLI_OPT("switch-timeout", OPT_SWITCH_TIMEOUT, "NS", "time each set is active before the next, rounded up to a multiple of the host's set timer resolution (default " STR(PFMON_DFL_SWITCH_TIMEOUT_NS) " ns)"),
+	CLI_OPT("switch-timeout", OPT_SWITCH_TIMEOUT, "TIME", "time each set is active before the next: with a unit (10ms as pfmon 3.x took milliseconds, 500us, 1s) or in ns without one; rounded up to a multiple of the host's set timer resolution (default " STR(PFMON_DFL_SWITCH_TIMEOUT_NS) " ns)"),
 	CLI_OPT("list", 'l', NULL, "list the events, each probed on the host"),
 	CLI_ALIAS("show-events", 'l', NULL),
 	CLI_OPT("verbose", 'v', NULL, "print each event's registers (PMC value) on stderr"),
 	CLI_NOTE_FN(events_note),
 	CLI_HEADING("Sampling"),
 	CLI_OPT("smpl-period", OPT_SMPL_PERIOD, "N", "sample every N occurrences of the first event of the first set, in every monitored thread or CPU; print a profile of the IPs resolved with libdwfl (programs, their libraries, the vDSO) and /proc/kallsyms (kernel), and what each thread took"),
+	CLI_OPT("smpl-buf-size", OPT_SMPL_BUF_SIZE, "BYTES", "each sampling context's buffer (default " STR(PFMON_DFL_SMPL_BUF_SIZE) "; at most the guest's controls/smpl_buffer_mem_max and the host's max_smpl_buf)"),
+	CLI_OPT("smpl-periods-random", OPT_SMPL_RANDOM, "MASK[:SEED]", "randomize each period's low bits MASK (below the period), seeded with SEED (default 1): perfmon2's PFM_REGFL_RANDOM, against sampling in step with a loop"),
 	CLI_OPT("smpl-per-function", OPT_SMPL_PER_FUNCTION, NULL, "the profile by function (default)"),
 	CLI_OPT("smpl-per-address", OPT_SMPL_PER_ADDRESS, NULL, "the profile by address"),
 	CLI_OPT("smpl-per-line", OPT_SMPL_PER_LINE, NULL, "the profile by source line (DWARF line tables)"),
@@ -180,7 +182,7 @@ static const struct cli_section before_exit[] = {
 	  "The sampling PMD is programmed with -N (short and long reset -N) on\n"
 	  "every context of the session (COMMAND's first thread, each task\n"
 	  "--follow-* gives one, an attached task, each CPU of --system-wide), each\n"
-	  "with the \"default\" format (256 KiB buffer, mmap()ed); a full buffer\n"
+	  "with the \"default\" format (its buffer --smpl-buf-size, mmap()ed); a full buffer\n"
 	  "(PFM_MSG_OVFL) is drained and pfm_restart'ed. One profile covers them\n"
 	  "all; when more than one thread was sampled, a second table says how many\n"
 	  "samples each thread (tid, pid, program) took. Sample IPs are resolved at\n"

@@ -104,6 +104,13 @@ void ctx_program(int fd)
 				pd[npd].reg_value = -opts.smpl_period;
 				pd[npd].reg_short_reset = -opts.smpl_period;
 				pd[npd].reg_long_reset = -opts.smpl_period;
+				if (opts.smpl_random_mask) {
+					pd[npd].reg_flags |= PFM_REGFL_RANDOM;
+					pd[npd].reg_random_mask =
+						opts.smpl_random_mask;
+					pd[npd].reg_random_seed =
+						opts.smpl_random_seed;
+				}
 			}
 			npd++;
 		}

@@ -109,7 +109,7 @@ def main():
             ("status_notfound", 127, "127: command not found", "cannot run"),
             ("status_noexec", 126, "126: command not executable", "cannot run"),
             ("bad_option", 125, "125 and a pointer to --help for an unknown option", "pfmon --help"),
-            ("bad_number", 125, "125: --switch-timeout 10x refused", "--switch-timeout: want a whole number"),
+            ("bad_number", 125, "125: --switch-timeout 10x refused", "--switch-timeout: want a time"),
             ("bad_interval", 125, "125: -I 5 refused (below 10 ms)", "-I: want a whole number from 10"),
             ("bad_sep", 125, "125: -x : refused (event names hold ':')", "-x: the separator"),
             ("ev_unknown", 125, "unknown event refused", "unknown event 'NO_SUCH_EVENT'"),
@@ -344,6 +344,21 @@ def main():
               f"--smpl-outfile: {nent} raw entries written; --report gives the same profile",
               f"rc {c['rc']}/{r['rc']}, samples {n1}/{n2}/{nent}, profiles equal {p1 == p2}; {err(r)!r}")
 
+    c = case("sets_ms")
+    if c:
+        runs = [int(m.group(1)) for m in
+                (re.match(r"^set \d+: (\d+) runs", l) for l in c["out"]) if m]
+        judge(c["rc"] == 0 and len(runs) == 2 and all(r > 0 for r in runs),
+              "--switch-timeout 20ms: pfmon 3.x's milliseconds, both sets ran", f"rc {c['rc']}: {out(c)!r} {err(c)!r}")
+    c = case("smpl_random")
+    if c:
+        title, funcs, _ = profile_of(c)
+        m = re.search(r": (\d+) samples, .* \(buffer filled (\d+) times\)", title or "")
+        judge(c["rc"] == 0 and m and int(m.group(1)) >= 100 and int(m.group(2)) >= 2
+              and "crunch_primes" in funcs,
+              f"--smpl-buf-size 8192 --smpl-periods-random: {m.group(1) if m else 0} samples, "
+              f"the small buffer filled {m.group(2) if m else 0} times",
+              f"rc {c['rc']}, {title!r}; {err(c)!r}")
     c = case("smpl_buildids")
     if c:
         n = int(c["out"][0]) if c["out"] and c["out"][0].isdigit() else 0

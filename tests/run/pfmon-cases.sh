@@ -92,6 +92,7 @@ case_ ev_reserved -- ./pfmon -e r1000000000076 -- true
 case_ ev_vpmd_level -- ./pfmon -e vm_exits:u -- true
 # sets: each -e a set; --set is the same
 case_ sets -- ./pfmon -e vcpu_run_ns,vm_exits -e halt_exits,steal_ns --set host_preempt -- $w 0.6
+case_ sets_ms -- ./pfmon -e vm_exits -e halt_exits --switch-timeout 20ms -- $w 0.3
 # output: -o, CSV, JSON, -I
 case_ csv -f /tmp/pfmon.csv -- ./pfmon -o /tmp/pfmon.csv -x , -e vcpu_run_ns,vm_exits,cycles -e halt_exits,steal_ns -- $w 0.6
 case_ json -f /tmp/pfmon.json -- ./pfmon -o /tmp/pfmon.json --json -e vcpu_run_ns,vm_exits -e halt_exits,cycles:u -- $w 0.6
@@ -101,6 +102,7 @@ case_ interval_text -- ./pfmon -I 200 -e vcpu_run_ns -- $w 0.5
 case_ smpl_line -- ./pfmon --smpl-period 1000000 --smpl-per-line -e vcpu_run_ns -- $w 0.6
 case_ smpl_addr -- ./pfmon --smpl-period 1000000 --smpl-per-address -e vcpu_run_ns -- $w 0.6
 case_ smpl_view_alone -- ./pfmon --smpl-per-line -- true
+case_ smpl_random -- ./pfmon --smpl-period 1000000 --smpl-periods-random 0xffff:7 --smpl-buf-size 8192 -e vcpu_run_ns -- $w 0.6
 # the raw samples and the map in a file, resolved later by --report
 case_ smpl_outfile -- ./pfmon --smpl-period 1000000 --smpl-outfile /tmp/pfmon.smpl -e vcpu_run_ns -- $w 0.6
 case_ smpl_entries -- grep -c "^entry tid=[0-9]* pid=[0-9]* ip=0x[0-9a-f]* tstamp=" /tmp/pfmon.smpl

@@ -239,7 +239,9 @@ section() {
 section FOLDED >"$logdir/workload.folded"
 section PERF-SCRIPT >"$logdir/workload.perf-script"
 flamegraph=/usr/lib/python3/dist-packages/plprofiler/lib/FlameGraph/flamegraph.pl
-if [ -s "$logdir/workload.folded" ] && [ -f "$flamegraph" ]; then
+if [ ! -f "$flamegraph" ]; then
+	echo "run.sh: no $flamegraph (Debian's plprofiler; make deps): no flame graph" >&2
+elif [ -s "$logdir/workload.folded" ]; then
 	perl "$flamegraph" --title "pfmon --smpl-period 1000000 -e vcpu_run_ns -- ./workload $secs" \
 		--countname samples "$logdir/workload.folded" >"$logdir/workload.svg" &&
 		echo "flame graph of the workload's profile: $logdir/workload.svg"

@@ -466,10 +466,10 @@ int main(int argc, char **argv)
 	ctx_program(fd);
 	if (attach)
 		rc = count_attached(attach, fd);
-	else if (opts.smpl_period)
-		rc = sample_cmd(argv + optind, fd);
 	else if (opts.follow)
 		rc = follow_cmd(argv + optind, fd);
+	else if (opts.smpl_period)
+		rc = sample_cmd(argv + optind, fd);
 	else
 		rc = count_cmd(argv + optind, fd);
 	close(fd);

@@ -219,6 +219,7 @@ struct smpl_ctx {
 	int fd;
 	const void *buf;	/* the mapped buffer, NULL once unmapped */
 	uint64_t samples;	/* entries taken: periods of the sampling PMD */
+	uint64_t taken;		/* of the buffer's entries, since its restart */
 	uint64_t fills;		/* full-buffer notifications */
 };
 
@@ -227,6 +228,11 @@ void smpl_begin(const char *target);
 void smpl_map(struct smpl_ctx *sc, int fd);
 /* one message of @sc's: a full buffer drained and restarted; true: END */
 bool smpl_msg(struct smpl_ctx *sc);
+/*
+ * the entries written since the last look taken while sampling goes on,
+ * so that a process's map is read while it lives
+ */
+void smpl_poll(struct smpl_ctx *sc);
 /* the last entries taken, the buffer unmapped */
 void smpl_unmap(struct smpl_ctx *sc);
 /*

@@ -133,7 +133,7 @@ static void say_session_end(const char *what)
 	int sig = session_stop_signal();
 
 	if (sig)
-		fprintf(stderr, "pfmon: %s: stopped by %s after %.1f s\n",
+		fprintf(stderr, "pfmon: %s: stopped by SIG%s after %.1f s\n",
 			what, sigabbrev_np(sig), since_start());
 	else if (opts.session_s && !session_ms_left())
 		fprintf(stderr, "pfmon: %s: session timeout (%llu s) reached\n",
@@ -187,6 +187,8 @@ int count_syswide(const char *cpulist, char **argv)
 	}
 	if (argv[0]) {
 		pid = spawn(argv, -1, false);
+		if (opts.smpl_period)
+			syms_watch(pid);
 	} else if (opts.session_s) {
 		fprintf(stderr, "pfmon: monitoring system-wide for %llu s, or until SIGINT or SIGTERM\n",
 			(unsigned long long)opts.session_s);
@@ -204,6 +206,8 @@ int count_syswide(const char *cpulist, char **argv)
 			for (int i = 0; i < n; i++)
 				if (pfd[i].revents)
 					smpl_msg(&sc[i]);
+		for (int i = 0; i < n; i++)
+			smpl_poll(&sc[i]);
 		syms_snapshot();
 	}
 	if (!pid)
@@ -278,15 +282,20 @@ int count_attached(pid_t pid, int fd)
 			syms_watch(tgid_of(pid));
 		}
 	}
-	if (opts.follow)
-		return follow_attached(pid, fd);
-	ptrace(PTRACE_DETACH, pid, 0, 0);
 	if (opts.session_s)
 		fprintf(stderr, "pfmon: monitoring task %d for %llu s, or until it exits, SIGINT or SIGTERM\n",
 			pid, (unsigned long long)opts.session_s);
 	else
 		fprintf(stderr, "pfmon: monitoring task %d until it exits, SIGINT or SIGTERM\n",
 			pid);
+	if (opts.follow) {
+		follow_attached(pid, fd);
+		snprintf(title, sizeof(title), "task%d", pid);
+		if (session_over())
+			say_session_end(title);
+		return 0;
+	}
+	ptrace(PTRACE_DETACH, pid, 0, 0);
 	while (!ended && !session_over()) {
 		int ready = session_wait(&pfd, 1, opts.smpl_period ?
 					 SMPL_POLL_MS : -1);
@@ -294,6 +303,7 @@ int count_attached(pid_t pid, int fd)
 		if (opts.smpl_period) {
 			if (ready > 0)
 				ended = smpl_msg(&sc);
+			smpl_poll(&sc);
 			syms_snapshot();
 		} else if (ready > 0 &&
 			   read(fd, &msg, sizeof(msg)) == sizeof(msg)) {

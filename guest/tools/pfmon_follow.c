@@ -264,6 +264,8 @@ static void follow_wait(void)
 		for (size_t i = 0; i < n; i++)
 			if (pfds[i].revents)
 				smpl_msg(&live[pfd_task[i]].sc);
+	for (size_t i = 0; i < nlive; i++)
+		smpl_poll(&live[i].sc);
 	/* their libraries may have been mapped since */
 	syms_snapshot();
 }

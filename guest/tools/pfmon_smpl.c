@@ -69,23 +69,35 @@ void smpl_begin(const char *target)
 		target, sets[0].ev[0].name, (unsigned long long)opts.smpl_period);
 }
 
-/* every entry now in @sc's buffer */
+/*
+ * The entries written since the last drain. The host writes the entries
+ * of an overflow before it updates the header's count, so every entry
+ * below the count is whole while sampling goes on.
+ */
 static void drain(struct smpl_ctx *sc)
 {
-	const pfm_dfl_smpl_hdr_t *hdr = sc->buf;
-	const unsigned char *p = (const unsigned char *)sc->buf + sizeof(*hdr);
-	const unsigned char *end = (const unsigned char *)sc->buf +
-				   hdr->hdr_buf_size;
+	const volatile pfm_dfl_smpl_hdr_t *hdr = sc->buf;
+	const unsigned char *start = (const unsigned char *)sc->buf +
+				     sizeof(pfm_dfl_smpl_hdr_t);
+	uint64_t count = hdr->hdr_count;
+	uint64_t room = (opts.smpl_buf_size - sizeof(pfm_dfl_smpl_hdr_t)) /
+			sizeof(pfm_dfl_smpl_entry_t);
 
-	for (uint64_t i = 0; i < hdr->hdr_count; i++) {
-		const pfm_dfl_smpl_entry_t *ent = (const void *)p;
-
-		if (p + sizeof(*ent) > end)
-			break;
-		hit(ent);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (count > room)
+		count = room;
+	/* no PMDs recorded with an entry: each one the same size */
+	for (; sc->taken < count; sc->taken++) {
+		hit((const void *)(start + sc->taken *
+				   sizeof(pfm_dfl_smpl_entry_t)));
 		sc->samples++;
-		p += sizeof(*ent);	/* no PMDs recorded with the entry */
 	}
+}
+
+void smpl_poll(struct smpl_ctx *sc)
+{
+	if (sc->buf)
+		drain(sc);
 }
 
 void smpl_map(struct smpl_ctx *sc, int fd)
@@ -110,6 +122,7 @@ bool smpl_msg(struct smpl_ctx *sc)
 		total_fills++;
 		if (pfm_restart(sc->fd))
 			fprintf(stderr, "pfmon: restart: %s\n", strerror(errno));
+		sc->taken = 0;
 	}
 	return msg.type == PFM_MSG_END;
 }
@@ -309,6 +322,7 @@ int sample_cmd(char **argv, int fd)
 
 		if (session_wait(&pfd, 1, SMPL_POLL_MS) > 0)
 			smpl_msg(&sc);
+		smpl_poll(&sc);
 		/* its libraries may have been mapped since */
 		syms_snapshot();
 		rc = cmd_reap(pid);

@@ -5,7 +5,10 @@
  * command's own ELF, its shared libraries and the vDSO, and with
  * /proc/kallsyms for the guest kernel and its modules.
  *
- * Samples are kept with their thread and process. Each process's memory
+ * Samples are kept with their thread and process. A system-wide
+ * context's samples name none (the host, which writes them, does not
+ * know the guest's current thread): their kernel IPs are resolved, their
+ * user IPs said to belong to no process named. Each process's memory
  * map (an address space) is read (/proc/TGID/maps) while it runs, every
  * time pfmon looks at it, and the last copy is what its samples are
  * resolved against at the end: the process is gone by then, its files
@@ -515,6 +518,10 @@ static void frame_of(const struct space *sp, Dwfl *self, uint64_t ip,
 		f->off = ip - k->addr;
 		return;
 	}
+	if (!sp->tgid) {
+		f->why = "[user: no process named (a system-wide sample records no guest thread)]";
+		return;
+	}
 	if (ip >= sp->vdso_lo && ip < sp->vdso_hi) {
 		/* libdwfl reports no module for a map line without a file */
 		Dwarf_Addr sstart;
@@ -685,8 +692,12 @@ static void print_threads(FILE *o)
 	for (size_t i = 0; i < nsamples; i++) {
 		const struct space *sp = &procs[samples[i].space];
 
-		snprintf(key, sizeof(key), "tid %d pid %d (%s)", samples[i].tid,
-			 sp->tgid, sp->exe ? base(sp->exe) : "?");
+		if (!sp->tgid)
+			snprintf(key, sizeof(key), "no thread named (system-wide)");
+		else
+			snprintf(key, sizeof(key), "tid %d pid %d (%s)",
+				 samples[i].tid, sp->tgid,
+				 sp->exe ? base(sp->exe) : "?");
 		count(key);
 	}
 	fprintf(o, "\n");
@@ -780,7 +791,7 @@ void syms_report(FILE *o, enum smpl_view view, enum profile_fmt fmt,
 		load_kallsyms();
 	for (size_t i = 0; i < nprocs; i++) {
 		space_report(&procs[i]);
-		unread |= !procs[i].maps;
+		unread |= !procs[i].maps && procs[i].tgid;
 	}
 	if (unread)
 		fprintf(stderr, "pfmon: no memory map was read of some sampled processes: their samples stay unresolved\n");

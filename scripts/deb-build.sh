@@ -66,7 +66,7 @@ if [ -n "$suite" ]; then
 fi
 
 # the tools and Build-Depends (the virtual dh-sequence-dkms is dh-dkms)
-"$TOP/scripts/deps.sh" dpkg-dev debhelper dh-dkms fakeroot libdw-dev \
+"$TOP/scripts/deps.sh" dpkg-dev debhelper dh-dkms fakeroot libdw-dev libiberty-dev \
 	libjson-c-dev libmicrohttpd-dev libpfm4-dev python3 >&2
 
 say "dpkg-buildpackage -us -uc -b in $src"

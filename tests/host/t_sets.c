@@ -230,13 +230,16 @@ static void time_switch(const char *name, uint64_t t0, uint64_t t1,
 /*
  * set 0's RUN_NS overflows every 5 ms: switch to set 1 after 2 of them.
  * Sampling (one page), nothing notified: the first overflow short-resets
- * and counting goes on in set 0.
+ * and counting goes on in set 0. The vCPU runs on (up to 2 s) until the
+ * switch: task-clock's overflows come on its hrtimer, which a loaded
+ * two-CPU rig delays.
  */
 static void t_ovfl_switch(void)
 {
 	const uint32_t flags[2] = { PFM_SETFL_OVFL_SWITCH, 0 };
 	struct kvmpfm_vm_stats s0, s1;
-	struct timed_busy r = { .ns = 40 * MS };
+	struct timed_busy r = { .ns = 40 * MS, .want_switches = 1,
+				.max_ns = 2000 * MS };
 	pfarg_setinfo_t in[2];
 	pfarg_pmd_t p;
 	uint64_t run1 = 0;

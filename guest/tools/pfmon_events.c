@@ -46,13 +46,6 @@ static const struct alias aliases[] = {
 	{ NULL, NULL, NULL }
 };
 
-/* the libpfm4 PMU that describes each personality's events */
-static const char *const pers_pmu[PVPFM_PERS_COUNT] = {
-	[PVPFM_PERS_AMD64] = "amd64_fam10h_barcelona",
-	[PVPFM_PERS_AMD64_K8] = "amd64_k8_revg",
-	[PVPFM_PERS_INTEL_ARCH] = "ix86arch",
-};
-
 char model[64];
 int counters;
 static const struct pvpfm_pers_desc *pers;
@@ -138,7 +131,7 @@ void events_init(void)
 	pmc_rsvd = sysfs_u64("pmu_desc/pmc0/rsvd_msk", &rsvd_known);
 	pmc_dfl = sysfs_u64("pmu_desc/pmc0/dfl_val", &ok);
 	rsvd_known = rsvd_known && ok;
-	pmu_name = pers_pmu[pers - pvpfm_pers_table()];
+	pmu_name = pers->libpfm4_pmu;
 	if (pmu_name)
 		libpfm_init();
 }

@@ -81,6 +81,7 @@ enum pvpfm_personality {
 struct pvpfm_pers_desc {
 	const char *name;	/* QEMU's personality= value */
 	const char *model;	/* perfmon2's pmu_desc/model */
+	const char *libpfm4_pmu; /* the libpfm4 PMU that names its events */
 	__u8 vendor;		/* PVPFM_VENDOR_*: whose event encodings */
 	__u8 auto_default;	/* PVPFM_PERS_AUTO picks it on its vendor */
 	__u8 counters;		/* generic counters by default */
@@ -109,6 +110,7 @@ static inline const struct pvpfm_pers_desc *pvpfm_pers_table(void)
 		[PVPFM_PERS_AUTO] = { .name = "auto" },
 		[PVPFM_PERS_AMD64] = {
 			.name = "amd64", .model = "amd64",
+			.libpfm4_pmu = "amd64_fam10h_barcelona",
 			.vendor = PVPFM_VENDOR_AMD, .auto_default = 1,
 			.counters = 4, .counters_max = 4, .ext_event = 1,
 			.counter_width = 48,
@@ -116,6 +118,7 @@ static inline const struct pvpfm_pers_desc *pvpfm_pers_table(void)
 		},
 		[PVPFM_PERS_AMD64_K8] = {
 			.name = "amd64-k8", .model = "amd64",
+			.libpfm4_pmu = "amd64_k8_revg",
 			.vendor = PVPFM_VENDOR_AMD,
 			.counters = 4, .counters_max = 4, .ext_event = 1,
 			.counter_width = 48,
@@ -123,6 +126,7 @@ static inline const struct pvpfm_pers_desc *pvpfm_pers_table(void)
 		},
 		[PVPFM_PERS_INTEL_ARCH] = {
 			.name = "intel_arch", .model = "intel_arch",
+			.libpfm4_pmu = "ix86arch",
 			.vendor = PVPFM_VENDOR_INTEL, .auto_default = 1,
 			.counters = 4, .counters_max = 16,
 			.fixed_counters = 3, .arch_version = 2,

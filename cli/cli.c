@@ -99,6 +99,10 @@ int cli_getopt(const struct cli_program *p, int argc, char **argv)
 		if (o->flags & CLI_F_HELP && o->key == key) {
 			cli_print_help(p, stdout);
 			exit(fflush(stdout) ? 1 : 0);
+		} else if (o->flags & CLI_F_VERSION && o->key == key) {
+			printf("%s %s\n", p->name,
+			       p->version ? p->version : "");
+			exit(fflush(stdout) ? 1 : 0);
 		}
 	return key;
 }

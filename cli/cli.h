@@ -31,6 +31,7 @@ struct cli_option {
 #define CLI_F_HEADING	0x2	/* help is a heading (--help) / .SS (man) */
 #define CLI_F_NOTE	0x4	/* help is a paragraph among the options */
 #define CLI_F_HELP	0x8	/* --help: cli_getopt() answers it */
+#define CLI_F_VERSION	0x10	/* --version: cli_getopt() answers it */
 
 /* keys of options with no short form start here */
 #define CLI_LONG_ONLY	256
@@ -43,6 +44,9 @@ struct cli_option {
 #define CLI_NOTE_FN(fn)		{ NULL, 0, NULL, NULL, CLI_F_NOTE, fn }
 #define CLI_HELP_OPT \
 	{ "help", 'h', NULL, "print this help and exit", CLI_F_HELP, NULL }
+#define CLI_VERSION_OPT \
+	{ "version", 'V', NULL, "print the version and exit", CLI_F_VERSION, \
+	  NULL }
 #define CLI_END			{ NULL, 0, NULL, NULL, 0, NULL }
 
 struct cli_exit {
@@ -71,12 +75,14 @@ struct cli_program {
 	const struct cli_section *after_exit;	/* man only: ERRORS, ... */
 	const char *files;		/* FILES: "= PATH" items */
 	const char *see_also;		/* "pfmon(1), perf-stat(1)" */
+	const char *version;		/* --version's (CLI_VERSION_OPT) */
 };
 
 /*
  * getopt_long() over @p's table: the next option's key, -1 at the end,
- * '?' for a bad one. --help prints the help on stdout and exits 0; the
- * hidden --man prints the man page (the build's) and exits 0.
+ * '?' for a bad one. --help prints the help on stdout and exits 0, as
+ * --version does "NAME VERSION"; the hidden --man prints the man page
+ * (the build's) and exits 0.
  */
 int cli_getopt(const struct cli_program *p, int argc, char **argv);
 

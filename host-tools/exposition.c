@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The exporter's metrics (exposition.h): per VM, labels vm = its -name
- * and uuid = its -uuid, and the exporter's own. Nothing is kept between
- * reads, nothing is summed over VMs or hosts: fleet views are
- * Prometheus's (federation, remote write).
+ * The exporter's metrics (exposition.h): per VM, one identity label, vm
+ * = its -name (its UUID, pid and personality in kvmperfmon_vm_info), and
+ * the exporter's own. Only the event series are kept between reads
+ * (event_series.h), so that they never go back; nothing is summed over
+ * VMs or hosts: fleet views are Prometheus's (federation, remote write).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -11,17 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "exposition.h"
+#include "guest_events.h"
 #include "host_view.h"
 #include "prom_text.h"
 
-/*
- * Distinct guest events per VM with a series of their own in one scrape;
- * the rest are summed under event="other". A guest chooses its events,
- * and the operator's Prometheus must not grow with its choices.
- */
-#define MAX_EVENT_LABELS	32
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 /* the exporter's own, since it started; only one read runs at a time */
@@ -34,22 +32,32 @@ static void family(FILE *f, const char *name, const char *type,
 		help, name, type);
 }
 
-/* vm="..",uuid="..": the labels of every VM's series */
-static void vm_labels(FILE *f, const struct snap *s)
+/*
+ * vm="..": the identity of every VM's series. Two VMs of one name (QEMU
+ * does not keep -name unique, libvirt does per driver) are told apart
+ * by the module's VM id, so that no two series are the same.
+ */
+static void vm_labels(FILE *f, const struct snap_set *set,
+		      const struct snap *s)
 {
+	unsigned int i;
+
 	fputs("vm=\"", f);
 	prom_put_label_value(f, s->name);
-	fputs("\",uuid=\"", f);
-	prom_put_label_value(f, s->uuid);
+	for (i = 0; i < set->nr && (&set->vms[i] == s ||
+				    strcmp(set->vms[i].name, s->name)); i++)
+		;
+	if (i < set->nr)
+		fprintf(f, " (id %" PRIu64 ")", (uint64_t)s->vm.id);
 	fputc('"', f);
 }
 
-/* kvmperfmon_@name{vm="..",uuid=".."[,@key="@val"]} */
-static void vm_series(FILE *f, const char *name, const struct snap *s,
-		      const char *key, const char *val)
+/* kvmperfmon_@name{vm=".."[,@key="@val"]} */
+static void vm_series(FILE *f, const char *name, const struct snap_set *set,
+		      const struct snap *s, const char *key, const char *val)
 {
 	fprintf(f, "kvmperfmon_%s{", name);
-	vm_labels(f, s);
+	vm_labels(f, set, s);
 	if (key) {
 		fprintf(f, ",%s=\"", key);
 		prom_put_label_value(f, val);
@@ -58,10 +66,11 @@ static void vm_series(FILE *f, const char *name, const struct snap *s,
 	fputs("} ", f);
 }
 
-static void vm_u64(FILE *f, const char *name, const struct snap *s,
-		   const char *key, const char *val, uint64_t v)
+static void vm_u64(FILE *f, const char *name, const struct snap_set *set,
+		   const struct snap *s, const char *key, const char *val,
+		   uint64_t v)
 {
-	vm_series(f, name, s, key, val);
+	vm_series(f, name, set, s, key, val);
 	fprintf(f, "%" PRIu64 "\n", v);
 }
 
@@ -97,11 +106,12 @@ static const struct vm_counter vm_counters[] = {
 };
 
 /*
- * Refusal causes: a fixed set, so that a series exists from the VM's
- * first scrape (rate() needs its zero) and a guest cannot add series.
- * NOTAVAIL: an event the host cannot count; FILTERED: the operator's
- * filter; MEDIATED: a VM with KVM's mediated vPMU holds the host's PMU;
- * then the errnos the module returns; any other is "other".
+ * Refusal causes: a fixed set, so that a guest cannot add series. The
+ * operator's own three (NOTAVAIL: an event the host cannot count;
+ * FILTERED: the operator's filter; MEDIATED: a VM with KVM's mediated
+ * vPMU holds the host's PMU) have a series from the VM's first scrape,
+ * which rate() and alerts need; the errnos the module returns, and
+ * "other" for any else, once they are not zero.
  */
 static const char *const causes[] = {
 	"NOTAVAIL", "FILTERED", "MEDIATED", "EINVAL", "EBUSY", "EMFILE",
@@ -109,6 +119,7 @@ static const char *const causes[] = {
 	"EPERM", "EACCES", "EAGAIN", "other",
 };
 #define NR_CAUSES	ARRAY_SIZE(causes)
+#define NR_CAUSES_ALWAYS	3
 
 static void add_cause(const char *cause, uint64_t n, void *arg)
 {
@@ -120,99 +131,96 @@ static void add_cause(const char *cause, uint64_t n, void *arg)
 	by[i] += n;
 }
 
-/* the host time of one (vCPU, guest event): summed over its records */
-struct ev_time {
-	uint32_t vcpu;
-	char event[40];
-	uint64_t enabled, running;
-};
-
-/*
- * The VM's events by (vCPU, guest event), at most MAX_EVENT_LABELS
- * distinct events, the rest under "other"; *@nr of them. NULL on no
- * memory.
- */
-static struct ev_time *event_times(const struct snap *s, unsigned int *nr)
+static void vm_events(FILE *f, const struct exposition *x,
+		      const struct snap_set *set, bool running)
 {
-	const struct kvmpfm_snap_event *e;
-	struct ev_time *t;
-	unsigned int i, j, k, names = 0;
-	char name[40];
+	const struct event_series_vm *v;
+	const struct event_series *e;
+	unsigned int i, j;
 
-	*nr = 0;
-	t = calloc(s->vm.nr_events ? s->vm.nr_events : 1, sizeof(*t));
-	if (!t)
-		return NULL;
-	for (i = 0; (e = snap_event(s, i)); i++) {
-		snap_guest_event_name(e, name, sizeof(name));
-		/* a new event name past the bound: "other" */
-		for (k = 0; k < *nr && strcmp(t[k].event, name); k++)
-			;
-		if (k == *nr && names >= MAX_EVENT_LABELS)
-			snprintf(name, sizeof(name), "other");
-		for (j = 0; j < *nr && (t[j].vcpu != e->vcpu ||
-					strcmp(t[j].event, name)); j++)
-			;
-		if (j == *nr) {
-			if (k == *nr && strcmp(name, "other"))
-				names++;
-			t[j].vcpu = e->vcpu;
-			snprintf(t[j].event, sizeof(t[j].event), "%s", name);
-			(*nr)++;
+	for (i = 0; i < set->nr; i++) {
+		v = event_series_vm(&x->events, set->vms[i].vm.id);
+		for (j = 0; v && j < v->nr_series; j++) {
+			e = &v->series[j];
+			fprintf(f, "kvmperfmon_event_%s_seconds_total{",
+				running ? "running" : "enabled");
+			vm_labels(f, set, &set->vms[i]);
+			if (e->vcpu != EVENT_SERIES_ALL_VCPUS)
+				fprintf(f, ",vcpu=\"%u\"", e->vcpu);
+			fputs(",event=\"", f);
+			prom_put_label_value(f, e->event);
+			fprintf(f, "\"} %.9f\n", (running ? e->running_ns :
+					       e->enabled_ns) / 1e9);
 		}
-		t[j].enabled += e->time_enabled;
-		t[j].running += e->time_running;
 	}
-	return t;
 }
 
-static void vm_events(FILE *f, const struct snap_set *set, bool running)
+static void vm_info(FILE *f, const struct snap_set *set)
 {
-	unsigned int i, j, nr;
-	struct ev_time *t;
+	unsigned int i;
 
+	family(f, "vm_info", "gauge", "A VM bound to kvm-perfmon: its UUID "
+	       "(libvirt's, the join with other exporters' domain series), "
+	       "its VMM's pid and the PMU personality its guest sees; "
+	       "always 1.");
 	for (i = 0; i < set->nr; i++) {
 		const struct snap *s = &set->vms[i];
 
-		t = event_times(s, &nr);
-		for (j = 0; t && j < nr; j++) {
-			fprintf(f, "kvmperfmon_event_%s_seconds_total{",
-				running ? "running" : "enabled");
-			vm_labels(f, s);
-			fprintf(f, ",vcpu=\"%u\",event=\"", t[j].vcpu);
-			prom_put_label_value(f, t[j].event);
-			fprintf(f, "\"} %.9f\n", (running ? t[j].running :
-					       t[j].enabled) / 1e9);
-		}
-		free(t);
+		fputs("kvmperfmon_vm_info{", f);
+		vm_labels(f, set, s);
+		fputs(",uuid=\"", f);
+		prom_put_label_value(f, s->uuid);
+		fprintf(f, "\",pid=\"%d\",personality=\"%s\"} 1\n",
+			(int)s->vm.pid,
+			snap_personality_name(s->vm.personality));
 	}
 }
 
-static void vm_metrics(FILE *f, const struct snap_set *set)
+static void vm_calls(FILE *f, const struct snap_set *set)
+{
+	uint64_t by[NR_CAUSES];
+	unsigned int i, k;
+
+	family(f, "calls_total", "counter",
+	       "perfmon2 calls of the VM's guests, by command; a command's "
+	       "series from its first call.");
+	for (i = 0; i < set->nr; i++)
+		for (k = 1; k < KVMPFM_SNAP_CALLS; k++)
+			if (snap_call_name(k) && set->vms[i].vm.calls[k])
+				vm_u64(f, "calls_total", set, &set->vms[i],
+				       "command", snap_call_name(k),
+				       set->vms[i].vm.calls[k]);
+	family(f, "refused_total", "counter",
+	       "Failed calls of the VM's guests, by cause: NOTAVAIL (an event "
+	       "the host cannot count), FILTERED (the operator's filter), "
+	       "MEDIATED (a VM with KVM's mediated vPMU holds the host's "
+	       "PMU), always there; or the errno, from its first failure.");
+	for (i = 0; i < set->nr; i++) {
+		memset(by, 0, sizeof(by));
+		snap_for_each_cause(&set->vms[i], add_cause, by);
+		for (k = 0; k < NR_CAUSES; k++)
+			if (k < NR_CAUSES_ALWAYS || by[k])
+				vm_u64(f, "refused_total", set, &set->vms[i],
+				       "cause", causes[k], by[k]);
+	}
+}
+
+static void vm_metrics(FILE *f, const struct exposition *x,
+		       const struct snap_set *set)
 {
 	static const uint32_t states[] = {
 		KVMPFM_CTX_UNLOADED, KVMPFM_CTX_LOADED, KVMPFM_CTX_MASKED,
 	};
 	const struct kvmpfm_snap_ctx *c;
 	const struct kvmpfm_snap_vcpu *v;
-	uint64_t by[NR_CAUSES], n;
 	unsigned int i, j, k;
 	char num[24];
+	uint64_t n;
 
-	family(f, "vm_info", "gauge", "A VM bound to kvm-perfmon: its VMM's "
-	       "pid and the PMU personality its guest sees; always 1.");
-	for (i = 0; i < set->nr; i++) {
-		const struct snap *s = &set->vms[i];
-
-		fputs("kvmperfmon_vm_info{", f);
-		vm_labels(f, s);
-		fprintf(f, ",pid=\"%d\",personality=\"%s\"} 1\n",
-			(int)s->vm.pid,
-			snap_personality_name(s->vm.personality));
-	}
+	vm_info(f, set);
 	family(f, "vm_vcpus", "gauge", "vCPUs of the VM.");
 	for (i = 0; i < set->nr; i++)
-		vm_u64(f, "vm_vcpus", &set->vms[i], NULL, NULL,
+		vm_u64(f, "vm_vcpus", set, &set->vms[i], NULL, NULL,
 		       set->vms[i].vm.nr_vcpus);
 	family(f, "vm_contexts", "gauge",
 	       "perfmon2 contexts of the VM's guests, by state.");
@@ -222,64 +230,81 @@ static void vm_metrics(FILE *f, const struct snap_set *set)
 		for (k = 0; k < ARRAY_SIZE(states); k++) {
 			for (n = 0, j = 0; (c = snap_ctx(s, j)); j++)
 				n += c->state == states[k];
-			vm_u64(f, "vm_contexts", s, "state",
+			vm_u64(f, "vm_contexts", set, s, "state",
 			       snap_ctx_state_name(states[k]), n);
 		}
 	}
 	family(f, "vm_events", "gauge",
 	       "Host counters in use for the VM's guests.");
 	for (i = 0; i < set->nr; i++)
-		vm_u64(f, "vm_events", &set->vms[i], NULL, NULL,
+		vm_u64(f, "vm_events", set, &set->vms[i], NULL, NULL,
 		       set->vms[i].vm.stats.active_counters);
-
-	family(f, "calls_total", "counter",
-	       "perfmon2 calls of the VM's guests, by command.");
-	for (i = 0; i < set->nr; i++)
-		for (k = 1; k < KVMPFM_SNAP_CALLS; k++)
-			if (snap_call_name(k))
-				vm_u64(f, "calls_total", &set->vms[i],
-				       "command", snap_call_name(k),
-				       set->vms[i].vm.calls[k]);
-	family(f, "refused_total", "counter",
-	       "Failed calls of the VM's guests, by cause: NOTAVAIL (an event "
-	       "the host cannot count), FILTERED (the operator's filter), "
-	       "MEDIATED (a VM with KVM's mediated vPMU holds the host's "
-	       "PMU), or the errno.");
-	for (i = 0; i < set->nr; i++) {
-		memset(by, 0, sizeof(by));
-		snap_for_each_cause(&set->vms[i], add_cause, by);
-		for (k = 0; k < NR_CAUSES; k++)
-			vm_u64(f, "refused_total", &set->vms[i], "cause",
-			       causes[k], by[k]);
-	}
+	vm_calls(f, set);
 	for (k = 0; k < ARRAY_SIZE(vm_counters); k++) {
 		const struct vm_counter *m = &vm_counters[k];
 
 		family(f, m->name, "counter", m->help);
 		for (i = 0; i < set->nr; i++)
-			vm_u64(f, m->name, &set->vms[i], NULL, NULL,
+			vm_u64(f, m->name, set, &set->vms[i], NULL, NULL,
 			       *(const uint64_t *)((const char *)
 						   &set->vms[i].vm.stats +
 						   m->off));
 	}
-	family(f, "vcpu_doorbells_total", "counter",
-	       "Guest calls served on each vCPU.");
-	for (i = 0; i < set->nr; i++)
-		for (j = 0; (v = snap_vcpu(&set->vms[i], j)); j++) {
-			snprintf(num, sizeof(num), "%u", v->index);
-			vm_u64(f, "vcpu_doorbells_total", &set->vms[i], "vcpu",
-			       num, v->doorbells);
-		}
+	if (x->events.per_vcpu) {
+		family(f, "vcpu_doorbells_total", "counter",
+		       "Guest calls served on each vCPU.");
+		for (i = 0; i < set->nr; i++)
+			for (j = 0; (v = snap_vcpu(&set->vms[i], j)); j++) {
+				snprintf(num, sizeof(num), "%u", v->index);
+				vm_u64(f, "vcpu_doorbells_total", set,
+				       &set->vms[i], "vcpu", num, v->doorbells);
+			}
+	}
 
 	family(f, "event_enabled_seconds_total", "counter",
+	       x->events.per_vcpu ?
 	       "Host time the guest's events were enabled, by vCPU and guest "
-	       "event, since their context's counters opened, as of the "
-	       "host's last update (schedule in or out, read).");
-	vm_events(f, set, false);
+	       "event, as of the host's last update (schedule in or out, "
+	       "read)." :
+	       "Host time the guest's events were enabled, by guest event "
+	       "summed over the VM's vCPUs, as of the host's last update "
+	       "(schedule in or out, read).");
+	vm_events(f, x, set, false);
 	family(f, "event_running_seconds_total", "counter",
 	       "Host time the guest's events actually had a host counter: "
 	       "below enabled time, the host took counters away.");
-	vm_events(f, set, true);
+	vm_events(f, x, set, true);
+}
+
+/*
+ * @s's text gzip'ed, for the clients that accept it (Prometheus does):
+ * compressed once per read, whatever the clients. None on failure: the
+ * text is served as it is.
+ */
+static void gzip_text(struct scrape *s)
+{
+	z_stream z = { 0 };
+	uLong room;
+
+	/* windowBits 15 + 16: a gzip header and trailer (zlib.h) */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return;
+	room = deflateBound(&z, s->len);
+	s->gz = malloc(room);
+	if (s->gz) {
+		z.next_in = (Bytef *)s->text;
+		z.avail_in = s->len;
+		z.next_out = (Bytef *)s->gz;
+		z.avail_out = room;
+		if (deflate(&z, Z_FINISH) == Z_STREAM_END) {
+			s->gz_len = z.total_out;
+		} else {
+			free(s->gz);
+			s->gz = NULL;
+		}
+	}
+	deflateEnd(&z);
 }
 
 static double now_s(void)
@@ -292,6 +317,7 @@ static double now_s(void)
 
 struct scrape *exposition_scrape(void *arg)
 {
+	struct exposition *x = arg;
 	struct host_view v;
 	double t0 = now_s();
 	struct scrape *s;
@@ -299,7 +325,6 @@ struct scrape *exposition_scrape(void *arg)
 	FILE *f;
 	int ret;
 
-	(void)arg;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
@@ -319,6 +344,14 @@ struct scrape *exposition_scrape(void *arg)
 	family(f, "up", "gauge", "1 if kvm-perfmon's operator interface "
 	       "answered this scrape, else 0 (the exporter's log says why).");
 	fprintf(f, "kvmperfmon_up %d\n", !ret);
+	family(f, "build_info", "gauge", "The exporter's version and the "
+	       "kvm-perfmon.ko API version it reads (api_version: the "
+	       "module's, empty when it did not answer); always 1.");
+	fputs("kvmperfmon_build_info{version=\"" KVMPFM_VERSION
+	      "\",api_version=\"", f);
+	if (v.api_version > 0)
+		fprintf(f, "%d", v.api_version);
+	fputs("\"} 1\n", f);
 	family(f, "scrape_errors_total", "counter",
 	       "Reads of kvm-perfmon that failed, since the exporter "
 	       "started.");
@@ -337,10 +370,11 @@ struct scrape *exposition_scrape(void *arg)
 		       "Host perf events kvm-perfmon holds for all VMs.");
 		fprintf(f, "kvmperfmon_host_perf_events %" PRId64 "\n",
 			(int64_t)v.ms.perf_events);
-		family(f, "pinned_pages", "gauge",
-		       "Guest pages registered for sampling buffers (not pinned).");
-		fprintf(f, "kvmperfmon_pinned_pages %" PRId64 "\n",
-			(int64_t)v.ms.pinned_pages);
+		family(f, "sampling_buffer_bytes", "gauge",
+		       "Guest memory registered as sampling buffers, all VMs "
+		       "(written through the VMM's mapping, never pinned).");
+		fprintf(f, "kvmperfmon_sampling_buffer_bytes %" PRId64 "\n",
+			(int64_t)v.ms.pinned_pages * sysconf(_SC_PAGESIZE));
 		family(f, "host_mediated_total", "counter",
 		       "Guest PMU events perf refused because a VM with KVM's "
 		       "mediated vPMU held the host's PMU, all VMs since "
@@ -348,8 +382,11 @@ struct scrape *exposition_scrape(void *arg)
 		fprintf(f, "kvmperfmon_host_mediated_total %" PRIu64 "\n",
 			(uint64_t)v.ms.host_mediated);
 	}
+	if (!ret && event_series_update(&x->events, &v.set))
+		fprintf(stderr, "kvm-perfmon-exporter: out of memory for the "
+			"event series: their counters start again\n");
 	if (!ret)
-		vm_metrics(f, &v.set);
+		vm_metrics(f, x, &v.set);
 	snap_set_free(&v.set);
 	family(f, "scrape_duration_seconds", "gauge",
 	       "Time the read of every VM and its formatting took.");
@@ -359,5 +396,6 @@ struct scrape *exposition_scrape(void *arg)
 		free(s);
 		return NULL;
 	}
+	gzip_text(s);
 	return s;
 }

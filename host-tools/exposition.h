@@ -6,11 +6,17 @@
 #ifndef HOST_TOOLS_EXPOSITION_H
 #define HOST_TOOLS_EXPOSITION_H
 
+#include "event_series.h"
 #include "scrape_cache.h"
 
+/* what the exporter keeps from scrape to scrape */
+struct exposition {
+	struct event_series_set events;	/* .per_vcpu: --collector.vcpu */
+};
+
 /*
- * Reads the host once and formats every metric: a scrape_read_fn (@arg
- * unused). A failed read is kvmperfmon_up 0 in the text, its reason on
+ * Reads the host once and formats every metric: a scrape_read_fn, @arg
+ * a struct exposition, which one read at a time may use. A failed read is kvmperfmon_up 0 in the text, its reason on
  * stderr, and its exit code in the scrape's exit_code. NULL on no memory.
  */
 struct scrape *exposition_scrape(void *arg);

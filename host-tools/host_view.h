@@ -16,6 +16,7 @@ struct host_view {
 	struct snap_set set;
 	struct kvmpfm_module_stats ms;
 	bool have_ms;		/* @ms was read */
+	int api_version;	/* KVMPFM_GET_API_VERSION's; 0 unread */
 };
 
 /*

@@ -22,6 +22,7 @@
 
 #include "basic_auth.h"
 #include "exposition.h"
+#include "guest_events.h"
 #include "scrape_cache.h"
 #include "snapshot.h"
 #include "web_config.h"
@@ -34,6 +35,8 @@
  */
 #define DEFAULT_PORT		"17995"
 #define DEFAULT_LISTEN		"127.0.0.1:" DEFAULT_PORT
+#define DEFAULT_PATH		"/metrics"
+#define MAX_PATH_LEN		128
 /*
  * Connections: one thread each, so a slow client holds its own thread and
  * no one else's. Prometheus keeps one connection per server to a target;
@@ -60,7 +63,10 @@
 #define STR_(x)	#x
 #define STR(x)	STR_(x)
 
-enum { OPT_LISTEN = 'l', OPT_ONCE = '1', OPT_WEB_CONFIG = CLI_LONG_ONLY };
+enum {
+	OPT_LISTEN = 'l', OPT_ONCE = '1',
+	OPT_WEB_CONFIG = CLI_LONG_ONLY, OPT_TELEMETRY_PATH, OPT_COLLECTOR_VCPU,
+};
 
 static const struct cli_option options[] = {
 	CLI_OPT("web.listen-address", OPT_LISTEN, "[ADDR]:PORT",
@@ -68,12 +74,19 @@ static const struct cli_option options[] = {
 		"only); ADDR an IPv4 or a [IPv6] address, none for every\n"
 		"address (:" DEFAULT_PORT ")"),
 	CLI_ALIAS("listen", OPT_LISTEN, "[ADDR]:PORT"),
+	CLI_OPT("web.telemetry-path", OPT_TELEMETRY_PATH, "PATH",
+		"where the metrics are (default " DEFAULT_PATH "): /, then\n"
+		"letters, digits and /._-"),
 	CLI_OPT("web.config.file", OPT_WEB_CONFIG, "FILE",
 		"TLS and basic authentication, in the YAML format\n"
 		"Prometheus's exporters share (below); a key it does not\n"
 		"implement is refused"),
+	CLI_OPT("collector.vcpu", OPT_COLLECTOR_VCPU, NULL,
+		"series per vCPU as well: event times by vCPU and event,\n"
+		"guest calls by vCPU (default: per VM only)"),
 	CLI_OPT("once", OPT_ONCE, NULL, "print one scrape on stdout and exit"),
 	CLI_HELP_OPT,
+	CLI_VERSION_OPT,
 	CLI_NOTE("The web config:\n"
 		 "\n"
 		 "  tls_server_config:\n"
@@ -90,17 +103,26 @@ static const struct cli_program cli = {
 	.summary = "kvm-perfmon's view of every VM for Prometheus",
 	.description =
 "Serve what each VM on this host does with kvm-perfmon's counters to\n"
-"Prometheus, in its text format on http(s)://ADDR:PORT/metrics.\n"
+"Prometheus, in its text format on http(s)://ADDR:PORT/metrics, gzip'ed\n"
+"when the client accepts it.\n"
 "\n"
 "Each read of the module is one snapshot of every VM bound to kvm-perfmon,\n"
 "shared by the requests of the next second. At most "
 STR(PER_IP_CONNECTION_LIMIT) " connections from\n"
 "one client address, " STR(CONNECTION_LIMIT) " in all, each closed after "
-STR(CONNECTION_TIMEOUT_S) " s idle. Series per\n"
-"VM (labels vm = its -name, uuid = its -uuid; invalid UTF-8 shown as\n"
-"U+FFFD): at most 3 per context state, 19 per call, 16 per refusal cause,\n"
-"and per vCPU and guest event at most vCPUs x 33 (32 events, the rest as\n"
-"event=\"other\"). The metrics name every user's VMs, their VMMs' pids\n"
+STR(CONNECTION_TIMEOUT_S) " s idle.\n"
+"\n"
+"Series per VM, whose one identity label is vm (its -name, with \" (id N)\"\n"
+"when two VMs share it; invalid UTF-8 shown as U+FFFD); kvmperfmon_vm_info\n"
+"adds its uuid, for joins. Per VM: 3 gauges, 3 context states, 9 counters,\n"
+"3 refusal causes, a call command or another cause once it is not zero,\n"
+"and two time series per guest event, summed over the vCPUs\n"
+"(--collector.vcpu: per vCPU). Guest events are named as libpfm4 names\n"
+"them in the guest (pfmon -l); at most 32 per VM have series of their\n"
+"own, the rest are summed as event=\"other\" for their life. An event's\n"
+"series lasts while the event is counted and never goes back.\n"
+"\n"
+"The metrics name every user's VMs, their VMMs' pids\n"
 "and UUIDs: listen beyond this host only with TLS and basic_auth_users.\n"
 "\n"
 "Needs CAP_PERFMON (or root) and read access to /dev/kvm-perfmon (group\n"
@@ -123,13 +145,64 @@ struct server {
 	struct web_config web;		/* constant */
 	struct basic_auth auth;		/* when web has users */
 	struct scrape_cache cache;
+	const char *path;		/* constant: --web.telemetry-path */
+	char index_page[256 + MAX_PATH_LEN];	/* constant */
 };
 
-static const char index_page[] =
-"<html><head><title>kvm-perfmon exporter</title></head><body>\n"
-"<h1>kvm-perfmon exporter</h1>\n"
-"<p><a href=\"/metrics\">Metrics</a></p>\n"
-"</body></html>\n";
+/* a path the index page may name as it is: no escaping needed */
+static bool valid_path(const char *path)
+{
+	size_t n = strlen(path);
+
+	return path[0] == '/' && n <= MAX_PATH_LEN &&
+	       strspn(path, "abcdefghijklmnopqrstuvwxyz"
+		      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") == n;
+}
+
+static void make_index_page(struct server *srv)
+{
+	snprintf(srv->index_page, sizeof(srv->index_page),
+		 "<html><head><title>kvm-perfmon exporter</title></head><body>\n"
+		 "<h1>kvm-perfmon exporter</h1>\n"
+		 "<p><a href=\"%s\">Metrics</a></p>\n"
+		 "</body></html>\n", srv->path);
+}
+
+/*
+ * Does the request's Accept-Encoding take gzip: a "gzip" or "*" token,
+ * without q=0 (RFC 9110, 12.5.3)
+ */
+static bool accepts_gzip(struct MHD_Connection *conn)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	const char *p, *end, *q;
+	size_t n;
+
+	for (p = v; p && *p; p = *end ? end + 1 : end) {
+		p += strspn(p, " \t");
+		end = p + strcspn(p, ",");
+		n = strcspn(p, " \t;,");
+		if (!((n == 4 && !strncasecmp(p, "gzip", 4)) ||
+		      (n == 1 && *p == '*')))
+			continue;
+		q = memchr(p, ';', end - p);
+		if (!q)
+			return true;
+		q += 1 + strspn(q + 1, " \t");
+		if (strncasecmp(q, "q=", 2))
+			return true;
+		/* q=0, q=0.0, q=0.000: refused; any other weight taken */
+		q += 2;
+		if (*q != '0')
+			return true;
+		for (q++, q += *q == '.'; *q == '0'; q++)
+			;
+		if (q < end && *q >= '1' && *q <= '9')
+			return true;
+	}
+	return false;
+}
 
 static const char text_type[] = "text/plain; charset=utf-8";
 
@@ -202,6 +275,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct server *srv = cls;
 	struct MHD_Response *r;
 	struct scrape *s;
+	bool gzip;
 
 	(void)version;
 	(void)data;
@@ -214,12 +288,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text_type,
 			     "Only GET and HEAD\n");
-	if (!strcmp(url, "/"))
+	if (!strcmp(url, "/") && strcmp(srv->path, "/"))
 		return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
-			     index_page);
-	if (strcmp(url, "/metrics"))
+			     srv->index_page);
+	if (strcmp(url, srv->path))
 		return reply(conn, MHD_HTTP_NOT_FOUND, text_type,
-			     "Not found: try /metrics\n");
+			     "Not found: the metrics are elsewhere (/)\n");
 	s = scrape_cache_get(&srv->cache);
 	if (!s)
 		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, text_type,
@@ -228,14 +302,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	 * A failed read is kvmperfmon_up 0, not an HTTP error. The text is
 	 * shared: the response holds a reference until it is sent.
 	 */
-	r = MHD_create_response_from_buffer_with_free_callback_cls(s->len,
-			s->text, scrape_done, s);
+	gzip = s->gz && accepts_gzip(conn);
+	r = MHD_create_response_from_buffer_with_free_callback_cls(
+			gzip ? s->gz_len : s->len, gzip ? s->gz : s->text,
+			scrape_done, s);
 	if (!r) {
 		scrape_put(s);
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				"text/plain; version=0.0.4; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+				MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gzip)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					"gzip");
 	return queue(conn, MHD_HTTP_OK, r);
 }
 
@@ -364,6 +445,7 @@ static int load_web_config(const char *path, struct web_config *web)
 
 int main(int argc, char **argv)
 {
+	static struct exposition x;
 	static struct server srv;
 	const char *listen_arg = DEFAULT_LISTEN, *web_config_path = NULL;
 	struct listen_addr l;
@@ -381,8 +463,14 @@ int main(int argc, char **argv)
 		case OPT_WEB_CONFIG:
 			web_config_path = optarg;
 			break;
+		case OPT_TELEMETRY_PATH:
+			srv.path = optarg;
+			break;
 		case OPT_ONCE:
 			once = true;
+			break;
+		case OPT_COLLECTOR_VCPU:
+			x.events.per_vcpu = true;
 			break;
 		default:
 			return snap_usage_try_help(cli.name);
@@ -390,6 +478,16 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return snap_usage_operand(cli.name, argv[optind]);
+	if (!srv.path)
+		srv.path = DEFAULT_PATH;
+	if (!valid_path(srv.path)) {
+		fprintf(stderr, "kvm-perfmon-exporter: --web.telemetry-path "
+			"'%s': want /, then letters, digits and /._- (at most "
+			"%d characters), e.g. " DEFAULT_PATH "\n", srv.path,
+			MAX_PATH_LEN);
+		return SNAP_EXIT_USAGE;
+	}
+	make_index_page(&srv);
 	memset(&l, 0, sizeof(l));
 	if (parse_listen(listen_arg, &l)) {
 		fprintf(stderr, "kvm-perfmon-exporter: --web.listen-address "
@@ -410,7 +508,8 @@ int main(int argc, char **argv)
 	 * One scrape first: a missing module or privilege is said now, with
 	 * its exit code, rather than as kvmperfmon_up 0 forever after.
 	 */
-	s = exposition_scrape(NULL);
+	guest_events_init();
+	s = exposition_scrape(&x);
 	if (!s) {
 		fprintf(stderr, "kvm-perfmon-exporter: out of memory\n");
 		return SNAP_EXIT_ERROR;
@@ -422,12 +521,13 @@ int main(int argc, char **argv)
 			ret = SNAP_EXIT_ERROR;
 	}
 	free(s->text);
+	free(s->gz);
 	free(s);
 	if (once || ret)
 		return ret;
 
 	scrape_cache_init(&srv.cache, SNAPSHOT_MAX_AGE_NS, exposition_scrape,
-			  NULL, scrape_clock_monotonic);
+			  &x, scrape_clock_monotonic);
 	/* the daemon's threads inherit the mask: signals come to sigwait */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
@@ -443,13 +543,14 @@ int main(int argc, char **argv)
 		return SNAP_EXIT_ERROR;
 	}
 	fprintf(stderr, "kvm-perfmon-exporter: listening on %s (%s%s), metrics "
-		"at /metrics\n", listen_arg, srv.web.cert_pem ? "https" : "http",
-		srv.web.nr_users ? ", basic authentication" : "");
+		"at %s\n", listen_arg, srv.web.cert_pem ? "https" : "http",
+		srv.web.nr_users ? ", basic authentication" : "", srv.path);
 	sigwait(&sigs, &sig);
 	MHD_stop_daemon(d);
 	scrape_cache_destroy(&srv.cache);
 	if (srv.web.nr_users)
 		basic_auth_destroy(&srv.auth);
 	web_config_free(&srv.web);
+	event_series_free(&x.events);
 	return SNAP_EXIT_OK;
 }

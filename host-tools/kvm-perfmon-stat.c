@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "guest_events.h"
 #include "snapshot.h"
 #include "include/uapi/perfmon2.h"
 
@@ -24,6 +25,7 @@ static const struct cli_option options[] = {
 	CLI_OPT("count", 'n', "N", "with -i: stop after N refreshes (default: never)"),
 	CLI_OPT("json", 'j', NULL, "one JSON document per refresh, for scripts"),
 	CLI_HELP_OPT,
+	CLI_VERSION_OPT,
 	CLI_END
 };
 
@@ -197,7 +199,8 @@ static void print_detail(const struct snap *s)
 	for (i = 0; (e = snap_event(s, i)); i++)
 		printf("%5u %6u %4u %4u %-22s %-24s %-8s %6.1f\n", e->vcpu,
 		       e->ctx_id, e->set, e->pmd,
-		       snap_guest_event_name(e, g, sizeof(g)),
+		       guest_event_name(s->vm.personality, e, g,
+					 sizeof(g)),
 		       snap_host_event_name(e, h, sizeof(h)),
 		       e->flags & KVMPFM_SNAP_EV_EMULATED ? "yes" : "no",
 		       e->time_enabled ?
@@ -310,8 +313,9 @@ static json_object *json_vm(const struct snap *s, bool detail)
 		add_u64(r, "context", e->ctx_id);
 		add_u64(r, "set", e->set);
 		add_u64(r, "pmd", e->pmd);
-		add_str(r, "guest_event", snap_guest_event_name(e, buf,
-								sizeof(buf)));
+		add_str(r, "guest_event",
+			guest_event_name(s->vm.personality, e, buf,
+					 sizeof(buf)));
 		add_str(r, "host_event", snap_host_event_name(e, buf,
 							      sizeof(buf)));
 		json_object_object_add(r, "emulated", json_object_new_boolean(
@@ -438,6 +442,7 @@ int main(int argc, char **argv)
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret;
+	guest_events_init();
 	fd = snap_open(err, sizeof(err));
 	if (fd < 0) {
 		ret = snap_open_exit(errno);

@@ -26,6 +26,7 @@ static void put_locked(struct scrape *s)
 	if (--s->refs)
 		return;
 	free(s->text);
+	free(s->gz);
 	free(s);
 }
 

@@ -20,6 +20,8 @@ struct scrape_cache;
 struct scrape {
 	char *text;
 	size_t len;
+	char *gz;		/* @text gzip'ed (malloc'ed), or NULL */
+	size_t gz_len;
 	int exit_code;		/* SNAP_EXIT_* of its read */
 	uint64_t taken_ns;	/* set by the cache: when its read ended */
 	struct scrape_cache *cache;

@@ -330,32 +330,6 @@ const char *snap_ctx_state_name(uint32_t state)
 	return "unknown";
 }
 
-const char *snap_guest_event_name(const struct kvmpfm_snap_event *e,
-				  char *buf, size_t len)
-{
-	const char *name;
-
-	switch (e->guest_kind) {
-	case KVMPFM_EVK_GENERIC:
-		snprintf(buf, len, "generic_0x%x_0x%02x", e->guest_event,
-			 e->guest_umask);
-		break;
-	case KVMPFM_EVK_FIXED:
-		snprintf(buf, len, "fixed_%u", e->guest_event);
-		break;
-	case KVMPFM_EVK_VIRTUAL:
-		name = pvpfm_vpmd_name(e->guest_event);
-		if (name)
-			snprintf(buf, len, "%s", name);
-		else
-			snprintf(buf, len, "virtual_%u", e->guest_event);
-		break;
-	default:
-		snprintf(buf, len, "unknown");
-	}
-	return buf;
-}
-
 const char *snap_host_event_name(const struct kvmpfm_snap_event *e,
 				 char *buf, size_t len)
 {

@@ -49,7 +49,8 @@ extern const struct cli_exit snap_exit_status[];
 #define SNAP_CLI_COMMON							\
 	.man_section = 8,						\
 	.synopsis = "[OPTION]...",					\
-	.exits = snap_exit_status
+	.exits = snap_exit_status,					\
+	.version = KVMPFM_VERSION
 /* the first of their FILES */
 #define SNAP_CLI_FILE_DEVICE						\
 	"= /dev/kvm-perfmon\n"						\
@@ -86,9 +87,6 @@ const char *snap_call_name(unsigned int cmd);	/* "write_pmcs"; NULL */
 const char *snap_errno_name(unsigned int err);	/* "EBUSY" */
 const char *snap_personality_name(uint32_t id);
 const char *snap_ctx_state_name(uint32_t state);
-/* "generic 0x76/0x00", "fixed 1", "vcpu_run_ns" into @buf */
-const char *snap_guest_event_name(const struct kvmpfm_snap_event *e,
-				  char *buf, size_t len);
 /* "hardware cpu-cycles", "software 0x1", "tracepoint", "polled" */
 const char *snap_host_event_name(const struct kvmpfm_snap_event *e,
 				 char *buf, size_t len);

@@ -45,13 +45,15 @@ PKGS=(
 	linux-source xz-utils perl
 	# host-tools: JSON output (json-c) and the exporter's HTTP server
 	# (libmicrohttpd, its TLS through GnuTLS), its web config's YAML
-	# (libyaml) and bcrypt for its basic authentication (libxcrypt's
-	# crypt_r); prometheus (promtool and a server) checks and scrapes the
+	# (libyaml), bcrypt for its basic authentication (libxcrypt's
+	# crypt_r) and its gzip'ed scrapes (zlib); prometheus (promtool and
+	# a server) checks and scrapes the
 	# exporter in its tests; systemd-analyze verifies the exporter's unit;
 	# curl for the tests' HTTP requests, openssl for their certificates,
 	# util-linux's setpriv runs the tools as another uid in the rig and
 	# its unshare gives the exporter's end-to-end test a network of its own
-	libjson-c-dev libmicrohttpd-dev libyaml-dev libcrypt-dev prometheus
+	libjson-c-dev libmicrohttpd-dev libyaml-dev libcrypt-dev zlib1g-dev
+	prometheus
 	systemd curl openssl util-linux iproute2
 	# tests/libvirt/config-test.sh: augtool runs kvm-perfmon-libvirt-config's
 	# qemu.conf edits through libvirt's own Augeas lens (taken from

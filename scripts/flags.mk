@@ -14,7 +14,8 @@
 #
 # CPPFLAGS_PROJECT puts the repo root on the include path (engine and uapi
 # headers are reached as "kvm/engine/..." / "include/uapi/..." from there; the
-# engine's own includes are relative and need nothing). Warnings are errors:
+# engine's own includes are relative and need nothing) and defines
+# KVMPFM_VERSION, the version of debian/changelog. Warnings are errors:
 # `make test` also fails on any "warning:" a compiler prints about project
 # code, whatever flags a sub-Makefile used (scripts/stage.sh).
 #
@@ -30,7 +31,10 @@ endif
 
 CFLAGS_PROJECT := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes
-CPPFLAGS_PROJECT := -I$(TOP)
+# the project's one version string: debian/changelog's newest entry
+PROJECT_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' \
+	$(TOP)/debian/changelog)
+CPPFLAGS_PROJECT := -I$(TOP) -DKVMPFM_VERSION='"$(PROJECT_VERSION)"'
 
 CC_FUZZ := $(shell command -v clang-14 || command -v clang || echo clang-14)
 CFLAGS_FUZZ := -O1 -fno-omit-frame-pointer \

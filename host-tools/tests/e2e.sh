@@ -110,8 +110,64 @@ rig_check $? "promtool check metrics on a scrape with a VM named 'evil\\xff\"vm\
 grep -q 'vm="evil'$'\xef\xbf\xbd''\\"vm\\\\\\n"' "$work/metrics.txt"
 rig_check $? "the bad name as evil<U+FFFD>\\\"vm\\\\\\n" \
 	"$(grep -a -m1 evil "$work/metrics.txt")"
+grep -q '^kvmperfmon_vm_info{vm="vm-a (id 1)",uuid="6c0d2a8e-[^"]*a",pid="1000",personality="amd64"} 1$' "$work/metrics.txt" &&
+	grep -q '^kvmperfmon_vm_vcpus{vm="vm-a (id 3)"} 2$' "$work/metrics.txt" &&
+	! grep -a 'uuid=' "$work/metrics.txt" | grep -qv '^kvmperfmon_vm_info{'
+rig_check $? "one identity label, vm (two VMs of one name told apart by id); uuid in vm_info only" \
+	"$(grep -a '^kvmperfmon_vm_\(info\|vcpus\)' "$work/metrics.txt")"
+grep -q '^kvmperfmon_event_enabled_seconds_total{vm="vm-a (id 1)",event="vcpu_run_ns"} 3.000000000$' "$work/metrics.txt" &&
+	grep -q '^kvmperfmon_event_running_seconds_total{vm="vm-a (id 1)",event="CPU_CLK_UNHALTED"} 1.000000000$' "$work/metrics.txt" &&
+	[ "$(grep -c '^kvmperfmon_event_' "$work/metrics.txt")" = 4 ] &&
+	! grep -q '^kvmperfmon_vcpu_doorbells_total' "$work/metrics.txt"
+rig_check $? "event times per VM by libpfm4's names, summed over the vCPUs; nothing per vCPU" \
+	"$(grep '^kvmperfmon_\(event\|vcpu\)_' "$work/metrics.txt")"
+grep -q '^kvmperfmon_build_info{version="[0-9][^"]*",api_version="[0-9][0-9]*"} 1$' "$work/metrics.txt" &&
+	grep -q '^kvmperfmon_refused_total{vm="vm-a (id 1)",cause="MEDIATED"} 0$' "$work/metrics.txt" &&
+	! grep -q '^kvmperfmon_refused_total{.*cause="EINVAL"' "$work/metrics.txt" &&
+	! grep -q '^kvmperfmon_calls_total{' "$work/metrics.txt"
+rig_check $? "build_info; the operator's refusal causes always, errnos and calls once not zero" \
+	"$(grep '^kvmperfmon_\(build_info\|refused\|calls\)' "$work/metrics.txt")"
 stop_exporter
 rig_check $? "exit 0 on SIGTERM"
+# ---- gzip, the telemetry path, --version ---------------------------------
+r=0
+start_exporter path --web.telemetry-path=/probe/kvm-perfmon || r=1
+rig_check "$r" "exporter starts with --web.telemetry-path=/probe/kvm-perfmon" "$(cat "$work/path.log")"
+url=http://127.0.0.1:$PORT/probe/kvm-perfmon
+expect_status 200 "--web.telemetry-path: 200 there" "$url"
+expect_status 404 "--web.telemetry-path: 404 at /metrics" "http://127.0.0.1:$PORT/metrics"
+curl -s "http://127.0.0.1:$PORT/" | grep -q 'href="/probe/kvm-perfmon"'
+rig_check $? "--web.telemetry-path: the index page links it"
+curl -s -D "$work/gz.hdr" -H 'Accept-Encoding: gzip' -o "$work/metrics.gz" "$url"
+gz_ok=$?
+grep -qi '^Content-Encoding: gzip' "$work/gz.hdr" && [ "$gz_ok" = 0 ] &&
+	gzip -dc "$work/metrics.gz" >"$work/metrics-gz.txt" &&
+	promtool check metrics <"$work/metrics-gz.txt" >/dev/null 2>&1 &&
+	grep -q '^kvmperfmon_up 1$' "$work/metrics-gz.txt"
+rig_check $? "Accept-Encoding: gzip: a gzip'ed scrape ($(stat -c %s "$work/metrics.gz") bytes) that promtool reads" \
+	"$(cat "$work/gz.hdr")"
+for ae in "" "gzip;q=0" "identity" "deflate, gzip;q=0.000"; do
+	curl -s -D "$work/plain.hdr" ${ae:+-H "Accept-Encoding: $ae"} -o "$work/plain.txt" "$url"
+	! grep -qi '^Content-Encoding' "$work/plain.hdr" &&
+		grep -q '^kvmperfmon_up 1$' "$work/plain.txt"
+	rig_check $? "Accept-Encoding: '${ae:-(none)}': the text as it is" "$(cat "$work/plain.hdr")"
+done
+stop_exporter
+rig_check $? "exit 0 on SIGTERM"
+out=$("$exporter" --web.telemetry-path=metrics --once 2>&1 >/dev/null)
+[ $? = 1 ] && grep -q "^kvm-perfmon-exporter: --web.telemetry-path 'metrics': want /" <<<"$out"
+rig_check $? "--web.telemetry-path without its leading /: exit 1, said why" "$out"
+out=$("$exporter" --version)
+[[ $out =~ ^kvm-perfmon-exporter\ [0-9][^\ ]*$ ]]
+rig_check $? "--version: kvm-perfmon-exporter VERSION" "$out"
+
+"$exporter" --collector.vcpu --once >"$work/vcpu.txt" 2>&1 &&
+	promtool check metrics <"$work/vcpu.txt" >/dev/null 2>&1 &&
+	grep -q '^kvmperfmon_event_enabled_seconds_total{vm="vm-a (id 1)",vcpu="1",event="vcpu_run_ns"} 2.000000000$' "$work/vcpu.txt" &&
+	[ "$(grep -c '^kvmperfmon_event_' "$work/vcpu.txt")" = 8 ] &&
+	grep -q '^kvmperfmon_vcpu_doorbells_total{vm="vm-a (id 3)",vcpu="1"} 15$' "$work/vcpu.txt"
+rig_check $? "--collector.vcpu: event times and calls by vCPU as well" \
+	"$(grep '^kvmperfmon_\(event\|vcpu\)_' "$work/vcpu.txt")"
 
 # ---- malformed web configs: refused at start ---------------------------
 hash=$("$mkbcrypt" s3cret 4)
@@ -205,8 +261,8 @@ expect_status 200 "while they hold: curl from 127.0.0.1 gets 200" "${tls[@]}" -u
 prom_start "$work" "$work/prometheus.log" "127.0.0.1:$PORT" \
 	"$work/server.crt" prometheus s3cret
 pids+=("$prom_pid")
-prom_sees 'up{job="kvm-perfmon"} + on() kvmperfmon_vms' 3
-rig_check $? "Prometheus scrapes over TLS with basic auth while they hold: up 1, kvmperfmon_vms 2" \
+prom_sees 'up{job="kvm-perfmon"} + on() kvmperfmon_vms' 4
+rig_check $? "Prometheus scrapes over TLS with basic auth while they hold: up 1, kvmperfmon_vms 3" \
 	"up + vms = $(promql 'up{job="kvm-perfmon"} + on() kvmperfmon_vms' || echo nothing); $(tail -3 "$work/prometheus.log")"
 stop_exporter
 rig_check $? "exit 0 on SIGTERM with connections held"

@@ -54,8 +54,9 @@ MIRROR=${KERNELS_MIRROR:-http://deb.debian.org/debian}
 #   augeas-tools        kvm-perfmon-libvirt's dependency (augtool edits
 #                       qemu.conf with libvirt's lens), in the image so
 #                       that the project's .debs add nothing (as below)
-#   libjson-c5 libmicrohttpd12t64 libyaml-0-2   kvm-perfmon-tools' libraries
-#                       (the exporter's web config is YAML; the other
+#   libjson-c5 libmicrohttpd12t64 libyaml-0-2 libpfm4
+#                       kvm-perfmon-tools' libraries (the exporter's web
+#                       config is YAML, libpfm4 names guest events; the other
 #                       packages' come with Debian's QEMU and libvirt):
 #                       so that the project's .debs add nothing to the
 #                       image, which then stays the same when they change
@@ -75,7 +76,7 @@ l1)
 	PKGS=("${COMMON[@]}" systemd systemd-sysv dbus apparmor
 		libvirt-daemon-system libvirt-clients qemu-system-x86
 		qemu-system-data procps iproute2 augeas-tools libjson-c5
-		libmicrohttpd12t64 libyaml-0-2
+		libmicrohttpd12t64 libyaml-0-2 libpfm4
 		libiscsi7 libjack-jackd2-0 libnfs14 libpulse0 libvirglrenderer1
 		libpipewire-0.3-0t64 libspice-server1 libdw1t64)
 	SIZE=6G

@@ -172,7 +172,7 @@ else
 		curl -sf "${tls[@]}" -u "$EXPORTER_USER:$PASSWORD" "$url" \
 			>"$logdir/metrics.txt" || r=$?
 		[ "$r" = 0 ] || break
-		[ "$(grep -c '^kvmperfmon_event_enabled_seconds_total{.*event="VCPU_RUN_NS"}' \
+		[ "$(grep -c '^kvmperfmon_event_enabled_seconds_total{.*event="vcpu_run_ns"}' \
 			"$logdir/metrics.txt")" -ge 2 ] && break
 		[ "$tries" -lt 10 ] || break
 		sleep 1.2

@@ -14,18 +14,32 @@
 #include <json-c/json.h>
 
 #include "guest_events.h"
+#include "stat_table.h"
 #include "snapshot.h"
 #include "include/uapi/perfmon2.h"
 
+enum {
+	OPT_VM = CLI_LONG_ONLY, OPT_NOHEADINGS,
+};
+
 static const struct cli_option options[] = {
-	CLI_OPT("vm", 'v', "VM", "one VM in detail: per vCPU, context and event;\n"
+	CLI_OPT("vm", OPT_VM, "VM", "one VM in detail: per vCPU, context and event;\n"
 		"VM is its name (-name), its VMM's pid or its UUID"),
+	CLI_OPT("output", 'o', "LIST", "the table's columns, comma-separated\n"
+		"(below); +LIST adds to the default"),
+	CLI_OPT("sort", 's', "COLUMN", "rows by COLUMN: numbers high first,\n"
+		"names A-Z (default: bind order)"),
+	CLI_OPT("raw", 'r', NULL, "the table unaligned, columns separated by a\n"
+		"space, as lsblk --raw"),
+	CLI_OPT("noheadings", OPT_NOHEADINGS, NULL, "the table without its heading"),
 	CLI_OPT("interval", 'i', "SECS", "refresh every SECS seconds (0.1 to 86400),\n"
 		"with rates per second"),
 	CLI_OPT("count", 'n', "N", "with -i: stop after N refreshes (default: never)"),
-	CLI_OPT("json", 'j', NULL, "one JSON document per refresh, for scripts"),
+	CLI_OPT("json", 'j', NULL, "a JSON document, with a timestamp; with\n"
+		"--interval one per refresh, each on one line (NDJSON)"),
 	CLI_HELP_OPT,
 	CLI_VERSION_OPT,
+	CLI_NOTE_FN(stat_table_columns_help),
 	CLI_END
 };
 
@@ -37,13 +51,12 @@ static const struct cli_program cli = {
 "Show what each VM on this host does with kvm-perfmon's counters, as\n"
 "virsh domstats and kvm_stat show KVM's.\n"
 "\n"
-"The table has a row per VM: NAME, PID (its VMM), VCPUS, CTX (perfmon2\n"
-"contexts, loaded/all), EVENTS (host counters in use), RUN% (the share of\n"
-"their enabled time the host actually counted: below 100 the host took\n"
-"counters away), SAMPLES (or SAMPLES/s with -i), CALLS, REFUSED (failed\n"
-"calls; --vm shows them by cause: NOTAVAIL, the host cannot count the\n"
-"event; FILTERED, a filter refused it; MEDIATED, a VM with KVM's mediated\n"
-"vPMU holds the host's PMU; else the errno).\n"
+"The table has a row per VM, its columns below, fitted to the terminal\n"
+"(names are never cut). With --interval its counts are per second and\n"
+"RUN% is over the interval. --vm shows refused calls by cause: NOTAVAIL,\n"
+"the host cannot count the event; FILTERED, a filter refused it;\n"
+"MEDIATED, a VM with KVM's mediated vPMU holds the host's PMU; else the\n"
+"errno.\n"
 "\n"
 "Needs root or CAP_PERFMON: the view covers every user's VMs.",
 	.options = options,
@@ -57,58 +70,10 @@ struct opts {
 	double interval;
 	long count;
 	bool json;
+	struct stat_table_opts table;
 };
 
 /* ---- text ------------------------------------------------------------- */
-
-/* per second, from two readings @secs apart */
-static double rate(uint64_t now, uint64_t before, double secs)
-{
-	return secs > 0 && now >= before ? (now - before) / secs : 0;
-}
-
-static const struct snap *previous(const struct snap_set *prev,
-				   const struct snap *s)
-{
-	unsigned int i;
-
-	for (i = 0; prev && i < prev->nr; i++)
-		if (prev->vms[i].vm.id == s->vm.id)
-			return &prev->vms[i];
-	return NULL;
-}
-
-static void print_table(const struct snap_set *set,
-			const struct snap_set *prev, double secs)
-{
-	unsigned int i;
-
-	printf("%-24s %8s %5s %9s %6s %5s %10s %10s %8s\n", "NAME", "PID",
-	       "VCPUS", "CTX", "EVENTS", "RUN%", prev ? "SAMPLES/s" : "SAMPLES",
-	       prev ? "CALLS/s" : "CALLS", "REFUSED");
-	for (i = 0; i < set->nr; i++) {
-		const struct snap *s = &set->vms[i], *p = previous(prev, s);
-		const struct kvmpfm_vm_stats *st = &s->vm.stats;
-		char ctx[24];
-
-		snprintf(ctx, sizeof(ctx), "%u/%u", st->loaded, st->contexts);
-		printf("%-24.24s %8d %5u %9s %6u %5.1f ", s->name,
-		       (int)s->vm.pid, s->vm.nr_vcpus, ctx,
-		       st->active_counters, 100 * snap_running_ratio(s));
-		if (prev && p)
-			printf("%10.1f %10.1f ",
-			       rate(st->samples, p->vm.stats.samples, secs),
-			       rate(st->commands, p->vm.stats.commands, secs));
-		else if (prev)	/* bound since the last refresh */
-			printf("%10s %10s ", "-", "-");
-		else
-			printf("%10" PRIu64 " %10" PRIu64 " ",
-			       (uint64_t)st->samples, (uint64_t)st->commands);
-		printf("%8" PRIu64 "\n", snap_refusals(s));
-	}
-	if (!set->nr)
-		printf("(no VM is bound to kvm-perfmon)\n");
-}
 
 /* what the operator does about a cause, where there is something to do */
 static const struct {
@@ -327,19 +292,38 @@ static json_object *json_vm(const struct snap *s, bool detail)
 	return o;
 }
 
-static void print_json(const struct snap_set *set, const struct snap *one)
+/* now as RFC 3339 UTC, to the millisecond */
+static void add_timestamp(json_object *o)
+{
+	struct timespec ts;
+	char buf[40];
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%03ldZ", ts.tv_nsec / 1000000);
+	add_str(o, "timestamp", buf);
+}
+
+/* one document; @line: on one line (NDJSON, a refresh each) */
+static void print_json(const struct snap_set *set, const struct snap *one,
+		       bool line)
 {
 	json_object *doc = json_object_new_object(), *a;
 	unsigned int i;
 
+	add_timestamp(doc);
 	add_u64(doc, "api_version", KVMPFM_API_VERSION);
 	json_object_object_add(doc, "vms", a = json_object_new_array());
 	for (i = 0; i < set->nr; i++)
 		if (!one || one == &set->vms[i])
 			json_object_array_add(a, json_vm(&set->vms[i], !!one));
-	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-						 JSON_C_TO_STRING_SPACED |
-						 JSON_C_TO_STRING_NOSLASHESCAPE));
+	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_NOSLASHESCAPE |
+					    (line ? JSON_C_TO_STRING_PLAIN :
+					     JSON_C_TO_STRING_PRETTY |
+					     JSON_C_TO_STRING_SPACED)));
 	json_object_put(doc);
 }
 
@@ -347,13 +331,30 @@ static void print_json(const struct snap_set *set, const struct snap *one)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	char *end;
+	char *end, err[160];
 	int c;
 
+	stat_table_defaults(&o->table);
 	while ((c = cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
-		case 'v':
+		case OPT_VM:
 			o->vm = optarg;
+			break;
+		case 'o':
+			if (stat_table_parse_output(&o->table, optarg, err,
+						    sizeof(err)))
+				goto bad;
+			break;
+		case 's':
+			if (stat_table_parse_sort(&o->table, optarg, err,
+						  sizeof(err)))
+				goto bad;
+			break;
+		case 'r':
+			o->table.raw = true;
+			break;
+		case OPT_NOHEADINGS:
+			o->table.noheadings = true;
 			break;
 		case 'i':
 			errno = 0;
@@ -389,6 +390,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return SNAP_EXIT_USAGE;
 	}
 	return 0;
+bad:
+	fprintf(stderr, "kvm-perfmon-stat: %s\n", err);
+	return SNAP_EXIT_USAGE;
 }
 
 static double now_s(void)
@@ -421,11 +425,11 @@ static int show(int fd, const struct opts *o, struct snap_set *set,
 		}
 	}
 	if (o->json)
-		print_json(set, one);
+		print_json(set, one, !!o->interval);
 	else if (one)
 		print_detail(one);
-	else
-		print_table(set, prev, secs);
+	else if (stat_table_print(stdout, set, prev, secs, &o->table))
+		return SNAP_EXIT_ERROR;
 	fflush(stdout);
 	return 0;
 }

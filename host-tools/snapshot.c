@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,4 +402,38 @@ double snap_running_ratio(const struct snap *s)
 		run += e->time_running;
 	}
 	return en ? (double)run / en : 1.0;
+}
+
+/* the two readings' records are the same event of the same PMD */
+static bool same_record(const struct kvmpfm_snap_event *a,
+			const struct kvmpfm_snap_event *b)
+{
+	return a->vcpu == b->vcpu && a->ctx_id == b->ctx_id &&
+	       a->set == b->set && a->pmd == b->pmd &&
+	       a->guest_kind == b->guest_kind &&
+	       a->guest_event == b->guest_event &&
+	       a->guest_umask == b->guest_umask;
+}
+
+double snap_interval_running_ratio(const struct snap *s, const struct snap *p)
+{
+	struct kvmpfm_snap_event now, before;
+	const struct kvmpfm_snap_event *e, *b;
+	uint64_t en = 0, run = 0;
+	unsigned int i, j;
+
+	for (i = 0; (e = snap_event(s, i)); i++) {
+		now = *e;	/* snap_event's record is reused below */
+		for (j = 0; (b = snap_event(p, j)) && !same_record(&now, b);
+		     j++)
+			;
+		before = b ? *b : (struct kvmpfm_snap_event){ 0 };
+		/* a record new in the interval, or whose counters reopened */
+		if (!b || now.time_enabled < before.time_enabled ||
+		    now.time_running < before.time_running)
+			before.time_enabled = before.time_running = 0;
+		en += now.time_enabled - before.time_enabled;
+		run += now.time_running - before.time_running;
+	}
+	return en ? (double)run / en : NAN;
 }

@@ -103,5 +103,11 @@ typedef void snap_cause_fn(const char *cause, uint64_t n, void *arg);
 void snap_for_each_cause(const struct snap *s, snap_cause_fn *fn, void *arg);
 /* host running/enabled time over the VM's events; 1 when none ran */
 double snap_running_ratio(const struct snap *s);
+/*
+ * The same over the interval from @p, a reading of the same VM before:
+ * the time the records gained since (a record new since, or whose
+ * counters reopened, all of its time). NAN when none was enabled.
+ */
+double snap_interval_running_ratio(const struct snap *s, const struct snap *p);
 
 #endif /* HOST_TOOLS_SNAPSHOT_H */

@@ -67,7 +67,8 @@ fi
 
 # the tools and Build-Depends (the virtual dh-sequence-dkms is dh-dkms)
 "$TOP/scripts/deps.sh" dpkg-dev debhelper dh-dkms fakeroot libdw-dev libiberty-dev \
-	libjson-c-dev libmicrohttpd-dev libpfm4-dev zlib1g-dev python3 >&2
+	libjson-c-dev libmicrohttpd-dev libpfm4-dev libsmartcols-dev zlib1g-dev \
+	python3 >&2
 
 say "dpkg-buildpackage -us -uc -b in $src"
 (cd "$src" && dpkg-buildpackage -us -uc -b) \

@@ -43,7 +43,8 @@ PKGS=(
 	# checkpatch: bookworm has no checkpatch package; the kernel source
 	# tarball in linux-source carries scripts/checkpatch.pl (perl)
 	linux-source xz-utils perl
-	# host-tools: JSON output (json-c) and the exporter's HTTP server
+	# host-tools: JSON output (json-c), kvm-perfmon-stat's table
+	# (util-linux's libsmartcols) and the exporter's HTTP server
 	# (libmicrohttpd, its TLS through GnuTLS), its web config's YAML
 	# (libyaml), bcrypt for its basic authentication (libxcrypt's
 	# crypt_r) and its gzip'ed scrapes (zlib); prometheus (promtool and
@@ -52,8 +53,8 @@ PKGS=(
 	# curl for the tests' HTTP requests, openssl for their certificates,
 	# util-linux's setpriv runs the tools as another uid in the rig and
 	# its unshare gives the exporter's end-to-end test a network of its own
-	libjson-c-dev libmicrohttpd-dev libyaml-dev libcrypt-dev zlib1g-dev
-	prometheus
+	libjson-c-dev libsmartcols-dev libmicrohttpd-dev libyaml-dev
+	libcrypt-dev zlib1g-dev prometheus
 	systemd curl openssl util-linux iproute2
 	# tests/libvirt/config-test.sh: augtool runs kvm-perfmon-libvirt-config's
 	# qemu.conf edits through libvirt's own Augeas lens (taken from

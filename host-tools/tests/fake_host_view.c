@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_snap.h"
 #include "host_view.h"
 #include "include/uapi/pv_perfmon.h"
 
@@ -54,15 +55,11 @@ static int fake_vm(struct snap *s, unsigned int i)
 	if (!s->buf)
 		return -1;
 	vm = s->buf;
-	vm->size = sizeof(*vm);
-	vm->vcpu_size = sizeof(*v);
-	vm->ctx_size = sizeof(struct kvmpfm_snap_ctx);
-	vm->event_size = sizeof(struct kvmpfm_snap_event);
+	fake_snap_vm(vm, i + 1);
 	vm->nr_vcpus = FAKE_VCPUS;
 	vm->nr_events = nr_events;
 	vm->personality = PVPFM_PERS_AMD64;
 	vm->pid = 1000 + i;
-	vm->id = i + 1;
 	strcpy(vm->identity.name, names[i]);
 	vm->stats.doorbells = 10 * (i + 1);
 	v = (struct kvmpfm_snap_vcpu *)(vm + 1);

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "event_series.h"
+#include "fake_snap.h"
 #include "guest_events.h"
 #include "include/uapi/pv_perfmon.h"
 
@@ -29,11 +30,7 @@ struct vm_build {
 static void vm_init(struct vm_build *b, uint64_t id, uint32_t personality)
 {
 	memset(b, 0, sizeof(*b));
-	b->vm.size = sizeof(b->vm);
-	b->vm.vcpu_size = sizeof(struct kvmpfm_snap_vcpu);
-	b->vm.ctx_size = sizeof(struct kvmpfm_snap_ctx);
-	b->vm.event_size = sizeof(struct kvmpfm_snap_event);
-	b->vm.id = id;
+	fake_snap_vm(&b->vm, id);
 	b->vm.personality = personality;
 }
 

@@ -165,6 +165,54 @@ def main():
               f"table: {vm} with {gv['samples']} samples, {want} refused",
               f"row {w}")
 
+    # --raw --sort DOORBELLS --output NAME,UUID,DOORBELLS,EXITS,DOORBELL%:
+    # KVM's exits from debugfs, the doorbells a share of them
+    if "columns" in b:
+        lines = b["columns"][0]
+        check(lines and lines[0].split() ==
+              ["NAME", "UUID", "DOORBELLS", "EXITS", "DOORBELL%"],
+              "--output: the columns asked for, in order",
+              lines[0] if lines else "nothing")
+        rows = [ln.split() for ln in lines[1:]]
+        check(len(rows) == 2 and
+              int(rows[0][2]) >= int(rows[1][2]),
+              "--sort DOORBELLS: the busier VM first", str(rows))
+        for w in rows:
+            ok = (len(w) == 5 and w[0] in UUIDS and w[1] == UUIDS[w[0]] and
+                  0 < int(w[2]) <= int(w[3]) and
+                  abs(float(w[4]) - 100.0 * int(w[2]) / int(w[3])) < 0.5)
+            check(ok, f"--output: {w[0]}'s doorbells, a share of its "
+                  f"exits (KVM's debugfs)", str(w))
+            if ok:
+                print(f"    {w[0]}: {w[2]} doorbells of {w[3]} exits "
+                      f"({w[4]}%)")
+    else:
+        check(False, "--output: a block", "none")
+
+    # --interval 1 --count 2 --json: two NDJSON lines with timestamps
+    docs = []
+    for line in b.get("watch", ([], 1))[0]:
+        try:
+            docs.append(json.loads(line))
+        except ValueError:
+            pass
+    check(len(docs) == 2 and len(b["watch"][0]) == 2 and
+          all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$",
+                       d.get("timestamp", "")) for d in docs) and
+          docs[0]["timestamp"] < docs[1]["timestamp"],
+          "--interval --json: one document per line and refresh, each "
+          "with a later timestamp", str(b.get("watch")))
+
+    # --interval 1 --count 2 --raw: lifetime figures, then per second
+    wt = b.get("watch-table", ([], 1))[0]
+    # (L1's console is a terminal: each refresh clears it first)
+    heads = [re.sub(r"^\x1b\[H\x1b\[2J", "", ln) for ln in wt]
+    heads = [ln for ln in heads if ln.startswith("NAME ")]
+    check(heads == ["NAME RUN% SAMPLES DOORBELLS",
+                    "NAME RUN% SAMPLES/s DOORBELLS/s"],
+          "--interval: the first table counts, the next per second",
+          str(wt))
+
     # --vm vm-b: refusals by cause, FILTERED among them
     if "detail-vm-b" in b:
         text = b["detail-vm-b"][0]

@@ -133,6 +133,14 @@ if [ "$ok" = 0 ]; then
 	rig_check "$rc" "kvm-perfmon-stat --json: exit 0"
 	show detail-vm-b ./kvm-perfmon-stat --vm vm-b
 	rig_check "$rc" "kvm-perfmon-stat --vm vm-b: exit 0"
+	show columns ./kvm-perfmon-stat --raw --sort DOORBELLS \
+		--output NAME,UUID,DOORBELLS,EXITS,DOORBELL%
+	rig_check "$rc" "kvm-perfmon-stat --raw --sort DOORBELLS --output ...: exit 0"
+	show watch ./kvm-perfmon-stat --interval 1 --count 2 --json
+	rig_check "$rc" "kvm-perfmon-stat --interval 1 --count 2 --json: exit 0"
+	show watch-table ./kvm-perfmon-stat --interval 1 --count 2 --raw \
+		--output NAME,RUN%,SAMPLES,DOORBELLS
+	rig_check "$rc" "kvm-perfmon-stat --interval 1 --count 2 --raw: exit 0"
 	show no-vm ./kvm-perfmon-stat --vm vm-c
 	[ "$rc" = 4 ]
 	rig_check $? "kvm-perfmon-stat --vm vm-c (no such VM): exit 4" "exit $rc"

@@ -11,19 +11,8 @@
 #include "event_series.h"
 #include "guest_events.h"
 
-/* a record's identity: the same event of the same PMD of one context */
-struct record_key {
-	uint32_t vcpu;
-	uint32_t ctx_id;
-	uint16_t set;
-	uint16_t pmd;
-	uint32_t guest_kind;
-	uint16_t guest_event;
-	uint8_t guest_umask;
-};
-
 struct event_series_record {
-	struct record_key key;
+	struct snap_event_key key;
 	uint64_t enabled_ns, running_ns;
 	unsigned int series;	/* index in the VM's series */
 #define NO_SERIES	UINT32_MAX
@@ -31,24 +20,10 @@ struct event_series_record {
 	const char *event;
 };
 
-static int key_cmp(const struct record_key *a, const struct record_key *b)
-{
-#define CMP_FIELD(f)	if (a->f != b->f) return a->f < b->f ? -1 : 1
-	CMP_FIELD(vcpu);
-	CMP_FIELD(ctx_id);
-	CMP_FIELD(set);
-	CMP_FIELD(pmd);
-	CMP_FIELD(guest_kind);
-	CMP_FIELD(guest_event);
-	CMP_FIELD(guest_umask);
-#undef CMP_FIELD
-	return 0;
-}
-
 static int record_cmp(const void *a, const void *b)
 {
-	return key_cmp(&((const struct event_series_record *)a)->key,
-		       &((const struct event_series_record *)b)->key);
+	return snap_event_key_cmp(&((const struct event_series_record *)a)->key,
+				  &((const struct event_series_record *)b)->key);
 }
 
 static void vm_free(struct event_series_vm *v)
@@ -149,12 +124,7 @@ static struct event_series_record *read_records(const struct snap *s,
 		return NULL;
 	}
 	for (i = 0; (e = snap_event(s, i)); i++) {
-		r[i].key = (struct record_key){
-			.vcpu = e->vcpu, .ctx_id = e->ctx_id, .set = e->set,
-			.pmd = e->pmd, .guest_kind = e->guest_kind,
-			.guest_event = e->guest_event,
-			.guest_umask = e->guest_umask,
-		};
+		r[i].key = snap_event_key(e);
 		r[i].enabled_ns = e->time_enabled;
 		r[i].running_ns = e->time_running;
 		r[i].event = guest_event_name(s->vm.personality, e,
@@ -201,7 +171,7 @@ static int vm_update(struct event_series_vm *v, bool per_vcpu,
 	/* first the records that stay and those that went ... */
 	while (i < nr || j < v->nr_records) {
 		c = i == nr ? 1 : j == v->nr_records ? -1 :
-		    key_cmp(&cur[i].key, &old[j].key);
+		    snap_event_key_cmp(&cur[i].key, &old[j].key);
 		if (c > 0) {
 			record_gone(v, &old[j]);
 			v->series[old[j++].series].live--;

@@ -404,29 +404,46 @@ double snap_running_ratio(const struct snap *s)
 	return en ? (double)run / en : 1.0;
 }
 
-/* the two readings' records are the same event of the same PMD */
-static bool same_record(const struct kvmpfm_snap_event *a,
-			const struct kvmpfm_snap_event *b)
+struct snap_event_key snap_event_key(const struct kvmpfm_snap_event *e)
 {
-	return a->vcpu == b->vcpu && a->ctx_id == b->ctx_id &&
-	       a->set == b->set && a->pmd == b->pmd &&
-	       a->guest_kind == b->guest_kind &&
-	       a->guest_event == b->guest_event &&
-	       a->guest_umask == b->guest_umask;
+	return (struct snap_event_key){
+		.vcpu = e->vcpu, .ctx_id = e->ctx_id, .set = e->set,
+		.pmd = e->pmd, .guest_kind = e->guest_kind,
+		.guest_event = e->guest_event, .guest_umask = e->guest_umask,
+	};
+}
+
+int snap_event_key_cmp(const struct snap_event_key *a,
+		       const struct snap_event_key *b)
+{
+#define CMP_FIELD(f)	if (a->f != b->f) return a->f < b->f ? -1 : 1
+	CMP_FIELD(vcpu);
+	CMP_FIELD(ctx_id);
+	CMP_FIELD(set);
+	CMP_FIELD(pmd);
+	CMP_FIELD(guest_kind);
+	CMP_FIELD(guest_event);
+	CMP_FIELD(guest_umask);
+#undef CMP_FIELD
+	return 0;
 }
 
 double snap_interval_running_ratio(const struct snap *s, const struct snap *p)
 {
 	struct kvmpfm_snap_event now, before;
 	const struct kvmpfm_snap_event *e, *b;
+	struct snap_event_key key, bkey;
 	uint64_t en = 0, run = 0;
 	unsigned int i, j;
 
 	for (i = 0; (e = snap_event(s, i)); i++) {
 		now = *e;	/* snap_event's record is reused below */
-		for (j = 0; (b = snap_event(p, j)) && !same_record(&now, b);
-		     j++)
-			;
+		key = snap_event_key(&now);
+		for (j = 0; (b = snap_event(p, j)); j++) {
+			bkey = snap_event_key(b);
+			if (!snap_event_key_cmp(&key, &bkey))
+				break;
+		}
 		before = b ? *b : (struct kvmpfm_snap_event){ 0 };
 		/* a record new in the interval, or whose counters reopened */
 		if (!b || now.time_enabled < before.time_enabled ||

@@ -82,6 +82,24 @@ const struct kvmpfm_snap_ctx *snap_ctx(const struct snap *s, unsigned int i);
 const struct kvmpfm_snap_event *snap_event(const struct snap *s,
 					   unsigned int i);
 
+/*
+ * A record's identity across readings: the same event of the same PMD
+ * of one context. Ordered by snap_event_key_cmp (0: the same record).
+ */
+struct snap_event_key {
+	uint32_t vcpu;
+	uint32_t ctx_id;
+	uint16_t set;
+	uint16_t pmd;
+	uint32_t guest_kind;
+	uint16_t guest_event;
+	uint8_t guest_umask;
+};
+
+struct snap_event_key snap_event_key(const struct kvmpfm_snap_event *e);
+int snap_event_key_cmp(const struct snap_event_key *a,
+		       const struct snap_event_key *b);
+
 /* names */
 const char *snap_call_name(unsigned int cmd);	/* "write_pmcs"; NULL */
 const char *snap_errno_name(unsigned int err);	/* "EBUSY" */

@@ -12,7 +12,10 @@
 # With a real libvirtd: the host is what Debian boots (systemd, cgroup v2,
 # AppArmor with libvirt's profiles) and the project's packages are in
 # place (DKMS built kvm-perfmon.ko for this kernel, it loaded at boot, its
-# node is root:kvm 0660), qemu.conf untouched by them; the operator runs
+# node is root:kvm 0660), qemu.conf untouched by them; the exporter's unit
+# installed disabled, enabled bound to the node (stopped with the module,
+# started again with it, never failed), restarted by an upgrade (the
+# tools package installed again); the operator runs
 # kvm-perfmon-libvirt-config enable --restart, as README.Debian says (our
 # entry added to libvirt's default list, the rest of qemu.conf kept,
 # libvirtd restarted; again: nothing changed, no restart); a domain with
@@ -49,6 +52,18 @@ check_cmd() {
 	rig_check "$rc" "$name" "exit $rc"
 }
 virsh() { command virsh -c qemu:///system "$@"; }
+# the exporter's scrape on loopback (bash's /dev/tcp: no curl in L1)
+scrape() {
+	(
+		exec 3<>/dev/tcp/127.0.0.1/17995 || exit 1
+		printf 'GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n' >&3
+		timeout 10 cat <&3 | tr -d '\r'
+	) 2>/dev/null
+}
+exporter_state() { systemctl show -p ActiveState --value kvm-perfmon-exporter.service; }
+exporter_pid() { systemctl show -p MainPID --value kvm-perfmon-exporter.service; }
+is_exporter() { [ "$(exporter_state)" = "$1" ]; }
+scrape_up() { scrape | grep -q '^kvmperfmon_up 1'; }
 
 # wait_for SECONDS COMMAND...: until COMMAND succeeds (false when the
 # time runs out)
@@ -338,6 +353,60 @@ operator_disable() {
 	rig_check $? "no kvm-perfmon line left in local/abstractions/libvirt-qemu"
 }
 
+# the exporter's unit as Debian runs it: not enabled by the package;
+# enabled, bound to the module's node (down with the module, up again
+# with it, never failed); restarted by an upgrade; its documentation there
+exporter_unit() {
+	local pid0 pid1 doc out sec
+
+	section "kvm-perfmon-exporter.service"
+	[ "$(systemctl is-enabled kvm-perfmon-exporter.service)" = disabled ] &&
+		is_exporter inactive
+	rig_check $? "the package installs the exporter disabled and stopped" \
+		"$(systemctl is-enabled kvm-perfmon-exporter.service) $(exporter_state)"
+	for doc in $(systemctl show -p Documentation --value kvm-perfmon-exporter.service |
+		tr -d '"'); do
+		case $doc in
+		file://*) test -f "${doc#file://}" ;;
+		man:*)
+			out=${doc#man:}
+			sec=${out#*(}
+			compgen -G "/usr/share/man/man${sec%)}/${out%(*}.${sec%)}*" >/dev/null
+			;;
+		*) false ;;
+		esac
+		rig_check $? "Documentation= $doc is there"
+	done
+	check_cmd "systemctl enable --now kvm-perfmon-exporter" \
+		systemctl enable --now kvm-perfmon-exporter.service
+	wait_for 20 scrape_up
+	rig_check $? "enabled: active, and its scrape says kvmperfmon_up 1" \
+		"$(exporter_state); $(scrape | head -n 20)"
+	scrape | grep -q '^kvmperfmon_build_info{version="[^"]*",api_version="[0-9]*"} 1' &&
+		scrape | grep -q '^Content-Type: text/plain; version=0.0.4'
+	rig_check $? "its scrape: build_info, the text format's Content-Type"
+	check_cmd "modprobe -r kvm_perfmon (no VM bound)" modprobe -r kvm_perfmon
+	wait_for 20 is_exporter inactive
+	rig_check $? "without the module: the exporter stopped, not failed ($(exporter_state))"
+	! systemctl is-failed --quiet kvm-perfmon-exporter.service
+	rig_check $? "systemctl is-failed: no"
+	check_cmd "modprobe kvm_perfmon" modprobe kvm_perfmon
+	wait_for 30 scrape_up
+	rig_check $? "the module back: the exporter started again, kvmperfmon_up 1" \
+		"$(exporter_state)"
+	pid0=$(exporter_pid)
+	check_cmd "dpkg -i kvm-perfmon-tools.deb (an upgrade: the same package again)" \
+		env DEBIAN_FRONTEND=noninteractive dpkg -i "$T/kvm-perfmon-tools.deb"
+	wait_for 20 scrape_up
+	pid1=$(exporter_pid)
+	[ "$pid1" != "$pid0" ] && [ "$pid1" != 0 ]
+	rig_check $? "the upgrade restarted the running exporter (pid $pid0 -> $pid1)"
+	check_cmd "systemctl disable --now kvm-perfmon-exporter" \
+		systemctl disable --now kvm-perfmon-exporter.service
+	systemctl --failed --no-legend | grep -q kvm-perfmon
+	rig_check $((!$?)) "no kvm-perfmon unit failed"
+}
+
 checks() {
 	local kver ko st out n
 
@@ -381,6 +450,8 @@ checks() {
 		sh -c "dpkg-query -W qemu-system-x86 && test -x /usr/bin/qemu-system-x86_64"
 	check_cmd "libvirtd is active" systemctl is-active libvirtd.service
 	check_cmd "virsh version" virsh version
+
+	exporter_unit
 
 	operator_enable
 

@@ -300,6 +300,11 @@ T=$root/usr/local/lib/kvm-perfmon-test
 mkdir -p "$T" "$root/var/lib/libvirt/boot" "$root/var/lib/libvirt/images"
 install -m 755 "$here/l1-test.sh" "$top/tests/host/out/bin/kvmpfm-stats" "$T/"
 install -m 644 "$here/domain.xml.in" "$T/"
+# installed again in L1, as an upgrade is: the exporter's restart
+for f in "${l1_debs[@]}"; do
+	[ "$(dpkg-deb -f "$f" Package)" != kvm-perfmon-tools ] ||
+		install -m 644 "$f" "$T/kvm-perfmon-tools.deb"
+done
 printf 'EMULATOR=%s\nHOST_PKGS="%s"\n' "$EMULATOR" "${l1_names% }" >"$T/test.conf"
 install -m 644 "$top/tests/rig/protocol.sh" "$root/etc/rig-protocol.sh"
 install -m 644 "$top/tests/rig/bad-patterns" "$root/etc/rig-bad-patterns"

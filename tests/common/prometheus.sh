@@ -5,7 +5,8 @@
 # exporter, for the tests that judge the exporter by what Prometheus makes
 # of it (host-tools/tests/e2e.sh, tests/operator/rig-operator.sh).
 # Sourced. The caller sets PROM_PORT (the server's port on 127.0.0.1) and
-# PROM_WAIT_S (how long the waits below wait, in seconds).
+# PROM_WAIT_S (how long the waits below wait, in seconds); the queries
+# ask the server on PROM_PORT.
 
 # prom_start WORK LOG TARGET CA USER PASSWORD [RULES]: Prometheus scraping
 # the exporter at TARGET (host:port) every second over TLS, trusting the
@@ -39,6 +40,36 @@ EOF2
 		--log.level=warn >"$log" 2>&1 &
 	# shellcheck disable=SC2034 # the caller's
 	prom_pid=$!
+}
+
+# prom_start_federating WORK LOG PORT SOURCE: a second Prometheus on
+# 127.0.0.1:PORT collecting every series of job kvm-perfmon from the
+# server at SOURCE (host:port) through its /federate every second, labels
+# as they are, as a fleet's global Prometheus collects its hosts';
+# configuration and database in WORK, its log in LOG. Sets prom_fed_pid.
+prom_start_federating() {
+	local work=$1 log=$2 port=$3 source=$4
+
+	mkdir -p "$work"
+	cat >"$work/prometheus.yml" <<EOF2
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: federate
+    honor_labels: true
+    metrics_path: /federate
+    params:
+      'match[]': ['{job="kvm-perfmon"}']
+    static_configs:
+      - targets: ['$source']
+EOF2
+	prometheus --config.file="$work/prometheus.yml" \
+		--storage.tsdb.path="$work/tsdb" \
+		--web.listen-address="127.0.0.1:$port" \
+		--log.level=warn >"$log" 2>&1 &
+	# shellcheck disable=SC2034 # the caller's
+	prom_fed_pid=$!
 }
 
 # a PromQL instant query, at time $2 (default now): its first value.

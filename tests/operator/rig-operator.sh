@@ -14,6 +14,9 @@
 #     TLS with basic auth, while the guests sample again, and its HTTP
 #     API's increase() of vm-a's samples checked against what vm-a's
 #     guest reported;
+#   - a second Prometheus federating the first, as a fleet's global one;
+#   - dashboard.py: every query of the shipped Grafana dashboard, as
+#     Grafana fills its variables, evaluated by that Prometheus;
 #   - check.py: the stat tool's table and JSON, and the scrape, against
 #     the guests' lines (exact counts, exact refusal causes).
 #
@@ -34,6 +37,7 @@ logdir=${1:-$top/build/logs/operator}
 PORT=17995		# the exporter's, forwarded from L0's loopback
 CONTROL_PORT=17996	# L0's word to L1 (l1-run.sh)
 PROM_PORT=17997		# the Prometheus server's, on L0's loopback
+FED_PORT=17998		# a second one's, federating the first
 BOOT_WAIT_S=3600	# for the rig lock: other rigs may run first
 STEP_WAIT_S=300		# for one step of L1
 PROM_WAIT_S=60		# for Prometheus to see a value
@@ -59,10 +63,12 @@ mkdir -p "$logdir"
 work=$(mktemp -d "${TMPDIR:-/tmp}/rig-operator.XXXXXX")
 rig=
 prom=
+fed=
 cleanup() {
 	# L1 waits for our word: never leave it waiting out its time limit
 	[ -z "$rig" ] || ! kill -0 "$rig" 2>/dev/null || say stop 10 || true
 	[ -z "$prom" ] || { kill "$prom" 2>/dev/null; wait "$prom" 2>/dev/null; } || true
+	[ -z "$fed" ] || { kill "$fed" 2>/dev/null; wait "$fed" 2>/dev/null; } || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -234,6 +240,26 @@ print(" ".join("%s: %s %s" % (r["name"], r["health"], r.get("lastError", ""))
                for r in rs))
 sys.exit(not rs or any(r["health"] != "ok" for r in rs))') || r=$?
 		rig_check "$r" "Prometheus evaluates host-tools/kvm-perfmon.rules.yml on the scraped series" "$out"
+		r=0
+		out=$(python3 "$here/dashboard.py" "$top/host-tools/kvm-perfmon.dashboard.json" \
+			"http://127.0.0.1:$PROM_PORT" "${t:-0}" vm-a vm-b 2>&1) || r=$?
+		while read -r line; do echo "dashboard.py: $line"; done <<<"$out"
+		rig_check "$r" "every query of host-tools/kvm-perfmon.dashboard.json gives both VMs' series in Prometheus" "$out"
+		# a fleet's global Prometheus federating this one
+		prom_start_federating "$work/federate" "$logdir/prometheus-federate.log" \
+			"$FED_PORT" "127.0.0.1:$PROM_PORT"
+		fed=$prom_fed_pid
+		q="kvmperfmon_samples_total{job=\"kvm-perfmon\",instance=\"127.0.0.1:$PORT\",vm=\"vm-a\"}"
+		r=0
+		PROM_PORT=$FED_PORT prom_ready || r=$?
+		[ "$r" != 0 ] || PROM_PORT=$FED_PORT prom_sees "$q" "$want2" || r=$?
+		rig_check "$r" "a second Prometheus federating the first: $q = $want2" \
+			"$(PROM_PORT=$FED_PORT promql "$q" || true); see $logdir/prometheus-federate.log"
+		r=0
+		out=$(PROM_PORT=$FED_PORT promql \
+			"count(kvmperfmon_vm_info{job=\"kvm-perfmon\",uuid=~\".+\"})" || true)
+		[ "$out" = 2 ] || r=1
+		rig_check "$r" "federated: both VMs' kvmperfmon_vm_info with their uuid" "count ${out:-none}"
 		r=0
 		say stop 60 || r=$?
 		rig_check "$r" "L1 heard stop"

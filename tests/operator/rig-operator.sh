@@ -16,7 +16,8 @@
 #     guest reported;
 #   - a second Prometheus federating the first, as a fleet's global one;
 #   - dashboard.py: every query of the shipped Grafana dashboard, as
-#     Grafana fills its variables, evaluated by that Prometheus;
+#     Grafana fills its variables, evaluated by that Prometheus, and its
+#     panels drawn from what it answers (build/logs/operator/dashboard.svg);
 #   - check.py: the stat tool's table and JSON, and the scrape, against
 #     the guests' lines (exact counts, exact refusal causes).
 #
@@ -203,6 +204,7 @@ else
 	prom_ready || r=$?
 	rig_check "$r" "Prometheus is ready on 127.0.0.1:$PROM_PORT" \
 		"not in $PROM_WAIT_S s; see $logdir/prometheus.log"
+	prom_t0=$(date +%s)
 	vm_a='kvmperfmon_samples_total{vm="vm-a"}'
 	r=0
 	prom_sees "$vm_a" "$want1" || r=$?
@@ -245,6 +247,11 @@ sys.exit(not rs or any(r["health"] != "ok" for r in rs))') || r=$?
 			"http://127.0.0.1:$PROM_PORT" "${t:-0}" vm-a vm-b 2>&1) || r=$?
 		while read -r line; do echo "dashboard.py: $line"; done <<<"$out"
 		rig_check "$r" "every query of host-tools/kvm-perfmon.dashboard.json gives both VMs' series in Prometheus" "$out"
+		r=0
+		out=$(python3 "$here/dashboard.py" --svg "$logdir/dashboard.svg" \
+			"$top/host-tools/kvm-perfmon.dashboard.json" \
+			"http://127.0.0.1:$PROM_PORT" "$prom_t0" "$(date +%s)" 2>&1) || r=$?
+		rig_check "$r" "the dashboard's panels drawn from Prometheus: $logdir/dashboard.svg" "$out"
 		# a fleet's global Prometheus federating this one
 		prom_start_federating "$work/federate" "$logdir/prometheus-federate.log" \
 			"$FED_PORT" "127.0.0.1:$PROM_PORT"

@@ -8,6 +8,15 @@
 # PROM_WAIT_S (how long the waits below wait, in seconds); the queries
 # ask the server on PROM_PORT.
 
+# prom_run WORK LOG PORT: Prometheus in the background on 127.0.0.1:PORT,
+# with WORK's prometheus.yml and its database in WORK, its log in LOG
+prom_run() {
+	prometheus --config.file="$1/prometheus.yml" \
+		--storage.tsdb.path="$1/tsdb" \
+		--web.listen-address="127.0.0.1:$3" \
+		--log.level=warn >"$2" 2>&1 &
+}
+
 # prom_start WORK LOG TARGET CA USER PASSWORD [RULES]: Prometheus scraping
 # the exporter at TARGET (host:port) every second over TLS, trusting the
 # certificate file CA, with basic auth USER:PASSWORD, and evaluating the
@@ -34,10 +43,7 @@ scrape_configs:
     static_configs:
       - targets: ['$target']
 EOF2
-	prometheus --config.file="$work/prometheus.yml" \
-		--storage.tsdb.path="$work/tsdb" \
-		--web.listen-address="127.0.0.1:$PROM_PORT" \
-		--log.level=warn >"$log" 2>&1 &
+	prom_run "$work" "$log" "$PROM_PORT"
 	# shellcheck disable=SC2034 # the caller's
 	prom_pid=$!
 }
@@ -64,10 +70,7 @@ scrape_configs:
     static_configs:
       - targets: ['$source']
 EOF2
-	prometheus --config.file="$work/prometheus.yml" \
-		--storage.tsdb.path="$work/tsdb" \
-		--web.listen-address="127.0.0.1:$port" \
-		--log.level=warn >"$log" 2>&1 &
+	prom_run "$work" "$log" "$port"
 	# shellcheck disable=SC2034 # the caller's
 	prom_fed_pid=$!
 }

@@ -56,7 +56,7 @@ make_branch() {
 	read -r dsc_name dsc_sum < <(qemu_src_dsc)
 	[ -n "${dsc_sum:-}" ] || die "no qemu source package in $QEMU_SUITE's index"
 	dsc=$(qemu_src_fetch "$dsc_name" "$dsc_sum")
-	qemu_src_unpack "$dsc" "$dir"
+	deb_src_unpack "$dsc" "$dir"
 	g init -q
 	# dpkg-source's quilt state, the build directory, the copied headers
 	printf '%s\n' /.pc/ /build/ /include/standard-headers/kvm-perfmon/ \

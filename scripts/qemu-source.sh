@@ -19,53 +19,19 @@
 QEMU_SUITE=trixie
 # the upstream release the series is for
 QEMU_UPSTREAM=10.0
-# a suite index older than this is read again (a stable update of qemu)
-QEMU_INDEX_MAX_AGE=$((24 * 3600))
+# shellcheck source=scripts/deb-apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/deb-apt.sh"
 
-# apt options that read SUITE's index from $QEMU_CACHE/apt/SUITE only
-qemu_apt_opts() {
-	local d=$QEMU_CACHE/apt/$1
-	echo "-q -o Dir::Etc::sourcelist=$d/sources.list" \
-		"-o Dir::Etc::sourceparts=/dev/null -o Dir::State::Lists=$d/lists" \
-		"-o Dir::Cache=$d/cache -o APT::Sandbox::User=root"
-}
-
-# qemu_apt SUITE LINE ARGS...: apt-get on SUITE's private index (LINE is
-# its sources.list line), reading the index again when it is missing or
-# older than a day; an index that cannot be refreshed is used as it is
+# qemu_apt SUITE LINE ARGS...: apt-get on SUITE's private index
 qemu_apt() {
-	local suite=$1 line=$2 d opts stamp
-	shift 2
-	d=$QEMU_CACHE/apt/$suite
-	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
-	echo "$line" >"$d/sources.list"
-	read -ra opts <<<"$(qemu_apt_opts "$suite")"
-	stamp=$d/lists/updated
-	if ! [ -f "$stamp" ] ||
-		[ $(($(date +%s) - $(stat -c %Y "$stamp"))) -gt $QEMU_INDEX_MAX_AGE ]; then
-		say "reading $suite's index ($line)"
-		if apt-get "${opts[@]}" update >&2; then
-			touch "$stamp"
-		elif ! [ -f "$stamp" ]; then
-			die "cannot read $suite's index"
-		else
-			say "note: $suite's index could not be refreshed; using the old one"
-		fi
-	fi
-	apt-get "${opts[@]}" "$@"
+	deb_apt "$QEMU_CACHE/apt/$1" "${@:2}"
 }
 
-qemu_src_apt() {
-	qemu_apt "$QEMU_SUITE-src" \
-		"deb-src http://deb.debian.org/debian $QEMU_SUITE main" "$@"
-}
+QEMU_SRC_LINE="deb-src http://deb.debian.org/debian $QEMU_SUITE main"
 
 # "NAME SHA256" of the qemu .dsc in trixie's index
 qemu_src_dsc() {
-	local out
-	out=$(qemu_src_apt -qq source --print-uris qemu) ||
-		die "apt-get source --print-uris qemu ($QEMU_SUITE) failed"
-	awk '$2 ~ /\.dsc$/ { sub(/^SHA256:/, "", $4); print $2, $4; exit }' <<<"$out"
+	deb_src_dsc "$QEMU_CACHE/apt/$QEMU_SUITE-src" "$QEMU_SRC_LINE" qemu
 }
 
 # qemu_src_fetch NAME SHA256: the .dsc's path, downloaded once
@@ -77,26 +43,9 @@ qemu_src_fetch() {
 	"$QEMU_UPSTREAM".*) ;;
 	*) die "$QEMU_SUITE's qemu is $version; qemu-patches/ is for $QEMU_UPSTREAM.x" ;;
 	esac
-	if ! [ -f "$dl/fetched" ]; then
-		rm -rf "$dl"
-		mkdir -p "$dl"
-		say "fetching the qemu $version source package ($QEMU_SUITE)"
-		(cd "$dl" && qemu_src_apt source --download-only qemu >&2) ||
-			die "apt-get source qemu ($QEMU_SUITE) failed"
-		[ "$(sha256sum <"$dl/$name" | cut -d' ' -f1)" = "$sum" ] ||
-			die "$dl/$name does not match $QEMU_SUITE's index"
-		touch "$dl/fetched"
-	fi
+	deb_src_fetch "$QEMU_CACHE/apt/$QEMU_SUITE-src" "$QEMU_SRC_LINE" qemu \
+		"$name" "$sum" "$dl"
 	echo "$dl/$name"
-}
-
-# qemu_src_unpack DSC DIR: Debian's tree, its patches applied
-qemu_src_unpack() {
-	rm -rf "$2"
-	mkdir -p "$(dirname "$2")"
-	dpkg-source -q -x "$1" "$2" >"$2.unpack.log" 2>&1 ||
-		die "dpkg-source -x failed, see $2.unpack.log"
-	rm -f "$2.unpack.log"
 }
 
 # QEMU 10.0's configure wants meson >= 1.5 as a Python package; Debian's

@@ -41,8 +41,8 @@ generic 0x3c 0x00 -> software task-clock emulated   # intel_arch cycles
 MAP
 mapfile -t progs < <(find "$top/build/guest/tests" -maxdepth 1 -name 't_*' \
 	-type f -perm -u+x | sort)
-# t_preload's libraries: libpfm-3's stand-in and libperfmon2.so
-progs+=("$top/build/guest/tests/libpfm.so.3" "$top/build/guest/tests/libperfmon2.so")
+# t_libpfm3's programs of libpfm-3.10 and the libperfmon2.so it preloads
+progs+=("$top/build/guest/tests/libpfm3" "$top/build/guest/tests/libperfmon2.so")
 rc=0
 "$top/tests/rig/pv-guest.sh" "${opts[@]}" --qemu-errors \
 	--eventmap "$work/eventmap" \

@@ -23,6 +23,7 @@
 # built.
 #
 # POSIX sh (busybox ash). Result lines: tests/rig/protocol.sh.
+# shellcheck disable=SC2119 # rig_summary: its WHAT is optional
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)

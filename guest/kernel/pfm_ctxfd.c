@@ -415,6 +415,7 @@ static long pfm_restart(struct pfm_ctx *ctx, const struct pfm_ctx_ioc *d,
 	struct pfm_dev_req req = { .cmd = d->cmd, .ctx_id = ctx->id };
 	int ret;
 
+	pfm_stat_add(PFM_ST_PFM_RESTART_COUNT, 1);
 	mutex_lock(&ctx->lock);
 	ret = pfm_dev_call(&req);
 	ctx->nomsg_signalled = false;

@@ -22,6 +22,7 @@
 #include <linux/gfp.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/ktime.h>
 #include <linux/pci.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
@@ -241,7 +242,11 @@ static int pfm_dev_fetch_info(struct device *dev)
 
 static irqreturn_t pfm_dev_irq(int irq, void *data)
 {
+	u64 start = ktime_get_ns();
+
 	pfm_notify_irq();
+	pfm_stat_add(PFM_ST_OVFL_INTR_ALL_COUNT, 1);
+	pfm_stat_add(PFM_ST_OVFL_INTR_NS, ktime_get_ns() - start);
 	return IRQ_HANDLED;
 }
 

@@ -15,6 +15,7 @@
  *   pfm_ptrace.c   who may attach to another thread: the kernel's ptrace
  *                  rules, through the module's own procfs
  *   pfm_sysfs.c    /sys/kernel/perfmon
+ *   pfm_stats.c    v2.8x's per-CPU statistics (debugfs perfmon/cpuN/)
  *
  * Locking, in order: pfm_ctx.lock (mutex, one call at a time on a
  * context) -> runqueue lock (scheduler hooks only) -> pfm_hook.lock (raw
@@ -34,6 +35,7 @@
 #include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
 
@@ -133,6 +135,35 @@ struct pfm_dev_stats {
 };
 
 extern struct pfm_dev_stats pfm_dev_stats;
+
+/* v2.8x's per-CPU statistics this driver keeps (pfm_stats.c) */
+enum pfm_stat {
+	PFM_ST_OVFL_INTR_ALL_COUNT,	/* pv-perfmon interrupts */
+	PFM_ST_OVFL_INTR_NS,		/* time in their handler */
+	PFM_ST_HANDLE_WORK_COUNT,	/* runs of the notification work */
+	PFM_ST_OVFL_NOTIFY_COUNT,	/* messages fetched for a context */
+	PFM_ST_PFM_RESTART_COUNT,	/* pfm_restart calls */
+	PFM_ST_CTXSWIN_COUNT,		/* SWITCHes bringing a context in */
+	PFM_ST_CTXSWIN_NS,		/* their doorbells' time */
+	PFM_ST_CTXSWOUT_COUNT,		/* SWITCHes taking a context out */
+	PFM_ST_CTXSWOUT_NS,		/* of those that bring none in */
+	PFM_ST_NR
+};
+
+struct pfm_cpu_stats {
+	u64 v[PFM_ST_NR];	/* this CPU's only: this_cpu_add() */
+};
+
+DECLARE_PER_CPU(struct pfm_cpu_stats, pfm_cpu_stats);
+
+static inline void pfm_stat_add(enum pfm_stat st, u64 n)
+{
+	this_cpu_add(pfm_cpu_stats.v[st], n);
+}
+
+void pfm_stats_init(void);
+void pfm_stats_exit(void);
+void pfm_stats_reset(void);
 
 /*
  * perfmon2's session counts: per-thread contexts loaded (their hook

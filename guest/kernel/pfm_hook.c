@@ -65,6 +65,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/ktime.h>
 #include <linux/preempt.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
@@ -156,11 +157,18 @@ static int hook_switch(u32 out, u32 in, struct task_struct *in_task)
 		.arg = &arg,
 		.arg_size = sizeof(arg),
 	};
+	u64 start = ktime_get_ns();
 	int ret;
 
 	ret = pfm_dev_exec_locked(&req);
 	if (!ret)
 		ret = req.status;
+	if (in)
+		pfm_stat_add(PFM_ST_CTXSWIN_COUNT, 1);
+	if (out)
+		pfm_stat_add(PFM_ST_CTXSWOUT_COUNT, 1);
+	pfm_stat_add(in ? PFM_ST_CTXSWIN_NS : PFM_ST_CTXSWOUT_NS,
+		     ktime_get_ns() - start);
 	atomic64_inc(&pfm_dev_stats.switches);
 	if (ret) {
 		atomic64_inc(&pfm_dev_stats.switch_errors);

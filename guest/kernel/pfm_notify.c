@@ -87,6 +87,7 @@ static int pfm_notify_fetch(struct pfm_ctx *ctx)
 	ret = pfm_dev_call(&req);
 	if (!ret) {
 		ctx->msg_ready = true;
+		pfm_stat_add(PFM_ST_OVFL_NOTIFY_COUNT, 1);
 		/*
 		 * A new message: SIGIO, whoever fetched it (perfmon2 signals
 		 * every notification, even to a process blocked in read()).
@@ -180,6 +181,7 @@ static void pfm_notify_work_fn(struct work_struct *work)
 	LIST_HEAD(visit);
 	bool again = false;
 
+	pfm_stat_add(PFM_ST_HANDLE_WORK_COUNT, 1);
 	mutex_lock(&pfm_notify_lock);
 	list_for_each_entry(ctx, &pfm_notify_ctxs, node) {
 		if (!pfm_notify_wanted(ctx))

@@ -28,7 +28,9 @@
  *   sys_sessions_count       per-thread and system-wide contexts loaded
  *   debug, mode, reset_stats perfmon2's: debug kept, unused; mode only 0
  *                            (no expert mode); writing reset_stats zeroes
- *                            the device/ counters
+ *                            the device/ counters and the per-CPU
+ *                            statistics (debugfs perfmon/cpuN/,
+ *                            pfm_stats.c)
  *   controls/                task_group, sys_group (-1: any group),
  *                            arg_mem_max (bytes per vector argument),
  *                            smpl_buffer_mem_max (bytes of all sampling
@@ -438,7 +440,10 @@ static ssize_t mode_store(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute mode_attr = __ATTR_RW(mode);
 
-/* reads 0; a write zeroes the device's command and SWITCH counters */
+/*
+ * reads 0; a write zeroes the device's command and SWITCH counters and
+ * the per-CPU statistics (pfm_stats.c)
+ */
 static ssize_t reset_stats_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
 {
@@ -454,6 +459,7 @@ static ssize_t reset_stats_store(struct kobject *kobj,
 	atomic64_set(&pfm_dev_stats.switches, 0);
 	atomic64_set(&pfm_dev_stats.switch_errors, 0);
 	atomic_set(&pfm_dev_stats.last_switch_error, 0);
+	pfm_stats_reset();
 	return count;
 }
 
@@ -577,6 +583,7 @@ int pfm_sysfs_init(void)
 		if (ret)
 			goto fail;
 	}
+	pfm_stats_init();
 	return 0;
 fail:
 	pfm_sysfs_exit();
@@ -585,6 +592,7 @@ fail:
 
 void pfm_sysfs_exit(void)
 {
+	pfm_stats_exit();
 	/* removing a kobject removes its files and groups */
 	pfm_sysfs_del_regs();
 	kobject_put(pfm_pmu_desc_kobj);

@@ -301,6 +301,36 @@ static void threads(int fd)
 		     t_load(fd, 0x3ffffff0, 0), ESRCH);
 }
 
+/*
+ * v2.8x's pfm_read_pmds: a PMD no write put in use is EINVAL; a read
+ * gives back reg_ovfl_switch_cnt as written
+ */
+static void pmd_reads(void)
+{
+	pfarg_pmd_t pd;
+	int fd;
+
+	fd = t_create(0);
+	if (!t_expect_ok("errors: create", fd))
+		return;
+	memset(&pd, 0, sizeof(pd));
+	pd.reg_num = RUN_NS;
+	t_expect_err("errors: read a PMD never written: EINVAL",
+		     pfm_read_pmds(fd, &pd, 1), EINVAL);
+	pd.reg_ovfl_switch_cnt = 3;
+	if (t_expect_ok("errors: write a PMD with reg_ovfl_switch_cnt 3",
+			pfm_write_pmds(fd, &pd, 1))) {
+		memset(&pd, 0, sizeof(pd));
+		pd.reg_num = RUN_NS;
+		if (t_expect_ok("errors: read it", pfm_read_pmds(fd, &pd, 1)))
+			t_check(pd.reg_ovfl_switch_cnt == 3,
+				"errors: the read returns reg_ovfl_switch_cnt",
+				"%llu",
+				(unsigned long long)pd.reg_ovfl_switch_cnt);
+	}
+	close(fd);
+}
+
 int main(void)
 {
 	int fd;
@@ -321,5 +351,6 @@ int main(void)
 	t_expect_err("errors: call on a closed context: EBADF", pfm_stop(fd),
 		     EBADF);
 	creation();
+	pmd_reads();
 	return t_done();
 }

@@ -140,6 +140,15 @@ rig_check "$([ "$(lines self_smpl '^Entry [0-9]+ PID:[0-9]+ TID:[0-9]+ ')" -ge 1
 	echo 0 || echo 1)" \
 	"libpfm3: self_smpl reads samples from its buffer" "no Entry line"
 
+# v2.8x's per-CPU statistics (debugfs perfmon/cpuN/), zeroed, count
+# what self_smpl_multi does: each of its overflow signals reads one
+# message and calls pfm_restart once
+dbg=/sys/kernel/debug
+[ -d $dbg/perfmon ] || mount -t debugfs none $dbg 2>/dev/null
+stat_sum() {
+	cat $dbg/perfmon/cpu*/"$1" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
+}
+echo 1 >/sys/kernel/perfmon/reset_stats
 ex self_smpl_multi self_smpl_multi -t 3 -n 3 -f -p 1000000
 check_ok self_smpl_multi "self_smpl_multi: 3 threads, each monitoring itself"
 rig_check "$(awk '/^myid = / { n++; gsub(",", "")
@@ -148,6 +157,26 @@ rig_check "$(awk '/^myid = / { n++; gsub(",", "")
 	echo 0 || echo 1)" \
 	"libpfm3: each thread's overflows reach it (F_SETOWN_EX), none mismatched, no other message" \
 	"$(grep '^myid' "$out/self_smpl_multi" | tr '\n' '|')"
+
+signals=$(awk '/^myid = / { gsub(",", ""); s += $9 } END { print s + 0 }' \
+	"$out/self_smpl_multi")
+# shellcheck disable=SC2012 # the names are the driver's own
+names=$(ls $dbg/perfmon/cpu0 2>/dev/null | tr '\n' ' ')
+rig_check "$([ "$names" = "ctxswin_count ctxswin_ns ctxswout_count ctxswout_ns handle_work_count ovfl_intr_all_count ovfl_intr_ns ovfl_notify_count pfm_restart_count " ] &&
+	echo 0 || echo 1)" \
+	"libpfm3: debugfs perfmon/cpu0/ has v2.8x's statistics of what the guest does" \
+	"'$names'"
+rig_check "$([ "$(stat_sum pfm_restart_count)" = "$signals" ] && echo 0 || echo 1)" \
+	"libpfm3: pfm_restart_count, summed over the CPUs, is self_smpl_multi's $signals restarts" \
+	"$(stat_sum pfm_restart_count)"
+rig_check "$([ "$(stat_sum ovfl_notify_count)" -ge "$signals" ] &&
+	[ "$(stat_sum ovfl_intr_all_count)" -ge 1 ] &&
+	[ "$(stat_sum ctxswin_count)" -ge 1 ] && echo 0 || echo 1)" \
+	"libpfm3: messages, interrupts and switches counted" \
+	"notify $(stat_sum ovfl_notify_count), intr $(stat_sum ovfl_intr_all_count), ctxswin $(stat_sum ctxswin_count)"
+echo 1 >/sys/kernel/perfmon/reset_stats
+rig_check "$([ "$(stat_sum pfm_restart_count)" = 0 ] && echo 0 || echo 1)" \
+	"libpfm3: reset_stats zeroes them"
 
 ex set_notify set_notify
 check_ok set_notify "set_notify (time-switched sets, an overflow-switched end marker)"

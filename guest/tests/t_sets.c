@@ -117,6 +117,29 @@ static bool clocks_agree(const uint16_t *pmds, char *why, size_t size)
 	return within(si.set_act_duration, c1 - c0);
 }
 
+/* v2.8x: defining a set that ran again starts it afresh */
+static void redefine(int fd)
+{
+	pfarg_setdesc_t sd;
+	pfarg_setinfo_t si;
+
+	memset(&sd, 0, sizeof(sd));
+	sd.set_id = 1;
+	sd.set_flags = PFM_SETFL_TIME_SWITCH;
+	sd.set_timeout = TIMEOUT_NS;
+	if (!t_expect_ok("sets: define set 1 again",
+			 pfm_create_evtsets(fd, &sd, 1)))
+		return;
+	memset(&si, 0, sizeof(si));
+	si.set_id = 1;
+	if (t_expect_ok("sets: getinfo set 1", pfm_getinfo_evtsets(fd, &si, 1)))
+		t_check(si.set_runs == 0 && si.set_act_duration == 0,
+			"sets: set 1 defined again: no runs, no active time",
+			"runs %llu, act_duration %llu ns",
+			(unsigned long long)si.set_runs,
+			(unsigned long long)si.set_act_duration);
+}
+
 int main(void)
 {
 	const uint16_t pmds[] = { PVPFM_VPMD_VCPU_RUN_NS, PVPFM_VPMD_STEAL_NS };
@@ -213,6 +236,7 @@ int main(void)
 	sd[0].set_id = 2;
 	t_expect_err("sets: delete set 2 again: EINVAL",
 		     pfm_delete_evtsets(fd, sd, 1), EINVAL);
+	redefine(fd);
 	close(fd);
 	return t_done();
 }

@@ -16,6 +16,8 @@
  *   no_msg     PFM_FL_OVFL_NO_MSG: full and masked, but no message
  *   saturated  no PFM_REGFL_OVFL_NOTIFY: full and masked, nothing
  *              notified, pfm_restart refused (perfmon2's saturation)
+ *   no_format  no format and no OVFL_NOTIFY: an overflow masks the
+ *              context, pfm_restart refused (v2.x, not a short reset)
  *   random     PFM_REGFL_RANDOM: periods in [period, period + mask]
  *   block      PFM_FL_NOTIFY_BLOCK on a ptrace-attached child: it stops
  *              when its buffer fills, until pfm_restart, unload or close,
@@ -574,6 +576,43 @@ static void no_msg(void)
 }
 
 /*
+ * v2.x: a PMD that overflows in a context with no sampling format and no
+ * PFM_REGFL_OVFL_NOTIFY masks the context; nothing was notified, so
+ * pfm_restart is refused. Masked, VCPU_RUN_NS stops: two reads
+ * 5 periods of spinning apart agree.
+ */
+static void no_format(void)
+{
+	uint64_t v0 = 0, v1 = 1, end;
+	pfarg_pmd_t pd;
+	int fd;
+
+	fd = t_create(0);
+	t_pmd_period(&pd, RUN_NS, SMPL_PERIOD, 0);
+	if (fd < 0 || pfm_write_pmds(fd, &pd, 1) ||
+	    t_load(fd, t_gettid(), 0) || pfm_start(fd, NULL)) {
+		t_fail("smpl: no format: set up", "%s", strerror(errno));
+		goto out;
+	}
+	end = t_now_ns() + SPIN_TIMEOUT_S * 1000 * MS;
+	while (v0 != v1 && t_now_ns() < end) {
+		t_busy_ns(5 * SMPL_PERIOD);
+		v0 = v1;
+		if (t_read_pmd(fd, RUN_NS, 0, &v1))
+			break;
+	}
+	t_check(v0 == v1,
+		"smpl: no format, no OVFL_NOTIFY: the overflow masks monitoring",
+		"VCPU_RUN_NS %#llx -> %#llx after 5 periods",
+		(unsigned long long)v0, (unsigned long long)v1);
+	t_expect_err("smpl: no format: pfm_restart, nothing notified: EBUSY",
+		     pfm_restart(fd), EBUSY);
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
  * perfmon2: a full buffer notifies only a PMD that asked (OVFL_NOTIFY).
  * Without it the buffer saturates, pfmon's "what it holds at the end":
  * masked, no message, no SIGIO, pfm_restart refused.
@@ -996,6 +1035,7 @@ int main(void)
 		t_sysfs_num("device/msix_vectors", -1), irqs1 - irqs0);
 	no_msg();
 	saturated();
+	no_format();
 	randomized();
 	block(cpus[0]);
 	return t_done();

@@ -144,6 +144,16 @@ counts_go_on() {
 	rig_check $? "$1: the guest's counts go on after $3 (two rows since in which vcpu_run_ns grew; each row >= 0 and < ${INTERVAL_S}s x 4)"
 }
 
+# why_stopped NAME: when NAME is not running, what says why, for the
+# record: libvirt's reason, the end of QEMU's log and of the guest's
+# console (neither leaves L1 otherwise)
+why_stopped() {
+	is_state "$1" running && return 0
+	echo "    $1 is not running: $(virsh domstate --reason "$1" 2>&1)"
+	tail -n 20 "/var/log/libvirt/qemu/$1.log" 2>/dev/null | sed "s/^/    qemu $1| /"
+	tail -n 40 "$LOGS/$1-console.log" 2>/dev/null | sed "s/^/  $1| /"
+}
+
 # managedsave, then start: the pv-perfmon device's state (the guest's
 # contexts, their counts and sampling) goes to the save file and back; the
 # module holds nothing while the domain is saved
@@ -233,6 +243,7 @@ migrations() {
 	local n0 rc out=/run/kvm-perfmon-test/migrate.out
 	section "virsh migrate --live $1 to another libvirtd while its guest samples"
 	dst_start /run/kvm-perfmon-test/qemu.conf.installed
+	why_stopped "$1"
 	n0=$(intervals "$1" | wc -l)
 	migrate "$1" "$out"
 	rc=$?

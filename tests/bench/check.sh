@@ -23,16 +23,20 @@
 #                             write = one VM exit, whatever the vector
 #                             length; ARCHITECTURE.md); >= 0.5 too, or
 #                             the counting itself is broken
-#   exits_per_sample  <= 1.0  design: 0 of its own (the host writes
+#   exits_per_sample  < 1.5, its mode <= 1.0
+#                             design: 0 of its own (the host writes
 #                             samples into guest memory; the guest is
 #                             interrupted only when a notification is
 #                             due). The host's interrupt that finds the
 #                             overflow (task-clock's hrtimer on the rig, a
 #                             PMI on a PMU) preempts the vCPU like any host
 #                             interrupt: the mode between samples is that
-#                             one exit, and over the background 0.36 was
-#                             measured; anything the sample itself made
-#                             the guest do would add a whole exit or more.
+#                             one exit, and the mean over the background
+#                             was 0.36 to 1.02 in clean-clone runs (less
+#                             than 1 where an overflow is found at an
+#                             exit the vCPU made anyway); anything the
+#                             sample itself made the guest do would add a
+#                             whole exit: a mean of 2 or more, a mode of 2.
 #                             Also below the guest's own perf cpu-clock.
 #   guest_irqs_per_sample <= 0.5  design: 0 (no interrupt injected into
 #                             the guest per sample; same noise)
@@ -181,7 +185,11 @@ function judge_exits(	n, ops, i, k, p) {
 		judge(0, k, "missing")
 	} else {
 		judge(v["sampling.samples"] > 0, "sampling.samples " v["sampling.samples"] " > 0", "no samples")
-		judge(v[k] <= 1.0, k " " v[k] " <= 1.0", v[k] " exits per sample; design 0 of its own")
+		judge(v[k] < 1.5, k " " v[k] " < 1.5", v[k] " exits per sample; design 0 of its own, 1 of the host interrupt")
+		m = "sampling.exits_per_sample_mode"
+		if (m in seen)
+			judge(v[m] <= 1.0, m " " v[m] " <= 1.0",
+			      v[m] " exits between most samples; design 1, that of the host interrupt")
 		k = "sampling.guest_irqs_per_sample"
 		if (k in seen)
 			judge(v[k] <= 0.5, k " " v[k] " <= 0.5",

@@ -142,7 +142,8 @@ rig_check "$([ "$(lines self_smpl '^Entry [0-9]+ PID:[0-9]+ TID:[0-9]+ ')" -ge 1
 
 # v2.8x's per-CPU statistics (debugfs perfmon/cpuN/), zeroed, count
 # what self_smpl_multi does: each of its overflow signals reads one
-# message and calls pfm_restart once
+# message and calls pfm_restart once. Its own count covers its three
+# threads: a signal its main thread takes is in no line it prints.
 dbg=/sys/kernel/debug
 [ -d $dbg/perfmon ] || mount -t debugfs none $dbg 2>/dev/null
 stat_sum() {
@@ -166,14 +167,16 @@ rig_check "$([ "$names" = "ctxswin_count ctxswin_ns ctxswout_count ctxswout_ns h
 	echo 0 || echo 1)" \
 	"libpfm3: debugfs perfmon/cpu0/ has v2.8x's statistics of what the guest does" \
 	"'$names'"
-rig_check "$([ "$(stat_sum pfm_restart_count)" = "$signals" ] && echo 0 || echo 1)" \
-	"libpfm3: pfm_restart_count, summed over the CPUs, is self_smpl_multi's $signals restarts" \
-	"$(stat_sum pfm_restart_count)"
-rig_check "$([ "$(stat_sum ovfl_notify_count)" -ge "$signals" ] &&
-	[ "$(stat_sum ovfl_intr_all_count)" -ge 1 ] &&
+restarts=$(stat_sum pfm_restart_count)
+notified=$(stat_sum ovfl_notify_count)
+rig_check "$([ "$restarts" -ge "$signals" ] && [ "$restarts" -le "$notified" ] &&
+	echo 0 || echo 1)" \
+	"libpfm3: pfm_restart_count, summed over the CPUs, covers self_smpl_multi's $signals restarts, each after a message" \
+	"$restarts restarts, $notified messages"
+rig_check "$([ "$(stat_sum ovfl_intr_all_count)" -ge 1 ] &&
 	[ "$(stat_sum ctxswin_count)" -ge 1 ] && echo 0 || echo 1)" \
-	"libpfm3: messages, interrupts and switches counted" \
-	"notify $(stat_sum ovfl_notify_count), intr $(stat_sum ovfl_intr_all_count), ctxswin $(stat_sum ctxswin_count)"
+	"libpfm3: interrupts and switches counted" \
+	"intr $(stat_sum ovfl_intr_all_count), ctxswin $(stat_sum ctxswin_count)"
 echo 1 >/sys/kernel/perfmon/reset_stats
 rig_check "$([ "$(stat_sum pfm_restart_count)" = 0 ] && echo 0 || echo 1)" \
 	"libpfm3: reset_stats zeroes them"

@@ -21,6 +21,9 @@
 #   --timeout S       time limit of the whole run (default 900); the
 #                     guest's own is S - 120
 #   --eventmap FILE   the device's event map (pv-perfmon,eventmap=)
+#   --intel           an Intel guest on the rig's AMD L1: L2's CPU says
+#                     GenuineIntel (run-l2's RUN_L2_CPU) and the device
+#                     has the intel_arch personality (nested only)
 #   --l1-smp N        L1's CPUs (default 1: see tests/rig/README.md)
 #   --l2-pin CPUS     L1's CPUs the guest's threads run on (taskset -c),
 #                     or none (default 0: see run-l2.sh)
@@ -71,6 +74,7 @@ direct=0
 smp=
 timeout_s=900
 eventmap=
+intel=0
 qemu_errors=0
 summary=
 l1_smp=1
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--direct) direct=1 ;;
 	--qemu-errors) qemu_errors=1 ;;
+	--intel) intel=1 ;;
 	--smp | --timeout | --eventmap | --summary | --l1-smp | --l2-pin | \
 		--l1-around | --l1-run | --l1-file | --hostfwd)
 		[ $# -ge 2 ] || die "$1 needs a value"
@@ -164,6 +169,7 @@ GUEST
 printf 'exec%s\n' "$(printf " '%s'" "${@//\'/\'\\\'\'}")" >>"$work/l2/run"
 chmod +x "$work/l2/run"
 
+[ "$intel" = 0 ] || [ "$direct" = 0 ] || die "--intel is for the rig only"
 if [ "$direct" = 1 ]; then
 	device=pv-perfmon${eventmap:+,eventmap=$eventmap}
 	vmlinuz=$("$top/scripts/kver.sh" l2-vmlinuz)
@@ -203,6 +209,11 @@ else
 		cp "$stats" "$work/l1/kvmpfm-stats"
 	fi
 	device=pv-perfmon${eventmap:+,eventmap=/payload/eventmap}
+	l2_cpu=
+	if [ "$intel" = 1 ]; then
+		device=$device,personality=intel_arch
+		l2_cpu=host,-xsave,vendor=GenuineIntel
+	fi
 	cat >"$work/l1/run" <<L1
 #!/bin/sh
 errors=0
@@ -214,7 +225,7 @@ fi
 insmod /payload/kvm-perfmon.ko allow_host_page_faults=Y ||
 	{ echo "L1: insmod kvm-perfmon.ko failed"; exit 1; }
 [ -x /payload/around ] && /payload/around start
-RUN_L2_PIN=$l2_pin RUN_L2_TRACE_EXITS=${RUN_L2_TRACE_EXITS:-} /payload/qemu/run-l2 $limit ${smp:+-smp $smp} -device $device
+RUN_L2_PIN=$l2_pin RUN_L2_CPU=$l2_cpu RUN_L2_TRACE_EXITS=${RUN_L2_TRACE_EXITS:-} /payload/qemu/run-l2 $limit ${smp:+-smp $smp} -device $device
 rc=\$?
 if [ -x /payload/around ]; then
 	/payload/around end || errors=1

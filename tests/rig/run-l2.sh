@@ -44,7 +44,8 @@ cr=$(printf '\r')
 # scripts/boot-guest.sh), with the rig's firmware copy (L1 has no
 # /usr/share/qemu) and two workarounds for L0:
 # --cpu host,-xsave: with XSAVE, L2 logs an XSAVE consistency WARNING
-#   (L0's TCG CPU model and kvm-amd disagree on the XSAVE area)
+#   (L0's TCG CPU model and kvm-amd disagree on the XSAVE area);
+#   RUN_L2_CPU replaces it (pv-guest.sh --intel: vendor=GenuineIntel)
 # --pin 0 (RUN_L2_PIN): every thread of L2 on L1's CPU 0. L0 (QEMU 7.2, multi-threaded
 #   TCG) corrupts L1 when nested guests run on both of L1's CPUs: L2 resets
 #   mid-run (3 of 6 runs of guest/tests/rig-run.sh), L1 panics or livelocks
@@ -92,7 +93,7 @@ result=$(rig_tag L2 RESULT)
 rig_mark L2 BOOT
 # debug-threads: the vCPU thread is "CPU 0/KVM", for tests/bench/l1-cost.sh
 "$q/boot-guest" --limit "$limit" --firmware "$q/share" \
-	--accel "${RUN_L2_ACCEL:-kvm}" --cpu host,-xsave \
+	--accel "${RUN_L2_ACCEL:-kvm}" --cpu "${RUN_L2_CPU:-host,-xsave}" \
 	${pin:+--pin "$pin"} --smp 1 --mem 512M --append "$L2_APPEND" \
 	"$q/bin/qemu-system-x86_64" "$q/vmlinuz" "$q/l2-initramfs.cpio.gz" \
 	-- -pidfile "$log/qemu.pid" -name "${RUN_L2_NAME:-l2}",debug-threads=on "$@" |

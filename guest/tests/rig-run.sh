@@ -17,8 +17,8 @@
 # (SYSENTER, which AMD refuses in long mode and KVM emulates across
 # vendors) double-fault L2's kernel before any perfmon2 call.
 # Environment: QEMU_PV (a qemu-system-x86_64 with -device pv-perfmon),
-# KVM_PERFMON_KO, PERFMON2_KO: see pv-guest.sh. Builds guest/kernel and
-# guest/tests first. LOGDIR (default build/guest/rig) gets boot-l1.sh's
+# KVM_PERFMON_KO, PERFMON2_KO: see pv-guest.sh. Builds guest/kernel,
+# guest/tests and guest/tools (pfmon, for t_pfmon) first. LOGDIR (default build/guest/rig) gets boot-l1.sh's
 # logs; the L2 lines are in console.log. Prints the test lines, why the
 # rig failed if it did, and the rig's result line last.
 # Exit status: pv-guest.sh's (0 only if L1, L2 and every test passed).
@@ -38,11 +38,12 @@ while [[ "${1:-}" == -* ]]; do
 done
 # the programs that meet the personality: its registers, events, fixed
 # counters, pmu_desc, and libpfm-3's PMU tables
-INTEL_PROGS="t_errors t_hwevent t_iface t_libpfm3 t_pfm3 t_sets t_smpl t_vpmd"
+INTEL_PROGS="t_errors t_hwevent t_iface t_libpfm3 t_pfm3 t_pfmon t_sets t_smpl t_vpmd"
 logdir=${1:-$top/build/guest/rig}
 
 make -s -C "$top/guest/kernel"
 make -s -C "$top/guest/tests"
+make -s -C "$top/guest/tools"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/guest-rig.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -67,8 +68,10 @@ else
 	read -ra names <<<"$INTEL_PROGS"
 	run+=("${names[@]}")
 fi
-# t_libpfm3's programs of libpfm-3.10 and the libperfmon2.so it preloads
-progs+=("$top/build/guest/tests/libpfm3" "$top/build/guest/tests/libperfmon2.so")
+# t_libpfm3's programs of libpfm-3.10 and the libperfmon2.so it preloads;
+# t_pfmon's pfmon
+progs+=("$top/build/guest/tests/libpfm3" "$top/build/guest/tests/libperfmon2.so"
+	"$top/build/guest/tools/pfmon")
 rc=0
 "$top/tests/rig/pv-guest.sh" "${opts[@]}" \
 	--eventmap "$work/eventmap" \

@@ -68,10 +68,10 @@ else
 	read -ra names <<<"$INTEL_PROGS"
 	run+=("${names[@]}")
 fi
-# t_libpfm3's programs of libpfm-3.10 and the libperfmon2.so it preloads;
-# t_pfmon's pfmon
-progs+=("$top/build/guest/tests/libpfm3" "$top/build/guest/tests/libperfmon2.so"
-	"$top/build/guest/tools/pfmon")
+# what the shell tests source; t_libpfm3's programs of libpfm-3.10 and the
+# libperfmon2.so it preloads; t_pfmon's pfmon
+progs+=("$top/build/guest/tests/t_common.sh" "$top/build/guest/tests/libpfm3"
+	"$top/build/guest/tests/libperfmon2.so" "$top/build/guest/tools/pfmon")
 rc=0
 "$top/tests/rig/pv-guest.sh" "${opts[@]}" \
 	--eventmap "$work/eventmap" \

@@ -22,29 +22,16 @@
 # retired instructions (task, notify_self) cannot run here and are not
 # built.
 #
-# POSIX sh (busybox ash). Result lines: tests/rig/protocol.sh.
+# POSIX sh (busybox ash). Result lines, $out, $model: t_common.sh.
 # shellcheck disable=SC2119 # rig_summary: its WHAT is optional
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-for p in /etc/rig-protocol.sh "$here/../../../tests/rig/protocol.sh"; do
-	if [ -f "$p" ]; then
-		# shellcheck source=tests/rig/protocol.sh
-		. "$p"
-		break
-	fi
-done
-command -v rig_check >/dev/null || {
-	echo "t_libpfm3: no tests/rig/protocol.sh" >&2
-	exit 1
-}
+# shellcheck source=guest/tests/t_common.sh
+. "$here/t_common.sh"
 ex=$here/libpfm3
 preload=$here/libperfmon2.so
-out=${TMPDIR:-/tmp}/t_libpfm3.$$
-mkdir -p "$out" || exit 1
-trap 'rm -rf "$out"' EXIT
 
-model=$(cat /sys/kernel/perfmon/pmu_desc/model 2>/dev/null)
 case $model in
 amd64) force=16 cycles=CPU_CLK_UNHALTED ;;
 intel_arch) force=63 cycles=UNHALTED_CORE_CYCLES ;;

@@ -13,30 +13,17 @@
 # The rig has no PMU: its event map aliases cycles to the vCPU's task
 # clock, marked emulated (guest/tests/rig-run.sh).
 #
-# POSIX sh (busybox ash). Result lines: tests/rig/protocol.sh.
+# POSIX sh (busybox ash). Result lines, $out, $model: t_common.sh.
 # shellcheck disable=SC2119 # rig_summary: its WHAT is optional
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-for p in /etc/rig-protocol.sh "$here/../../../tests/rig/protocol.sh"; do
-	if [ -f "$p" ]; then
-		# shellcheck source=tests/rig/protocol.sh
-		. "$p"
-		break
-	fi
-done
-command -v rig_check >/dev/null || {
-	echo "t_pfmon: no tests/rig/protocol.sh" >&2
-	exit 1
-}
+# shellcheck source=guest/tests/t_common.sh
+. "$here/t_common.sh"
 pfmon=$here/pfmon
-out=${TMPDIR:-/tmp}/t_pfmon.$$
-mkdir -p "$out" || exit 1
-trap 'rm -rf "$out"' EXIT
 # shellcheck disable=SC2016 # the loop runs in the command's shell
 loop='i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done'
 
-model=$(cat /sys/kernel/perfmon/pmu_desc/model 2>/dev/null)
 case $model in
 amd64) cycles=CPU_CLK_UNHALTED instructions=RETIRED_INSTRUCTIONS ;;
 intel_arch) cycles=UNHALTED_CORE_CYCLES instructions=INSTRUCTION_RETIRED ;;

@@ -22,10 +22,11 @@
 # would ship them: dynamically linked programs of libpfm-3.
 #
 # Cached by content under ${XDG_CACHE_HOME:-~/.cache}/kvm-perfmon/libpfm3/:
-# dl/SHA256/ the source package (SHA256: its .dsc's), KEY/ the build (KEY
-# hashes the .dsc's SHA256 and this script; the newest only). OUT gets libpfm.so.3 and the
+# apt/ the private index, dl/SHA256/ the source package (SHA256: its
+# .dsc's), KEY/ the build (KEY, 16 hex digits, hashes the .dsc's SHA256
+# and this script; the newest only). OUT gets libpfm.so.3 and the
 # programs. Warm: under a second after the index check; cold: the 5.6 MB
-# download and about a minute of build.
+# download and about 10 s of build.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -93,8 +94,8 @@ if ! [ -f "$build/built" ]; then
 	# older builds and an older papi's source are no longer needed
 	find "$cache/dl" -mindepth 1 -maxdepth 1 ! -name "$dsc_sum" \
 		-exec rm -rf {} +
-	find "$cache" -mindepth 1 -maxdepth 1 -name '[0-9a-f]*' \
-		! -name "$key" -exec rm -rf {} +
+	find "$cache" -mindepth 1 -maxdepth 1 -regextype posix-extended \
+		-regex '.*/[0-9a-f]{16}' ! -name "$key" -exec rm -rf {} +
 fi
 rm -rf "$out"
 mkdir -p "$out"

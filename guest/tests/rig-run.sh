@@ -3,9 +3,9 @@
 #
 # Run the guest tests for real in the nested rig (tests/rig, TEST-RIG.md):
 # L0 boots L1 under TCG; L1 checks the device's refusals without
-# kvm-perfmon.ko (tests/rig/qemu-errors.sh; not with --intel), loads it and starts an L2
-# with `-device pv-perfmon`; L2 loads perfmon2.ko and runs
-# build/guest/tests/run. The payload is tests/rig/pv-guest.sh's.
+# kvm-perfmon.ko (tests/rig/qemu-errors.sh; not with --intel), loads it
+# and starts an L2 with `-device pv-perfmon`; L2 loads perfmon2.ko and
+# runs build/guest/tests/run. The payload is tests/rig/pv-guest.sh's.
 #
 #   guest/tests/rig-run.sh [--intel] [--smp N] [--timeout S] [LOGDIR]
 #
@@ -18,8 +18,8 @@
 # vendors) double-fault L2's kernel before any perfmon2 call.
 # Environment: QEMU_PV (a qemu-system-x86_64 with -device pv-perfmon),
 # KVM_PERFMON_KO, PERFMON2_KO: see pv-guest.sh. Builds guest/kernel,
-# guest/tests and guest/tools (pfmon, for t_pfmon) first. LOGDIR (default build/guest/rig) gets boot-l1.sh's
-# logs; the L2 lines are in console.log. Prints the test lines, why the
+# guest/tests and guest/tools (pfmon, for t_pfmon) first. LOGDIR (default
+# build/guest/rig) gets boot-l1.sh's logs; the L2 lines are in console.log. Prints the test lines, why the
 # rig failed if it did, and the rig's result line last.
 # Exit status: pv-guest.sh's (0 only if L1, L2 and every test passed).
 set -euo pipefail

@@ -49,6 +49,7 @@ int main(void)
 	uint64_t before[NR_VPMDS], after[NR_VPMDS], later[NR_VPMDS];
 	uint64_t t0, t1, cpu0, cpu1, wall, cpu, mid[NR_VPMDS];
 	pfarg_pmd_t pd[NR_VPMDS];
+	long long swerr0, swerr1;
 	int fd, i, bad = -1;
 
 	fd = t_create(0);
@@ -70,6 +71,7 @@ int main(void)
 	}
 	t_pass("vpmd: write the six virtual PMDs");
 
+	swerr0 = t_sysfs_num("device/switch_errors", -1);
 	if (!t_expect_ok("vpmd: load on self", t_load(fd, t_gettid(), 0)))
 		return t_done();
 	if (!t_expect_ok("vpmd: start", pfm_start(fd, NULL)))
@@ -98,6 +100,7 @@ int main(void)
 	cpu1 = t_thread_cpu_ns();
 	t1 = t_now_ns();
 	read_all(fd, after);
+	swerr1 = t_sysfs_num("device/switch_errors", -1);
 	wall = t1 - t0;
 	cpu = cpu1 - cpu0;
 
@@ -116,6 +119,10 @@ int main(void)
 		"+%llu for %d exits (CPUID) made",
 		(unsigned long long)(mid[V(VM_EXITS)] - before[V(VM_EXITS)]),
 		NR_EXITS);
+	/* a refused SWITCH leaves the guest's idea of in or out wrong */
+	t_check(swerr1 == swerr0, "vpmd: no SWITCH refused",
+		"switch_errors %lld -> %lld, the last %lld", swerr0, swerr1,
+		t_sysfs_num("device/last_switch_error", 0));
 	t_check(after[V(HALT_EXITS)] == 0,
 		"vpmd: no halt exits while the thread runs",
 		"%llu: the vCPU halts only in the idle task, never with this thread in",

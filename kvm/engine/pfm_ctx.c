@@ -429,5 +429,12 @@ int pfm_cmd_switch(struct pfm_cmd_args *a)
 		pfm_ctx_out(e, in);
 	in->tid = arg->in_tid;
 	in->tgid = arg->in_tgid;
-	return pfm_ctx_in(e, in, vcpu);
+	/*
+	 * The context is in whatever counters could open: those that could
+	 * not count as enabled, not running (getinfo). The status says only
+	 * whether it is in, which the guest's hook must know to switch it
+	 * out again.
+	 */
+	pfm_ctx_in(e, in, vcpu);
+	return 0;
 }

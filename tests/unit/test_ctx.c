@@ -400,7 +400,8 @@ T_CTX_TEST(test_switch_in_open_fails_not_silent, 0)
 	load_thread(t, ctx, 500, 50);
 	t->vcpu = 0;
 	t->sim->fail_open_in = 1;
-	(void)cb_switch(&t->cb, 0, ctx, 500, 50);
+	/* in all the same: the guest's hook takes it for in */
+	assert_int_equal(cb_switch(&t->cb, 0, ctx, 500, 50), 0);
 	t->sim->fail_open_in = 0;
 	sim_set_rate(t->sim, KEY_A, 1000);
 	sim_run(t->sim, 10000);
@@ -409,6 +410,10 @@ T_CTX_TEST(test_switch_in_open_fails_not_silent, 0)
 	assert_true(v == 10000 ||
 		    si.set_reserved3[PVPFM_SETINFO_HOST_RUNNING] <
 		    si.set_reserved3[PVPFM_SETINFO_HOST_ENABLED]);
+	/* and it goes out: nothing counts for the threads that run next */
+	assert_int_equal(cb_switch(&t->cb, ctx, 0, 0, 0), 0);
+	sim_run(t->sim, 10000);
+	assert_int_equal(t_read(t, ctx, 0, 0), v);
 }
 
 /* load_set picks the first active set; start_set switches to one */

@@ -14,12 +14,15 @@
 #include <json-c/json.h>
 
 #include "guest_events.h"
+#include "operator_filter.h"
 #include "stat_table.h"
 #include "snapshot.h"
+#include "vm_cost.h"
 #include "include/uapi/perfmon2.h"
 
 enum {
-	OPT_VM = CLI_LONG_ONLY, OPT_NOHEADINGS,
+	OPT_VM = CLI_LONG_ONLY, OPT_NOHEADINGS, OPT_SET_FILTER,
+	OPT_CLEAR_FILTER, OPT_SHOW_FILTER,
 };
 
 static const struct cli_option options[] = {
@@ -37,6 +40,13 @@ static const struct cli_option options[] = {
 	CLI_OPT("count", 'n', "N", "with -i: stop after N refreshes (default: never)"),
 	CLI_OPT("json", 'j', NULL, "a JSON document, with a timestamp; with\n"
 		"--interval one per refresh, each on one line (NDJSON)"),
+	CLI_OPT("set-filter", OPT_SET_FILTER, "FILE", "with --vm: the operator's event filter of\n"
+		"the VM from FILE (- for standard input), in\n"
+		"the format of pv-perfmon's filter= file;\n"
+		"the VMM cannot change or clear it"),
+	CLI_OPT("clear-filter", OPT_CLEAR_FILTER, NULL, "with --vm: no operator's filter for the VM"),
+	CLI_OPT("show-filter", OPT_SHOW_FILTER, NULL, "with --vm: the operator's filter as a file\n"
+		"--set-filter reads back"),
 	CLI_HELP_OPT,
 	CLI_VERSION_OPT,
 	CLI_NOTE_FN(stat_table_columns_help),
@@ -65,8 +75,13 @@ static const struct cli_program cli = {
 		    "pfmon(1), virsh(1)",
 };
 
+/* what --vm does when it does more than show */
+enum filter_action { FILTER_NONE, FILTER_SET, FILTER_CLEAR, FILTER_SHOW };
+
 struct opts {
 	const char *vm;
+	enum filter_action filter;
+	const char *filter_file;
 	double interval;
 	long count;
 	bool json;
@@ -100,10 +115,57 @@ static void print_cause(const char *cause, uint64_t n, void *arg)
 /* the operator's filter (filter_*) and the VMM's own (vmm_filter_*) */
 static const char *filter_action(uint32_t action)
 {
-	return action == KVMPFM_FILTER_ALLOW ? "allow" : "deny";
+	return event_filter_action_name(action) ?: "?";
 }
 
-static void print_detail(const struct snap *s)
+/* both filters' events, as their filter files have them */
+static void print_filters(int fd, const struct snap *s)
+{
+	struct kvmpfm_event_filter *f;
+	char err[160];
+	int vmm;
+
+	for (vmm = 0; vmm < 2; vmm++) {
+		printf("\n%s filter:", vmm ? "the VMM's" : "the operator's");
+		f = operator_filter_get(fd, s->vm.id, vmm, err, sizeof(err));
+		if (!f) {
+			printf(" %s\n", err);
+			continue;
+		}
+		if (f->action == KVMPFM_FILTER_DENY && !f->nr) {
+			printf(" none\n");
+		} else {
+			putchar('\n');
+			operator_filter_print(stdout, f);
+		}
+		free(f);
+	}
+}
+
+/* pv-perfmon's share of the VM's exits and time */
+static void print_cost(const struct snap *s)
+{
+	struct vm_cost c;
+
+	vm_cost_read(s, &c);
+	printf("\npv-perfmon's share: %" PRIu64 " doorbells", c.doorbells);
+	if (c.have_exits)
+		printf(", %.2f%% of %" PRIu64 " exits, %.2f%% of %" PRIu64
+		       " MMIO exits to the VMM", vm_cost_percent(c.doorbells,
+								c.exits),
+		       c.exits, vm_cost_percent(c.doorbells, c.mmio_exits),
+		       c.mmio_exits);
+	else
+		printf(" (KVM's exit counts: root, with debugfs at "
+		       "/sys/kernel/debug)");
+	printf("; %.3f ms in the module", c.doorbell_ns / 1e6);
+	if (c.have_vcpu_ns)
+		printf(", %.3f%% of %.3f s vCPU time",
+		       vm_cost_percent(c.doorbell_ns, c.vcpu_ns), c.vcpu_ns / 1e9);
+	printf("\n");
+}
+
+static void print_detail(int fd, const struct snap *s)
 {
 	const struct kvmpfm_vm_stats *st = &s->vm.stats;
 	const struct kvmpfm_snap_vcpu *v;
@@ -131,6 +193,8 @@ static void print_detail(const struct snap *s)
 	       (uint64_t)st->samples, (uint64_t)st->samples_lost,
 	       (uint64_t)st->messages, (uint64_t)st->messages_lost,
 	       (uint64_t)st->notifications, (uint64_t)st->set_switches);
+	print_cost(s);
+	print_filters(fd, s);
 
 	printf("\ncalls by command:\n");
 	for (i = 1; i < KVMPFM_SNAP_CALLS; i++)
@@ -189,7 +253,49 @@ static void json_cause(const char *cause, uint64_t n, void *arg)
 	add_u64(arg, cause, n);
 }
 
-static json_object *json_vm(const struct snap *s, bool detail)
+/* a filter: its action, its events as its file's lines */
+static json_object *json_filter(int fd, const struct snap *s, bool vmm)
+{
+	json_object *r = json_object_new_object(), *a;
+	struct kvmpfm_event_filter *f;
+	char line[64];
+	__u32 i;
+
+	f = operator_filter_get(fd, s->vm.id, vmm, line, sizeof(line));
+	add_str(r, "action", filter_action(f ? f->action :
+				vmm ? s->vm.vmm_filter_action :
+				s->vm.filter_action));
+	add_u64(r, "events", f ? f->nr : vmm ? s->vm.vmm_filter_nr :
+					       s->vm.filter_nr);
+	if (!f)
+		return r;
+	json_object_object_add(r, "lines", a = json_object_new_array());
+	for (i = 0; i < f->nr; i++) {
+		event_filter_line(&f->events[i], line, sizeof(line));
+		json_object_array_add(a, json_object_new_string(line));
+	}
+	free(f);
+	return r;
+}
+
+static json_object *json_cost(const struct snap *s)
+{
+	json_object *r = json_object_new_object();
+	struct vm_cost c;
+
+	vm_cost_read(s, &c);
+	add_u64(r, "doorbells", c.doorbells);
+	add_u64(r, "doorbell_ns", c.doorbell_ns);
+	json_object_object_add(r, "exits", c.have_exits ?
+			       json_object_new_uint64(c.exits) : NULL);
+	json_object_object_add(r, "mmio_exits", c.have_exits ?
+			       json_object_new_uint64(c.mmio_exits) : NULL);
+	json_object_object_add(r, "vcpu_ns", c.have_vcpu_ns ?
+			       json_object_new_uint64(c.vcpu_ns) : NULL);
+	return r;
+}
+
+static json_object *json_vm(int fd, const struct snap *s, bool detail)
 {
 	const struct kvmpfm_vm_stats *st = &s->vm.stats;
 	json_object *o = json_object_new_object(), *a, *r;
@@ -237,12 +343,9 @@ static json_object *json_vm(const struct snap *s, bool detail)
 	add_u64(r, "max_sets", s->vm.max_sets);
 	add_u64(r, "max_vector", s->vm.max_vector);
 	add_u64(r, "max_smpl_buf", s->vm.max_smpl_buf);
-	json_object_object_add(o, "filter", r = json_object_new_object());
-	add_str(r, "action", filter_action(s->vm.filter_action));
-	add_u64(r, "events", s->vm.filter_nr);
-	json_object_object_add(o, "vmm_filter", r = json_object_new_object());
-	add_str(r, "action", filter_action(s->vm.vmm_filter_action));
-	add_u64(r, "events", s->vm.vmm_filter_nr);
+	json_object_object_add(o, "filter", json_filter(fd, s, false));
+	json_object_object_add(o, "vmm_filter", json_filter(fd, s, true));
+	json_object_object_add(o, "cost", json_cost(s));
 
 	json_object_object_add(o, "vcpu", a = json_object_new_array());
 	for (i = 0; (v = snap_vcpu(s, i)); i++) {
@@ -308,8 +411,8 @@ static void add_timestamp(json_object *o)
 }
 
 /* one document; @line: on one line (NDJSON, a refresh each) */
-static void print_json(const struct snap_set *set, const struct snap *one,
-		       bool line)
+static void print_json(int fd, const struct snap_set *set,
+		       const struct snap *one, bool line)
 {
 	json_object *doc = json_object_new_object(), *a;
 	unsigned int i;
@@ -319,7 +422,8 @@ static void print_json(const struct snap_set *set, const struct snap *one,
 	json_object_object_add(doc, "vms", a = json_object_new_array());
 	for (i = 0; i < set->nr; i++)
 		if (!one || one == &set->vms[i])
-			json_object_array_add(a, json_vm(&set->vms[i], !!one));
+			json_object_array_add(a, json_vm(fd, &set->vms[i],
+							      !!one));
 	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_NOSLASHESCAPE |
 					    (line ? JSON_C_TO_STRING_PLAIN :
 					     JSON_C_TO_STRING_PRETTY |
@@ -379,12 +483,33 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'j':
 			o->json = true;
 			break;
+		case OPT_SET_FILTER:
+		case OPT_CLEAR_FILTER:
+		case OPT_SHOW_FILTER:
+			if (o->filter) {
+				fprintf(stderr, "kvm-perfmon-stat: one of "
+					"--set-filter, --clear-filter and "
+					"--show-filter\n");
+				return SNAP_EXIT_USAGE;
+			}
+			o->filter = c == OPT_SET_FILTER ? FILTER_SET :
+				    c == OPT_CLEAR_FILTER ? FILTER_CLEAR :
+				    FILTER_SHOW;
+			o->filter_file = c == OPT_SET_FILTER ? optarg : NULL;
+			break;
 		default:
 			return snap_usage_try_help(cli.name);
 		}
 	}
 	if (optind < argc)
 		return snap_usage_operand(cli.name, argv[optind]);
+	if (o->filter && (!o->vm || o->interval || o->json)) {
+		fprintf(stderr, "kvm-perfmon-stat: --%s-filter needs --vm, "
+			"and goes with neither --interval nor --json\n",
+			o->filter == FILTER_SET ? "set" :
+			o->filter == FILTER_CLEAR ? "clear" : "show");
+		return SNAP_EXIT_USAGE;
+	}
 	if (o->count && !o->interval) {
 		fprintf(stderr, "kvm-perfmon-stat: --count needs --interval\n");
 		return SNAP_EXIT_USAGE;
@@ -401,6 +526,31 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --set-filter, --clear-filter, --show-filter on VM @s */
+static int act_on_filter(int fd, const struct opts *o, const struct snap *s)
+{
+	struct kvmpfm_event_filter *f;
+	char err[256];
+	int ret = -1;
+
+	if (o->filter == FILTER_SHOW) {
+		f = operator_filter_get(fd, s->vm.id, false, err, sizeof(err));
+		if (f) {
+			operator_filter_print(stdout, f);
+			free(f);
+			return 0;
+		}
+	} else {
+		ret = operator_filter_set(fd, s->vm.id, o->filter_file, err,
+					  sizeof(err));
+		if (!ret)
+			return 0;
+	}
+	fprintf(stderr, "kvm-perfmon-stat: VM %s: %s\n", s->name, err);
+	return ret > 0 ? SNAP_EXIT_USAGE :
+	       errno == EPERM ? SNAP_EXIT_DENIED : SNAP_EXIT_ERROR;
 }
 
 /* one refresh; @prev (may be NULL) is the one before, @secs ago */
@@ -424,10 +574,12 @@ static int show(int fd, const struct opts *o, struct snap_set *set,
 			return SNAP_EXIT_NO_VM;
 		}
 	}
+	if (o->filter)
+		return act_on_filter(fd, o, one);
 	if (o->json)
-		print_json(set, one, !!o->interval);
+		print_json(fd, set, one, !!o->interval);
 	else if (one)
-		print_detail(one);
+		print_detail(fd, one);
 	else if (stat_table_print(stdout, set, prev, secs, &o->table))
 		return SNAP_EXIT_ERROR;
 	fflush(stdout);

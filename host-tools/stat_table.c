@@ -5,7 +5,6 @@
  * printing, sorting and --help walk the column table.
  */
 #define _GNU_SOURCE
-#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -17,6 +16,7 @@
 #include <libsmartcols/libsmartcols.h>
 
 #include "stat_table.h"
+#include "vm_cost.h"
 
 /* one VM's row: its reading, the one before (or NULL) and KVM's exits */
 struct row {
@@ -223,33 +223,13 @@ const char *stat_table_columns_help(void)
 
 /* ---- KVM's exits ---------------------------------------------------------- */
 
-/*
- * The VM's exits from KVM's debugfs (/sys/kernel/debug/kvm/PID-FD/exits,
- * what kvm_stat reads): NAN when not readable, or when the VMM holds
- * more than one KVM VM
- */
+/* the VM's exits (vm_cost.h): NAN when unknown */
 static double kvm_exits(int pid)
 {
-	char pattern[64], path[PATH_MAX];
-	unsigned long long v;
-	glob_t g;
-	FILE *f;
-	double exits = NAN;
+	uint64_t exits, mmio_exits;
 
-	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/kvm/%d-*", pid);
-	if (glob(pattern, 0, NULL, &g))
-		return NAN;
-	if (g.gl_pathc == 1) {
-		snprintf(path, sizeof(path), "%s/exits", g.gl_pathv[0]);
-		f = fopen(path, "r");
-		if (f) {
-			if (fscanf(f, "%llu", &v) == 1)
-				exits = (double)v;
-			fclose(f);
-		}
-	}
-	globfree(&g);
-	return exits;
+	return vm_cost_kvm_exits(pid, &exits, &mmio_exits) ? (double)exits :
+							      NAN;
 }
 
 /* the exits of the last print, by VM id: the figures before */

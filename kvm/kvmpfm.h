@@ -226,6 +226,7 @@ struct kvmpfm_vm {
 	u32 nr_aliases;
 	struct kvmpfm_event_map_entry *aliases;
 
+	atomic64_t doorbell_ns;		/* in doorbell(): added unlocked */
 	/* under @lock */
 	u64 doorbells;
 	u64 notifications;

@@ -45,7 +45,7 @@ struct kvmpfm_filter *kvmpfm_filter_copy(const void __user *argp, u64 *vm_id)
 	if (copy_from_user(&hdr, argp, sizeof(hdr)))
 		return ERR_PTR(-EFAULT);
 	if (hdr.action > KVMPFM_FILTER_DENY || hdr.nr > KVMPFM_MAX_FILTER ||
-	    hdr.reserved)
+	    hdr.flags || hdr.reserved)
 		return ERR_PTR(-EINVAL);
 	*vm_id = hdr.vm_id;
 	/* DENY of nothing: no filter */

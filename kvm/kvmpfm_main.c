@@ -292,6 +292,7 @@ static long kvmpfm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return bind_vm(file, (void __user *)arg);
 	case KVMPFM_LIST_VMS:
 	case KVMPFM_GET_SNAPSHOT:
+	case KVMPFM_GET_EVENT_FILTER:
 		return kvmpfm_operator_ioctl(cmd, (void __user *)arg);
 	}
 	/* pairs with bind_vm(): a non-NULL vm is fully built */

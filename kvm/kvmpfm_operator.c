@@ -508,6 +508,55 @@ long kvmpfm_set_filter(struct kvmpfm_vm *own, const void __user *argp)
 }
 
 /*
+ * KVMPFM_GET_EVENT_FILTER: a copy taken under vm->lock, copied out after
+ * (at most KVMPFM_MAX_FILTER entries, as SET_EVENT_FILTER took them).
+ */
+static long get_filter(void __user *argp)
+{
+	struct kvmpfm_event_filter req;
+	struct kvmpfm_filter *copy = NULL;
+	const struct kvmpfm_filter *f;
+	struct kvmpfm_vm *vm;
+	long ret;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (req.flags & ~KVMPFM_FILTER_OF_VMM || req.reserved)
+		return -EINVAL;
+	vm = vm_get(req.vm_id);
+	if (!vm)
+		return -ENOENT;
+	ret = mutex_lock_killable(&vm->lock);
+	if (ret)
+		goto out_put;
+	f = req.flags & KVMPFM_FILTER_OF_VMM ? vm->vmm_filter :
+					       vm->operator_filter;
+	if (f) {
+		copy = kvmpfm_zalloc(struct_size(copy, ev, f->nr));
+		if (copy)
+			memcpy(copy, f, struct_size(copy, ev, f->nr));
+		else
+			ret = -ENOMEM;
+	}
+	mutex_unlock(&vm->lock);
+	if (ret)
+		goto out_put;
+	req.action = copy ? copy->action : KVMPFM_FILTER_DENY;
+	if (copy && copy->nr > req.nr)
+		ret = -ENOSPC;
+	else if (copy && copy_to_user(argp + sizeof(req), copy->ev,
+				      array_size(copy->nr, sizeof(copy->ev[0]))))
+		ret = -EFAULT;
+	req.nr = copy ? copy->nr : 0;
+	if (copy_to_user(argp, &req, sizeof(req)))
+		ret = -EFAULT;
+	kvmpfm_free(copy);
+out_put:
+	vm_put(vm);
+	return ret;
+}
+
+/*
  * On any open file. Every VM of every user: root or CAP_PERFMON, the
  * caller's own privilege (a file handed to another process gives nothing).
  */
@@ -520,6 +569,8 @@ long kvmpfm_operator_ioctl(unsigned int cmd, void __user *argp)
 		return list_vms(argp);
 	case KVMPFM_GET_SNAPSHOT:
 		return get_snapshot(argp);
+	case KVMPFM_GET_EVENT_FILTER:
+		return get_filter(argp);
 	}
 	return -ENOTTY;
 }

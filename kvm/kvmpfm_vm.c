@@ -398,6 +398,7 @@ static int cmd_block_read(struct kvmpfm_vm *vm, u64 gpa,
 static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 {
 	struct kvmpfm_vcpu *vcpu = vcpu_get(vm, index);
+	u64 start = ktime_get_ns();
 	struct pvpfm_cmd_hdr *hdr;
 	u32 arg_size, i;
 	int ret, len;
@@ -437,9 +438,10 @@ static int doorbell(struct kvmpfm_vm *vm, unsigned long index)
 			kvmpfm_vcpu_release_kept(&vm->vcpus[i]);
 	}
 	mutex_unlock(&vm->lock);
-	if (len < 0)
-		return -EFAULT;
-	return kvmpfm_guest_copy_out(vcpu, gpa, hdr, len) ? -EFAULT : 0;
+	ret = len < 0 || kvmpfm_guest_copy_out(vcpu, gpa, hdr, len) ?
+	      -EFAULT : 0;
+	atomic64_add(ktime_get_ns() - start, &vm->doorbell_ns);
+	return ret;
 }
 
 void kvmpfm_vm_stats_fill(struct kvmpfm_vm *vm,
@@ -464,6 +466,7 @@ void kvmpfm_vm_stats_fill(struct kvmpfm_vm *vm,
 	out->deferred_runs = vm->deferred_runs;
 	out->remote_counter_ops = vm->remote_counter_ops;
 	out->throttled = vm->throttled_overflows;
+	out->doorbell_ns = atomic64_read(&vm->doorbell_ns);
 }
 
 static int get_stats(struct kvmpfm_vm *vm, void __user *argp)

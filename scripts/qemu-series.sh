@@ -7,8 +7,9 @@
 #   scripts/qemu-series.sh branch DIR   DIR becomes a git tree: its first
 #                                       commit (tag debian-base) is Debian's
 #                                       unpacked tree, patches applied, then
-#                                       `git am` of the series; the uapi
-#                                       headers are copied in, untracked
+#                                       `git am` of the series; the files
+#                                       of QEMU_SHARED are copied in,
+#                                       untracked
 #   scripts/qemu-series.sh export DIR   qemu-patches/*.patch and series
 #                                       from DIR's commits after debian-base
 #   scripts/qemu-series.sh check        branch in a temporary directory,
@@ -24,7 +25,6 @@ set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PATCHES=$TOP/qemu-patches
-UAPI=(perfmon2.h pv_perfmon.h kvm_perfmon.h)
 QEMU_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/kvm-perfmon/qemu
 BASE_TAG=debian-base
 
@@ -52,15 +52,17 @@ series() {
 }
 
 make_branch() {
-	local dsc_name dsc_sum dsc p h
+	local dsc_name dsc_sum dsc p f
 	read -r dsc_name dsc_sum < <(qemu_src_dsc)
 	[ -n "${dsc_sum:-}" ] || die "no qemu source package in $QEMU_SUITE's index"
 	dsc=$(qemu_src_fetch "$dsc_name" "$dsc_sum")
 	deb_src_unpack "$dsc" "$dir"
 	g init -q
-	# dpkg-source's quilt state, the build directory, the copied headers
-	printf '%s\n' /.pc/ /build/ /include/standard-headers/kvm-perfmon/ \
-		>>"$dir/.git/info/exclude"
+	# dpkg-source's quilt state, the build directory, the shared files
+	printf '%s\n' /.pc/ /build/ >>"$dir/.git/info/exclude"
+	for f in "${QEMU_SHARED[@]}"; do
+		echo "/${f#* }" >>"$dir/.git/info/exclude"
+	done
 	g add -A
 	GIT_AUTHOR_NAME=Debian GIT_AUTHOR_EMAIL=debian-qemu@lists.debian.org \
 		GIT_AUTHOR_DATE='2000-01-01T00:00:00+0000' \
@@ -71,9 +73,9 @@ make_branch() {
 		g am -q "$PATCHES/$p" >&2 ||
 			die "$p does not apply to ${dsc_name#qemu_} (git am)$am_hint"
 	done < <(series)
-	mkdir -p "$dir/include/standard-headers/kvm-perfmon"
-	for h in "${UAPI[@]}"; do
-		cp "$TOP/include/uapi/$h" "$dir/include/standard-headers/kvm-perfmon/"
+	for f in "${QEMU_SHARED[@]}"; do
+		mkdir -p "$(dirname "$dir/${f#* }")"
+		cp "$TOP/${f%% *}" "$dir/${f#* }"
 	done
 }
 

@@ -16,6 +16,18 @@
 #
 # The caller defines say() and die() and sets QEMU_CACHE.
 
+# kvm-perfmon's files that QEMU's tree gets a copy of, "SOURCE DEST" (a
+# path here, a path there): the ABI headers the series includes, and the
+# eventmap and filter files' parser, which kvm-perfmon-stat shares
+# shellcheck disable=SC2034  # the sourcing scripts' list
+QEMU_SHARED=(
+	"include/uapi/perfmon2.h include/standard-headers/kvm-perfmon/perfmon2.h"
+	"include/uapi/pv_perfmon.h include/standard-headers/kvm-perfmon/pv_perfmon.h"
+	"include/uapi/kvm_perfmon.h include/standard-headers/kvm-perfmon/kvm_perfmon.h"
+	"lib/event_files.h hw/misc/event_files.h"
+	"lib/event_files.c hw/misc/event_files.c"
+)
+
 QEMU_SUITE=trixie
 # the upstream release the series is for
 QEMU_UPSTREAM=10.0

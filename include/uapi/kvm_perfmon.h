@@ -38,7 +38,8 @@
  * module gives it, KVMPFM_GET_SNAPSHOT reads one VM whole, consistent as
  * of one hold of its lock. The VMM names its VM with KVMPFM_SET_IDENTITY;
  * the VMM and the operator may each restrict its events with
- * KVMPFM_SET_EVENT_FILTER (two filters: an event must pass both).
+ * KVMPFM_SET_EVENT_FILTER (two filters: an event must pass both), which
+ * the operator reads back with KVMPFM_GET_EVENT_FILTER.
  */
 #ifndef _UAPI_KVM_PERFMON_H
 #define _UAPI_KVM_PERFMON_H
@@ -174,7 +175,7 @@ struct kvmpfm_vm_stats {
 	__u64 deferred_runs;	/* overflow/timer work run by vCPU threads */
 	__u64 remote_counter_ops; /* counter ops from outside their vCPU */
 	__u64 throttled;	/* overflows held back by the host's rate bound */
-	__u64 reserved[1];
+	__u64 doorbell_ns;	/* in DOORBELL ioctls, not the exits */
 };
 
 /* module-wide: the live counts are all zero once no VM is bound */
@@ -250,17 +251,27 @@ struct kvmpfm_filter_event {
 };
 
 /*
- * @vm_id 0, on the VM's own binding file: the VMM's filter (at bind or
- * later; ENOTCONN on a file not bound). Any other @vm_id, on any file:
- * the operator's filter of VM @vm_id (KVMPFM_LIST_VMS), for root or
- * CAP_PERFMON only (EPERM), its own VMM included: only the operator
- * replaces or clears it.
+ * KVMPFM_SET_EVENT_FILTER: @vm_id 0, on the VM's own binding file: the
+ * VMM's filter (at bind or later; ENOTCONN on a file not bound). Any
+ * other @vm_id, on any file: the operator's filter of VM @vm_id
+ * (KVMPFM_LIST_VMS), for root or CAP_PERFMON only (EPERM), its own VMM
+ * included: only the operator replaces or clears it. DENY of no events
+ * is no filter: it clears one. @flags must be 0.
+ *
+ * KVMPFM_GET_EVENT_FILTER, for root or CAP_PERFMON only, on any file:
+ * the operator's filter of VM @vm_id, or with KVMPFM_FILTER_OF_VMM the
+ * VMM's. In: @nr, the room at @events; out: @action and @nr of the
+ * filter (no filter: DENY of none), its events if they fit, else ENOSPC
+ * with @nr the room needed; ENOENT if the VM is gone.
  */
+#define KVMPFM_FILTER_OF_VMM	0x1
+
 struct kvmpfm_event_filter {
 	__u32 action;		/* KVMPFM_FILTER_* */
 	__u32 nr;		/* entries that follow, <= KVMPFM_MAX_FILTER */
 	__u64 vm_id;
-	__u64 reserved;		/* must be 0 */
+	__u32 flags;		/* KVMPFM_FILTER_OF_VMM (GET only) */
+	__u32 reserved;		/* must be 0 */
 	struct kvmpfm_filter_event events[];
 };
 
@@ -495,5 +506,6 @@ struct kvmpfm_state {
 #define KVMPFM_SET_STATE	_IOWR(KVMPFM_IO, 0x0e, struct kvmpfm_state)
 #define KVMPFM_SET_MEM_TABLE	_IOW(KVMPFM_IO, 0x0f, struct kvmpfm_mem_table)
 #define KVMPFM_GET_DIRTY_LOG	_IOWR(KVMPFM_IO, 0x10, struct kvmpfm_dirty_log)
+#define KVMPFM_GET_EVENT_FILTER	_IOWR(KVMPFM_IO, 0x11, struct kvmpfm_event_filter)
 
 #endif /* _UAPI_KVM_PERFMON_H */

@@ -127,6 +127,17 @@ static int filter_of(int fd, uint64_t vm_id, uint32_t action, uint32_t kind,
 	return HL_IOCTL(fd, KVMPFM_SET_EVENT_FILTER, &req);
 }
 
+/* VM @vm_id's filter (@flags: KVMPFM_FILTER_OF_VMM) into @f, room @room */
+static int get_filter(int fd, uint64_t vm_id, uint32_t flags,
+		      struct kvmpfm_event_filter *f, uint32_t room)
+{
+	memset(f, 0, sizeof(*f) + room * sizeof(f->events[0]));
+	f->vm_id = vm_id;
+	f->flags = flags;
+	f->nr = room;
+	return HL_IOCTL(fd, KVMPFM_GET_EVENT_FILTER, f);
+}
+
 /* a filter of virtual PMD @vpmd (0: no entry) */
 static int filter(int fd, uint64_t vm_id, uint32_t action, uint16_t vpmd)
 {
@@ -295,7 +306,8 @@ static uint32_t t_vm_a(void *buf, uint64_t id)
 		vcpu_rec(s, 0)->host_tid == v->tid &&
 		vcpu_rec(s, 0)->counters_open == 1 &&
 		vcpu_rec(s, 0)->doorbells == s->stats.doorbells &&
-		s->stats.doorbells >= 7 && vcpu_rec(s, 1)->ctx_id == 0,
+		s->stats.doorbells >= 7 && s->stats.doorbell_ns > 0 &&
+		vcpu_rec(s, 1)->ctx_id == 0,
 		"vm_a_vcpus", "vCPU 0: ctx %u tid %d (want %d) counters %u "
 		"doorbells %llu; vCPU 1: ctx %u", vcpu_rec(s, 0)->ctx_id,
 		vcpu_rec(s, 0)->host_tid, (int)v->tid,
@@ -311,10 +323,54 @@ static uint32_t t_vm_a(void *buf, uint64_t id)
  * refusal stands, HALT_EXITS is the operator's. The VMM clearing its own
  * filter leaves the operator's in force; the operator clears it.
  */
+/*
+ * KVMPFM_GET_EVENT_FILTER on VM b while the VMM denies VCPU_RUN_NS and the
+ * operator allows @op_allow[0..2): each filter as it was set, ENOSPC with
+ * the room needed, EINVAL for unknown flags, ENOENT for no VM.
+ */
+static void t_get_filters(int op_fd, uint64_t id_b, const uint16_t *op_allow)
+{
+	struct {
+		struct kvmpfm_event_filter f;
+		struct kvmpfm_filter_event e[4];
+	} got;
+
+	HL_EXPECT("filter_get_operator", get_filter(op_fd, id_b, 0, &got.f, 4),
+		  0);
+	t_check(got.f.action == KVMPFM_FILTER_ALLOW && got.f.nr == 2 &&
+		got.e[0].guest_kind == KVMPFM_EVK_VIRTUAL &&
+		got.e[0].event == op_allow[0] && got.e[1].event == op_allow[1] &&
+		got.e[1].event_mask == 0xffff && got.f.vm_id == id_b,
+		"filter_get_operator_as_set", "action %u nr %u events %u %u",
+		got.f.action, got.f.nr, got.e[0].event, got.e[1].event);
+	HL_EXPECT("filter_get_vmm", get_filter(op_fd, id_b,
+					       KVMPFM_FILTER_OF_VMM, &got.f, 4),
+		  0);
+	t_check(got.f.action == KVMPFM_FILTER_DENY && got.f.nr == 1 &&
+		got.e[0].event == PVPFM_VPMD_VCPU_RUN_NS,
+		"filter_get_vmm_as_set", "action %u nr %u event %u",
+		got.f.action, got.f.nr, got.e[0].event);
+	HL_EXPECT("filter_get_no_room_enospc",
+		  get_filter(op_fd, id_b, 0, &got.f, 1), -ENOSPC);
+	t_check(got.f.nr == 2, "filter_get_no_room_says_room", "nr %u",
+		got.f.nr);
+	HL_EXPECT("filter_get_bad_flags_einval",
+		  get_filter(op_fd, id_b, 2, &got.f, 4), -EINVAL);
+	HL_EXPECT("filter_get_unknown_vm_enoent",
+		  get_filter(op_fd, ~0ULL, 0, &got.f, 4), -ENOENT);
+	got.f.flags = KVMPFM_FILTER_OF_VMM;
+	HL_EXPECT("filter_set_flags_einval",
+		  HL_IOCTL(op_fd, KVMPFM_SET_EVENT_FILTER, &got), -EINVAL);
+}
+
 static void t_filters(void *buf, uint64_t id_b)
 {
 	static const uint16_t op_allow[] = { PVPFM_VPMD_VCPU_RUN_NS,
 					     PVPFM_VPMD_VM_EXITS };
+	struct {
+		struct kvmpfm_event_filter f;
+		struct kvmpfm_filter_event e[4];
+	} got;
 	struct hl_vcpu *v = &vm_b.vcpus[0];
 	const struct kvmpfm_snap_vm *s = buf;
 	uint32_t size, ctx = 0, flags = 0;
@@ -338,6 +394,7 @@ static void t_filters(void *buf, uint64_t id_b)
 			    KVMPFM_EVK_VIRTUAL, op_allow, 2), 0);
 	HL_EXPECT("filter_operator_unknown_vm_enoent",
 		  filter(op_fd, ~0ULL, KVMPFM_FILTER_ALLOW, 0), -ENOENT);
+	t_get_filters(op_fd, id_b, op_allow);
 	HL_EXPECT("filter_both_allow_passes",
 		  write_vpmd(v, ctx, PVPFM_VPMD_VM_EXITS, &flags), 0);
 	HL_EXPECT("filter_vmm_denies_operator_allows_einval",
@@ -368,6 +425,11 @@ static void t_filters(void *buf, uint64_t id_b)
 		  write_vpmd(v, ctx, PVPFM_VPMD_HALT_EXITS, &flags), -EINVAL);
 	HL_EXPECT("filter_operator_clears", filter(op_fd, id_b,
 						   KVMPFM_FILTER_DENY, 0), 0);
+	HL_EXPECT("filter_get_cleared", get_filter(op_fd, id_b, 0, &got.f, 4),
+		  0);
+	t_check(got.f.action == KVMPFM_FILTER_DENY && got.f.nr == 0,
+		"filter_get_cleared_is_deny_of_none", "action %u nr %u",
+		got.f.action, got.f.nr);
 	HL_EXPECT("filter_cleared_passes",
 		  write_vpmd(v, ctx, PVPFM_VPMD_HALT_EXITS, &flags), 0);
 	close(op_fd);
@@ -526,7 +588,7 @@ static void t_filter_running(void *buf, uint64_t id_a, uint32_t ctx)
 }
 
 struct unpriv_result {
-	int uid, list, snap, filter, own_id, own_zero;
+	int uid, list, snap, filter, get_filter, own_id, own_zero;
 };
 
 /*
@@ -541,6 +603,10 @@ static int unprivileged_child(void *arg, void *res)
 	static char buf[4096];
 	uint32_t size = sizeof(buf);
 	int fd = open(KVMPFM_DEVICE, O_RDWR);
+	struct {
+		struct kvmpfm_event_filter f;
+		struct kvmpfm_filter_event e[4];
+	} got;
 
 	if (fd < 0 || hl_drop_to_nobody())
 		return 2;
@@ -548,6 +614,7 @@ static int unprivileged_child(void *arg, void *res)
 	r->list = list_vms(fd, NULL, 0);
 	r->snap = snapshot(fd, id_a, buf, &size);
 	r->filter = filter(fd, id_a, KVMPFM_FILTER_DENY, 0);
+	r->get_filter = get_filter(fd, id_a, 0, &got.f, 4);
 	r->own_id = filter(vm_a.pfm_fd, id_a, KVMPFM_FILTER_DENY, 0);
 	r->own_zero = filter(vm_a.pfm_fd, 0, KVMPFM_FILTER_DENY, 0);
 	return 0;
@@ -566,6 +633,7 @@ static void t_unprivileged(uint64_t id_a)
 	HL_EXPECT("unpriv_list_eperm", r.list, -EPERM);
 	HL_EXPECT("unpriv_snapshot_eperm", r.snap, -EPERM);
 	HL_EXPECT("unpriv_filter_other_vm_eperm", r.filter, -EPERM);
+	HL_EXPECT("unpriv_get_filter_eperm", r.get_filter, -EPERM);
 	HL_EXPECT("unpriv_filter_own_vm_by_id_eperm", r.own_id, -EPERM);
 	HL_EXPECT("unpriv_filter_own_vmm_filter", r.own_zero, 0);
 }

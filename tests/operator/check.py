@@ -229,6 +229,56 @@ def main():
     else:
         check(False, f"--vm {FILTERED_VM}: output", "no block")
 
+    # --vm vm-b: both filters as files, and pv-perfmon's share
+    text = b.get("detail-vm-b", ([], 1))[0]
+    check("the VMM's filter:" in text and
+          text[text.index("the VMM's filter:") + 1:][:2] ==
+          ["deny", "virtual 0x105/0xffff"] and
+          "the operator's filter: none" in text,
+          f"--vm {FILTERED_VM}: the VMM's filter= (deny virtual 261) as "
+          "its file says it, no operator's filter", str(text))
+    share = [m for m in (re.match(
+        r"pv-perfmon's share: (\d+) doorbells, ([\d.]+)% of (\d+) exits, "
+        r"([\d.]+)% of (\d+) MMIO exits to the VMM; ([\d.]+) ms in the "
+        r"module, ([\d.]+)% of ([\d.]+) s vCPU time$", ln)
+        for ln in text) if m]
+    if share:
+        db, exits, mmio = (int(share[0].group(i)) for i in (1, 3, 5))
+        ms_in, vcpu_s = float(share[0].group(6)), float(share[0].group(8))
+        check(0 < db <= mmio <= exits and 0 < ms_in and
+              ms_in / 1e3 < vcpu_s,
+              f"--vm {FILTERED_VM}: pv-perfmon's share: 0 < doorbells <= "
+              "MMIO exits <= exits, 0 < time in the module < vCPU time",
+              share[0].group(0))
+    else:
+        check(False, f"--vm {FILTERED_VM}: pv-perfmon's share", str(text))
+
+    # the operator's filter of vm-a: set, shown, refused, cleared
+    def block(name):
+        return b.get(name, ([], None))
+
+    check(block("filter-set")[1] == 0, "--set-filter: exit 0",
+          str(block("filter-set")))
+    check(block("filter-show") == (["deny", "generic 0x41/0xff 0x00/0x00"],
+                                   0),
+          "--show-filter: the filter as a file, comments dropped",
+          str(block("filter-show")))
+    bad = block("filter-bad")
+    check(bad[1] == 1 and any(
+        "/tmp/op-filter-bad:2: the fixed counter index '99' is not a "
+        "number" in ln for ln in bad[0]),
+          "--set-filter of a bad file: exit 1, its file, line and field "
+          "named", str(bad))
+    check(block("filter-nonroot")[1] == 3 and
+          block("filter-still") == (["deny", "generic 0x41/0xff 0x00/0x00"],
+                                    0),
+          "--clear-filter without CAP_PERFMON: exit 3, the filter stays",
+          str(block("filter-nonroot")) + str(block("filter-still")))
+    check(block("filter-clear")[1] == 0 and
+          block("filter-cleared") == (["deny"], 0),
+          "--clear-filter: exit 0, no filter (deny of nothing) after",
+          str(block("filter-clear")) + str(block("filter-cleared")))
+
     # the scrape
     for vm, gv in g.items():
         info = series(ms, "kvmperfmon_vm_info", vm=vm, uuid=UUIDS[vm])

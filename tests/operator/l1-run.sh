@@ -145,6 +145,20 @@ if [ "$ok" = 0 ]; then
 	[ "$rc" = 4 ]
 	rig_check $? "kvm-perfmon-stat --vm vm-c (no such VM): exit 4" "exit $rc"
 
+	# the operator's filter at run time: set from a file, shown as one,
+	# refused malformed or from a non-operator, cleared (check.py judges)
+	printf 'deny\ngeneric 0x41/0xff 0/0   # L1 D-cache fills\n' >/tmp/op-filter
+	show filter-set ./kvm-perfmon-stat --vm vm-a --set-filter /tmp/op-filter
+	show filter-show ./kvm-perfmon-stat --vm vm-a --show-filter
+	printf 'deny\nfixed 99\n' >/tmp/op-filter-bad
+	show filter-bad ./kvm-perfmon-stat --vm vm-a --set-filter /tmp/op-filter-bad
+	show filter-nonroot ./setpriv --reuid=1000 --regid=1000 \
+		--groups="$KVM_GID" --inh-caps=-all ./kvm-perfmon-stat --vm vm-a \
+		--clear-filter
+	show filter-still ./kvm-perfmon-stat --vm vm-a --show-filter
+	show filter-clear ./kvm-perfmon-stat --vm vm-a --clear-filter
+	show filter-cleared ./kvm-perfmon-stat --vm vm-a --show-filter
+
 	# not an operator: a uid outside group kvm cannot open the node; one
 	# in it (as QEMU's user is) can, but has no CAP_PERFMON
 	show nonroot ./setpriv --reuid=1000 --regid=1000 --clear-groups \

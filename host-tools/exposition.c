@@ -250,6 +250,14 @@ static void vm_metrics(FILE *f, const struct exposition *x,
 						   &set->vms[i].vm.stats +
 						   m->off));
 	}
+	family(f, "doorbell_seconds_total", "counter",
+	       "Host time in the module serving the guest's calls (the VM "
+	       "exits' trip to the VMM and back not included).");
+	for (i = 0; i < set->nr; i++) {
+		vm_series(f, "doorbell_seconds_total", set, &set->vms[i], NULL,
+			  NULL);
+		fprintf(f, "%.9f\n", set->vms[i].vm.stats.doorbell_ns / 1e9);
+	}
 	if (x->events.per_vcpu) {
 		family(f, "vcpu_doorbells_total", "counter",
 		       "Guest calls served on each vCPU.");

@@ -127,6 +127,10 @@ grep -q '^kvmperfmon_build_info{version="[0-9][^"]*",api_version="[0-9][0-9]*"} 
 	! grep -q '^kvmperfmon_calls_total{' "$work/metrics.txt"
 rig_check $? "build_info; the operator's refusal causes always, errnos and calls once not zero" \
 	"$(grep '^kvmperfmon_\(build_info\|refused\|calls\)' "$work/metrics.txt")"
+grep -q '^kvmperfmon_doorbells_total{vm="vm-a (id 1)"} 10$' "$work/metrics.txt" &&
+	grep -q '^kvmperfmon_doorbell_seconds_total{vm="vm-a (id 1)"} 0.001500000$' "$work/metrics.txt"
+rig_check $? "doorbells and the module's time in them, per VM, in seconds" \
+	"$(grep '^kvmperfmon_doorbell' "$work/metrics.txt")"
 stop_exporter
 rig_check $? "exit 0 on SIGTERM"
 # ---- gzip, the telemetry path, --version ---------------------------------

@@ -62,6 +62,7 @@ static int fake_vm(struct snap *s, unsigned int i)
 	vm->pid = 1000 + i;
 	strcpy(vm->identity.name, names[i]);
 	vm->stats.doorbells = 10 * (i + 1);
+	vm->stats.doorbell_ns = 1500000 * (i + 1);
 	v = (struct kvmpfm_snap_vcpu *)(vm + 1);
 	for (c = 0; c < FAKE_VCPUS; c++) {
 		v[c].index = c;

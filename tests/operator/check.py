@@ -284,6 +284,12 @@ def main():
         info = series(ms, "kvmperfmon_vm_info", vm=vm, uuid=UUIDS[vm])
         check(len(info) == 1, f"metrics: kvmperfmon_vm_info of {vm}",
               f"{len(info)} series")
+        db = list(series(ms, "kvmperfmon_doorbells_total", vm=vm).values())
+        dbs = list(series(ms, "kvmperfmon_doorbell_seconds_total",
+                          vm=vm).values())
+        check(len(db) == 1 and len(dbs) == 1 and db[0] > 0 and
+              0 < dbs[0] < 60, f"metrics: {vm}'s doorbells and the "
+              "module's seconds in them", f"{db} doorbells, {dbs} s")
         s = series(ms, "kvmperfmon_samples_total", vm=vm)
         check(list(s.values()) == [gv["samples"]],
               f"metrics: kvmperfmon_samples_total{{vm=\"{vm}\"}} = "

@@ -169,6 +169,7 @@ struct kvmpfm_vcpu {
 	atomic_t pending_timer;
 	u64 pending_ip;
 	atomic_t pending_ip_unread;	/* VMX: RIP not readable then */
+	atomic_t pending_host_throttles; /* interrupts perf throttled after */
 	struct irq_work irq_work;
 	atomic_t task_work_queued;	/* @task_work added, not yet run */
 	struct callback_head task_work;
@@ -183,6 +184,7 @@ struct kvmpfm_vcpu {
 	u32 nr_kept;
 	bool throttle_timer_ready;	/* initialized (at the first open) */
 	bool held;			/* a counter was armed held */
+	u32 periods_raised;		/* since the last delivery */
 };
 
 struct kvmpfm_vm {
@@ -248,6 +250,10 @@ struct kvmpfm_vm {
 	u64 throttle_until;
 	u64 throttles;			/* windows that reached the bound */
 	u64 throttled_overflows;	/* skipped while held: lost */
+	/* perf's own limits (kvmpfm_counter.c), under @lock */
+	u64 host_throttles;		/* interrupts perf throttled after */
+	u64 periods_raised;		/* periods armed longer than asked */
+	u64 late_overflows;		/* found a period or more late: lost */
 
 	/* the operator's (kvmpfm_operator.c, kvmpfm_filter.c) */
 	struct list_head node;		/* in the bound VMs, under their lock */
@@ -395,6 +401,7 @@ void kvmpfm_counter_disable(void *be, struct pfm_counter *c);
 u64 kvmpfm_counter_raw_read(struct kvmpfm_counter *kc, u64 *enabled,
 			    u64 *running);
 void kvmpfm_counter_period_arm(struct kvmpfm_counter *kc, u64 raw);
+bool kvmpfm_perf_throttled(struct perf_event *event);
 void kvmpfm_vcpu_release_kept(struct kvmpfm_vcpu *vcpu);
 
 /* kvmpfm_overflow.c: from perf's overflow handler to the engine */

@@ -33,7 +33,6 @@
  * Operations from outside the counter's vCPU thread are counted as
  * remote (each may be a cross-CPU call).
  */
-#include <linux/math64.h>
 #include <linux/sched.h>
 #include "kvmpfm.h"
 
@@ -89,9 +88,36 @@ u64 kvmpfm_counter_raw_read(struct kvmpfm_counter *kc, u64 *enabled,
 	return raw;
 }
 
+/*
+ * perf's mark of an event it throttled (MAX_INTERRUPTS, private to
+ * kernel/events/core.c): hw.interrupts holds it from the interrupt that
+ * went over kernel.perf_event_max_sample_rate's share of a tick until
+ * perf restarts the event, at its next tick on that CPU or the event's
+ * next schedule-in. Meanwhile a hardware event counts nothing and a
+ * software event's hrtimer is stopped (its count goes on).
+ */
+#define KVMPFM_PERF_THROTTLED	(~0ULL)
+
+bool kvmpfm_perf_throttled(struct perf_event *event)
+{
+	return READ_ONCE(event->hw.interrupts) == KVMPFM_PERF_THROTTLED;
+}
+
+/*
+ * Arm the period that ends at the counter's next wrap. Not while perf
+ * has the event throttled: perf_event_period() would restart it at
+ * once, past the host's bound. perf restarts it on the period it had,
+ * and the interrupt that follows arms this one (the overflow path
+ * re-arms whatever interrupted). A period the PMU driver refuses as too
+ * short (x86's limit_period, an erratum's minimum) is doubled until it
+ * takes one: the wrap then comes late, found on the overflow path, and
+ * the raise is counted.
+ */
 void kvmpfm_counter_period_arm(struct kvmpfm_counter *kc, u64 raw)
 {
 	u64 period = kc->next_wrap - raw;
+	u64 max = KVMPFM_WRAP;
+	int ret;
 
 	if (!kc->event)
 		return;
@@ -101,12 +127,21 @@ void kvmpfm_counter_period_arm(struct kvmpfm_counter *kc, u64 raw)
 		period = KVMPFM_WRAP;
 		kvmpfm_throttle_timer_arm(kc->vcpu);
 	}
-	if (kvmpfm_attr_is_hw(&kc->event->attr) &&
-	    period > KVMPFM_MAX_HW_PERIOD)
-		period = KVMPFM_MAX_HW_PERIOD;
+	if (kvmpfm_attr_is_hw(&kc->event->attr))
+		max = KVMPFM_MAX_HW_PERIOD;
+	period = clamp(period, 1ULL, max);
+	if (kvmpfm_perf_throttled(kc->event))
+		return;
 	/* from the vCPU thread, perf changes it on this CPU */
 	remote_op(kc);
-	perf_event_period(kc->event, period ? period : 1);
+	ret = perf_event_period(kc->event, period);
+	if (ret != -EINVAL)
+		return;
+	while (ret == -EINVAL && period < max) {
+		period = min(period * 2, max);
+		ret = perf_event_period(kc->event, period);
+	}
+	kc->vcpu->periods_raised++;
 }
 
 /*
@@ -269,15 +304,17 @@ void kvmpfm_counter_write(void *be, struct pfm_counter *c, u64 value)
 }
 
 /*
- * When the host ran the event only part of the time it was enabled (perf
- * multiplexing, other users' pinned events), the count is scaled up by
- * enabled/running, and the times go to the engine (getinfo shows them).
+ * What the host counted, never scaled: when it ran the event only part
+ * of the time it was enabled (perf multiplexing, other users' pinned
+ * events), the times go to the engine (getinfo shows them) and the tool
+ * scales, as perf's do. A scaled value would run ahead of the wraps,
+ * which perf finds in the count it made.
  */
 u64 kvmpfm_counter_read(void *be, struct pfm_counter *c,
 			       struct pfm_counter_time *t)
 {
 	struct kvmpfm_counter *kc = c->priv;
-	u64 enabled, running, raw, delta, value;
+	u64 enabled, running, raw;
 
 	raw = kvmpfm_counter_raw_read(kc, &enabled, &running);
 	if (t) {
@@ -286,12 +323,7 @@ u64 kvmpfm_counter_read(void *be, struct pfm_counter *c,
 	}
 	if (raw >= kc->next_wrap)
 		return KVMPFM_WMASK;	/* the wrap is being delivered */
-	delta = raw - kc->base;
-	if (running && running < enabled)
-		delta = mul_u64_u64_div_u64(delta, enabled, running);
-	value = kc->written + delta - kc->wraps * KVMPFM_WRAP;
-	/* scaling must not run ahead of a wrap not yet delivered */
-	return min(value, KVMPFM_WMASK);
+	return kc->written + (raw - kc->base) - kc->wraps * KVMPFM_WRAP;
 }
 
 void kvmpfm_counter_enable(void *be, struct pfm_counter *c)

@@ -334,6 +334,9 @@ static void snap_vm(struct snap *s, struct kvmpfm_vm *vm,
 	out->notavail = st->notavail;
 	out->filtered = st->filtered;
 	out->host_mediated = st->host_mediated;
+	out->host_throttles = vm->host_throttles;
+	out->periods_raised = vm->periods_raised;
+	out->late_overflows = vm->late_overflows;
 
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		const struct kvmpfm_vcpu *v = &vm->vcpus[i];

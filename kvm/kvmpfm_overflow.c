@@ -72,6 +72,9 @@ void kvmpfm_overflow(struct perf_event *event,
 	} else {
 		atomic_set(&vcpu->pending_ip_unread, 1);
 	}
+	/* perf counted this interrupt against its bound before calling us */
+	if (kvmpfm_perf_throttled(event))
+		atomic_inc(&vcpu->pending_host_throttles);
 	set_bit(kc->pmd, vcpu->pending_pmds);
 	irq_work_queue(&vcpu->irq_work);
 }
@@ -82,15 +85,17 @@ void kvmpfm_overflow(struct perf_event *event,
  * task-clock on its hrtimer tick) and a wrap must reach the engine before
  * any command reads the PMD. Early interrupts just re-arm the period, as
  * does the end of a throttling for the counters it held. *@lost: the
- * periods held counters went past their wrap (the engine resets the PMD
- * on its overflow, so each whole period more is a sample not taken).
+ * whole periods counters went past their wrap (the engine resets the PMD
+ * on its overflow, so each is a sample not taken): held by the VM's
+ * throttling, throttled by perf, or interrupting late.
  */
 static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps, u64 *lost)
 {
+	struct kvmpfm_vm *vm = vcpu->vm;
 	struct kvmpfm_counter *kc;
 	bool interrupted;
 	unsigned int pmd;
-	u64 raw;
+	u64 raw, missed;
 
 	memset(wraps, 0, PFM_PMD_BV * sizeof(u64));
 	*lost = 0;
@@ -101,9 +106,13 @@ static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps, u64 *lost)
 			continue;
 		raw = kvmpfm_counter_raw_read(kc, NULL, NULL);
 		if (raw >= kc->next_wrap) {
+			missed = div64_u64(raw - kc->next_wrap,
+					   KVMPFM_WRAP - kc->written);
 			if (kc->held)
-				*lost += div64_u64(raw - kc->next_wrap,
-						   KVMPFM_WRAP - kc->written);
+				vm->throttled_overflows += missed;
+			else
+				vm->late_overflows += missed;
+			*lost += missed;
 			kc->next_wrap += KVMPFM_WRAP;
 			kc->wraps++;
 			wraps[pmd / 64] |= BIT_ULL(pmd % 64);
@@ -113,6 +122,24 @@ static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps, u64 *lost)
 		kvmpfm_counter_period_arm(kc, raw);
 	}
 	return memchr_inv(wraps, 0, PFM_PMD_BV * sizeof(u64));
+}
+
+/*
+ * What perf's limits did to the vCPU's counters since the last delivery
+ * (kvmpfm_counter.c): to the context in on it and the operator.
+ */
+static void host_limits_deliver(struct kvmpfm_vcpu *vcpu)
+{
+	struct kvmpfm_vm *vm = vcpu->vm;
+	u32 throttles = atomic_xchg(&vcpu->pending_host_throttles, 0);
+	u32 raised = vcpu->periods_raised;
+
+	if (!throttles && !raised)
+		return;
+	vcpu->periods_raised = 0;
+	vm->host_throttles += throttles;
+	vm->periods_raised += raised;
+	pfm_engine_host_limited(vm->engine, vcpu->index, throttles, raised);
 }
 
 /*
@@ -139,7 +166,6 @@ static void vcpu_deliver(struct kvmpfm_vcpu *vcpu, bool throttle)
 		vcpu->held = false;
 		if (collect_wraps(vcpu, wraps, &where.lost)) {
 			kvmpfm_ovfl_count(vm);
-			vm->throttled_overflows += where.lost;
 			where.ip = vcpu_sample_ip(vcpu);
 			where.kernel = guest_ip_kernel(where.ip);
 			pfm_engine_overflow(vm->engine, vcpu->index, wraps,
@@ -148,6 +174,7 @@ static void vcpu_deliver(struct kvmpfm_vcpu *vcpu, bool throttle)
 	}
 	if (atomic_xchg(&vcpu->pending_timer, 0))
 		pfm_engine_timer(vm->engine, vcpu->index);
+	host_limits_deliver(vcpu);
 	vm->notify_vcpu = notify_vcpu;
 }
 

@@ -345,7 +345,19 @@ struct kvmpfm_snap_vm {
 	 * in refusals[EOPNOTSUPP], which has no other cause.
 	 */
 	__u64 host_mediated;
-	__u64 reserved[6];
+	/*
+	 * Host perf's limits on the VM's sampling (pv_perfmon.h's
+	 * PVPFM_SETINFO_HOST_THROTTLES and _PERIODS_RAISED, summed):
+	 * interrupts after which perf throttled an event
+	 * (kernel.perf_event_max_sample_rate), periods armed longer than
+	 * the PMU driver allows; and overflows found a period or more late,
+	 * each a sample not taken (stats.throttled: those the module's own
+	 * rate bound held back).
+	 */
+	__u64 host_throttles;
+	__u64 periods_raised;
+	__u64 late_overflows;
+	__u64 reserved[3];
 };
 
 struct kvmpfm_snap_vcpu {

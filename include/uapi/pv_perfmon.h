@@ -451,6 +451,25 @@ static inline const char *pvpfm_vpmd_name(unsigned int num)
  * its buffer's header; this is where a counting or notifying one does.
  */
 #define PVPFM_SETINFO_OVFLS_LOST	2
+/*
+ * Host perf's limits on the set's sampling. HOST_THROTTLES: interrupts
+ * after which perf throttled a backing event
+ * (kernel.perf_event_max_sample_rate): until perf's next tick on that
+ * CPU a hardware event counts nothing, and a software event interrupts
+ * no more (its late overflows count in OVFLS_LOST). PERIODS_RAISED:
+ * periods the host's PMU driver refused as too short, armed longer: the
+ * overflow came later than the PMD's value asked.
+ */
+#define PVPFM_SETINFO_HOST_THROTTLES	3
+#define PVPFM_SETINFO_PERIODS_RAISED	4
+
+/*
+ * The default sampling format's header, pfm_dfl_smpl_hdr_t: its
+ * hdr_reserved[] slot (one perfmon2's programs leave alone) of the
+ * samples lost to the host (its throttling, perf's, or an overflow
+ * found a period or more late): never silent.
+ */
+#define PVPFM_DFL_HDR_LOST		0
 
 /*
  * Returned in reg_flags of an accepted pfarg_pmc_t whose event the host

@@ -71,7 +71,7 @@ struct pfm_where {
 	u64 ip;			/* guest instruction pointer */
 	bool kernel;		/* taken in guest kernel mode */
 	u32 tid, tgid;		/* guest thread; 0: the context's own */
-	u64 lost;		/* overflows the backend skipped (throttled) */
+	u64 lost;		/* overflows not delivered (throttled, late) */
 };
 
 struct pfm_backend_ops {
@@ -249,6 +249,16 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 
 /* the timer armed for @vcpu expired */
 void pfm_engine_timer(struct pfm_engine *e, u32 vcpu);
+
+/*
+ * Host perf limited the backing counters of the context active on @vcpu:
+ * it throttled them after @throttles interrupts, and armed @raised
+ * periods longer than asked (getinfo's PVPFM_SETINFO_HOST_THROTTLES and
+ * PVPFM_SETINFO_PERIODS_RAISED). The samples this lost come as
+ * pfm_where.lost.
+ */
+void pfm_engine_host_limited(struct pfm_engine *e, u32 vcpu, u64 throttles,
+			     u64 raised);
 
 void pfm_engine_stats(struct pfm_engine *e, struct pfm_engine_stats *st);
 

@@ -250,3 +250,18 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 	if (switch_due)
 		pfm_set_switch_next(e, ctx);
 }
+
+void pfm_engine_host_limited(struct pfm_engine *e, u32 vcpu, u64 throttles,
+			     u64 raised)
+{
+	struct pfm_context *ctx;
+
+	if (vcpu >= e->cfg.nr_vcpus)
+		return;
+	ctx = e->vcpus[vcpu].cur;
+	/* its counters were folded back: nothing of theirs is left to limit */
+	if (!ctx)
+		return;
+	ctx->active->host_throttles += throttles;
+	ctx->active->periods_raised += raised;
+}

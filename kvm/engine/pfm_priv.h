@@ -151,6 +151,8 @@ struct pfm_set {
 	u64 host_enabled_ns;	/* backing counters: enabled vs running */
 	u64 host_running_ns;
 	u64 ovfls_lost;		/* not delivered: the host throttled */
+	u64 host_throttles;	/* perf throttled a backing event */
+	u64 periods_raised;	/* perf refused a period as too short */
 	u64 ovfl_pmds[PFM_PMD_BV];	/* last overflowed PMDs */
 	u64 used_pmcs[PFM_PMC_BV];
 	u64 used_pmds[PFM_PMD_BV];

@@ -335,6 +335,8 @@ static void set_define(struct pfm_engine *e, struct pfm_set *set,
 	set->host_enabled_ns = 0;
 	set->host_running_ns = 0;
 	set->ovfls_lost = 0;
+	set->host_throttles = 0;
+	set->periods_raised = 0;
 	set_pmcs_default(e, set);
 }
 
@@ -466,6 +468,10 @@ int pfm_cmd_getinfo_evtsets(struct pfm_cmd_args *a)
 		info->set_reserved3[PVPFM_SETINFO_HOST_ENABLED] = enabled;
 		info->set_reserved3[PVPFM_SETINFO_HOST_RUNNING] = running;
 		info->set_reserved3[PVPFM_SETINFO_OVFLS_LOST] = set->ovfls_lost;
+		info->set_reserved3[PVPFM_SETINFO_HOST_THROTTLES] =
+			set->host_throttles;
+		info->set_reserved3[PVPFM_SETINFO_PERIODS_RAISED] =
+			set->periods_raised;
 	}
 	return 0;
 }

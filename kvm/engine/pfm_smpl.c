@@ -13,12 +13,6 @@
  */
 #include "pfm_priv.h"
 
-/*
- * The header's count of samples lost to the host's throttling (a slot of
- * hdr_reserved, which perfmon2's programs leave alone).
- */
-#define PFM_DFL_HDR_LOST	0
-
 static u32 entry_size(const struct pfm_pmd *p)
 {
 	u32 n = 0, w;
@@ -126,7 +120,8 @@ void pfm_smpl_reset(struct pfm_engine *e, struct pfm_context *ctx)
 }
 
 /*
- * @n overflows the host did not deliver (it throttled the VM): never
+ * @n overflows the host did not deliver (it throttled the VM, perf
+ * throttled the event, or the overflow was found periods late): never
  * silent, the guest reads them in its buffer's header.
  */
 void pfm_smpl_lost(struct pfm_engine *e, struct pfm_context *ctx, u64 n)
@@ -134,7 +129,7 @@ void pfm_smpl_lost(struct pfm_engine *e, struct pfm_context *ctx, u64 n)
 	if (!ctx->smpl.fmt)
 		return;
 	e->stats.samples_lost += n;
-	ctx->smpl.hdr.hdr_reserved[PFM_DFL_HDR_LOST] += n;
+	ctx->smpl.hdr.hdr_reserved[PVPFM_DFL_HDR_LOST] += n;
 	pfm_smpl_flush_hdr(e, ctx);
 }
 

@@ -366,6 +366,10 @@ int hl_drop_to_nobody(void);
 /* ---- module stats (lib/stats.c) ---------------------------------------- */
 int hl_module_stats(struct kvmpfm_module_stats *st);
 int hl_vm_stats(struct hl_vm *vm, struct kvmpfm_vm_stats *st);
+/* LIST_VMS: the ids bound now; returns how many (at most @room written) */
+int hl_list_vms(int fd, uint64_t *ids, uint32_t room);
+/* GET_SNAPSHOT of VM @id into @buf; *@size in: its room, out: as the call */
+int hl_snapshot(int fd, uint64_t id, void *buf, uint32_t *size);
 /*
  * The module holds nothing: allocations, perf_events, pinned_pages, vms all
  * zero (the stats reader's own open file excepted, see lib/stats.c). Waits up

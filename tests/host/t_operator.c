@@ -48,26 +48,6 @@ static int set_name(struct hl_vm *vm, const char *name, uint8_t uuid_byte)
 	return HL_IOCTL(vm->pfm_fd, KVMPFM_SET_IDENTITY, &id);
 }
 
-/* the ids bound now; returns how many (at most @room written) */
-static int list_vms(int fd, uint64_t *ids, uint32_t room)
-{
-	struct kvmpfm_vm_list l = { .nr = room, .ids = (uintptr_t)ids };
-	int ret = HL_IOCTL(fd, KVMPFM_LIST_VMS, &l);
-
-	return ret ? ret : (int)l.nr;
-}
-
-static int snapshot(int fd, uint64_t id, void *buf, uint32_t *size)
-{
-	struct kvmpfm_snapshot req = {
-		.vm_id = id, .buf = (uintptr_t)buf, .size = *size,
-	};
-	int ret = HL_IOCTL(fd, KVMPFM_GET_SNAPSHOT, &req);
-
-	*size = req.size;
-	return ret;
-}
-
 /* the id of the VM named @name among those bound, 0 if none */
 static uint64_t find_id(const char *name, void *buf)
 {
@@ -76,10 +56,10 @@ static uint64_t find_id(const char *name, void *buf)
 	uint32_t size;
 	int n, i;
 
-	n = list_vms(vm_a.pfm_fd, ids, 64);
+	n = hl_list_vms(vm_a.pfm_fd, ids, 64);
 	for (i = 0; i < n && i < 64; i++) {
 		size = SNAP_ROOM;
-		if (!snapshot(vm_a.pfm_fd, ids[i], buf, &size) &&
+		if (!hl_snapshot(vm_a.pfm_fd, ids[i], buf, &size) &&
 		    !strcmp(s->identity.name, name))
 			return ids[i];
 	}
@@ -205,7 +185,7 @@ static void t_list_and_sizes(void *buf, uint64_t id_a, uint64_t id_b)
 	struct kvmpfm_vm_list bad = { .reserved = 1 };
 	struct kvmpfm_snapshot req = { .vm_id = id_a, .reserved = 1 };
 	uint32_t size = 16;
-	int n = list_vms(vm_a.pfm_fd, NULL, 0);
+	int n = hl_list_vms(vm_a.pfm_fd, NULL, 0);
 
 	t_check(n == 2, "list_counts_two", "LIST_VMS with no room: %d", n);
 	t_check(id_a && id_b && id_a != id_b, "list_names_found",
@@ -213,12 +193,12 @@ static void t_list_and_sizes(void *buf, uint64_t id_a, uint64_t id_b)
 	HL_EXPECT("list_reserved_einval",
 		  HL_IOCTL(vm_a.pfm_fd, KVMPFM_LIST_VMS, &bad), -EINVAL);
 	HL_EXPECT("snapshot_small_enospc",
-		  snapshot(vm_a.pfm_fd, id_a, buf, &size), -ENOSPC);
+		  hl_snapshot(vm_a.pfm_fd, id_a, buf, &size), -ENOSPC);
 	t_check(size > sizeof(struct kvmpfm_snap_vm), "snapshot_size_needed",
 		"size needed %u", size);
 	size = SNAP_ROOM;
 	HL_EXPECT("snapshot_unknown_enoent",
-		  snapshot(vm_a.pfm_fd, ~0ULL, buf, &size), -ENOENT);
+		  hl_snapshot(vm_a.pfm_fd, ~0ULL, buf, &size), -ENOENT);
 	req.buf = (uintptr_t)buf;
 	req.size = SNAP_ROOM;
 	HL_EXPECT("snapshot_reserved_einval",
@@ -254,7 +234,7 @@ static uint32_t t_vm_a(void *buf, uint64_t id)
 	HL_EXPECT("vm_a_einval_2", cb_write_pmcs(&v->cb, ctx, &pmc, 1),
 		  -EINVAL);
 
-	HL_EXPECT("vm_a_snapshot", snapshot(vm_a.pfm_fd, id, buf, &size), 0);
+	HL_EXPECT("vm_a_snapshot", hl_snapshot(vm_a.pfm_fd, id, buf, &size), 0);
 	t_check(s->size >= sizeof(*s) && s->nr_vcpus == 2 &&
 		s->pid == getpid() && s->id == id &&
 		s->personality == PVPFM_PERS_AMD64 && s->counters == 4,
@@ -405,7 +385,7 @@ static void t_filters(void *buf, uint64_t id_b)
 		"filter_not_allowed_notavail", "reg_flags %#x", flags);
 
 	size = SNAP_ROOM;
-	HL_EXPECT("filter_snapshot", snapshot(op_fd, id_b, buf, &size), 0);
+	HL_EXPECT("filter_snapshot", hl_snapshot(op_fd, id_b, buf, &size), 0);
 	t_check(s->filtered == 3 && s->notavail == 0 &&
 		s->refusals[EINVAL] == 3 &&
 		s->filter_action == KVMPFM_FILTER_ALLOW && s->filter_nr == 2 &&
@@ -508,7 +488,7 @@ static void t_filter_alias(void)
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		ret = write_pmc(v, ctx, 0, SEL(refused[i].event), &flags);
 		size = SNAP_ROOM;
-		if (snapshot(vm_a.pfm_fd, id, buf, &size))
+		if (hl_snapshot(vm_a.pfm_fd, id, buf, &size))
 			memset(buf, 0, sizeof(*s));
 		t_check(ret == -EINVAL && (flags & PFM_REG_RETFL_NOTAVAIL) &&
 			s->filtered == i + 1 && !s->notavail,
@@ -524,7 +504,7 @@ static void t_filter_alias(void)
 		"alias_software_passes", "%s, reg_flags %#x",
 		hl_status_str(ret), flags);
 	size = SNAP_ROOM;
-	HL_EXPECT("alias_snapshot", snapshot(vm_a.pfm_fd, id, buf, &size), 0);
+	HL_EXPECT("alias_snapshot", hl_snapshot(vm_a.pfm_fd, id, buf, &size), 0);
 	t_check(s->filtered == 4 && s->notavail == 0, "alias_counted_filtered",
 		"filtered %llu notavail %llu", (unsigned long long)s->filtered,
 		(unsigned long long)s->notavail);
@@ -580,7 +560,7 @@ static void t_filter_running(void *buf, uint64_t id_a, uint32_t ctx)
 	t_check(after >= before + busy / 2, "running_counter_goes_on",
 		"VCPU_RUN_NS %" PRIu64 " -> %" PRIu64 " over %" PRIu64
 		" ns busy", before, after, busy);
-	HL_EXPECT("running_snapshot", snapshot(vm_a.pfm_fd, id_a, buf, &size),
+	HL_EXPECT("running_snapshot", hl_snapshot(vm_a.pfm_fd, id_a, buf, &size),
 		  0);
 	t_check(s->nr_events == 1, "running_event_kept", "events %u",
 		s->nr_events);
@@ -611,8 +591,8 @@ static int unprivileged_child(void *arg, void *res)
 	if (fd < 0 || hl_drop_to_nobody())
 		return 2;
 	r->uid = getuid();
-	r->list = list_vms(fd, NULL, 0);
-	r->snap = snapshot(fd, id_a, buf, &size);
+	r->list = hl_list_vms(fd, NULL, 0);
+	r->snap = hl_snapshot(fd, id_a, buf, &size);
 	r->filter = filter(fd, id_a, KVMPFM_FILTER_DENY, 0);
 	r->get_filter = get_filter(fd, id_a, 0, &got.f, 4);
 	r->own_id = filter(vm_a.pfm_fd, id_a, KVMPFM_FILTER_DENY, 0);
@@ -684,7 +664,7 @@ static void t_cost(void *buf, uint64_t id_a)
 	t0 = hl_mono_ns();
 	for (i = 0; i < n; i++) {
 		size = SNAP_ROOM;
-		bad += !!snapshot(vm_a.pfm_fd, id_a, buf, &size);
+		bad += !!hl_snapshot(vm_a.pfm_fd, id_a, buf, &size);
 	}
 	t1 = hl_mono_ns();
 	t_check(!bad, "cost_snapshots_ok", "%d of %d failed", bad, n);
@@ -721,12 +701,12 @@ int main(void)
 	t_cost(buf, id_a);
 
 	hl_vm_destroy(&vm_b);
-	n = list_vms(vm_a.pfm_fd, ids, 4);
+	n = hl_list_vms(vm_a.pfm_fd, ids, 4);
 	t_check(n == 1 && ids[0] == id_a, "gone_from_list",
 		"%d VMs listed, first %" PRIu64, n, ids[0]);
 	n = SNAP_ROOM;
 	HL_EXPECT("gone_snapshot_enoent",
-		  snapshot(vm_a.pfm_fd, id_b, buf, (uint32_t *)&n), -ENOENT);
+		  hl_snapshot(vm_a.pfm_fd, id_b, buf, (uint32_t *)&n), -ENOENT);
 	hl_vm_destroy(&vm_a);
 	hl_check_module_idle("operator_module_idle");
 	return t_done();

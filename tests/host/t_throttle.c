@@ -19,7 +19,7 @@
  *             With the module's max_overflow_rate set to RATE, the
  *             overflows the host handles stay within RATE per second
  *             (+ SLACK), and the ones it skipped are counted: in the
- *             guest's buffer header (hdr_reserved[PFM_DFL_HDR_LOST]), in
+ *             guest's buffer header (hdr_reserved[PVPFM_DFL_HDR_LOST]), in
  *             the VM's samples_lost, samples + lost covering at least half
  *             of the exits the VMM saw
  *
@@ -62,8 +62,6 @@
  * hundreds.
  */
 #define OUTSIDE_MAX	100
-/* hdr_reserved[] slot of the lost-sample count (kvm/engine/pfm_smpl.c) */
-#define PFM_DFL_HDR_LOST	0
 #define BUF_PAGES	16
 
 struct phase {
@@ -249,7 +247,7 @@ static void run_phase(struct hl_vm *vm, struct phase *ph)
 		secs = 1;
 	ovfl = (uint64_t)(s1.overflows - s0.overflows);
 	lost = (uint64_t)(s1.samples_lost - s0.samples_lost);
-	guest_lost = (uint64_t)hdr->hdr_reserved[PFM_DFL_HDR_LOST];
+	guest_lost = (uint64_t)hdr->hdr_reserved[PVPFM_DFL_HDR_LOST];
 	outside = ph->busy > ph->vcpu_cpu ? ph->busy - ph->vcpu_cpu : 0;
 	outside = outside * 1000 / ph->wall;	/* ms per s */
 	t_note("throttle %s: %" PRIu64 " ms, %" PRIu64 " exits seen by the "

@@ -287,6 +287,31 @@ T_CTX_TEST(test_throttled_overflows_reported, 0)
 	assert_int_equal(info.set_reserved3[PVPFM_SETINFO_OVFLS_LOST], 5);
 }
 
+/*
+ * Host perf's limits reach the set active when the backend reports them,
+ * not another set, and only while a context is in: one that is out has
+ * no counter the host could have limited.
+ */
+T_CTX_TEST(test_host_limits_reported, 0)
+{
+	pfarg_setinfo_t info;
+
+	t_set(t, ctx, 1, 0, 0);
+	t_pmc(t, ctx, 0, 0, T_EVTSEL(EV_A));
+	pfm_engine_host_limited(t->e, 0, 7, 7);
+	t_go(t, ctx);
+	pfm_engine_host_limited(t->e, 0, 3, 2);
+	pfm_engine_host_limited(t->e, 0, 1, 0);
+	/* a vCPU the engine does not have is ignored */
+	pfm_engine_host_limited(t->e, 99, 1, 1);
+	t_info(t, ctx, 0, &info);
+	assert_int_equal(info.set_reserved3[PVPFM_SETINFO_HOST_THROTTLES], 4);
+	assert_int_equal(info.set_reserved3[PVPFM_SETINFO_PERIODS_RAISED], 2);
+	t_info(t, ctx, 1, &info);
+	assert_int_equal(info.set_reserved3[PVPFM_SETINFO_HOST_THROTTLES], 0);
+	assert_int_equal(info.set_reserved3[PVPFM_SETINFO_PERIODS_RAISED], 0);
+}
+
 /* perfmon2: restart with nothing notified (no sampling buffer): EBUSY */
 T_CTX_TEST(test_restart_not_masked, 0)
 {
@@ -713,6 +738,7 @@ int main(void)
 		T_TEST(test_msg_syswide_fields),
 		T_TEST(test_read_msg_empty),
 		T_TEST(test_stray_overflow),
+		T_TEST(test_host_limits_reported),
 		T_TEST(test_block_self_refused),
 		T_TEST(test_block_state),
 		T_TEST(test_block_no_msg),

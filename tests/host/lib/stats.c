@@ -30,6 +30,25 @@ int hl_vm_stats(struct hl_vm *vm, struct kvmpfm_vm_stats *st)
 	return ioctl(vm->pfm_fd, KVMPFM_GET_VM_STATS, st) ? -errno : 0;
 }
 
+int hl_list_vms(int fd, uint64_t *ids, uint32_t room)
+{
+	struct kvmpfm_vm_list l = { .nr = room, .ids = (uintptr_t)ids };
+	int ret = HL_IOCTL(fd, KVMPFM_LIST_VMS, &l);
+
+	return ret ? ret : (int)l.nr;
+}
+
+int hl_snapshot(int fd, uint64_t id, void *buf, uint32_t *size)
+{
+	struct kvmpfm_snapshot req = {
+		.vm_id = id, .buf = (uintptr_t)buf, .size = *size,
+	};
+	int ret = HL_IOCTL(fd, KVMPFM_GET_SNAPSHOT, &req);
+
+	*size = req.size;
+	return ret;
+}
+
 /*
  * Reading the stats takes an open /dev/kvm-perfmon, and the module counts
  * that open file's own state in `allocations` (kvmpfm_open() allocates

@@ -74,7 +74,7 @@ static void vm_u64(FILE *f, const char *name, const struct snap_set *set,
 	fprintf(f, "%" PRIu64 "\n", v);
 }
 
-/* one counter of struct kvmpfm_vm_stats, for every VM */
+/* one counter of struct kvmpfm_snap_vm, for every VM */
 struct vm_counter {
 	const char *name;
 	size_t off;
@@ -82,26 +82,37 @@ struct vm_counter {
 };
 
 #define VM_COUNTER(n, field, h) \
-	{ n, offsetof(struct kvmpfm_vm_stats, field), h }
+	{ n, offsetof(struct kvmpfm_snap_vm, field), h }
 
 static const struct vm_counter vm_counters[] = {
-	VM_COUNTER("overflows_total", overflows,
+	VM_COUNTER("overflows_total", stats.overflows,
 		   "Counter overflows the host handled for the VM."),
-	VM_COUNTER("throttled_total", throttled,
+	VM_COUNTER("throttled_total", stats.throttled,
 		   "Overflows held back by the host's per-VM rate bound."),
-	VM_COUNTER("samples_total", samples,
+	VM_COUNTER("host_throttles_total", host_throttles,
+		   "Interrupts after which host perf throttled one of the VM's "
+		   "events (kernel.perf_event_max_sample_rate): counts or "
+		   "samples lost until perf's next tick."),
+	VM_COUNTER("periods_raised_total", periods_raised,
+		   "Sampling periods the host's PMU driver refused as too short, "
+		   "armed longer."),
+	VM_COUNTER("late_overflows_total", late_overflows,
+		   "Overflows found a period or more late (host perf throttling, "
+		   "a late timer): samples not taken."),
+	VM_COUNTER("samples_total", stats.samples,
 		   "Samples written into the guests' sampling buffers."),
-	VM_COUNTER("samples_lost_total", samples_lost,
-		   "Samples lost: buffer full or guest memory not writable."),
-	VM_COUNTER("messages_total", messages,
+	VM_COUNTER("samples_lost_total", stats.samples_lost,
+		   "Samples lost: buffer full, guest memory not writable, or "
+		   "overflows throttled or late."),
+	VM_COUNTER("messages_total", stats.messages,
 		   "Overflow and end messages queued for the guests."),
-	VM_COUNTER("messages_lost_total", messages_lost,
+	VM_COUNTER("messages_lost_total", stats.messages_lost,
 		   "Messages lost to a full queue."),
-	VM_COUNTER("notifications_total", notifications,
+	VM_COUNTER("notifications_total", stats.notifications,
 		   "Interrupts the host sent the guest (eventfd signals)."),
-	VM_COUNTER("set_switches_total", set_switches,
+	VM_COUNTER("set_switches_total", stats.set_switches,
 		   "Event set switches the host made for the guests."),
-	VM_COUNTER("doorbells_total", doorbells,
+	VM_COUNTER("doorbells_total", stats.doorbells,
 		   "Guest calls served, one VM exit each (DOORBELL)."),
 };
 
@@ -247,8 +258,7 @@ static void vm_metrics(FILE *f, const struct exposition *x,
 		for (i = 0; i < set->nr; i++)
 			vm_u64(f, m->name, set, &set->vms[i], NULL, NULL,
 			       *(const uint64_t *)((const char *)
-						   &set->vms[i].vm.stats +
-						   m->off));
+						   &set->vms[i].vm + m->off));
 	}
 	family(f, "doorbell_seconds_total", "counter",
 	       "Host time in the module serving the guest's calls (the VM "

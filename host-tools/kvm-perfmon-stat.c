@@ -193,6 +193,10 @@ static void print_detail(int fd, const struct snap *s)
 	       (uint64_t)st->samples, (uint64_t)st->samples_lost,
 	       (uint64_t)st->messages, (uint64_t)st->messages_lost,
 	       (uint64_t)st->notifications, (uint64_t)st->set_switches);
+	printf("host perf's limits: throttled %" PRIu64 " times, periods "
+	       "raised %" PRIu64 ", overflows late %" PRIu64 "\n",
+	       (uint64_t)s->vm.host_throttles, (uint64_t)s->vm.periods_raised,
+	       (uint64_t)s->vm.late_overflows);
 	print_cost(s);
 	print_filters(fd, s);
 
@@ -323,6 +327,9 @@ static json_object *json_vm(int fd, const struct snap *s, bool detail)
 	json_object_object_add(o, "refused_by_cause", r);
 	add_u64(o, "overflows", st->overflows);
 	add_u64(o, "throttled", st->throttled);
+	add_u64(o, "host_throttles", s->vm.host_throttles);
+	add_u64(o, "periods_raised", s->vm.periods_raised);
+	add_u64(o, "late_overflows", s->vm.late_overflows);
 	add_u64(o, "samples", st->samples);
 	add_u64(o, "samples_lost", st->samples_lost);
 	add_u64(o, "messages", st->messages);

@@ -101,6 +101,8 @@ struct set_reading {
 	uint64_t runs, act_ns;		/* the set's runs and active time */
 	uint64_t host_enabled_ns;	/* summed over the set's PMDs */
 	uint64_t host_running_ns;
+	/* getinfo's PVPFM_SETINFO_*: what the host's limits took */
+	uint64_t ovfls_lost, host_throttles, periods_raised;
 	uint64_t raw[MAX_EVS];		/* the PMDs' values */
 };
 
@@ -221,6 +223,7 @@ struct smpl_ctx {
 	uint64_t samples;	/* entries taken: periods of the sampling PMD */
 	uint64_t taken;		/* of the buffer's entries, since its restart */
 	uint64_t fills;		/* full-buffer notifications */
+	uint64_t lost;		/* periods the host did not sample */
 };
 
 /* the profile of @target begins: --smpl-outfile opened */
@@ -273,6 +276,6 @@ void syms_report(FILE *o, enum smpl_view view, enum profile_fmt fmt,
 void print_counts(const char *target, const struct reading *r,
 		  const struct reading *prev);
 void print_interval_header(void);
-void warn_starved(const char *target, const struct reading *r);
+void warn_host_limits(const char *target, const struct reading *r);
 
 #endif

@@ -48,7 +48,7 @@ int count_cmd(char **argv, int fd)
 		print_counts(NULL, &cur, &prev);
 		prev = cur;
 	}
-	warn_starved(NULL, &cur);
+	warn_host_limits(NULL, &cur);
 	return rc;
 }
 
@@ -224,13 +224,13 @@ int count_syswide(const char *cpulist, char **argv)
 			continue;
 		snprintf(title, sizeof(title), "cpu%d", cpus[i]);
 		print_counts(title, &r, NULL);
-		warn_starved(title, &r);
+		warn_host_limits(title, &r);
 	}
 	if (n > 1 || opts.aggregate) {
 		sum.t = since_start();
 		snprintf(title, sizeof(title), "cpus%d", n);
 		print_counts(title, &sum, NULL);
-		warn_starved(title, &sum);
+		warn_host_limits(title, &sum);
 	}
 	if (opts.smpl_period)
 		smpl_end();

@@ -241,6 +241,11 @@ void ctx_read(int fd, struct reading *r)
 			si[s].set_reserved3[PVPFM_SETINFO_HOST_ENABLED];
 		c->host_running_ns =
 			si[s].set_reserved3[PVPFM_SETINFO_HOST_RUNNING];
+		c->ovfls_lost = si[s].set_reserved3[PVPFM_SETINFO_OVFLS_LOST];
+		c->host_throttles =
+			si[s].set_reserved3[PVPFM_SETINFO_HOST_THROTTLES];
+		c->periods_raised =
+			si[s].set_reserved3[PVPFM_SETINFO_PERIODS_RAISED];
 		r->total_act_ns += c->act_ns;
 		memset(pd, 0, sizeof(pd));
 		for (int i = 0; i < n; i++) {
@@ -262,7 +267,7 @@ void final_report(int fd, const struct smpl_ctx *sc, const char *target)
 
 	smpl_read(fd, sc, &r);
 	print_counts(target, &r, NULL);
-	warn_starved(target, &r);
+	warn_host_limits(target, &r);
 }
 
 /* @r's figures added to @sum's: a total of tasks or CPUs */
@@ -277,6 +282,9 @@ void reading_add(struct reading *sum, const struct reading *r)
 		a->act_ns += b->act_ns;
 		a->host_enabled_ns += b->host_enabled_ns;
 		a->host_running_ns += b->host_running_ns;
+		a->ovfls_lost += b->ovfls_lost;
+		a->host_throttles += b->host_throttles;
+		a->periods_raised += b->periods_raised;
 		for (int e = 0; e < sets[s].n; e++)
 			a->raw[e] += b->raw[e];
 	}

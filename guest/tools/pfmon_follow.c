@@ -310,13 +310,13 @@ static void follow_report(void)
 	for (size_t i = 0; i < nresults; i++) {
 		snprintf(title, sizeof(title), "task%d", results[i].tid);
 		print_counts(title, &results[i].r, NULL);
-		warn_starved(title, &results[i].r);
+		warn_host_limits(title, &results[i].r);
 	}
 	if (opts.aggregate) {
 		sum.t = since_start();
 		snprintf(title, sizeof(title), "tasks%zu", ncounted);
 		print_counts(title, &sum, NULL);
-		warn_starved(title, &sum);
+		warn_host_limits(title, &sum);
 	}
 	if (nunmonitored)
 		fprintf(stderr, "pfmon: %zu of %zu tasks not monitored (no context for them: see above)\n",

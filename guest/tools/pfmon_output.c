@@ -209,19 +209,32 @@ void print_counts(const char *target, const struct reading *r,
 
 /*
  * The host took counters away (running < enabled by more than 1%: the
- * clocks of enabled and running are read apart): say so on stderr, once
- * per set, whatever the output format.
+ * clocks of enabled and running are read apart), or its limits took
+ * samples or counts: say so on stderr, once per set, whatever the output
+ * format.
  */
-void warn_starved(const char *target, const struct reading *r)
+void warn_host_limits(const char *target, const struct reading *r)
 {
+	const char *t = target ? target : "", *sep = target ? ": " : "";
+
 	for (int s = 0; s < nsets; s++) {
 		const struct set_reading *c = &r->set[s];
 
-		if (!c->host_enabled_ns ||
-		    c->host_running_ns * 100 >= c->host_enabled_ns * 99)
-			continue;
-		fprintf(stderr, "pfmon: warning: %s%sset %d: the host ran its counters only %.1f%% of the time they were enabled (host contention); counts are scaled up by enabled/running\n",
-			target ? target : "", target ? ": " : "", s,
-			100.0 * c->host_running_ns / c->host_enabled_ns);
+		if (c->host_enabled_ns &&
+		    c->host_running_ns * 100 < c->host_enabled_ns * 99)
+			fprintf(stderr, "pfmon: warning: %s%sset %d: the host ran its counters only %.1f%% of the time they were enabled (host contention); counts are scaled up by enabled/running\n",
+				t, sep, s,
+				100.0 * c->host_running_ns / c->host_enabled_ns);
+		if (c->host_throttles)
+			fprintf(stderr, "pfmon: warning: %s%sset %d: host perf throttled its counters %llu times (the host's kernel.perf_event_max_sample_rate): hardware events did not count, and samples were not taken, until its next tick\n",
+				t, sep, s,
+				(unsigned long long)c->host_throttles);
+		if (c->periods_raised)
+			fprintf(stderr, "pfmon: warning: %s%sset %d: the host's PMU refused %llu periods as too short and armed longer ones: those overflows came late\n",
+				t, sep, s,
+				(unsigned long long)c->periods_raised);
+		if (c->ovfls_lost)
+			fprintf(stderr, "pfmon: warning: %s%sset %d: %llu overflows were not delivered (the host throttled them, or found them periods late)\n",
+				t, sep, s, (unsigned long long)c->ovfls_lost);
 	}
 }

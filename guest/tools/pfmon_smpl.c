@@ -41,7 +41,7 @@
 
 static FILE *smpl_file;
 static char *smpl_target;	/* what the profile is of */
-static uint64_t total_samples, total_fills;
+static uint64_t total_samples, total_fills, total_lost;
 
 static void hit(const pfm_dfl_smpl_entry_t *ent)
 {
@@ -84,6 +84,7 @@ static void drain(struct smpl_ctx *sc)
 			sizeof(pfm_dfl_smpl_entry_t);
 
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	sc->lost = hdr->hdr_reserved[PVPFM_DFL_HDR_LOST];
 	if (count > room)
 		count = room;
 	/* no PMDs recorded with an entry: each one the same size */
@@ -132,14 +133,15 @@ void smpl_unmap(struct smpl_ctx *sc)
 	if (!sc->buf)
 		return;
 	drain(sc);
+	total_lost += sc->lost;
 	munmap((void *)sc->buf, opts.smpl_buf_size);
 	sc->buf = NULL;
 }
 
 static void smpl_fix(const struct smpl_ctx *sc, struct reading *r)
 {
-	/* periods done plus the last partial one */
-	r->set[0].raw[0] = sc->samples * opts.smpl_period +
+	/* periods done (sampled or lost) plus the last partial one */
+	r->set[0].raw[0] = (sc->samples + sc->lost) * opts.smpl_period +
 			   (r->set[0].raw[0] + opts.smpl_period);
 }
 
@@ -165,6 +167,9 @@ void smpl_end(void)
 	if (total_fills)
 		fprintf(out, " (buffer filled %llu times)",
 			(unsigned long long)total_fills);
+	if (total_lost)
+		fprintf(out, ", %llu lost (the host throttled or found them periods late)",
+			(unsigned long long)total_lost);
 	fprintf(out, "\n");
 	if (total_samples)
 		syms_report(out, opts.smpl_view, PROFILE_TABLE,

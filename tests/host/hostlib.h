@@ -366,6 +366,9 @@ int hl_drop_to_nobody(void);
 /* ---- module stats (lib/stats.c) ---------------------------------------- */
 int hl_module_stats(struct kvmpfm_module_stats *st);
 int hl_vm_stats(struct hl_vm *vm, struct kvmpfm_vm_stats *st);
+/* a module parameter's or sysctl's number: -1 if unreadable */
+long hl_param_read(const char *path);
+int hl_param_write(const char *path, long v);	/* 0 or -errno */
 /* LIST_VMS: the ids bound now; returns how many (at most @room written) */
 int hl_list_vms(int fd, uint64_t *ids, uint32_t room);
 /* GET_SNAPSHOT of VM @id into @buf; *@size in: its room, out: as the call */

@@ -53,32 +53,6 @@ struct run {
 	int ret;
 };
 
-static long sysctl_read(void)
-{
-	FILE *f = fopen(RATE_SYSCTL, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static int sysctl_write(long v)
-{
-	FILE *f = fopen(RATE_SYSCTL, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
 /* On the vCPU thread: START, spin in the guest until kicked, STOP */
 static int run_fn(struct hl_vcpu *v, void *p)
 {
@@ -169,8 +143,8 @@ int main(void)
 	int ret;
 
 	hl_init();
-	old = sysctl_read();
-	ret = old > 0 ? sysctl_write(1) : -ENOENT;
+	old = hl_param_read(RATE_SYSCTL);
+	ret = old > 0 ? hl_param_write(RATE_SYSCTL, 1) : -ENOENT;
 	if (!t_check(!ret, "perf_limits_sysctl", "%s: read %ld, write 1: %s",
 		     RATE_SYSCTL, old, hl_errname(ret)))
 		return t_done();
@@ -199,7 +173,7 @@ int main(void)
 	}
 	hl_vm_destroy(&vm);
 restore:
-	sysctl_write(old);
+	hl_param_write(RATE_SYSCTL, old);
 	hl_check_module_idle("perf_limits_module_idle");
 	return t_done();
 }

@@ -77,32 +77,6 @@ struct phase {
 
 static long rate_old = -1;
 
-static long param_read(void)
-{
-	FILE *f = fopen(RATE_PARAM, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static int param_write(long v)
-{
-	FILE *f = fopen(RATE_PARAM, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
 /* all CPUs' busy time (/proc/stat: user nice system irq softirq), ns */
 static uint64_t busy_ns(void)
 {
@@ -299,8 +273,8 @@ int main(void)
 	int ret;
 
 	hl_init();
-	rate_old = param_read();
-	ret = rate_old >= 0 ? param_write(RATE) : -ENOENT;
+	rate_old = hl_param_read(RATE_PARAM);
+	ret = rate_old >= 0 ? hl_param_write(RATE_PARAM, RATE) : -ENOENT;
 	/* without it, the phases still run: their figures show what it costs */
 	t_check(!ret, "throttle_param", "%s: read %ld, write %s", RATE_PARAM,
 		rate_old, hl_errname(ret));
@@ -320,7 +294,7 @@ int main(void)
 		hl_vm_destroy(&vm);
 	}
 	if (rate_old >= 0)
-		param_write(rate_old);
+		hl_param_write(RATE_PARAM, rate_old);
 	hl_check_module_idle("throttle_module_idle");
 	return t_done();
 }

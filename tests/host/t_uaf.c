@@ -528,7 +528,8 @@ static void kill_child(int wfd, bool smpl, int ncpus)
 	t_passed = t_failed = 0;
 	if (uaf_up(&u, smpl, ncpus))
 		_exit(3);
-	if (!busy_yet(&u))
+	/* the parent counts on an overflow delivered before its kill */
+	if (!busy_yet(&u) || !sampling_yet(&u))
 		_exit(5);
 	if (write(wfd, &c, 1) != 1)
 		_exit(4);

@@ -30,6 +30,32 @@ int hl_vm_stats(struct hl_vm *vm, struct kvmpfm_vm_stats *st)
 	return ioctl(vm->pfm_fd, KVMPFM_GET_VM_STATS, st) ? -errno : 0;
 }
 
+long hl_param_read(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+int hl_param_write(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
 int hl_list_vms(int fd, uint64_t *ids, uint32_t room)
 {
 	struct kvmpfm_vm_list l = { .nr = room, .ids = (uintptr_t)ids };

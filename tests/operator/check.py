@@ -290,6 +290,12 @@ def main():
         check(len(db) == 1 and len(dbs) == 1 and db[0] > 0 and
               0 < dbs[0] < 60, f"metrics: {vm}'s doorbells and the "
               "module's seconds in them", f"{db} doorbells, {dbs} s")
+        limits = {n: list(series(ms, f"kvmperfmon_{n}_total",
+                                 vm=vm).values())
+                  for n in ("host_throttles", "periods_raised",
+                            "late_overflows")}
+        check(all(len(v) == 1 for v in limits.values()),
+              f"metrics: {vm}'s host perf limits, a series each", str(limits))
         s = series(ms, "kvmperfmon_samples_total", vm=vm)
         check(list(s.values()) == [gv["samples"]],
               f"metrics: kvmperfmon_samples_total{{vm=\"{vm}\"}} = "

@@ -163,6 +163,8 @@ struct kvmpfm_vcpu {
 	struct eventfd_ctx *eventfd;
 	/* open counters of the context in on this vCPU, by PMD */
 	struct kvmpfm_counter *ctr_by_pmd[PFM_MAX_PMDS];
+	/* the overflow path's: what each counter went past its wrap */
+	u64 past[PFM_MAX_PMDS];
 
 	/* written in NMI/IRQ context, consumed by @task_work */
 	unsigned long pending_pmds[PFM_PMD_BV];

@@ -28,7 +28,6 @@
  * vm->lock held. A queued task work holds a reference on the binding's
  * file.
  */
-#include <linux/math64.h>
 #include "kvmpfm.h"
 
 /*
@@ -84,21 +83,20 @@ void kvmpfm_overflow(struct perf_event *event,
  * not only those whose interrupt arrived: perf may interrupt late (e.g.
  * task-clock on its hrtimer tick) and a wrap must reach the engine before
  * any command reads the PMD. Early interrupts just re-arm the period, as
- * does the end of a throttling for the counters it held. *@lost: the
- * whole periods counters went past their wrap (the engine resets the PMD
- * on its overflow, so each is a sample not taken): held by the VM's
- * throttling, throttled by perf, or interrupting late.
+ * does the end of a throttling for the counters it held. vcpu->past[]:
+ * what each wrapped counter went past its wrap (held by the VM's
+ * throttling, throttled by perf, or interrupting late), from which the
+ * engine counts the samples lost. *@held: a wrapped counter was held.
  */
-static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps, u64 *lost)
+static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps, bool *held)
 {
-	struct kvmpfm_vm *vm = vcpu->vm;
 	struct kvmpfm_counter *kc;
 	bool interrupted;
 	unsigned int pmd;
-	u64 raw, missed;
+	u64 raw;
 
 	memset(wraps, 0, PFM_PMD_BV * sizeof(u64));
-	*lost = 0;
+	*held = false;
 	for (pmd = 0; pmd < PFM_MAX_PMDS; pmd++) {
 		interrupted = test_and_clear_bit(pmd, vcpu->pending_pmds);
 		kc = vcpu->ctr_by_pmd[pmd];
@@ -106,13 +104,8 @@ static bool collect_wraps(struct kvmpfm_vcpu *vcpu, u64 *wraps, u64 *lost)
 			continue;
 		raw = kvmpfm_counter_raw_read(kc, NULL, NULL);
 		if (raw >= kc->next_wrap) {
-			missed = div64_u64(raw - kc->next_wrap,
-					   KVMPFM_WRAP - kc->written);
-			if (kc->held)
-				vm->throttled_overflows += missed;
-			else
-				vm->late_overflows += missed;
-			*lost += missed;
+			vcpu->past[pmd] = raw - kc->next_wrap;
+			*held |= kc->held;
 			kc->next_wrap += KVMPFM_WRAP;
 			kc->wraps++;
 			wraps[pmd / 64] |= BIT_ULL(pmd % 64);
@@ -152,9 +145,10 @@ static void host_limits_deliver(struct kvmpfm_vcpu *vcpu)
 static void vcpu_deliver(struct kvmpfm_vcpu *vcpu, bool throttle)
 {
 	struct kvmpfm_vm *vm = vcpu->vm;
-	struct pfm_where where = { 0 };
+	struct pfm_where where = { .past = vcpu->past };
 	u32 notify_vcpu = vm->notify_vcpu;
-	u64 wraps[PFM_PMD_BV];
+	u64 wraps[PFM_PMD_BV], lost;
+	bool held;
 
 	vm->notify_vcpu = vcpu->index;
 	if (throttle && kvmpfm_vm_throttled(vm)) {
@@ -164,12 +158,16 @@ static void vcpu_deliver(struct kvmpfm_vcpu *vcpu, bool throttle)
 			kvmpfm_throttle_timer_arm(vcpu);
 	} else {
 		vcpu->held = false;
-		if (collect_wraps(vcpu, wraps, &where.lost)) {
+		if (collect_wraps(vcpu, wraps, &held)) {
 			kvmpfm_ovfl_count(vm);
 			where.ip = vcpu_sample_ip(vcpu);
 			where.kernel = guest_ip_kernel(where.ip);
-			pfm_engine_overflow(vm->engine, vcpu->index, wraps,
-					    &where);
+			lost = pfm_engine_overflow(vm->engine, vcpu->index,
+						   wraps, &where);
+			if (held)
+				vm->throttled_overflows += lost;
+			else
+				vm->late_overflows += lost;
 		}
 	}
 	if (atomic_xchg(&vcpu->pending_timer, 0))

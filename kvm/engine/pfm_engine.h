@@ -71,7 +71,12 @@ struct pfm_where {
 	u64 ip;			/* guest instruction pointer */
 	bool kernel;		/* taken in guest kernel mode */
 	u32 tid, tgid;		/* guest thread; 0: the context's own */
-	u64 lost;		/* overflows not delivered (throttled, late) */
+	/*
+	 * [PFM_MAX_PMDS], read where the overflow's @pmds has a bit: what
+	 * the backing counter counted past its wrap before the backend
+	 * found it (a late interrupt, the host's throttling); NULL: nothing
+	 */
+	const u64 *past;
 };
 
 struct pfm_backend_ops {
@@ -243,9 +248,12 @@ int pfm_engine_exec(struct pfm_engine *e, u32 vcpu, void *block, u32 len);
  * context active on @vcpu wrapped. One call per interrupt: PMDs that
  * overflow together give one message and contiguous samples. A wrap that
  * happened while counting but is delivered after a stop still counts.
+ * Returns the samples this lost: the whole periods (the overflowed PMDs'
+ * short reset values) they counted past their wrap (pfm_where.past),
+ * which getinfo (PVPFM_SETINFO_OVFLS_LOST) and the buffer's header show.
  */
-void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
-			 const struct pfm_where *where);
+u64 pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
+			const struct pfm_where *where);
 
 /* the timer armed for @vcpu expired */
 void pfm_engine_timer(struct pfm_engine *e, u32 vcpu);

@@ -13,6 +13,7 @@
 #include <linux/stddef.h>
 #include <linux/overflow.h>
 #include <linux/nospec.h>
+#include <linux/math64.h>
 #else
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +50,13 @@ static inline size_t pfm_size_add(size_t a, size_t b)
 
 	return __builtin_add_overflow(a, b, &r) ? SIZE_MAX : r;
 }
+#endif
+
+/* 64-bit division, which 32-bit kernels have only as a call */
+#ifdef __KERNEL__
+#define pfm_div64(a, b)			div64_u64(a, b)
+#else
+#define pfm_div64(a, b)			((a) / (b))
 #endif
 
 /*

@@ -203,30 +203,54 @@ static void mask_monitoring(struct pfm_engine *e, struct pfm_context *ctx,
 		e->ops->notify(e->be, ctx->id);
 }
 
-void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
-			 const struct pfm_where *where)
+/*
+ * The periods the PMDs of @ovfl counted past their overflow before it was
+ * found: each a sample not taken, as the PMD is reset to its short reset
+ * value now and counts on from there.
+ */
+static u64 lost_periods(struct pfm_engine *e, struct pfm_set *set,
+			const u64 *ovfl, const struct pfm_where *where)
 {
-	u64 ovfl[PFM_PMD_BV];
+	const struct pfm_pmd *p;
+	u64 lost = 0, period;
+	unsigned int n;
+
+	if (!where->past)
+		return 0;
+	pfm_for_each_bit(n, ovfl, PFM_MAX_PMDS) {
+		p = pfm_set_pmd(&e->pmu, set, n);
+		period = p ? -p->short_reset : 0;
+		if (period)
+			lost += pfm_div64(where->past[n], period);
+	}
+	return lost;
+}
+
+u64 pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
+			const struct pfm_where *where)
+{
+	u64 ovfl[PFM_PMD_BV], lost;
 	struct pfm_context *ctx;
 	struct pfm_set *set;
 	bool notify, switch_due, mask;
 	unsigned int w;
 
 	if (vcpu >= e->cfg.nr_vcpus)
-		return;
+		return 0;
 	ctx = e->vcpus[vcpu].cur;
 	/* nothing is in there any more: its counters were folded back */
 	if (!ctx)
-		return;
+		return 0;
 	set = ctx->active;
 	/* a wrap counted before a stop or a mask still carries */
 	if (!carry_wraps(e, ctx, pmds, ovfl))
-		return;
+		return 0;
 
 	e->stats.overflows++;
-	if (where->lost) {
-		set->ovfls_lost += where->lost;
-		pfm_smpl_lost(e, ctx, where->lost);
+	lost = lost_periods(e, set, ovfl, where);
+	if (lost) {
+		set->ovfls_lost += lost;
+		pfm_smpl_lost(e, ctx, lost);
 	}
 	pfm_memcpy(set->ovfl_pmds, ovfl, sizeof(set->ovfl_pmds));
 	if (ctx->state == PFM_CTX_MASKED) {
@@ -234,7 +258,7 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 		ctx->reset_set = set;
 		for (w = 0; w < PFM_PMD_BV; w++)
 			ctx->reset_pending[w] |= ovfl[w];
-		return;
+		return lost;
 	}
 	notify = notify_asked(e, set, ovfl);
 	switch_due = ovfl_switch_due(e, set, ovfl);
@@ -244,11 +268,12 @@ void pfm_engine_overflow(struct pfm_engine *e, u32 vcpu, const u64 *pmds,
 		mask = notify || !switch_due;
 	if (mask) {
 		mask_monitoring(e, ctx, ovfl, where, vcpu, notify, switch_due);
-		return;
+		return lost;
 	}
 	pfm_pmds_reset(e, ctx, set, ovfl, false);
 	if (switch_due)
 		pfm_set_switch_next(e, ctx);
+	return lost;
 }
 
 void pfm_engine_host_limited(struct pfm_engine *e, u32 vcpu, u64 throttles,

@@ -273,15 +273,16 @@ T_CTX_TEST(test_unimplemented_pmds_skipped, 0)
 T_CTX_TEST(test_throttled_overflows_reported, 0)
 {
 	u64 hw[PFM_PMD_BV] = { 1ULL << 1 };
-	struct pfm_where where = { .lost = 5 };
+	static u64 past[PFM_MAX_PMDS] = { [1] = 55 };
+	struct pfm_where where = { .past = past };
 	pfarg_setinfo_t info;
 
 	pmd_prog(t, ctx, 1, -10, -10, -10, PFM_REGFL_OVFL_NOTIFY);
 	t_pmc(t, ctx, 0, 1, T_EVTSEL(EV_B));
 	t_go(t, ctx);
 	sim_events(t->sim, 0, KEY_B, 5);
-	/* the backend's next delivery: a wrap, and 5 periods it skipped */
-	pfm_engine_overflow(t->e, 0, hw, &where);
+	/* the backend's next delivery: a wrap, 5 periods and 5 events late */
+	assert_int_equal(pfm_engine_overflow(t->e, 0, hw, &where), 5);
 	memset(&info, 0, sizeof(info));
 	assert_int_equal(cb_getinfo_sets(&t->cb, ctx, &info, 1), 0);
 	assert_int_equal(info.set_reserved3[PVPFM_SETINFO_OVFLS_LOST], 5);

@@ -188,24 +188,36 @@ static void test_smpl_bare_entry(void **state)
 }
 
 /*
- * Overflows the backend skipped while the host throttled the VM
- * (pfm_where.lost): counted in the header's hdr_reserved[0] and the
- * stats' samples_lost, the overflow that carries them still sampled.
+ * An overflow the backend found late, its counter 75 events past the
+ * wrap (pfm_where.past: the host throttled the VM, or perf the event):
+ * whole periods of the PMD's short reset (10) are samples lost, counted
+ * in the header's hdr_reserved[0] and the stats' samples_lost, the
+ * overflow that carries them still sampled. The period is the reset's,
+ * not the value written before (1 here): a PMD written close to its
+ * wrap does not make every event past it a lost sample.
  */
 static void test_smpl_throttled_lost(void **state)
 {
 	struct t_env *t = T_ENV(state);
 	u32 ctx = t_smpl_ctx(t, 0, 4096);
 	const pfm_dfl_smpl_hdr_t *h = hdr_of(t);
+	static u64 past[PFM_MAX_PMDS];
+	pfarg_pmd_t d;
 
-	sample_a_every_10(t, ctx, 2);
+	t_pmc(t, ctx, 0, 2, T_EVTSEL(EV_A));
+	memset(&d, 0, sizeof(d));
+	d.reg_num = 2;
+	d.reg_value = -1ULL;
+	d.reg_short_reset = d.reg_long_reset = -10ULL;
+	assert_int_equal(cb_write_pmds(&t->cb, ctx, &d, 1), 0);
 	t_go(t, ctx);
-	t->sim->where[0].lost = 7;
-	sim_events(t->sim, 0, KEY_A, 10);
+	past[2] = 75;
+	t->sim->where[0].past = past;
+	sim_events(t->sim, 0, KEY_A, 1);
 	assert_int_equal(h->hdr_reserved[0], 7);
 	assert_int_equal(h->hdr_count, 1);
 	assert_int_equal(t_stats(t).samples_lost, 7);
-	t->sim->where[0].lost = 0;
+	t->sim->where[0].past = NULL;
 	sim_events(t->sim, 0, KEY_A, 20);
 	assert_int_equal(h->hdr_reserved[0], 7);
 	assert_int_equal(h->hdr_count, 3);

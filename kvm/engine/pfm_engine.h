@@ -262,8 +262,8 @@ void pfm_engine_timer(struct pfm_engine *e, u32 vcpu);
  * Host perf limited the backing counters of the context active on @vcpu:
  * it throttled them after @throttles interrupts, and armed @raised
  * periods longer than asked (getinfo's PVPFM_SETINFO_HOST_THROTTLES and
- * PVPFM_SETINFO_PERIODS_RAISED). The samples this lost come as
- * pfm_where.lost.
+ * PVPFM_SETINFO_PERIODS_RAISED). The samples this lost come with the
+ * overflows, in pfm_where.past.
  */
 void pfm_engine_host_limited(struct pfm_engine *e, u32 vcpu, u64 throttles,
 			     u64 raised);

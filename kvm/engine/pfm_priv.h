@@ -150,7 +150,7 @@ struct pfm_set {
 	u64 act_duration;	/* ns counted while active */
 	u64 host_enabled_ns;	/* backing counters: enabled vs running */
 	u64 host_running_ns;
-	u64 ovfls_lost;		/* not delivered: the host throttled */
+	u64 ovfls_lost;		/* not delivered: throttled, or found late */
 	u64 host_throttles;	/* perf throttled a backing event */
 	u64 periods_raised;	/* perf refused a period as too short */
 	u64 ovfl_pmds[PFM_PMD_BV];	/* last overflowed PMDs */

@@ -374,6 +374,11 @@ int hl_list_vms(int fd, uint64_t *ids, uint32_t room);
 /* GET_SNAPSHOT of VM @id into @buf; *@size in: its room, out: as the call */
 int hl_snapshot(int fd, uint64_t id, void *buf, uint32_t *size);
 /*
+ * The VM record of the snapshot of the one VM bound (a program's own):
+ * 0, -ENOENT if none is, or as hl_snapshot(). Not thread-safe.
+ */
+int hl_only_vm_snap(int fd, struct kvmpfm_snap_vm *out);
+/*
  * The module holds nothing: allocations, perf_events, pinned_pages, vms all
  * zero (the stats reader's own open file excepted, see lib/stats.c). Waits up
  * to @wait_ms for deferred teardown. Returns true and prints nothing if so;

@@ -623,20 +623,12 @@ static void t_saturate(void)
  * reg_ovfl_switch_cnt 1), each short-resetting it, so that the overflows
  * go on without end.
  */
-/* the only VM's snapshot: host perf's throttles since its bind */
+/* host perf's throttles since the VM's bind, from its snapshot */
 static uint64_t host_throttles(void)
 {
-	static union {
-		struct kvmpfm_snap_vm vm;
-		char room[64 * 1024];
-	} snap;
-	uint32_t size = sizeof(snap);
-	uint64_t id;
+	struct kvmpfm_snap_vm s;
 
-	if (hl_list_vms(vm.pfm_fd, &id, 1) != 1 ||
-	    hl_snapshot(vm.pfm_fd, id, &snap, &size))
-		return 0;
-	return snap.vm.host_throttles;
+	return hl_only_vm_snap(vm.pfm_fd, &s) ? 0 : s.host_throttles;
 }
 
 static void tiny_period(const char *name, uint16_t pmd)

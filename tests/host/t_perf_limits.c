@@ -33,7 +33,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -46,7 +45,6 @@
 #define BUF_PAGES	64
 /* of the periods the vCPU thread ran, sampled or counted lost */
 #define COVER_MIN	0.5
-#define SNAP_ROOM	(64 * 1024)
 
 struct run {
 	uint32_t ctx;
@@ -74,32 +72,21 @@ static int run_fn(struct hl_vcpu *v, void *p)
 	return r->ret = ret;
 }
 
-static const struct kvmpfm_snap_vm *snap_of_only_vm(int fd, void *buf)
-{
-	uint32_t size = SNAP_ROOM;
-	uint64_t id;
-
-	if (hl_list_vms(fd, &id, 1) != 1 || hl_snapshot(fd, id, buf, &size))
-		return NULL;
-	return buf;
-}
-
 static void check_limits(struct hl_vm *vm, struct run *r, uint64_t buf)
 {
 	const pfm_dfl_smpl_hdr_t *hdr = hl_hva(vm, buf);
-	const struct kvmpfm_snap_vm *s;
+	struct kvmpfm_snap_vm snap, *s = &snap;
 	uint64_t hdr_lost, throttles, lost, periods, wall_periods;
 	pfarg_setinfo_t si;
-	void *snap;
-	int ret;
+	int ret, sret;
 
 	memset(&si, 0, sizeof(si));
 	ret = cb_getinfo_sets(&vm->vcpus[0].cb, r->ctx, &si, 1);
-	snap = aligned_alloc(8, SNAP_ROOM);
-	s = snap ? snap_of_only_vm(vm->pfm_fd, snap) : NULL;
-	if (!t_check(!ret && s, "perf_limits_read", "getinfo %s, snapshot %s",
-		     hl_status_str(ret), s ? "read" : "failed"))
-		goto out;
+	sret = hl_only_vm_snap(vm->pfm_fd, &snap);
+	if (!t_check(!ret && !sret, "perf_limits_read",
+		     "getinfo %s, snapshot %s", hl_status_str(ret),
+		     hl_status_str2(sret)))
+		return;
 	hdr_lost = hdr->hdr_reserved[PVPFM_DFL_HDR_LOST];
 	throttles = si.set_reserved3[PVPFM_SETINFO_HOST_THROTTLES];
 	lost = si.set_reserved3[PVPFM_SETINFO_OVFLS_LOST];
@@ -136,8 +123,6 @@ static void check_limits(struct hl_vm *vm, struct run *r, uint64_t buf)
 	t_check(2 * r->samples < periods, "perf_limits_not_undone",
 		"%" PRIu64 " samples for %" PRIu64 " periods: perf's bound "
 		"did not hold", r->samples, periods);
-out:
-	free(snap);
 }
 
 int main(void)

@@ -64,6 +64,24 @@ int hl_list_vms(int fd, uint64_t *ids, uint32_t room)
 	return ret ? ret : (int)l.nr;
 }
 
+int hl_only_vm_snap(int fd, struct kvmpfm_snap_vm *out)
+{
+	static union {
+		struct kvmpfm_snap_vm vm;
+		char room[64 * 1024];
+	} snap;
+	uint32_t size = sizeof(snap);
+	uint64_t id;
+	int ret = hl_list_vms(fd, &id, 1);
+
+	if (ret != 1)
+		return ret < 0 ? ret : -ENOENT;
+	ret = hl_snapshot(fd, id, &snap, &size);
+	if (!ret)
+		*out = snap.vm;
+	return ret;
+}
+
 int hl_snapshot(int fd, uint64_t id, void *buf, uint32_t *size)
 {
 	struct kvmpfm_snapshot req = {
